@@ -1,0 +1,68 @@
+// `quartet <command>`: serve (default), migrate, and the services' admin commands.
+import { loadConfig } from './config.js';
+import { openDatabase } from './db/index.js';
+import { migrate } from './db/migrate.js';
+import { ConfigError, loadEnv, type Env } from './env.js';
+
+export interface Command {
+  summary: string;
+  run(args: string[], env: Env): Promise<number | void>;
+}
+
+const commands: Record<string, () => Promise<Command>> = {
+  serve: async () => ({
+    summary: 'serve the mounted services (default)',
+    async run(_args, env) {
+      const { startServer } = await import('./server.js');
+      await startServer(loadConfig(env));
+      return undefined;
+    },
+  }),
+  migrate: async () => ({
+    summary: 'apply pending database migrations and exit',
+    async run(_args, env) {
+      const config = loadConfig(env);
+      const db = await openDatabase(config.database);
+      try {
+        const applied = await migrate(db);
+        console.log(applied.length ? `applied: ${applied.join(', ')}` : 'database is up to date');
+      } finally {
+        await db.close();
+      }
+      return 0;
+    },
+  }),
+};
+
+function usage(): string {
+  return ['usage: quartet <command> [options]', '', 'commands:', ...Object.keys(commands).map((name) => `  ${name}`)].join('\n');
+}
+
+async function main(argv: string[]): Promise<number | void> {
+  const [name = 'serve', ...args] = argv;
+  if (name === 'help' || name === '--help' || name === '-h') {
+    console.log(usage());
+    return 0;
+  }
+  const load = commands[name];
+  if (!load) {
+    console.error(`quartet: unknown command "${name}"\n${usage()}`);
+    return 2;
+  }
+  const command = await load();
+  return command.run(args, loadEnv());
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    if (typeof code === 'number') process.exit(code);
+  },
+  (error) => {
+    if (error instanceof ConfigError) {
+      console.error(`quartet: invalid configuration: ${error.message}`);
+      process.exit(2);
+    }
+    console.error(`quartet: ${error instanceof Error ? error.message : String(error)}`);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,73 @@
+// The whole configuration: the platform's variables here, each service's in its own config.ts.
+import { ConfigError, type Env, bool, int, list, oneOf, str } from './env.js';
+import { loadProxyConfig, type ProxyConfig } from './proxy/config.js';
+import { loadUsersConfig, type UsersConfig } from './users/config.js';
+import { loadQuotesConfig, type QuotesConfig } from './quotes/config.js';
+
+export const SERVICE_NAMES = ['proxy', 'tasks', 'quotes', 'docs'] as const;
+export type ServiceName = (typeof SERVICE_NAMES)[number];
+
+export type DatabaseConfig =
+  | { kind: 'sqlite'; file: string }
+  | { kind: 'postgres'; url: string; poolSize: number };
+
+export interface Config {
+  port: number;
+  host: string;
+  database: DatabaseConfig;
+  services: ServiceName[];
+  logLevel: string;
+  /** `'*'` allows every origin; otherwise the exact origins allowed. */
+  corsOrigins: '*' | string[];
+  bodyLimit: number;
+  trustProxy: boolean;
+  shutdownTimeoutMs: number;
+  proxy: ProxyConfig;
+  users: UsersConfig;
+  quotes: QuotesConfig;
+}
+
+export function parseDatabaseUrl(value: string, poolSize = 10): DatabaseConfig {
+  if (/^postgres(ql)?:\/\//.test(value)) {
+    try {
+      new URL(value);
+    } catch {
+      throw new ConfigError('DATABASE_URL', 'not a valid postgres:// URL');
+    }
+    return { kind: 'postgres', url: value, poolSize };
+  }
+  const file = value.replace(/^sqlite:(\/\/)?/, '');
+  if (!file) throw new ConfigError('DATABASE_URL', 'expected sqlite:<file> or postgres://…');
+  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(file)) throw new ConfigError('DATABASE_URL', `unsupported database "${value.split(':')[0]}" (use sqlite:<file> or postgres://…)`);
+  return { kind: 'sqlite', file };
+}
+
+export function loadConfig(env: Env): Config {
+  const services = list(env, 'SERVICES', [...SERVICE_NAMES]);
+  for (const name of services) {
+    if (!(SERVICE_NAMES as readonly string[]).includes(name)) {
+      throw new ConfigError('SERVICES', `unknown service "${name}" (known: ${SERVICE_NAMES.join(', ')})`);
+    }
+  }
+  if (services.length === 0) throw new ConfigError('SERVICES', 'names no service');
+  const cors = list(env, 'CORS_ORIGINS', ['*']);
+  for (const origin of cors) {
+    if (origin !== '*' && !/^https?:\/\/[^/\s]+$/.test(origin)) {
+      throw new ConfigError('CORS_ORIGINS', `"${origin}" is not an origin like https://example.com`);
+    }
+  }
+  return {
+    port: int(env, 'PORT', 3000, 0, 65535),
+    host: str(env, 'HOST', '0.0.0.0'),
+    database: parseDatabaseUrl(str(env, 'DATABASE_URL', 'sqlite:./data/quartet.db'), int(env, 'PG_POOL_SIZE', 10, 1, 1000)),
+    services: [...new Set(services)] as ServiceName[],
+    logLevel: oneOf(env, 'LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], 'info'),
+    corsOrigins: cors.includes('*') ? '*' : cors,
+    bodyLimit: int(env, 'BODY_LIMIT', 1024 * 1024, 1024, 1024 * 1024 * 1024),
+    trustProxy: bool(env, 'TRUST_PROXY', false),
+    shutdownTimeoutMs: int(env, 'SHUTDOWN_TIMEOUT_MS', 10_000, 0, 600_000),
+    proxy: loadProxyConfig(env),
+    users: loadUsersConfig(env),
+    quotes: loadQuotesConfig(env),
+  };
+}

@@ -1,0 +1,63 @@
+// One storage layer for both databases: Kysely over better-sqlite3 (embedded, WAL) or pg.
+// Queries and migrations are written once; the few dialect differences live in columns.ts.
+import { mkdirSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import BetterSqlite3 from 'better-sqlite3';
+import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
+import pg from 'pg';
+import type { DatabaseConfig } from '../config.js';
+import type { DB } from './schema.js';
+
+export type Dialect = 'sqlite' | 'postgres';
+
+export interface Database {
+  kysely: Kysely<DB>;
+  dialect: Dialect;
+  /** Throws when the database cannot answer a trivial query. */
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
+
+// int8 (bigint) arrives from pg as a string; every bigint we store (msat, ms timestamps, ids)
+// fits in a double, so parse it, and refuse silently-rounded values.
+pg.types.setTypeParser(20, (value: string) => {
+  const n = Number(value);
+  if (!Number.isSafeInteger(n)) throw new Error(`bigint ${value} exceeds the safe integer range`);
+  return n;
+});
+
+export async function openDatabase(config: DatabaseConfig): Promise<Database> {
+  if (config.kind === 'postgres') {
+    const pool = new pg.Pool({ connectionString: config.url, max: config.poolSize, connectionTimeoutMillis: 5000 });
+    // An idle client losing its server must not crash the process; the next query reports it.
+    pool.on('error', () => {});
+    const kysely = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
+    const database: Database = {
+      kysely,
+      dialect: 'postgres',
+      ping: async () => {
+        await sql`select 1`.execute(kysely);
+      },
+      close: () => kysely.destroy(),
+    };
+    await database.ping();
+    return database;
+  }
+  const file = config.file === ':memory:' ? ':memory:' : resolve(config.file);
+  if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
+  const native = new BetterSqlite3(file);
+  native.pragma('journal_mode = WAL');
+  native.pragma('synchronous = NORMAL');
+  native.pragma('busy_timeout = 5000');
+  native.pragma('foreign_keys = ON');
+  const kysely = new Kysely<DB>({ dialect: new SqliteDialect({ database: native }) });
+  return {
+    kysely,
+    dialect: 'sqlite',
+    ping: async () => {
+      if (!native.open) throw new Error('database is closed');
+      await sql`select 1`.execute(kysely);
+    },
+    close: () => kysely.destroy(),
+  };
+}

@@ -1,0 +1,105 @@
+// Typed readers for configuration variables. Each one throws ConfigError naming the
+// variable, so a bad value stops the start with one clear line (see cli.ts: exit code 2).
+import { existsSync, readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+
+export type Env = Record<string, string | undefined>;
+
+export class ConfigError extends Error {
+  constructor(readonly variable: string, problem: string) {
+    super(`${variable}: ${problem}`);
+    this.name = 'ConfigError';
+  }
+}
+
+/** Reads `KEY=value` lines of a .env file; the process environment wins over the file. */
+export function loadEnv(cwd = process.cwd(), processEnv: Env = process.env): Env {
+  const path = resolve(cwd, '.env');
+  const fromFile: Env = {};
+  if (existsSync(path)) {
+    for (const raw of readFileSync(path, 'utf8').split(/\r?\n/)) {
+      const line = raw.trim();
+      if (!line || line.startsWith('#')) continue;
+      const match = /^(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(.*)$/.exec(line);
+      if (!match) continue;
+      let value = match[2];
+      const quoted = /^(['"])(.*)\1$/.exec(value);
+      if (quoted) value = quoted[2];
+      else value = value.replace(/\s+#.*$/, '');
+      fromFile[match[1]] = value;
+    }
+  }
+  return { ...fromFile, ...processEnv };
+}
+
+function raw(env: Env, name: string): string | undefined {
+  const value = env[name];
+  return value === undefined || value.trim() === '' ? undefined : value.trim();
+}
+
+export function str(env: Env, name: string, fallback: string): string {
+  return raw(env, name) ?? fallback;
+}
+
+export function optionalStr(env: Env, name: string): string | undefined {
+  return raw(env, name);
+}
+
+export function int(env: Env, name: string, fallback: number, min = Number.MIN_SAFE_INTEGER, max = Number.MAX_SAFE_INTEGER): number {
+  const value = raw(env, name);
+  if (value === undefined) return fallback;
+  if (!/^-?\d+$/.test(value)) throw new ConfigError(name, `expected an integer, got "${value}"`);
+  const n = Number(value);
+  if (!Number.isSafeInteger(n) || n < min || n > max) throw new ConfigError(name, `must be between ${min} and ${max}, got ${value}`);
+  return n;
+}
+
+export function num(env: Env, name: string, fallback: number | undefined, min = 0): number | undefined {
+  const value = raw(env, name);
+  if (value === undefined) return fallback;
+  const n = Number(value);
+  if (!Number.isFinite(n) || n < min) throw new ConfigError(name, `expected a number >= ${min}, got "${value}"`);
+  return n;
+}
+
+export function bool(env: Env, name: string, fallback: boolean): boolean {
+  const value = raw(env, name)?.toLowerCase();
+  if (value === undefined) return fallback;
+  if (['1', 'true', 'yes', 'on'].includes(value)) return true;
+  if (['0', 'false', 'no', 'off'].includes(value)) return false;
+  throw new ConfigError(name, `expected true or false, got "${value}"`);
+}
+
+export function oneOf<T extends string>(env: Env, name: string, allowed: readonly T[], fallback: T): T {
+  const value = raw(env, name);
+  if (value === undefined) return fallback;
+  if (!(allowed as readonly string[]).includes(value)) throw new ConfigError(name, `must be one of ${allowed.join(', ')}, got "${value}"`);
+  return value as T;
+}
+
+export function list(env: Env, name: string, fallback: string[]): string[] {
+  const value = raw(env, name);
+  if (value === undefined) return fallback;
+  return value.split(',').map((item) => item.trim()).filter(Boolean);
+}
+
+export function httpUrl(env: Env, name: string, fallback?: string): string | undefined {
+  const value = raw(env, name) ?? fallback;
+  if (value === undefined) return undefined;
+  return checkUrl(name, value);
+}
+
+export function urlList(env: Env, name: string, fallback: string[]): string[] {
+  return list(env, name, fallback).map((value) => checkUrl(name, value));
+}
+
+function checkUrl(name: string, value: string): string {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new ConfigError(name, `not a valid URL: "${value}"`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new ConfigError(name, `must be an http(s) URL, got "${value}"`);
+  return value.replace(/\/+$/, '');
+}

@@ -1,0 +1,36 @@
+// Cross-origin headers as the seed's area D part requires: Allow-Origin, -Methods and -Headers
+// on every answer to an allowed origin, and every header the viewer sends (Content-Type,
+// Authorization, custom api-key headers…) allowed by echoing the preflight's request.
+import type { FastifyInstance } from 'fastify';
+
+export const CORS_METHODS = 'GET, PUT, POST, DELETE, PATCH, OPTIONS, HEAD';
+const DEFAULT_HEADERS = 'Content-Type, Authorization, X-Cashu, X-Request-Id, api_key, X-API-Key';
+const EXPOSED_HEADERS = '*, X-Request-Id, X-Cashu, Retry-After, Content-Disposition';
+const MAX_REQUESTED_HEADERS = 4096;
+
+export function registerCors(app: FastifyInstance, allowed: '*' | string[]) {
+  const allows = (origin: string) => allowed === '*' || allowed.includes(origin);
+
+  app.addHook('onRequest', async (request, reply) => {
+    const origin = request.headers.origin;
+    const isPreflight = request.method === 'OPTIONS' && typeof request.headers['access-control-request-method'] === 'string';
+    if (!origin || !allows(origin)) {
+      if (isPreflight && origin) return reply.code(403).type('text/plain').send('Origin not allowed');
+      return;
+    }
+    const requested = request.headers['access-control-request-headers'];
+    const allowHeaders =
+      typeof requested === 'string' && requested.length <= MAX_REQUESTED_HEADERS && /^[\w\-, ]*$/.test(requested) && requested.trim()
+        ? `${DEFAULT_HEADERS}, ${requested}`
+        : DEFAULT_HEADERS;
+    reply.header('Access-Control-Allow-Origin', allowed === '*' ? '*' : origin);
+    reply.header('Access-Control-Allow-Methods', CORS_METHODS);
+    reply.header('Access-Control-Allow-Headers', allowHeaders);
+    reply.header('Access-Control-Expose-Headers', EXPOSED_HEADERS);
+    if (allowed !== '*') reply.header('Vary', 'Origin');
+    if (isPreflight) {
+      reply.header('Access-Control-Max-Age', '600');
+      return reply.code(204).send();
+    }
+  });
+}

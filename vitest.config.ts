@@ -1,0 +1,12 @@
+import { defineConfig } from 'vitest/config';
+
+export default defineConfig({
+  test: {
+    include: ['test/**/*.test.ts'],
+    testTimeout: 30_000,
+    hookTimeout: 60_000,
+    pool: 'forks',
+    // Two cores: a few files at a time keeps timing-sensitive HTTP tests stable.
+    maxWorkers: 3,
+  },
+});
