@@ -2,12 +2,15 @@
 // catch-all that forwards every unclaimed path upstream.
 import { errorHandlerFor, openAiStyle } from '../http/errors.js';
 import type { ServiceDefinition } from '../services.js';
+import { registerWalletRoutes } from './wallet-routes.js';
+import { registerForwardRoutes } from './forward-routes.js';
 
 export const service: ServiceDefinition = {
   name: 'proxy',
   openapi: { title: 'quartet proxy node', version: '0.0.1' },
-  async register(app) {
+  async register(app, context) {
     app.setErrorHandler(errorHandlerFor(openAiStyle));
-    app.get('/', { schema: { summary: 'Node information' } }, async () => ({ name: 'quartet proxy node', version: '0.0.1' }));
+    await registerWalletRoutes(app, context);
+    await registerForwardRoutes(app, context);
   },
 };
