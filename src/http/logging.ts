@@ -53,7 +53,6 @@ export function loggerOptions(level: string): FastifyServerOptions['logger'] {
           method: request.method,
           url: redactUrl(request.url),
           remoteAddress: request.ip,
-          headers: request.headers,
         };
       },
     },

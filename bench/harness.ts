@@ -1,0 +1,60 @@
+// Shared pieces of the benchmarks: a load generator in a worker thread and the result type.
+// Benchmarks compare against an anchor measured in the same run and report ratios, because
+// absolute numbers on shared machines mean little.
+import { Worker } from 'node:worker_threads';
+
+export interface BenchResult {
+  name: string;
+  value: number;
+  unit: string;
+  /** What the value is compared with, measured in the same run. */
+  anchor?: string;
+  anchorValue?: number;
+  /** value / anchorValue (or the inverse for lower-is-better units; say which in notes). */
+  ratio?: number;
+  goal?: string;
+  notes?: string;
+}
+
+export interface LoadOptions {
+  url: string;
+  method?: string;
+  headers?: Record<string, string>;
+  body?: string;
+  connections: number;
+  durationMs: number;
+  warmupMs?: number;
+}
+
+export interface LoadResult {
+  requests: number;
+  requestsPerSec: number;
+  p50Ms: number;
+  p99Ms: number;
+  errors: number;
+  statuses: Record<string, number>;
+}
+
+export function httpLoad(options: LoadOptions): Promise<LoadResult> {
+  return new Promise((resolve, reject) => {
+    const worker = new Worker(new URL('./load-worker.mjs', import.meta.url), { workerData: options });
+    worker.once('message', resolve);
+    worker.once('error', reject);
+    worker.once('exit', (code) => {
+      if (code !== 0) reject(new Error(`load worker exited with ${code}`));
+    });
+  });
+}
+
+/** Durations scale with BENCH_SCALE (e.g. 0.2 for a quick smoke run). */
+export function benchDuration(ms: number): number {
+  const scale = Number(process.env.BENCH_SCALE ?? '1');
+  return Math.max(200, Math.round(ms * (Number.isFinite(scale) && scale > 0 ? scale : 1)));
+}
+
+/** Latency percentiles of a list of samples in milliseconds. */
+export function percentiles(samples: number[]): { p50: number; p99: number; mean: number } {
+  const sorted = [...samples].sort((a, b) => a - b);
+  const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
+  return { p50: at(0.5), p99: at(0.99), mean: sorted.reduce((a, b) => a + b, 0) / sorted.length };
+}

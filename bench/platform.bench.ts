@@ -1,0 +1,56 @@
+// A trivial route mounted in quartet (all services, all plumbing: request ids, CORS, metrics,
+// logging at info level to a discarded stream) against a bare Fastify route, same machine, same run.
+import { Writable } from 'node:stream';
+import Fastify from 'fastify';
+import { loadConfig } from '../src/config.js';
+import { loggerOptions } from '../src/http/logging.js';
+import { buildServer } from '../src/server.js';
+import { benchDuration, httpLoad, type BenchResult } from './harness.js';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+export default async function platformBench(): Promise<BenchResult[]> {
+  const bare = Fastify();
+  bare.get('/healthz', async () => ({ status: 'ok' }));
+  await bare.listen({ port: 0, host: '127.0.0.1' });
+
+  const dir = mkdtempSync(join(tmpdir(), 'quartet-bench-'));
+  const config = loadConfig({ DATABASE_URL: `sqlite:${join(dir, 'bench.db')}`, LOG_LEVEL: 'info' });
+  const sink = new Writable({ write: (_chunk, _encoding, done) => done() });
+  const logger = { ...(loggerOptions('info') as object), stream: sink };
+  const { app } = await buildServer(config, { logger });
+  await app.listen({ port: 0, host: '127.0.0.1' });
+
+  const port = (server: typeof bare) => (server.server.address() as { port: number }).port;
+  const run = (p: number) => httpLoad({ url: `http://127.0.0.1:${p}/healthz`, connections: 50, durationMs: benchDuration(5000) });
+  try {
+    // Alternate anchor and subject and keep each one's best, so drift hits both alike.
+    const anchor = [await run(port(bare))];
+    const subject = [await run(port(app as any))];
+    anchor.push(await run(port(bare)));
+    subject.push(await run(port(app as any)));
+    const best = (runs: typeof anchor) => runs.reduce((a, b) => (b.requestsPerSec > a.requestsPerSec ? b : a));
+    const a = best(anchor);
+    const s = best(subject);
+    return [
+      {
+        name: 'platform: GET /healthz throughput (50 connections)',
+        value: Math.round(s.requestsPerSec),
+        unit: 'req/s',
+        anchor: 'bare Fastify route',
+        anchorValue: Math.round(a.requestsPerSec),
+        ratio: round(s.requestsPerSec / a.requestsPerSec),
+        notes: `p50 ${s.p50Ms.toFixed(2)} ms vs ${a.p50Ms.toFixed(2)} ms; p99 ${s.p99Ms.toFixed(2)} ms vs ${a.p99Ms.toFixed(2)} ms; errors ${s.errors}/${a.errors}`,
+      },
+    ];
+  } finally {
+    await app.close();
+    await bare.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+function round(n: number): number {
+  return Math.round(n * 1000) / 1000;
+}
