@@ -1,8 +1,7 @@
 // Forward-only migrations of every service, applied at start-up and by `quartet migrate`.
 // Names start with a number that orders them across services (0xxx platform, 1xxx users and
-// tasks, 2xxx proxy, 3xxx quotes); unordered application is allowed so that a migration added
-// later to one service still runs on a database that has newer ones of another.
-import { type Kysely, type Migration as KyselyMigration, Migrator } from 'kysely';
+// tasks, 2xxx proxy, 3xxx quotes); each is applied once, in name order, whatever was applied before.
+import { type Kysely, sql } from 'kysely';
 import { columnsFor, type Columns } from './columns.js';
 import type { Database } from './index.js';
 import { platformMigrations } from './platform-migrations.js';
@@ -17,23 +16,54 @@ export interface Migration {
 
 export const allMigrations: Migration[] = [...platformMigrations, ...usersMigrations, ...proxyMigrations, ...quotesMigrations];
 
+/**
+ * Applies pending migrations in name order inside one transaction that holds a lock every
+ * other process must wait for (BEGIN IMMEDIATE on SQLite, an advisory lock on PostgreSQL),
+ * so processes starting together never apply one twice. Returns the names applied.
+ */
 export async function migrate(database: Database): Promise<string[]> {
-  const columns = columnsFor(database.dialect);
   const names = new Set<string>();
-  const record: Record<string, KyselyMigration> = {};
   for (const migration of allMigrations) {
     if (names.has(migration.name)) throw new Error(`duplicate migration name ${migration.name}`);
     names.add(migration.name);
-    record[migration.name] = { up: (db) => migration.up(db, columns) };
   }
-  const migrator = new Migrator({
-    db: database.kysely,
-    provider: { getMigrations: async () => record },
-    allowUnorderedMigrations: true,
-    migrationTableName: 'quartet_migrations',
-    migrationLockTableName: 'quartet_migrations_lock',
+  const columns = columnsFor(database.dialect);
+  const pending = async (db: Kysely<any>) => {
+    await db.schema
+      .createTable('quartet_migrations')
+      .ifNotExists()
+      .addColumn('name', 'text', (col) => col.primaryKey())
+      .addColumn('applied_at', columns.bigint, (col) => col.notNull())
+      .execute();
+    const done = new Set((await db.selectFrom('quartet_migrations').select('name').execute()).map((row) => row.name as string));
+    return [...allMigrations].sort((a, b) => a.name.localeCompare(b.name)).filter((m) => !done.has(m.name));
+  };
+  const apply = async (db: Kysely<any>) => {
+    const applied: string[] = [];
+    for (const migration of await pending(db)) {
+      await migration.up(db, columns);
+      await db.insertInto('quartet_migrations').values({ name: migration.name, applied_at: Date.now() }).execute();
+      applied.push(migration.name);
+    }
+    return applied;
+  };
+
+  if (database.dialect === 'postgres') {
+    return database.kysely.transaction().execute(async (trx) => {
+      await sql`select pg_advisory_xact_lock(7262001)`.execute(trx);
+      return apply(trx);
+    });
+  }
+  // better-sqlite3 runs on one connection; pin it and take the write lock up front.
+  return database.kysely.connection().execute(async (conn) => {
+    await sql`begin immediate`.execute(conn);
+    try {
+      const applied = await apply(conn);
+      await sql`commit`.execute(conn);
+      return applied;
+    } catch (error) {
+      await sql`rollback`.execute(conn);
+      throw error;
+    }
   });
-  const { error, results } = await migrator.migrateToLatest();
-  if (error) throw error instanceof Error ? error : new Error(String(error));
-  return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
 }

@@ -1,0 +1,82 @@
+import { sql } from 'kysely';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseDatabaseUrl } from '../../src/config.js';
+import { openDatabase, type Database } from '../../src/db/index.js';
+import { allMigrations, migrate } from '../../src/db/migrate.js';
+import { hitRateLimit, resetRateLimit } from '../../src/http/rate-limit.js';
+import { createTestDatabase, databaseKinds, PG_ADMIN_URL, type TestDatabase } from '../support/databases.js';
+import { spawnQuartet } from '../support/process.js';
+import { startTestServer } from '../support/server.js';
+
+describe.each(databaseKinds)('storage on %s', (kind) => {
+  let database: TestDatabase;
+  let first: Database;
+  let second: Database;
+  beforeAll(async () => {
+    database = await createTestDatabase(kind);
+    first = await openDatabase(parseDatabaseUrl(database.url));
+    second = await openDatabase(parseDatabaseUrl(database.url));
+  });
+  afterAll(async () => {
+    await first?.close();
+    await second?.close();
+    await database?.drop();
+  });
+
+  it('applies every migration once, forward only, also when two processes start together', async () => {
+    const runs = [0, 1].map(() => spawnQuartet(['migrate'], { env: { DATABASE_URL: database.url } }));
+    expect(await Promise.all(runs.map((r) => r.exited))).toEqual([0, 0]);
+    const outputs = runs.map((r) => r.output()).join('\n');
+    expect(outputs).toMatch(/applied: /);
+    expect(outputs).toMatch(/database is up to date/);
+    expect(await migrate(first)).toEqual([]);
+    const recorded = await sql<{ name: string }>`select name from quartet_migrations order by name`.execute(first.kysely);
+    expect(recorded.rows.map((r) => r.name)).toEqual(allMigrations.map((m) => m.name).sort());
+  });
+
+  it('`quartet migrate` reports an up-to-date database', async () => {
+    const run = spawnQuartet(['migrate'], { env: { DATABASE_URL: database.url } });
+    expect(await run.exited).toBe(0);
+    expect(run.output()).toMatch(/database is up to date/);
+  });
+
+  it('counts rate-limit hits exactly across two connections hitting at once', async () => {
+    const rule = { limit: 30, windowMs: 60_000 };
+    await resetRateLimit(first, 'test:parallel');
+    const results = await Promise.all(
+      Array.from({ length: 50 }, (_, i) => hitRateLimit(i % 2 ? first : second, 'test:parallel', rule)),
+    );
+    expect(results.filter((r) => r.allowed)).toHaveLength(30);
+    expect(results.map((r) => r.hits).sort((x, y) => x - y)).toEqual(Array.from({ length: 50 }, (_, i) => i + 1));
+    // A new window starts after the old one has passed.
+    const later = await hitRateLimit(first, 'test:parallel', rule, Date.now() + 61_000);
+    expect(later).toMatchObject({ allowed: true, hits: 1 });
+  });
+});
+
+describe.skipIf(!databaseKinds.includes('postgres'))('readiness on PostgreSQL', () => {
+  it('turns 503 when the database goes away, while liveness stays 200', async () => {
+    const server = await startTestServer('postgres');
+    try {
+      expect((await fetch(`${server.url}/readyz`)).status).toBe(200);
+      const name = new URL(server.database.url).pathname.slice(1);
+      const admin = new pg.Client({ connectionString: PG_ADMIN_URL });
+      await admin.connect();
+      await admin.query(`drop database ${name} with (force)`);
+      await admin.end();
+      const ready = await fetch(`${server.url}/readyz`);
+      expect(ready.status).toBe(503);
+      expect(await ready.json()).toMatchObject({ status: 'unavailable', database: 'postgres' });
+      expect((await fetch(`${server.url}/healthz`)).status).toBe(200);
+    } finally {
+      await server.close({ keepDatabase: true });
+    }
+  });
+
+  it('refuses to start when PostgreSQL cannot be reached, with a clear message', async () => {
+    const run = spawnQuartet(['serve'], { env: { DATABASE_URL: 'postgres://postgres@127.0.0.1:1/none', PORT: '0' } });
+    expect(await run.exited).toBe(1);
+    expect(run.output()).toMatch(/ECONNREFUSED|connect/);
+  });
+});
