@@ -1,0 +1,322 @@
+// An OpenAI-compatible upstream for tests, the demo and the benchmark: chat completions (JSON and
+// SSE), completions, embeddings, responses and the model list, with usage computed
+// deterministically from the prompt and max_tokens, and faults switched on demand (slow, hang,
+// errors, connection reset mid-stream, stream without usage). Development tool: no model behind it.
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export interface FakeUpstreamFaults {
+  /** Wait this long before answering any request. */
+  delayMs: number;
+  /** Accept requests and never answer them. */
+  hang: boolean;
+  /** Answer every model request with this error status (500, 429…) instead of a completion. */
+  status: number | null;
+  /** Destroy the connection after this many stream events. */
+  resetAfterChunks: number | null;
+  /** Stream without the usage chunk even when `stream_options.include_usage` asks for it. */
+  omitUsage: boolean;
+  /** Pause between stream events. */
+  chunkDelayMs: number;
+  /** Fixed completion length in tokens (still capped by max_tokens). */
+  completionTokens: number | null;
+}
+
+export interface RecordedRequest {
+  method: string;
+  url: string;
+  headers: Record<string, string | string[] | undefined>;
+  /** The parsed JSON body, or the raw text of any other body. */
+  body: unknown;
+  at: number;
+}
+
+export interface FakeUpstream {
+  url: string;
+  port: number;
+  faults: FakeUpstreamFaults;
+  /** The most recent requests, oldest first (at most `maxRecorded`). */
+  requests: RecordedRequest[];
+  /** Puts every fault back to its default. */
+  resetFaults(): void;
+  close(): Promise<void>;
+}
+
+export interface FakeUpstreamOptions {
+  port?: number;
+  host?: string;
+  /** When set, requests must carry `Authorization: Bearer <apiKey>`. */
+  apiKey?: string;
+  maxRecorded?: number;
+}
+
+export const FAKE_MODELS = ['openai/gpt-4o-mini', 'openai/gpt-4o', 'meta-llama/llama-3.1-8b-instruct', 'openai/text-embedding-3-small'];
+
+const WORDS = 'lorem ipsum dolor sit amet consectetur adipiscing elit sed do eiusmod tempor incididunt ut labore et dolore magna aliqua'.split(' ');
+
+/** Tokens of a text: one per started group of four UTF-8 bytes (a stable stand-in for a tokenizer). */
+export function countTokens(text: string): number {
+  return Math.ceil(Buffer.byteLength(text, 'utf8') / 4);
+}
+
+function textOf(content: unknown): string {
+  if (typeof content === 'string') return content;
+  if (Array.isArray(content)) return content.map((part) => (typeof part === 'string' ? part : typeof part?.text === 'string' ? part.text : '')).join('');
+  return '';
+}
+
+/** Prompt tokens of a chat request: each message's text plus four tokens of framing, plus three. */
+export function chatPromptTokens(messages: unknown): number {
+  if (!Array.isArray(messages)) return 0;
+  return messages.reduce((sum: number, message: any) => sum + countTokens(textOf(message?.content)) + 4, 3);
+}
+
+/** Completion length: derived from the prompt so that it is stable, capped by max_tokens. */
+export function completionLength(promptTokens: number, maxTokens: unknown, fixed: number | null): { n: number; finish: 'stop' | 'length' } {
+  const wanted = fixed ?? 5 + (promptTokens % 11);
+  if (typeof maxTokens === 'number' && maxTokens >= 0 && maxTokens < wanted) return { n: maxTokens, finish: 'length' };
+  return { n: wanted, finish: 'stop' };
+}
+
+const defaultFaults = (): FakeUpstreamFaults => ({
+  delayMs: 0,
+  hang: false,
+  status: null,
+  resetAfterChunks: null,
+  omitUsage: false,
+  chunkDelayMs: 0,
+  completionTokens: null,
+});
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+export async function startFakeUpstream(options: FakeUpstreamOptions = {}): Promise<FakeUpstream> {
+  const faults = defaultFaults();
+  const requests: RecordedRequest[] = [];
+  const maxRecorded = options.maxRecorded ?? 1000;
+  let counter = 0;
+
+  const server = createServer((req, res) => {
+    handle(req, res).catch((error) => {
+      if (!res.headersSent) sendJson(res, 500, { error: { message: String(error?.message ?? error), type: 'server_error', code: null } });
+      else res.destroy();
+    });
+  });
+  server.keepAliveTimeout = 30_000;
+
+  async function handle(req: IncomingMessage, res: ServerResponse) {
+    const url = new URL(req.url ?? '/', 'http://fake');
+    if (url.pathname === '/debug/echo') return echo(req, res);
+    const raw = await readBody(req);
+    const body = parseBody(raw, req.headers['content-type']);
+    requests.push({ method: req.method ?? 'GET', url: req.url ?? '/', headers: { ...req.headers }, body, at: Date.now() });
+    if (requests.length > maxRecorded) requests.splice(0, requests.length - maxRecorded);
+
+    if (faults.hang) return; // the socket stays open until the client or close() gives up
+    if (faults.delayMs > 0) await sleep(faults.delayMs);
+    if (options.apiKey && req.headers.authorization !== `Bearer ${options.apiKey}`) {
+      return sendJson(res, 401, { error: { message: 'Incorrect API key provided', type: 'invalid_request_error', code: 'invalid_api_key' } });
+    }
+    if (url.pathname === '/debug/stream') return slowStream(res, Number(url.searchParams.get('n') ?? 3), Number(url.searchParams.get('delay') ?? 20));
+    if (req.method === 'GET' && url.pathname === '/v1/models') {
+      return sendJson(res, 200, { object: 'list', data: FAKE_MODELS.map((id) => ({ id, object: 'model', created: 1700000000, owned_by: 'fake-upstream' })) });
+    }
+    const route = req.method === 'POST' ? MODEL_ROUTES[url.pathname] : undefined;
+    if (!route) return sendJson(res, 404, { error: { message: `Unknown path ${req.method} ${url.pathname}`, type: 'invalid_request_error', code: 'not_found' } });
+    if (faults.status !== null) {
+      const status = faults.status;
+      if (status === 429) res.setHeader('retry-after', '1');
+      return sendJson(res, status, { error: { message: `fake upstream answers ${status}`, type: status === 429 ? 'rate_limit_error' : 'server_error', code: null } });
+    }
+    if (!body || typeof body !== 'object' || typeof (body as any).model !== 'string') {
+      return sendJson(res, 400, { error: { message: 'you must provide a model parameter', type: 'invalid_request_error', code: null } });
+    }
+    const id = `fake-${++counter}`;
+    return route(body as Record<string, any>, res, id);
+  }
+
+  const MODEL_ROUTES: Record<string, (body: Record<string, any>, res: ServerResponse, id: string) => Promise<void> | void> = {
+    '/v1/chat/completions': (body, res, id) => {
+      const promptTokens = chatPromptTokens(body.messages);
+      const maxTokens = body.max_completion_tokens ?? body.max_tokens;
+      const { n, finish } = completionLength(promptTokens, maxTokens, faults.completionTokens);
+      const words = generate(n);
+      const usage = chatUsage(promptTokens, n);
+      const base = { id: `chatcmpl-${id}`, created: Math.floor(Date.now() / 1000), model: body.model };
+      if (body.stream !== true) {
+        return sendJson(res, 200, {
+          ...base,
+          object: 'chat.completion',
+          choices: [{ index: 0, message: { role: 'assistant', content: words.join(''), refusal: null }, logprobs: null, finish_reason: finish }],
+          usage,
+        });
+      }
+      const chunk = (choices: unknown[], extra: Record<string, unknown> = {}) => ({ ...base, object: 'chat.completion.chunk', choices, ...extra });
+      const events = [
+        chunk([{ index: 0, delta: { role: 'assistant', content: '' }, logprobs: null, finish_reason: null }]),
+        ...words.map((word) => chunk([{ index: 0, delta: { content: word }, logprobs: null, finish_reason: null }])),
+        chunk([{ index: 0, delta: {}, logprobs: null, finish_reason: finish }]),
+      ];
+      return streamEvents(res, events, body, chunk([], { usage }));
+    },
+    '/v1/completions': (body, res, id) => {
+      const prompts = Array.isArray(body.prompt) ? body.prompt : [body.prompt ?? ''];
+      const promptTokens = prompts.reduce((sum: number, p: unknown) => sum + countTokens(typeof p === 'string' ? p : JSON.stringify(p)), 0);
+      const { n, finish } = completionLength(promptTokens, body.max_tokens ?? 16, faults.completionTokens);
+      const words = generate(n);
+      const usage = { prompt_tokens: promptTokens, completion_tokens: n, total_tokens: promptTokens + n };
+      const base = { id: `cmpl-${id}`, object: 'text_completion', created: Math.floor(Date.now() / 1000), model: body.model };
+      if (body.stream !== true) {
+        return sendJson(res, 200, { ...base, choices: [{ index: 0, text: words.join(''), logprobs: null, finish_reason: finish }], usage });
+      }
+      const events = words.map((word, i) => ({ ...base, choices: [{ index: 0, text: word, logprobs: null, finish_reason: i === words.length - 1 ? finish : null }] }));
+      return streamEvents(res, events, body, { ...base, choices: [], usage });
+    },
+    '/v1/embeddings': (body, res) => {
+      const inputs: unknown[] = Array.isArray(body.input) && typeof body.input[0] !== 'number' ? body.input : [body.input ?? ''];
+      const promptTokens = inputs.reduce((sum: number, input) => sum + (Array.isArray(input) ? input.length : countTokens(String(input))), 0);
+      const data = inputs.map((input, index) => {
+        const vector = embed(typeof input === 'string' ? input : JSON.stringify(input));
+        const embedding = body.encoding_format === 'base64' ? Buffer.from(new Float32Array(vector).buffer).toString('base64') : vector;
+        return { object: 'embedding', index, embedding };
+      });
+      return sendJson(res, 200, { object: 'list', data, model: body.model, usage: { prompt_tokens: promptTokens, total_tokens: promptTokens } });
+    },
+    '/v1/responses': (body, res, id) => {
+      const input = typeof body.input === 'string' ? body.input : JSON.stringify(body.input ?? '');
+      const inputTokens = countTokens(input) + (typeof body.instructions === 'string' ? countTokens(body.instructions) : 0);
+      const { n } = completionLength(inputTokens, body.max_output_tokens, faults.completionTokens);
+      const text = generate(n).join('');
+      const usage = { input_tokens: inputTokens, input_tokens_details: { cached_tokens: 0 }, output_tokens: n, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: inputTokens + n };
+      const response = {
+        id: `resp_${id}`,
+        object: 'response',
+        created_at: Math.floor(Date.now() / 1000),
+        status: 'completed',
+        model: body.model,
+        output: [{ type: 'message', id: `msg_${id}`, status: 'completed', role: 'assistant', content: [{ type: 'output_text', text, annotations: [] }] }],
+        usage,
+      };
+      if (body.stream !== true) return sendJson(res, 200, response);
+      res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' });
+      res.write(`event: response.output_text.delta\ndata: ${JSON.stringify({ type: 'response.output_text.delta', delta: text })}\n\n`);
+      const completed = faults.omitUsage ? { ...response, usage: null } : response;
+      res.end(`event: response.completed\ndata: ${JSON.stringify({ type: 'response.completed', response: completed })}\n\n`);
+    },
+  };
+
+  /** Writes SSE events, the usage chunk when asked for (and not faulted away), then [DONE]. */
+  async function streamEvents(res: ServerResponse, events: Record<string, unknown>[], body: Record<string, any>, usageChunk: Record<string, unknown>) {
+    const includeUsage = body.stream_options?.include_usage === true;
+    // Like OpenAI: with include_usage every other chunk says `usage: null`.
+    const all = includeUsage ? events.map((event) => ({ ...event, usage: null })) : events;
+    if (includeUsage && !faults.omitUsage) all.push(usageChunk);
+    res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive' });
+    let sent = 0;
+    for (const event of all) {
+      if (faults.resetAfterChunks !== null && sent >= faults.resetAfterChunks) {
+        // Let what was written reach the client first, then break the connection.
+        await new Promise<void>((resolve) => res.write('', () => resolve()));
+        res.socket?.destroy();
+        return;
+      }
+      if (res.destroyed) return;
+      res.write(`data: ${JSON.stringify(event)}\n\n`);
+      sent++;
+      if (faults.chunkDelayMs > 0) await sleep(faults.chunkDelayMs);
+    }
+    res.end('data: [DONE]\n\n');
+  }
+
+  const port = await new Promise<number>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 0, options.host ?? '127.0.0.1', () => resolve((server.address() as AddressInfo).port));
+  });
+
+  return {
+    url: `http://${options.host ?? '127.0.0.1'}:${port}`,
+    port,
+    faults,
+    requests,
+    resetFaults: () => Object.assign(faults, defaultFaults()),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}
+
+function chatUsage(promptTokens: number, completionTokens: number) {
+  return {
+    prompt_tokens: promptTokens,
+    completion_tokens: completionTokens,
+    total_tokens: promptTokens + completionTokens,
+    prompt_tokens_details: { cached_tokens: 0, audio_tokens: 0 },
+    completion_tokens_details: { reasoning_tokens: 0, audio_tokens: 0, accepted_prediction_tokens: 0, rejected_prediction_tokens: 0 },
+  };
+}
+
+/** `n` tokens of text, one word each (the first without a leading space). */
+function generate(n: number): string[] {
+  return Array.from({ length: n }, (_, i) => (i === 0 ? '' : ' ') + WORDS[i % WORDS.length]);
+}
+
+/** A small deterministic unit vector for a text. */
+function embed(text: string): number[] {
+  const vector = Array.from({ length: 8 }, (_, i) => {
+    let h = 2166136261 ^ i;
+    for (let j = 0; j < text.length; j++) h = Math.imul(h ^ text.charCodeAt(j), 16777619);
+    return ((h >>> 0) % 2000) / 1000 - 1;
+  });
+  const norm = Math.hypot(...vector) || 1;
+  return vector.map((v) => Math.round((v / norm) * 1e6) / 1e6);
+}
+
+function readBody(req: IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    req.on('error', reject);
+  });
+}
+
+function parseBody(raw: string, contentType: string | undefined): unknown {
+  if (!raw) return undefined;
+  if (contentType?.includes('json')) {
+    try {
+      return JSON.parse(raw);
+    } catch {
+      return raw;
+    }
+  }
+  return raw;
+}
+
+function sendJson(res: ServerResponse, status: number, body: unknown) {
+  const text = JSON.stringify(body);
+  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
+  res.end(text);
+}
+
+/** Streams the request body straight back, so a test can see bodies flow both ways. */
+function echo(req: IncomingMessage, res: ServerResponse) {
+  res.writeHead(200, {
+    'content-type': req.headers['content-type'] ?? 'application/octet-stream',
+    'x-echo-method': req.method ?? '',
+    'x-echo-url': req.url ?? '',
+    'x-echo-headers': Buffer.from(JSON.stringify(req.headers)).toString('base64'),
+  });
+  req.pipe(res);
+}
+
+/** `n` lines, `delay` ms apart: a response a client sees arriving piece by piece. */
+async function slowStream(res: ServerResponse, n: number, delay: number) {
+  res.writeHead(200, { 'content-type': 'text/plain; charset=utf-8' });
+  for (let i = 0; i < n && !res.destroyed; i++) {
+    res.write(`line ${i} ${Date.now()}\n`);
+    await sleep(delay);
+  }
+  res.end();
+}
