@@ -32,6 +32,7 @@ const commands: Record<string, () => Promise<Command>> = {
       return 0;
     },
   }),
+  'fake-upstream': async () => (await import('./fakeupstream/command.js')).command,
 };
 
 function usage(): string {

@@ -209,7 +209,7 @@ export async function startFakeUpstream(options: FakeUpstreamOptions = {}): Prom
   async function streamEvents(res: ServerResponse, events: Record<string, unknown>[], body: Record<string, any>, usageChunk: Record<string, unknown>) {
     const includeUsage = body.stream_options?.include_usage === true;
     // Like OpenAI: with include_usage every other chunk says `usage: null`.
-    const all = includeUsage ? events.map((event) => ({ ...event, usage: null })) : events;
+    const all: Record<string, unknown>[] = includeUsage ? events.map((event) => ({ ...event, usage: null })) : [...events];
     if (includeUsage && !faults.omitUsage) all.push(usageChunk);
     res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive' });
     let sent = 0;
