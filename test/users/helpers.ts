@@ -1,0 +1,87 @@
+// Test helpers: a tiny HTTP client and account factories. Everything goes over real HTTP.
+import { startTestServer, type TestServer } from '../support/server.js';
+import type { DatabaseKind } from '../support/databases.js';
+
+/** Lower scrypt cost through the documented variable; a fixed key so PostgreSQL has API keys. */
+export const TEST_ENV: Record<string, string> = {
+  SERVICES: 'tasks',
+  USERS_SCRYPT_N: '1024',
+  QUARTET_SECRET_KEY: '5f'.repeat(32),
+};
+
+export function startTasksServer(kind: DatabaseKind, env: Record<string, string> = {}): Promise<TestServer> {
+  return startTestServer(kind, { env: { ...TEST_ENV, ...env } });
+}
+
+export interface Answer {
+  status: number;
+  headers: Headers;
+  body: any;
+  bytes: Buffer;
+}
+
+export interface RequestOptions {
+  token?: string;
+  json?: unknown;
+  body?: BodyInit;
+  headers?: Record<string, string>;
+}
+
+export async function call(base: string, method: string, path: string, options: RequestOptions = {}): Promise<Answer> {
+  const headers: Record<string, string> = { ...options.headers };
+  if (options.token) headers.authorization = `Bearer ${options.token}`;
+  let body = options.body;
+  if (options.json !== undefined) {
+    headers['content-type'] ??= 'application/json';
+    body = JSON.stringify(options.json);
+  }
+  const response = await fetch(base + path, { method, headers, body });
+  const bytes = Buffer.from(await response.arrayBuffer());
+  const type = response.headers.get('content-type') ?? '';
+  const parsed = /json/.test(type) && bytes.length ? JSON.parse(bytes.toString('utf8')) : bytes.toString('utf8');
+  return { status: response.status, headers: response.headers, body: parsed, bytes };
+}
+
+let counter = 0;
+
+export function newPerson(prefix = 'user') {
+  counter += 1;
+  const tag = `${prefix}${process.pid}x${counter}`;
+  return { first_name: 'Ada', last_name: 'Lovelace', email: `${tag}@example.test`, username: tag, password: `correct horse ${tag} battery` };
+}
+
+export interface Account {
+  id: string;
+  email: string;
+  password: string;
+  token: string;
+}
+
+export async function registerAndLogin(base: string, prefix = 'user'): Promise<Account> {
+  const person = newPerson(prefix);
+  const registered = await call(base, 'POST', '/api/users/register', { json: person });
+  if (registered.status !== 201) throw new Error(`register: ${registered.status} ${JSON.stringify(registered.body)}`);
+  return { id: registered.body.user.id, email: person.email, password: person.password, ...(await login(base, person.email, person.password)) };
+}
+
+export async function login(base: string, email: string, password: string): Promise<{ token: string }> {
+  const answer = await call(base, 'POST', '/api/users/login', { json: { email, password } });
+  if (answer.status !== 200) throw new Error(`login: ${answer.status} ${JSON.stringify(answer.body)}`);
+  return { token: answer.body.token };
+}
+
+/** An admin made the documented way: the bootstrap variables (see startTasksServer env). */
+export const ADMIN = { email: 'root@example.test', password: 'admin password for tests' };
+export const ADMIN_ENV = { USERS_ADMIN_EMAIL: ADMIN.email, USERS_ADMIN_PASSWORD: ADMIN.password };
+
+/** Smallest real images of each accepted type. */
+export const IMAGES = {
+  png: Buffer.from('89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c4890000000d49444154789c6360000002000154a24f5d0000000049454e44ae426082', 'hex'),
+  gif: Buffer.from('47494638396101000100800000ffffff00000021f90401000000002c00000000010001000002024401003b', 'hex'),
+  jpeg: Buffer.from('ffd8ffe000104a46494600010100000100010000ffdb004300080606070605080707070909080a0c140d0c0b0b0c1912130f141d1a1f1e1d1a1c1c20242e2720222c231c1c2837292c30313434341f27393d38323c2e333432ffc0000b080001000101011100ffc4001f0000010501010101010100000000000000000102030405060708090a0bffda0008010100003f00d2cf20ffd9', 'hex'),
+  webp: Buffer.from('524946461a000000574542505650384c0d0000002f0000001007101111888808', 'hex'),
+};
+
+export function dataUrl(type: string, bytes: Buffer): string {
+  return `data:${type};base64,${bytes.toString('base64')}`;
+}
