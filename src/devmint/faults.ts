@@ -1,0 +1,66 @@
+// The fault switch tests use to make the mint misbehave. Faults touch the NUT routes (/v1/…)
+// only; the /dev/… routes keep working, except while `down` (nothing listens then).
+
+export interface FaultSettings {
+  /** Nothing listens: new connections are refused, open ones are destroyed. */
+  down?: boolean;
+  /** Every /v1 request waits this long before it is handled. */
+  delayMs?: number;
+  /** POST /v1/swap answers 500 before doing anything. */
+  failSwaps?: boolean;
+  /** POST /v1/swap is performed, then the connection is destroyed without an answer. */
+  loseSwapResponses?: boolean;
+  /** Every /v1 request gets 200 with a nonsense body and does nothing. */
+  lie?: boolean;
+}
+
+export interface FaultChange extends FaultSettings {
+  /** Clears all faults after this many milliseconds (so a CLI mint can come back after `down`). */
+  forMs?: number;
+}
+
+export interface Listener {
+  stop(): void;
+  start(): Promise<void>;
+}
+
+/** The nonsense a lying mint answers, in turn: wrong types, empty lists, not JSON at all. */
+const LIES = [
+  '{"signatures":"all good","keysets":"all good","states":"all good"}',
+  '{"signatures":[],"keysets":[],"states":[]}',
+  'this is not JSON',
+  '{}',
+  '{"quote":42,"state":"MAYBE","signatures":[{"id":"00","amount":-1,"C_":"zz"}]}',
+];
+
+export class Faults {
+  private settings: FaultSettings = {};
+  private timer: NodeJS.Timeout | undefined;
+  private lies = 0;
+
+  constructor(private readonly listener: Listener) {}
+
+  /** Merges the given settings into the current ones (`false`/0 turns one off). */
+  async set(change: FaultChange): Promise<void> {
+    const { forMs, ...settings } = change;
+    const wasDown = Boolean(this.settings.down);
+    this.settings = { ...this.settings, ...settings };
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = forMs ? setTimeout(() => void this.clear(), forMs).unref() : undefined;
+    const down = Boolean(this.settings.down);
+    if (down && !wasDown) this.listener.stop();
+    if (!down && wasDown) await this.listener.start();
+  }
+
+  async clear(): Promise<void> {
+    await this.set({ down: false, delayMs: 0, failSwaps: false, loseSwapResponses: false, lie: false });
+  }
+
+  get current(): FaultSettings {
+    return Object.fromEntries(Object.entries(this.settings).filter(([, value]) => Boolean(value)));
+  }
+
+  nextLie(): string {
+    return LIES[this.lies++ % LIES.length];
+  }
+}
