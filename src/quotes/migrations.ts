@@ -1,4 +1,143 @@
 // Forward-only migrations of this service; never edit one that has shipped, add a new one.
 import type { Migration } from '../db/migrate.js';
 
-export const quotesMigrations: Migration[] = [];
+export const quotesMigrations: Migration[] = [
+  {
+    name: '3000_quotes_projects_files_strings',
+    async up(db, t) {
+      await t
+        .autoId(db.schema.createTable('quote_projects'))
+        .addColumn('owner_id', 'text', (c) => c.notNull())
+        .addColumn('name', 'text', (c) => c.notNull())
+        .addColumn('description', 'text', (c) => c.notNull())
+        .addColumn('base_locale', 'text', (c) => c.notNull())
+        .addColumn('created_at', t.bigint, (c) => c.notNull())
+        .addColumn('updated_at', t.bigint, (c) => c.notNull())
+        .execute();
+      await db.schema.createIndex('quote_projects_owner').on('quote_projects').column('owner_id').execute();
+
+      await db.schema
+        .createTable('quote_project_languages')
+        .addColumn('project_id', t.bigint, (c) => c.notNull().references('quote_projects.id').onDelete('cascade'))
+        .addColumn('locale', 'text', (c) => c.notNull())
+        .addColumn('created_at', t.bigint, (c) => c.notNull())
+        .addPrimaryKeyConstraint('quote_project_languages_pk', ['project_id', 'locale'])
+        .execute();
+
+      await t
+        .autoId(db.schema.createTable('quote_files'))
+        .addColumn('project_id', t.bigint, (c) => c.notNull().references('quote_projects.id').onDelete('cascade'))
+        .addColumn('name', 'text', (c) => c.notNull())
+        .addColumn('format', 'text', (c) => c.notNull())
+        .addColumn('string_count', 'integer', (c) => c.notNull())
+        .addColumn('word_count', 'integer', (c) => c.notNull())
+        .addColumn('meta', 'text', (c) => c.notNull())
+        .addColumn('uploaded_at', t.bigint, (c) => c.notNull())
+        .addColumn('last_import_id', t.bigint)
+        .addUniqueConstraint('quote_files_project_name', ['project_id', 'name'])
+        .execute();
+
+      await t
+        .autoId(db.schema.createTable('quote_strings'))
+        .addColumn('file_id', t.bigint, (c) => c.notNull().references('quote_files.id').onDelete('cascade'))
+        .addColumn('key', 'text', (c) => c.notNull())
+        .addColumn('context', 'text')
+        .addColumn('source', 'text', (c) => c.notNull())
+        .addColumn('source_plural', 'text')
+        .addColumn('word_count', 'integer', (c) => c.notNull())
+        .addColumn('position', 'integer', (c) => c.notNull())
+        .addColumn('source_changed_at', t.bigint, (c) => c.notNull())
+        .addUniqueConstraint('quote_strings_file_key', ['file_id', 'key'])
+        .execute();
+
+      await db.schema
+        .createTable('quote_translations')
+        .addColumn('string_id', t.bigint, (c) => c.notNull().references('quote_strings.id').onDelete('cascade'))
+        .addColumn('locale', 'text', (c) => c.notNull())
+        .addColumn('forms', 'text', (c) => c.notNull())
+        .addColumn('is_empty', 'integer', (c) => c.notNull())
+        .addColumn('fuzzy', 'integer', (c) => c.notNull())
+        .addColumn('stale', 'integer', (c) => c.notNull())
+        .addColumn('translated_at', t.bigint, (c) => c.notNull())
+        .addPrimaryKeyConstraint('quote_translations_pk', ['string_id', 'locale'])
+        .execute();
+
+      await db.schema
+        .createTable('quote_file_locales')
+        .addColumn('file_id', t.bigint, (c) => c.notNull().references('quote_files.id').onDelete('cascade'))
+        .addColumn('locale', 'text', (c) => c.notNull())
+        .addColumn('not_translated_strings', 'integer', (c) => c.notNull())
+        .addColumn('not_translated_words', 'integer', (c) => c.notNull())
+        .addColumn('not_approved_strings', 'integer', (c) => c.notNull())
+        .addColumn('not_approved_words', 'integer', (c) => c.notNull())
+        .addColumn('outdated_strings', 'integer', (c) => c.notNull())
+        .addColumn('outdated_words', 'integer', (c) => c.notNull())
+        .addColumn('approved_strings', 'integer', (c) => c.notNull())
+        .addColumn('approved_words', 'integer', (c) => c.notNull())
+        .addColumn('translated_at', t.bigint)
+        .addColumn('ordered_at', t.bigint)
+        .addPrimaryKeyConstraint('quote_file_locales_pk', ['file_id', 'locale'])
+        .execute();
+
+      await t
+        .autoId(db.schema.createTable('quote_imports'))
+        .addColumn('project_id', t.bigint, (c) => c.notNull().references('quote_projects.id').onDelete('cascade'))
+        .addColumn('file_name', 'text', (c) => c.notNull())
+        .addColumn('format', 'text', (c) => c.notNull())
+        .addColumn('locale', 'text', (c) => c.notNull())
+        .addColumn('keep_all_strings', 'integer', (c) => c.notNull())
+        .addColumn('allow_same_as_original', 'integer', (c) => c.notNull())
+        .addColumn('status', 'text', (c) => c.notNull())
+        .addColumn('message', 'text')
+        .addColumn('payload', t.bytes)
+        .addColumn('byte_count', 'integer', (c) => c.notNull())
+        .addColumn('string_count', 'integer')
+        .addColumn('word_count', 'integer')
+        .addColumn('attempts', 'integer', (c) => c.notNull())
+        .addColumn('created_at', t.bigint, (c) => c.notNull())
+        .addColumn('started_at', t.bigint)
+        .addColumn('finished_at', t.bigint)
+        .execute();
+      await db.schema.createIndex('quote_imports_status').on('quote_imports').columns(['status', 'id']).execute();
+
+      await t
+        .autoId(db.schema.createTable('quote_orders'))
+        .addColumn('project_id', t.bigint, (c) => c.notNull().references('quote_projects.id').onDelete('cascade'))
+        .addColumn('owner_id', 'text', (c) => c.notNull())
+        .addColumn('from_locale', 'text', (c) => c.notNull())
+        .addColumn('to_locale', 'text', (c) => c.notNull())
+        .addColumn('files', 'text', (c) => c.notNull())
+        .addColumn('order_type', 'text', (c) => c.notNull())
+        .addColumn('translator_type', 'text', (c) => c.notNull())
+        .addColumn('tone', 'text', (c) => c.notNull())
+        .addColumn('specialization', 'text', (c) => c.notNull())
+        .addColumn('note', 'text', (c) => c.notNull())
+        .addColumn('include_not_translated', 'integer', (c) => c.notNull())
+        .addColumn('include_not_approved', 'integer', (c) => c.notNull())
+        .addColumn('include_outdated', 'integer', (c) => c.notNull())
+        .addColumn('string_count', 'integer', (c) => c.notNull())
+        .addColumn('word_count', 'integer', (c) => c.notNull())
+        .addColumn('amount', 'text', (c) => c.notNull())
+        .addColumn('per_word_cost', 'text', (c) => c.notNull())
+        .addColumn('ordered_at', t.bigint, (c) => c.notNull())
+        .execute();
+      await db.schema.createIndex('quote_orders_project').on('quote_orders').columns(['project_id', 'id']).execute();
+
+      // Translator work items: the capacity model's backlog (busy_until) and the "preferred
+      // translator" (most words translated on the project).
+      await t
+        .autoId(db.schema.createTable('quote_assignments'))
+        .addColumn('order_id', t.bigint, (c) => c.notNull().references('quote_orders.id').onDelete('cascade'))
+        .addColumn('project_id', t.bigint, (c) => c.notNull())
+        .addColumn('locale', 'text', (c) => c.notNull())
+        .addColumn('translator', 'text', (c) => c.notNull())
+        .addColumn('role', 'text', (c) => c.notNull())
+        .addColumn('word_count', 'integer', (c) => c.notNull())
+        .addColumn('starts_at', t.bigint, (c) => c.notNull())
+        .addColumn('busy_until', t.bigint, (c) => c.notNull())
+        .execute();
+      await db.schema.createIndex('quote_assignments_locale').on('quote_assignments').columns(['locale', 'busy_until']).execute();
+      await db.schema.createIndex('quote_assignments_project').on('quote_assignments').columns(['project_id', 'locale']).execute();
+    },
+  },
+];

@@ -1,0 +1,53 @@
+// What every format parser produces and every writer consumes.
+
+/** One translatable string of a file, as read from an upload. */
+export interface ParsedUnit {
+  /** Identity of the string within its file (PO: msgctxt + EOT + msgid; others: key path). */
+  key: string;
+  context: string | null;
+  /** The text of the file's language: the source in a base upload, else ignored. */
+  source: string;
+  sourcePlural: string | null;
+  /** Translation forms (one, or one per plural form); empty strings are missing forms. */
+  forms: string[];
+  /** The file marks the text as not approved (PO `#, fuzzy`, XLIFF needs-* states). */
+  fuzzy: boolean;
+  /** The file says the translation was made for another source text (PO `#| msgid`). */
+  stale: boolean;
+}
+
+export interface ParsedFile {
+  units: ParsedUnit[];
+  /** Format details the exporter needs to write the file back (e.g. YAML root key). */
+  meta: Record<string, unknown>;
+}
+
+/** One string with its translation, as handed to a writer for export. */
+export interface ExportEntry {
+  key: string;
+  context: string | null;
+  source: string;
+  sourcePlural: string | null;
+  /** null when there is no translation for the exported locale. */
+  forms: string[] | null;
+  fuzzy: boolean;
+}
+
+export interface ExportRequest {
+  entries: ExportEntry[];
+  meta: Record<string, unknown>;
+  /** The exported locale, language-region (ja-JP). */
+  locale: string;
+  sourceLocale: string;
+  fileName: string;
+  /** True when the exported locale is the base language (write the source texts). */
+  isBase: boolean;
+}
+
+/** A problem with the uploaded file, reported as the import's failure message. */
+export class FormatError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'FormatError';
+  }
+}
