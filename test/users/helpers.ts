@@ -1,5 +1,6 @@
 // Test helpers: a tiny HTTP client and account factories. Everything goes over real HTTP.
 import { startTestServer, type TestServer } from '../support/server.js';
+export type { TestServer };
 import type { DatabaseKind } from '../support/databases.js';
 
 /** Lower scrypt cost through the documented variable; a fixed key so PostgreSQL has API keys. */
@@ -7,6 +8,10 @@ export const TEST_ENV: Record<string, string> = {
   SERVICES: 'tasks',
   USERS_SCRYPT_N: '1024',
   QUARTET_SECRET_KEY: '5f'.repeat(32),
+  // Tests register and log in far more often than a person; the brute-force test lowers these.
+  USERS_REGISTER_ADDRESS_LIMIT: '100000',
+  USERS_LOGIN_ADDRESS_LIMIT: '100000',
+  USERS_RESET_ADDRESS_LIMIT: '100000',
 };
 
 export function startTasksServer(kind: DatabaseKind, env: Record<string, string> = {}): Promise<TestServer> {
@@ -84,4 +89,15 @@ export const IMAGES = {
 
 export function dataUrl(type: string, bytes: Buffer): string {
   return `data:${type};base64,${bytes.toString('base64')}`;
+}
+
+/** The newest reset code mailed to `email`, read from the outbox as the operator's CLI does. */
+export async function resetCodeFor(server: TestServer, email: string, previous?: string): Promise<string> {
+  for (let attempt = 0; attempt < 100; attempt++) {
+    const mail = await server.db.kysely.selectFrom('mail_outbox').select('body').where('recipient', '=', email).orderBy('id', 'desc').executeTakeFirst();
+    const code = mail && /Reset code: (\S+)/.exec(mail.body)?.[1];
+    if (code && code !== previous) return code;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  throw new Error(`no reset mail for ${email}`);
 }
