@@ -1,8 +1,36 @@
 // Configuration of this service, read from the environment (see .env.example).
-import type { Env } from '../env.js';
+import { ConfigError, type Env, httpUrl, int, str, urlList } from '../env.js';
+import { loadForwardConfig, type ForwardConfig } from './forward-config.js';
 
-export interface ProxyConfig {}
+export interface ProxyConfig {
+  // --- wallet and accounts (area A part 1, src/proxy/wallet*.ts) ---
+  /** Trusted mints, normalized; the first one receives refunds of balances that mix mints. */
+  mints: string[];
+  name: string;
+  description: string;
+  /** Public URL of this node, shown in `GET /`; null when unset. */
+  httpUrl: string | null;
+  /** Time limit of one request to a mint. */
+  mintTimeoutMs: number;
+  /** How often pending mint operations are retried in the background. */
+  recoveryIntervalMs: number;
+  /** Largest amount one top-up may credit. */
+  maxTopupMsat: number;
+  // --- forwarding, pricing, billing, admin page (area A part 2, src/proxy/forward-config.ts) ---
+  forward: ForwardConfig;
+}
 
-export function loadProxyConfig(_env: Env): ProxyConfig {
-  return {};
+export function loadProxyConfig(env: Env): ProxyConfig {
+  const mints = [...new Set(urlList(env, 'PROXY_MINTS', ['http://127.0.0.1:3338']))];
+  if (mints.length === 0) throw new ConfigError('PROXY_MINTS', 'names no mint');
+  return {
+    mints,
+    name: str(env, 'PROXY_NAME', 'quartet proxy node'),
+    description: str(env, 'PROXY_DESCRIPTION', 'A Cashu-prepaid proxy to an OpenAI-compatible upstream'),
+    httpUrl: httpUrl(env, 'PROXY_HTTP_URL') ?? null,
+    mintTimeoutMs: int(env, 'PROXY_MINT_TIMEOUT_MS', 10_000, 100, 300_000),
+    recoveryIntervalMs: int(env, 'PROXY_RECOVERY_INTERVAL_MS', 30_000, 100, 86_400_000),
+    maxTopupMsat: int(env, 'PROXY_MAX_TOPUP_MSAT', 1_000_000_000_000, 1000, Number.MAX_SAFE_INTEGER),
+    forward: loadForwardConfig(env),
+  };
 }

@@ -1,4 +1,83 @@
 // Forward-only migrations of this service; never edit one that has shipped, add a new one.
+// Numbering: 20xx wallet and accounts (part 1), 21xx billing and forwarding (part 2).
+import { sql } from 'kysely';
 import type { Migration } from '../db/migrate.js';
 
-export const proxyMigrations: Migration[] = [];
+export const proxyMigrations: Migration[] = [
+  {
+    // One prepaid account per API key. balance_msat is everything the account owns,
+    // reserved_msat the part held by in-flight requests: available = balance - reserved.
+    name: '2000_proxy_accounts',
+    async up(db, t) {
+      await t
+        .autoId(db.schema.createTable('proxy_accounts'))
+        .addColumn('key_hash', 'text', (col) => col.notNull().unique())
+        .addColumn('key_prefix', 'text')
+        .addColumn('balance_msat', t.bigint, (col) => col.notNull())
+        .addColumn('reserved_msat', t.bigint, (col) => col.notNull().defaultTo(0))
+        .addColumn('total_spent_msat', t.bigint, (col) => col.notNull().defaultTo(0))
+        .addColumn('total_requests', t.bigint, (col) => col.notNull().defaultTo(0))
+        .addColumn('mint_url', 'text', (col) => col.notNull())
+        .addColumn('unit', 'text', (col) => col.notNull())
+        .addColumn('created_at', t.bigint, (col) => col.notNull())
+        .addColumn('last_used_at', t.bigint)
+        .addCheckConstraint('proxy_accounts_reserved_range', sql`reserved_msat >= 0 and reserved_msat <= balance_msat`)
+        .execute();
+    },
+  },
+  {
+    // The wallet: every mint operation journaled before it is sent (proxy_mint_ops), the token
+    // proofs each redemption consumes (proxy_op_inputs: one row per proof Y, so a proof can be
+    // in one live redemption only), and the proofs the node holds (proxy_proofs).
+    name: '2001_proxy_wallet',
+    async up(db, t) {
+      await t
+        .autoId(db.schema.createTable('proxy_mint_ops'))
+        .addColumn('kind', 'text', (col) => col.notNull()) // redeem | issue
+        .addColumn('purpose', 'text', (col) => col.notNull()) // topup | bearer | payment | refund | withdraw…
+        .addColumn('state', 'text', (col) => col.notNull()) // preparing | pending | done | failed
+        .addColumn('mint_url', 'text', (col) => col.notNull())
+        .addColumn('unit', 'text', (col) => col.notNull())
+        .addColumn('token_hash', 'text')
+        .addColumn('request', 'text') // JSON journal: inputs, blinded outputs with secrets and blinding factors
+        .addColumn('credit_account_id', t.bigint)
+        .addColumn('credit_key_hash', 'text')
+        .addColumn('credit_key_prefix', 'text')
+        .addColumn('credit_msat', t.bigint, (col) => col.notNull().defaultTo(0))
+        .addColumn('debit_account_id', t.bigint)
+        .addColumn('debit_msat', t.bigint, (col) => col.notNull().defaultTo(0))
+        .addColumn('result', 'text') // issue: the encoded token handed out
+        .addColumn('error', 'text')
+        .addColumn('attempts', 'integer', (col) => col.notNull().defaultTo(0))
+        .addColumn('lease_until', t.bigint, (col) => col.notNull())
+        .addColumn('created_at', t.bigint, (col) => col.notNull())
+        .addColumn('updated_at', t.bigint, (col) => col.notNull())
+        .execute();
+      await db.schema.createIndex('proxy_mint_ops_state').on('proxy_mint_ops').columns(['state', 'lease_until']).execute();
+      await db.schema.createIndex('proxy_mint_ops_token').on('proxy_mint_ops').column('token_hash').execute();
+      await db.schema.createIndex('proxy_mint_ops_debit').on('proxy_mint_ops').columns(['debit_account_id', 'kind']).execute();
+      await db.schema
+        .createTable('proxy_op_inputs')
+        .addColumn('y', 'text', (col) => col.primaryKey())
+        .addColumn('op_id', t.bigint, (col) => col.notNull())
+        .execute();
+      await db.schema.createIndex('proxy_op_inputs_op').on('proxy_op_inputs').column('op_id').execute();
+      await t
+        .autoId(db.schema.createTable('proxy_proofs'))
+        .addColumn('mint_url', 'text', (col) => col.notNull())
+        .addColumn('unit', 'text', (col) => col.notNull())
+        .addColumn('keyset_id', 'text', (col) => col.notNull())
+        .addColumn('amount', t.bigint, (col) => col.notNull())
+        .addColumn('secret', 'text', (col) => col.notNull())
+        .addColumn('c', 'text', (col) => col.notNull())
+        .addColumn('y', 'text', (col) => col.notNull().unique())
+        .addColumn('dleq', 'text')
+        .addColumn('state', 'text', (col) => col.notNull()) // unspent | reserved | spent
+        .addColumn('source_op_id', t.bigint, (col) => col.notNull())
+        .addColumn('spend_op_id', t.bigint)
+        .addColumn('created_at', t.bigint, (col) => col.notNull())
+        .execute();
+      await db.schema.createIndex('proxy_proofs_pool').on('proxy_proofs').columns(['mint_url', 'unit', 'state']).execute();
+    },
+  },
+];

@@ -1,0 +1,83 @@
+// Accounts and the `Authorization` header of area A. A caller is an account, named by an API
+// key `sk-…` (only its sha256 is stored) or by a Cashu token: a token used as the bearer is
+// redeemed once into a new account whose key is "sk-" + sha256(token), so the same token string
+// keeps naming the same account, and its owner can switch to that key.
+import { HttpError } from '../http/errors.js';
+import type { ServiceContext } from '../services.js';
+import { type Account, accountByKeyHash } from './store.js';
+import { looksLikeToken, sha256Hex } from './tokens.js';
+import type { NodeWallet } from './wallet.js';
+
+export type { Account } from './store.js';
+
+export const AUTHORIZATION_FORMS =
+  "Send 'Authorization: Bearer sk-…' (an API key of this node) or 'Authorization: Bearer cashuA…' / 'Bearer cashuB…' (a Cashu token, redeemed once into an account)";
+
+const API_KEY = /^sk-[A-Za-z0-9_-]{1,200}$/;
+const BEARER = /^Bearer[ \t]+(\S+)[ \t]*$/i;
+
+export type Credential = { kind: 'key'; key: string } | { kind: 'token'; token: string };
+
+/** The credential of an Authorization header value, or null when it has neither form. */
+export function parseAuthorization(header: string): Credential | null {
+  const match = BEARER.exec(header);
+  if (!match) return null;
+  const value = match[1];
+  if (API_KEY.test(value)) return { kind: 'key', key: value };
+  if (looksLikeToken(value)) return { kind: 'token', token: value };
+  return null;
+}
+
+/** The API key a Cashu token names once redeemed. */
+export function apiKeyForToken(token: string): string {
+  return `sk-${sha256Hex(token)}`;
+}
+
+export function keyHash(apiKey: string): string {
+  return sha256Hex(apiKey);
+}
+
+export function keyPrefix(apiKey: string): string {
+  return apiKey.slice(0, 12);
+}
+
+/** FastAPI's 422 for a missing header, as the seed's routes answer it. */
+export function missingAuthorization(): HttpError {
+  return new HttpError(422, 'Field required', { fields: [{ loc: ['header', 'authorization'], msg: 'Field required', type: 'missing' }] });
+}
+
+/** The account's key from the header (the key itself, or the one a token names). */
+export function apiKeyOf(credential: Credential): string {
+  return credential.kind === 'key' ? credential.key : apiKeyForToken(credential.token);
+}
+
+export async function findAccountByKey(context: ServiceContext, apiKey: string): Promise<Account | null> {
+  // Looked up by the key's hash: the database index compares digests, never the key itself.
+  return accountByKeyHash(context.db.kysely, keyHash(apiKey));
+}
+
+/**
+ * The account an Authorization header names. A token never seen before is redeemed and becomes
+ * the account (its proceeds the balance). Throws HttpError: 422 missing, 401 malformed or
+ * unknown key, and the token errors of NodeWallet.redeem (400, 409, 503).
+ */
+export async function authenticate(context: ServiceContext, wallet: NodeWallet, authorization: string | undefined): Promise<Account> {
+  if (authorization === undefined) throw missingAuthorization();
+  const credential = parseAuthorization(authorization);
+  if (!credential) throw new HttpError(401, `Invalid authorization header. ${AUTHORIZATION_FORMS}`, { code: 'invalid_authorization' });
+  const apiKey = apiKeyOf(credential);
+  const known = await findAccountByKey(context, apiKey);
+  if (known) return known;
+  if (credential.kind === 'key') throw new HttpError(401, 'Unknown API key', { code: 'invalid_api_key' });
+  try {
+    await wallet.redeem(credential.token, { credit: { newAccount: { keyHash: keyHash(apiKey), keyPrefix: keyPrefix(apiKey) } }, purpose: 'bearer' });
+  } catch (error) {
+    if (error instanceof HttpError && error.options.code === 'invalid_token') {
+      throw new HttpError(401, `Invalid authorization header: the Cashu token cannot be read. ${AUTHORIZATION_FORMS}`, { code: 'invalid_authorization' });
+    }
+    throw error;
+  }
+  const created = await findAccountByKey(context, apiKey);
+  if (!created) throw new HttpError(400, 'This token has already been redeemed (it is spent)', { code: 'token_already_spent' });
+  return created;
+}
