@@ -1,0 +1,49 @@
+// Shared helpers of the dev mint tests: a cashu-ts wallet on the mint, and raw HTTP for the
+// requests no well-behaved wallet would send.
+import { OutputData, Wallet, type Proof } from '@cashu/cashu-ts';
+import type { DevMint } from '../../src/devmint/index.js';
+
+export async function walletFor(mint: DevMint, options: ConstructorParameters<typeof Wallet>[1] = {}): Promise<Wallet> {
+  const wallet = new Wallet(mint.url, { unit: mint.unit, ...options });
+  await wallet.loadMint();
+  return wallet;
+}
+
+/** Quote, pay (fake Lightning), mint: the NUT-04 flow as a wallet runs it. */
+export async function mintProofs(wallet: Wallet, mint: DevMint, amount: number): Promise<Proof[]> {
+  const quote = await wallet.createMintQuoteBolt11(amount);
+  mint.lightning.payInvoice(quote.quote);
+  return wallet.mintProofsBolt11(amount, quote.quote);
+}
+
+export const total = (proofs: Proof[]) => proofs.reduce((sum, proof) => sum + proof.amount.toNumber(), 0);
+
+/** Proofs as JSON on the wire. */
+export const wire = (proofs: Proof[]) => proofs.map((p) => ({ id: p.id, amount: p.amount.toNumber(), secret: p.secret, C: p.C }));
+
+/** Fresh blinded outputs for the given amounts, and their wire form. */
+export function outputs(keysetId: string, amounts: number[]) {
+  const data = amounts.map((amount) => OutputData.createSingleRandomData(amount, keysetId));
+  return { data, wire: data.map((d) => ({ id: d.blindedMessage.id, amount: d.blindedMessage.amount.toNumber(), B_: d.blindedMessage.B_ })) };
+}
+
+export async function http(mint: DevMint, method: string, path: string, body?: unknown): Promise<{ status: number; body: any; text: string }> {
+  const response = await fetch(mint.url + path, {
+    method,
+    headers: body === undefined ? {} : { 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await response.text();
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    parsed = undefined;
+  }
+  return { status: response.status, body: parsed, text };
+}
+
+export async function states(mint: DevMint, proofs: Proof[]): Promise<string[]> {
+  const wallet = await walletFor(mint);
+  return (await wallet.checkProofsStates(proofs)).map((s) => s.state);
+}
