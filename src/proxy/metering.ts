@@ -1,0 +1,211 @@
+// What a billed request asks for and what it used: which paths are billed, the model, the
+// output cap and streaming flag of a request body, a safe upper bound of its prompt tokens,
+// the reservation plan, and the usage read back from the upstream's answer.
+import { HttpError, type FieldError } from '../http/errors.js';
+import { ceilTimes, unitsAffordable, type Cost, type Price } from './pricing.js';
+
+export type BilledKind = 'chat' | 'completions' | 'embeddings' | 'responses';
+
+/** Billed path suffixes (checked on the normalized path, so /v1/… and /api/v1/… upstreams both work). */
+const BILLED_SUFFIXES: [string, BilledKind][] = [
+  ['/chat/completions', 'chat'],
+  ['/completions', 'completions'],
+  ['/embeddings', 'embeddings'],
+  ['/responses', 'responses'],
+];
+
+/** The path as matched and forwarded: dot segments resolved, repeated and trailing slashes dropped. */
+export function normalizePath(rawUrl: string): { path: string; search: string } {
+  const url = new URL(rawUrl, 'http://node.invalid');
+  const path = url.pathname.replace(/\/{2,}/g, '/').replace(/(.)\/+$/, '$1');
+  return { path, search: url.search };
+}
+
+/** The kind of a model-using request, or null for a path that is forwarded without a charge. */
+export function billedKind(method: string, path: string): BilledKind | null {
+  if (method !== 'POST') return null;
+  const lower = path.toLowerCase();
+  for (const [suffix, kind] of BILLED_SUFFIXES) if (lower.endsWith(suffix)) return kind;
+  return null;
+}
+
+/** The body field that caps output tokens, per kind. */
+function maxTokensField(kind: BilledKind, body: Record<string, unknown>): string | null {
+  switch (kind) {
+    case 'chat':
+      return 'max_completion_tokens' in body ? 'max_completion_tokens' : 'max_tokens';
+    case 'completions':
+      return 'max_tokens';
+    case 'responses':
+      return 'max_output_tokens';
+    case 'embeddings':
+      return null;
+  }
+}
+
+export interface MeteredRequest {
+  kind: BilledKind;
+  model: string;
+  stream: boolean;
+  /** Upper bound of the prompt's tokens (see promptTokenBound). */
+  promptBound: number;
+  /** Bytes of the request body: a fair prompt estimate when the upstream reports no usage is bytes / 4. */
+  bodyBytes: number;
+  /** The output cap the caller asked for (per choice), null when it named none. */
+  requestedMaxTokens: number | null;
+  /** How many completions one request produces (n, best_of): output tokens are per choice. */
+  choices: number;
+  body: Record<string, unknown>;
+}
+
+const IMAGE_TOKENS = 1500;
+
+/**
+ * An upper bound of the prompt's tokens: the UTF-8 bytes of the whole body (byte-level BPE
+ * tokens are never shorter than a byte, and the JSON framing outweighs the per-message special
+ * tokens), with each image counted as IMAGE_TOKENS instead of its URL or base64 bytes.
+ */
+export function promptTokenBound(body: unknown): number {
+  let images = 0;
+  const text = JSON.stringify(body, (key, value) => {
+    if (key === 'image_url') images++;
+    if (typeof value === 'string' && value.startsWith('data:') && value.length > 256) return '';
+    return value;
+  });
+  return Buffer.byteLength(text, 'utf8') + images * IMAGE_TOKENS;
+}
+
+const invalid = (fields: FieldError[]) => new HttpError(422, fields.map((f) => f.msg).join('; '), { fields });
+
+function optionalCount(body: Record<string, unknown>, field: string, min: number): number | null {
+  const value = body[field];
+  if (value === undefined || value === null) return null;
+  if (!Number.isSafeInteger(value) || (value as number) < min) {
+    throw invalid([{ loc: ['body', field], msg: `Input should be an integer greater than or equal to ${min}`, type: 'greater_than_equal' }]);
+  }
+  return value as number;
+}
+
+/** Parses a billed request's body: 422 (FastAPI shape) for what the node itself needs and cannot read. */
+export function meterRequest(kind: BilledKind, raw: Buffer): MeteredRequest {
+  let body: unknown;
+  try {
+    body = JSON.parse(raw.toString('utf8'));
+  } catch {
+    throw invalid([{ loc: ['body'], msg: 'JSON decode error: the body must be a JSON object', type: 'json_invalid' }]);
+  }
+  if (!body || typeof body !== 'object' || Array.isArray(body)) {
+    throw invalid([{ loc: ['body'], msg: 'Input should be a valid dictionary', type: 'dict_type' }]);
+  }
+  const object = body as Record<string, unknown>;
+  if (typeof object.model !== 'string' || object.model === '') {
+    throw invalid([{ loc: ['body', 'model'], msg: object.model === undefined ? 'Field required' : 'Input should be a non-empty string', type: object.model === undefined ? 'missing' : 'string_type' }]);
+  }
+  if (object.stream !== undefined && object.stream !== null && typeof object.stream !== 'boolean') {
+    throw invalid([{ loc: ['body', 'stream'], msg: 'Input should be a valid boolean', type: 'bool_type' }]);
+  }
+  const field = maxTokensField(kind, object);
+  const requestedMaxTokens = field ? optionalCount(object, field, 0) : null;
+  const n = kind === 'chat' || kind === 'completions' ? optionalCount(object, 'n', 1) ?? 1 : 1;
+  const bestOf = kind === 'completions' ? optionalCount(object, 'best_of', 1) ?? 1 : 1;
+  return {
+    kind,
+    model: object.model,
+    stream: object.stream === true && kind !== 'embeddings',
+    promptBound: promptTokenBound(object),
+    bodyBytes: raw.length,
+    requestedMaxTokens,
+    choices: Math.max(n, bestOf),
+    body: object,
+  };
+}
+
+export interface ReservationPlan {
+  reserveMsat: number;
+  /** Output tokens per choice the upstream is allowed (sent as the cap); null for embeddings. */
+  maxTokens: number | null;
+  /** The caller's balance was too small for its cap: the cap was lowered to what it affords. */
+  clamped: boolean;
+}
+
+/**
+ * The reservation for a request: the prompt's upper bound plus the output cap (the caller's
+ * max_tokens, else PROXY_MAX_OUTPUT_TOKENS, never above the model's own limit) at the model's
+ * prices. When the balance cannot cover it but covers the prompt and at least `minOutputTokens`,
+ * the cap is lowered to what the balance affords and the whole available balance is reserved.
+ * Null: not even that is affordable (the 402 then states `minimumMsat`).
+ */
+export function planReservation(
+  metered: MeteredRequest,
+  price: Price,
+  availableMsat: number,
+  limits: { maxOutputTokens: number; minOutputTokens: number; modelMaxTokens: number | null },
+): { plan: ReservationPlan | null; fullMsat: number; minimumMsat: number } {
+  const fixed = ceilTimes(metered.promptBound, price.prompt) + ceilTimes(1, price.request);
+  if (metered.kind === 'embeddings') {
+    return { plan: fixed <= availableMsat ? { reserveMsat: fixed, maxTokens: null, clamped: false } : null, fullMsat: fixed, minimumMsat: fixed };
+  }
+  let cap = metered.requestedMaxTokens ?? limits.maxOutputTokens;
+  if (limits.modelMaxTokens !== null) cap = Math.min(cap, limits.modelMaxTokens);
+  const outputCost = (tokens: number) => ceilTimes(tokens * metered.choices, price.completion);
+  const fullMsat = fixed + outputCost(cap);
+  const floor = Math.min(cap, limits.minOutputTokens);
+  const minimumMsat = fixed + outputCost(floor);
+  if (fullMsat <= availableMsat) return { plan: { reserveMsat: fullMsat, maxTokens: cap, clamped: false }, fullMsat, minimumMsat };
+  if (minimumMsat > availableMsat) return { plan: null, fullMsat, minimumMsat };
+  const affordable = Math.min(cap, Math.floor(unitsAffordable(availableMsat - fixed, price.completion) / metered.choices));
+  return { plan: { reserveMsat: fixed + outputCost(affordable), maxTokens: affordable, clamped: true }, fullMsat, minimumMsat };
+}
+
+/** The body sent upstream: the output cap the reservation covers, and usage forced on streams. */
+export function upstreamBody(metered: MeteredRequest, plan: ReservationPlan): Buffer | null {
+  const body = { ...metered.body };
+  let changed = false;
+  const field = maxTokensField(metered.kind, body);
+  if (field && plan.maxTokens !== null && body[field] !== plan.maxTokens) {
+    body[field] = plan.maxTokens;
+    changed = true;
+  }
+  if (metered.stream && (metered.kind === 'chat' || metered.kind === 'completions')) {
+    const options = (body.stream_options && typeof body.stream_options === 'object' ? body.stream_options : {}) as Record<string, unknown>;
+    if (options.include_usage !== true) {
+      body.stream_options = { ...options, include_usage: true };
+      changed = true;
+    }
+  }
+  return changed ? Buffer.from(JSON.stringify(body)) : null;
+}
+
+export interface Usage {
+  promptTokens: number;
+  completionTokens: number;
+}
+
+/** Usage of an OpenAI-style answer: `usage` (chat, completions, embeddings) or `response.usage` (responses API). */
+export function readUsage(json: unknown): Usage | null {
+  const node = json as any;
+  const usage = node?.usage ?? node?.response?.usage;
+  if (!usage || typeof usage !== 'object') return null;
+  const prompt = usage.prompt_tokens ?? usage.input_tokens;
+  const completion = usage.completion_tokens ?? usage.output_tokens ?? 0;
+  const count = (n: unknown) => Number.isSafeInteger(n) && (n as number) >= 0;
+  return count(prompt) && count(completion) ? { promptTokens: prompt, completionTokens: completion } : null;
+}
+
+/** When the upstream reports no usage: about four bytes a token, for the prompt and for what was delivered. */
+export function estimateUsage(promptBytes: number, outputBytes: number): Usage {
+  return { promptTokens: Math.ceil(promptBytes / 4), completionTokens: Math.ceil(outputBytes / 4) };
+}
+
+/** The cost object added to JSON answers (and to a stream's usage chunk). */
+export function costJson(cost: Cost, chargedMsat: number) {
+  return {
+    total_msat: chargedMsat,
+    input_msat: cost.inputMsat,
+    output_msat: cost.outputMsat,
+    request_msat: cost.requestMsat,
+    // Above the reservation the node absorbs the rest; X-Cashu payments round up to whole sats.
+    ...(chargedMsat < cost.totalMsat ? { uncharged_msat: cost.totalMsat - chargedMsat } : {}),
+    ...(chargedMsat > cost.totalMsat ? { rounding_msat: chargedMsat - cost.totalMsat } : {}),
+  };
+}

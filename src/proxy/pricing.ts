@@ -1,0 +1,276 @@
+// Prices per model in millisatoshis. The models file gives USD per token (OpenRouter's format,
+// decimal strings); a BTC/USD rate (fixed, or from price feeds with fallback and caching)
+// turns them into msat per token. All arithmetic is exact (bigint fractions), costs round up.
+import { readFileSync } from 'node:fs';
+import { request } from 'undici';
+import { ConfigError } from '../env.js';
+import { HttpError } from '../http/errors.js';
+import type { Config } from '../config.js';
+import type { ForwardConfig } from './forward-config.js';
+import defaultModels from './models.default.json' with { type: 'json' };
+
+/** A non-negative exact fraction. */
+export interface Fraction {
+  num: bigint;
+  den: bigint;
+}
+
+export interface Model {
+  id: string;
+  name: string;
+  contextLength: number | null;
+  maxCompletionTokens: number | null;
+  /** USD per token (per request for `request`), as written in the models file. */
+  usd: { prompt: string; completion: string; request: string };
+}
+
+/** Millisatoshis per prompt token, per completion token and per request. */
+export interface Price {
+  prompt: Fraction;
+  completion: Fraction;
+  request: Fraction;
+}
+
+export interface Cost {
+  inputMsat: number;
+  outputMsat: number;
+  requestMsat: number;
+  totalMsat: number;
+}
+
+const MSAT_PER_BTC = 100_000_000_000n;
+
+function gcd(a: bigint, b: bigint): bigint {
+  while (b) [a, b] = [b, a % b];
+  return a;
+}
+
+function reduce(num: bigint, den: bigint): Fraction {
+  const g = gcd(num, den) || 1n;
+  return { num: num / g, den: den / g };
+}
+
+/** Parses "0.00000015", "3", "1.5e-7" exactly; null when not a non-negative decimal. */
+export function parseDecimal(text: string): Fraction | null {
+  const match = /^(\d+)(?:\.(\d+))?(?:[eE]([-+]?\d+))?$/.exec(text.trim());
+  if (!match) return null;
+  const [, whole, fraction = '', exponent = '0'] = match;
+  const exp = Number(exponent) - fraction.length;
+  if (Math.abs(exp) > 60) return null;
+  const digits = BigInt(whole + fraction);
+  return exp >= 0 ? reduce(digits * 10n ** BigInt(exp), 1n) : reduce(digits, 10n ** BigInt(-exp));
+}
+
+/** ceil(n × f): what `n` units cost, never rounded in the node's disfavour. */
+export function ceilTimes(n: number, f: Fraction): number {
+  const product = BigInt(n) * f.num;
+  return Number((product + f.den - 1n) / f.den);
+}
+
+/** How many units `msat` pays for at price `f` (Infinity when they are free). */
+export function unitsAffordable(msat: number, f: Fraction): number {
+  if (f.num === 0n) return Number.POSITIVE_INFINITY;
+  return Number((BigInt(Math.max(0, msat)) * f.den) / f.num);
+}
+
+export function costOf(price: Price, promptTokens: number, completionTokens: number): Cost {
+  const inputMsat = ceilTimes(promptTokens, price.prompt);
+  const outputMsat = ceilTimes(completionTokens, price.completion);
+  const requestMsat = ceilTimes(1, price.request);
+  return { inputMsat, outputMsat, requestMsat, totalMsat: inputMsat + outputMsat + requestMsat };
+}
+
+/** Reads models in OpenRouter's format (`{data:[{id, pricing:{prompt, completion, request?}}]}` or a bare array). */
+export function parseModels(json: unknown, source: string): Map<string, Model> {
+  const list = Array.isArray(json) ? json : (json as { data?: unknown })?.data;
+  if (!Array.isArray(list)) throw new ConfigError('PROXY_MODELS_FILE', `${source}: expected {"data":[…]} or an array of models`);
+  const models = new Map<string, Model>();
+  list.forEach((entry: any, index) => {
+    const where = `${source}: model ${index}${typeof entry?.id === 'string' ? ` (${entry.id})` : ''}`;
+    if (typeof entry?.id !== 'string' || !entry.id) throw new ConfigError('PROXY_MODELS_FILE', `${where}: "id" must be a non-empty string`);
+    const usd = { prompt: entry.pricing?.prompt, completion: entry.pricing?.completion, request: entry.pricing?.request ?? '0' };
+    for (const [field, value] of Object.entries(usd)) {
+      // OpenRouter writes "-1" for routers with variable prices: those cannot be metered.
+      if ((typeof value !== 'string' && typeof value !== 'number') || parseDecimal(String(value)) === null) {
+        throw new ConfigError('PROXY_MODELS_FILE', `${where}: pricing.${field} must be a non-negative USD amount, got ${JSON.stringify(value)}`);
+      }
+    }
+    const positive = (value: unknown) => (Number.isSafeInteger(value) && (value as number) > 0 ? (value as number) : null);
+    models.set(entry.id, {
+      id: entry.id,
+      name: typeof entry.name === 'string' ? entry.name : entry.id,
+      contextLength: positive(entry.context_length),
+      maxCompletionTokens: positive(entry.top_provider?.max_completion_tokens),
+      usd: { prompt: String(usd.prompt), completion: String(usd.completion), request: String(usd.request) },
+    });
+  });
+  if (models.size === 0) throw new ConfigError('PROXY_MODELS_FILE', `${source}: names no model`);
+  return models;
+}
+
+export function loadModels(file: string | null): Map<string, Model> {
+  if (file === null) return parseModels(defaultModels, 'models.default.json');
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (error) {
+    throw new ConfigError('PROXY_MODELS_FILE', `cannot read ${file}: ${(error as Error).message}`);
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (error) {
+    throw new ConfigError('PROXY_MODELS_FILE', `${file} is not JSON: ${(error as Error).message}`);
+  }
+  return parseModels(json, file);
+}
+
+/** Reads a BTC/USD figure from a feed's JSON: at the URL's #fragment path, else at known places. */
+export function rateFromFeed(json: unknown, fragment: string): string | null {
+  const at = (path: string) => path.split('.').filter(Boolean).reduce<any>((node, key) => (node == null ? undefined : node[key]), json);
+  const candidates = fragment
+    ? [at(fragment)]
+    : [json, at('data.amount'), at('price'), at('last'), at('USD'), at('usd'), at('bitcoin.usd'), at('rate'),
+       // Kraken: {"result":{"XXBTZUSD":{"c":["97000.1","0.01"]}}}
+       ...Object.values((at('result') ?? {}) as Record<string, any>).map((pair) => pair?.c?.[0])];
+  for (const value of candidates) {
+    if (typeof value === 'number' || typeof value === 'string') {
+      const text = typeof value === 'number' ? String(value) : value.trim();
+      const n = Number(text);
+      // A sanity band: a feed answering nonsense must not set prices.
+      if (parseDecimal(text) && n >= 100 && n <= 100_000_000) return text;
+    }
+  }
+  return null;
+}
+
+export interface InfoModel {
+  id: string;
+  name: string;
+  context_length: number | null;
+  /** USD per token, as in the models file. */
+  pricing: { prompt: string; completion: string; request: string };
+  /** Satoshis per token (per request for `request`) at the current rate; null while no rate is known. */
+  sats_pricing: { prompt: number; completion: number; request: number } | null;
+}
+
+interface Rate {
+  btcUsd: Fraction;
+  text: string;
+  source: string;
+  at: number;
+}
+
+export class Pricing {
+  readonly models: Map<string, Model>;
+  private rate: Rate | null = null;
+  private refreshing: Promise<Rate> | null = null;
+  private prices = new Map<string, { rate: Rate; price: Price }>();
+
+  constructor(private readonly config: ForwardConfig, private readonly log?: { warn(obj: object, msg: string): void }) {
+    this.models = loadModels(config.modelsFile);
+    if (config.btcUsd) this.rate = { btcUsd: parseDecimal(config.btcUsd)!, text: config.btcUsd, source: 'PROXY_BTC_USD', at: Number.POSITIVE_INFINITY };
+  }
+
+  model(id: string): Model | undefined {
+    return this.models.get(id);
+  }
+
+  /** The BTC/USD rate in use; 503 when none is configured or every feed has failed for too long. */
+  async currentRate(): Promise<Rate> {
+    const now = Date.now();
+    const rate = this.rate;
+    if (rate && now - rate.at < this.config.priceCacheMs) return rate;
+    if (rate && now - rate.at < this.config.priceMaxAgeMs) {
+      // Still usable: answer now, refresh behind the scenes.
+      this.refresh().catch(() => {});
+      return rate;
+    }
+    return this.refresh();
+  }
+
+  private refresh(): Promise<Rate> {
+    this.refreshing ??= this.fetchRate().finally(() => {
+      this.refreshing = null;
+    });
+    return this.refreshing;
+  }
+
+  /** Tries the feeds in order; the first sane answer wins. */
+  private async fetchRate(): Promise<Rate> {
+    if (this.config.priceFeeds.length === 0) {
+      throw new HttpError(503, 'Pricing is not configured: set PROXY_BTC_USD or PROXY_PRICE_FEEDS', { code: 'pricing_unavailable', type: 'api_error' });
+    }
+    const problems: string[] = [];
+    for (const feed of this.config.priceFeeds) {
+      const url = new URL(feed);
+      const fragment = decodeURIComponent(url.hash.slice(1));
+      url.hash = '';
+      try {
+        const response = await request(url, {
+          headersTimeout: this.config.priceFeedTimeoutMs,
+          bodyTimeout: this.config.priceFeedTimeoutMs,
+          signal: AbortSignal.timeout(this.config.priceFeedTimeoutMs),
+          headers: { accept: 'application/json' },
+        });
+        const body = await response.body.text();
+        if (response.statusCode !== 200) throw new Error(`status ${response.statusCode}`);
+        const text = rateFromFeed(JSON.parse(body), fragment);
+        if (!text) throw new Error('no BTC/USD figure in its answer');
+        const rate = { btcUsd: parseDecimal(text)!, text, source: url.host, at: Date.now() };
+        this.rate = rate;
+        return rate;
+      } catch (error) {
+        problems.push(`${url.host}: ${(error as Error).message}`);
+      }
+    }
+    this.log?.warn({ problems }, 'every BTC/USD price feed failed');
+    const stale = this.rate;
+    if (stale && Date.now() - stale.at < this.config.priceMaxAgeMs) return stale;
+    throw new HttpError(503, 'No BTC/USD rate is available right now (every price feed failed); try again later', { code: 'pricing_unavailable', type: 'api_error' });
+  }
+
+  /** The model's prices in msat at the current rate. */
+  async price(model: Model): Promise<Price> {
+    const rate = await this.currentRate();
+    const cached = this.prices.get(model.id);
+    if (cached && cached.rate === rate) return cached.price;
+    const toMsat = (usd: string) => {
+      const f = parseDecimal(usd)!;
+      return reduce(f.num * MSAT_PER_BTC * rate.btcUsd.den, f.den * rate.btcUsd.num);
+    };
+    const price = { prompt: toMsat(model.usd.prompt), completion: toMsat(model.usd.completion), request: toMsat(model.usd.request) };
+    this.prices.set(model.id, { rate, price });
+    return price;
+  }
+
+  /** The models with their prices, for `GET /`; sats pricing is null while no rate is known. */
+  async infoModels(): Promise<{ btc_usd: string | null; models: InfoModel[] }> {
+    const rate = await this.currentRate().catch(() => null);
+    const models: InfoModel[] = [];
+    for (const model of this.models.values()) {
+      const price = rate ? await this.price(model) : null;
+      const sats = (f: Fraction) => Number(f.num) / Number(f.den) / 1000;
+      models.push({
+        id: model.id,
+        name: model.name,
+        context_length: model.contextLength,
+        pricing: model.usd,
+        sats_pricing: price ? { prompt: sats(price.prompt), completion: sats(price.completion), request: sats(price.request) } : null,
+      });
+    }
+    return { btc_usd: rate?.text ?? null, models };
+  }
+}
+
+const instances = new WeakMap<Config, Pricing>();
+
+/** The one Pricing of a running node (shared by `GET /` and the forwarding routes). */
+export function pricingFor(config: Config, log?: { warn(obj: object, msg: string): void }): Pricing {
+  let pricing = instances.get(config);
+  if (!pricing) {
+    pricing = new Pricing(config.proxy.forward, log);
+    instances.set(config, pricing);
+  }
+  return pricing;
+}
