@@ -23,6 +23,8 @@ export const service: ServiceDefinition = {
   },
   async register(app, context) {
     app.setErrorHandler(errorHandlerFor(problemStyle));
+    // A JSON API: plain-text bodies are refused (415) rather than parsed into strings.
+    app.removeContentTypeParser('text/plain');
     // Only this scope parses multipart (the photo upload); limits are set per call in photos.ts.
     await app.register(multipart, { limits: { fileSize: context.config.users.photoMaxBytes } });
 
