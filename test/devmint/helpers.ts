@@ -16,10 +16,13 @@ export async function mintProofs(wallet: Wallet, mint: DevMint, amount: number):
   return wallet.mintProofsBolt11(amount, quote.quote);
 }
 
-export const total = (proofs: Proof[]) => proofs.reduce((sum, proof) => sum + proof.amount.toNumber(), 0);
+/** cashu-ts types amounts as its Amount class, but some paths (OutputData.toProof) hand out plain numbers. */
+export const amountOf = (proof: Proof) => Number(typeof proof.amount === 'object' ? proof.amount.toNumber() : proof.amount);
+
+export const total = (proofs: Proof[]) => proofs.reduce((sum, proof) => sum + amountOf(proof), 0);
 
 /** Proofs as JSON on the wire. */
-export const wire = (proofs: Proof[]) => proofs.map((p) => ({ id: p.id, amount: p.amount.toNumber(), secret: p.secret, C: p.C }));
+export const wire = (proofs: Proof[]) => proofs.map((p) => ({ id: p.id, amount: amountOf(p), secret: p.secret, C: p.C }));
 
 /** Fresh blinded outputs for the given amounts, and their wire form. */
 export function outputs(keysetId: string, amounts: number[]) {
