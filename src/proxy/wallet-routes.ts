@@ -1,7 +1,109 @@
 // Area A part 1: `GET /` node information and the seed's wallet routes under /v1/wallet/.
 import type { FastifyInstance } from 'fastify';
+import { HttpError } from '../http/errors.js';
 import type { ServiceContext } from '../services.js';
+import { apiKeyOf, authenticate, parseAuthorization } from './accounts.js';
+import { startRecovery } from './recovery.js';
+import { AuthorizationHeader, NodeInfo, RefundResult, TopupQuery, TopupResult, WalletInfo, walletErrors } from './schemas.js';
+import { accountById, type Account } from './store.js';
+import { proxyState } from './state.js';
 
-export async function registerWalletRoutes(app: FastifyInstance, _context: ServiceContext) {
-  app.get('/', { schema: { summary: 'Node information' } }, async () => ({ name: 'quartet proxy node', version: '0.0.1' }));
+const VERSION = '0.0.1';
+
+export async function registerWalletRoutes(app: FastifyInstance, context: ServiceContext) {
+  const state = proxyState(context, app.log);
+  const { wallet } = state;
+  const config = context.config.proxy;
+
+  // Finish what a crash or an unreachable mint left unfinished: now, then periodically.
+  const recovery = startRecovery(wallet, config.recoveryIntervalMs, app.log);
+  app.addHook('onClose', async () => recovery.stop());
+
+  app.get('/', { schema: { summary: 'Node information', response: { 200: NodeInfo } } }, async () => {
+    let info: Record<string, unknown> = {
+      name: config.name,
+      description: config.description,
+      version: VERSION,
+      mints: wallet.mints,
+      http_url: config.httpUrl,
+    };
+    for (const contribute of state.nodeInfo) info = { ...info, ...(await contribute()) };
+    return info;
+  });
+
+  const infoSchema = {
+    summary: 'Account information',
+    description:
+      'The account the `Authorization` header names: its API key, balance, reserved amount, available amount, total spent and total requests (all integer millisatoshis except the request count), and its creation time. A Cashu token sent as the bearer is redeemed once and becomes the account.',
+    headers: AuthorizationHeader,
+    response: { 200: WalletInfo, ...walletErrors([400, 401, 409, 422, 503]) },
+  };
+  const info = async (request: { headers: Record<string, string | string[] | undefined> }) => {
+    const authorization = header(request.headers.authorization);
+    const account = await authenticate(context, wallet, authorization);
+    return walletInfo(apiKeyOf(parseAuthorization(authorization!)!), account);
+  };
+  app.get('/v1/wallet/', { schema: infoSchema }, info);
+  app.get('/v1/wallet', { schema: { ...infoSchema, hide: true } }, info);
+
+  app.post<{ Querystring: { ecash_token: string } }>(
+    '/v1/wallet/topup',
+    {
+      schema: {
+        summary: 'Top up the balance with a Cashu token',
+        description:
+          "Redeems the token by a swap at its mint (NUT-03), so it cannot be spent again, and credits its value minus the mint's input fee. The same token credits once, however often and however concurrently it is sent. If the mint is unreachable the token is untouched (503).",
+        querystring: TopupQuery,
+        headers: AuthorizationHeader,
+        response: { 200: TopupResult, ...walletErrors([400, 401, 409, 422, 502, 503]) },
+      },
+    },
+    async (request) => {
+      const account = await authenticate(context, wallet, header(request.headers.authorization));
+      const result = await wallet.redeem(request.query.ecash_token, { credit: { accountId: account.id }, purpose: 'topup' });
+      if (result.creditedAccountId !== account.id) {
+        throw new HttpError(400, 'This token has already been redeemed (it is spent)', { code: 'token_already_spent' });
+      }
+      const after = await accountById(context.db.kysely, account.id);
+      return { msats: result.amountMsat, fee_msats: result.feeMsat, balance: after!.balanceMsat };
+    },
+  );
+
+  app.post(
+    '/v1/wallet/refund',
+    {
+      schema: {
+        summary: 'Refund the available balance as a Cashu token',
+        description:
+          "Pays the whole available balance (in whole units of the account's mint) out as a new Cashu token of the account's mint and unit. The debit comes first and is given back if the token cannot be made. Amounts reserved by requests in flight stay. With nothing new to refund, the last refund's token is returned again (`repeated`), so an answer lost on the way can be fetched.",
+        headers: AuthorizationHeader,
+        response: { 200: RefundResult, ...walletErrors([400, 401, 409, 422, 502, 503]) },
+      },
+    },
+    async (request) => {
+      const account = await authenticate(context, wallet, header(request.headers.authorization));
+      const refund = await wallet.refund(account.id);
+      const after = await accountById(context.db.kysely, account.id);
+      return { msats: refund.msats, token: refund.token, mint: refund.mintUrl, unit: refund.unit, balance: after!.balanceMsat, repeated: refund.repeated };
+    },
+  );
+}
+
+function header(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value[0] : value;
+}
+
+function walletInfo(apiKey: string, account: Account) {
+  return {
+    api_key: apiKey,
+    balance: account.balanceMsat,
+    reserved: account.reservedMsat,
+    available: account.balanceMsat - account.reservedMsat,
+    total_spent: account.totalSpentMsat,
+    total_requests: account.totalRequests,
+    created_at: Math.floor(account.createdAt / 1000),
+    last_used_at: account.lastUsedAt === null ? null : Math.floor(account.lastUsedAt / 1000),
+    mint: account.mintUrl,
+    unit: account.unit,
+  };
 }

@@ -1,0 +1,85 @@
+// TypeBox schemas of the wallet routes: they validate requests and generate /openapi/proxy.json.
+import { type TSchema, Type } from '@sinclair/typebox';
+
+export const AuthorizationHeader = Type.Object({
+  authorization: Type.String({
+    description: "`Bearer sk-…` (an API key of this node) or `Bearer cashuA…`/`Bearer cashuB…` (a Cashu token: redeemed once into an account whose key is `sk-` + sha256 of the token)",
+  }),
+});
+
+export const TopupQuery = Type.Object({
+  ecash_token: Type.String({ description: 'A Cashu token (cashuA… or cashuB…) of a trusted mint, redeemed into the account' }),
+});
+
+const Msat = (description: string) => Type.Integer({ description: `${description} (millisatoshis)` });
+
+export const NodeInfo = Type.Object(
+  {
+    name: Type.String(),
+    description: Type.String(),
+    version: Type.String(),
+    mints: Type.Array(Type.String(), { description: 'Trusted mints (PROXY_MINTS); the first receives refunds of balances that mix mints' }),
+    http_url: Type.Union([Type.String(), Type.Null()]),
+  },
+  { additionalProperties: true, description: 'Node information; the billing part adds `models` with their pricing' },
+);
+
+export const WalletInfo = Type.Object({
+  api_key: Type.String({ description: 'The key naming this account: the one sent, or the `sk-…` key a Cashu bearer token names' }),
+  balance: Msat('Everything the account owns, including the reserved part'),
+  reserved: Msat('Held by requests in flight; not refundable until they settle'),
+  available: Msat('balance - reserved: what requests and refunds can use'),
+  total_spent: Msat('Spent on requests since the account was created'),
+  total_requests: Type.Integer({ description: 'Billed requests since the account was created' }),
+  created_at: Type.Integer({ description: 'Creation time, Unix seconds (UTC)' }),
+  last_used_at: Type.Union([Type.Integer(), Type.Null()], { description: 'Last use, Unix seconds (UTC)' }),
+  mint: Type.String({ description: 'The mint refunds are paid at' }),
+  unit: Type.String({ description: 'The unit of refund tokens (sat or msat)' }),
+});
+
+export const TopupResult = Type.Object({
+  msats: Msat("Credited: the token's value minus the mint's input fee"),
+  fee_msats: Msat("The mint's input fee paid to redeem the token"),
+  balance: Msat('The new balance'),
+});
+
+export const RefundResult = Type.Object({
+  msats: Msat('Taken from the balance and paid out as the token'),
+  token: Type.String({ description: "A Cashu token (cashuB…) of the account's mint and unit; the mint's input fee, if any, is taken from its amount" }),
+  mint: Type.String(),
+  unit: Type.String(),
+  balance: Msat('What remains: reserved amounts and less than one unit of the mint'),
+  repeated: Type.Boolean({ description: 'True when this repeats the answer of an earlier refund (nothing new was available)' }),
+});
+
+const OpenAiError = Type.Object({
+  error: Type.Object({ message: Type.String(), type: Type.String(), code: Type.Union([Type.String(), Type.Null()]) }),
+});
+
+const ValidationError = Type.Object(
+  {
+    detail: Type.Array(
+      Type.Object({
+        loc: Type.Array(Type.Union([Type.String(), Type.Integer()])),
+        msg: Type.String(),
+        type: Type.String(),
+      }),
+    ),
+  },
+  { description: 'HTTPValidationError: a required input is missing or invalid' },
+);
+
+/** Documented error answers of a wallet route. */
+export function walletErrors(statuses: number[]): Record<string, TSchema> {
+  const text: Record<number, string> = {
+    400: 'Token problem: malformed, already spent, untrusted mint, unsupported unit, unknown keyset, amount below the mint fee or too large; or nothing to refund',
+    401: 'Authorization malformed (neither form) or unknown API key',
+    409: 'The same token or refund is being processed by another request; retry',
+    422: 'A required input is missing',
+    502: 'The mint answered nonsense or refused to issue; nothing was taken',
+    503: 'The mint is unreachable (the token is untouched), or an operation is pending and will finish later',
+  };
+  return Object.fromEntries(
+    statuses.map((status) => [String(status), status === 422 ? ValidationError : Type.Object(OpenAiError.properties, { description: text[status] })]),
+  );
+}
