@@ -1,0 +1,109 @@
+// Browser-test support: one Debian Chromium per test file (playwright-core), and a loopback
+// static server for the built viewer, the fixtures and whatever routes a test adds.
+import { readFileSync, existsSync, statSync } from 'node:fs';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { extname, join, normalize } from 'node:path';
+import { chromium, type Browser, type Page } from 'playwright-core';
+
+export const ROOT = join(import.meta.dirname, '..', '..');
+export const DIST = join(ROOT, 'dist', 'viewer');
+export const FIXTURES = join(ROOT, 'test', 'fixtures', 'viewer');
+
+export async function launchBrowser(): Promise<Browser> {
+  return chromium.launch({
+    executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  });
+}
+
+const TYPES: Record<string, string> = {
+  '.html': 'text/html; charset=utf-8', '.js': 'text/javascript', '.css': 'text/css', '.json': 'application/json', '.yaml': 'application/yaml', '.png': 'image/png',
+};
+
+export type Handler = (req: IncomingMessage, res: ServerResponse, body: string) => boolean | void | Promise<boolean | void>;
+
+export interface StaticServer {
+  url: string;
+  server: Server;
+  /** Requests seen, newest last (method, url, headers). */
+  seen: { method: string; url: string; headers: IncomingMessage['headers']; body: string }[];
+  close(): Promise<void>;
+}
+
+/** A page that loads the viewer without booting it; tests create SwaggerUi themselves. */
+export const HARNESS = `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>viewer test</title>
+<link rel="stylesheet" href="/viewer/viewer.css"><script src="/viewer/viewer.js"></script></head>
+<body><div id="swagger_ui"></div></body></html>`;
+
+/**
+ * Serves /viewer/* from dist/viewer, /fixtures/* from test/fixtures/viewer (with CORS so other
+ * origins can load them), /harness.html, the 1.2 petstore under /v12/api-docs, then `routes`.
+ */
+export async function startStatic(routes: Handler[] = [], options: { cors?: boolean } = {}): Promise<StaticServer> {
+  const seen: StaticServer['seen'] = [];
+  const server = createServer(async (req, res) => {
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    const body = Buffer.concat(chunks).toString('utf8');
+    seen.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers, body });
+    if (options.cors !== false) res.setHeader('Access-Control-Allow-Origin', '*');
+    for (const route of routes) if (await route(req, res, body)) return;
+    const path = decodeURIComponent((req.url ?? '/').split('?')[0]);
+    if (path === '/harness.html') return sendText(res, 200, HARNESS, TYPES['.html']);
+    const v12 = /^\/v12\/api-docs(?:\/(pet|store))?$/.exec(path);
+    let file: string | undefined;
+    if (v12) file = join(FIXTURES, 'v12', `${v12[1] ?? 'api-docs'}.json`);
+    else if (path.startsWith('/viewer/')) file = join(DIST, normalize(path.slice(8)));
+    else if (path.startsWith('/fixtures/')) file = join(FIXTURES, normalize(path.slice(10)));
+    if (file && existsSync(file) && statSync(file).isFile()) return sendText(res, 200, readFileSync(file), TYPES[extname(file)] ?? 'application/octet-stream');
+    sendText(res, 404, 'not found', 'text/plain');
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = server.address();
+  if (!address || typeof address === 'string') throw new Error('no address');
+  return {
+    url: `http://127.0.0.1:${address.port}`,
+    server,
+    seen,
+    close: () => new Promise<void>((resolve) => {
+      server.closeAllConnections();
+      server.close(() => resolve());
+    }),
+  };
+}
+
+export function sendText(res: ServerResponse, status: number, body: string | Buffer, type: string, headers: Record<string, string> = {}) {
+  res.writeHead(status, { 'Content-Type': type, ...headers });
+  res.end(body);
+}
+
+/**
+ * Opens the harness and creates the viewer with `options` (a JS object literal source, so tests
+ * can pass functions), waiting for onComplete or onFailure.
+ */
+export async function openViewer(page: Page, base: string, options: string, query = ''): Promise<{ failure?: string }> {
+  await page.goto(`${base}/harness.html${query}`);
+  return page.evaluate(`new Promise((resolve) => {
+    const options = (${options});
+    const onComplete = options.onComplete, onFailure = options.onFailure;
+    window.ui = new SwaggerUi(Object.assign({}, options, {
+      onComplete: (api, ui) => { onComplete && onComplete(api, ui); resolve({}); },
+      onFailure: (message) => { onFailure && onFailure(message); resolve({ failure: message }); },
+    }));
+    window.ui.load();
+  })`) as Promise<{ failure?: string }>;
+}
+
+/** Expands a tag (if needed) and an operation by its visible path and method. */
+export async function expandOperation(page: Page, tag: string, method: string, path: string) {
+  const tagButton = page.locator('.qv-tag-toggle', { hasText: new RegExp(`^${tag}$`) });
+  if ((await tagButton.getAttribute('aria-expanded')) !== 'true') await tagButton.click();
+  const op = page.locator(`.qv-op.qv-${method.toLowerCase()}`).filter({ has: page.locator('.qv-path', { hasText: new RegExp(`^${escapeRegExp(path)}$`) }) }).first();
+  const head = op.locator('.qv-op-head');
+  if ((await head.getAttribute('aria-expanded')) !== 'true') await head.click();
+  return op;
+}
+
+export function escapeRegExp(text: string) {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}

@@ -1,0 +1,96 @@
+// jsonEditor: a form generated from the body schema. Each change rewrites the JSON body box, so
+// the raw text stays the single source of what is sent.
+import type { Schema } from './normalize/model.js';
+import type { Resolver } from './refs.js';
+import { t } from './i18n.js';
+import { h, uid } from './render/dom.js';
+import { exampleOf } from './render/schema.js';
+
+const MAX_DEPTH = 6;
+
+export function schemaForm(schema: Schema, resolver: Resolver, booleanValues: [string, string], initial: unknown, onChange: (value: unknown) => void): HTMLElement {
+  const root = h('fieldset', { class: 'qv-json-editor' }, h('legend', { 'data-sw-translate': true }, t('Body editor')));
+  let value = initial ?? exampleOf(schema, resolver);
+  const field = build(schema, value, (next) => {
+    value = next;
+    onChange(value);
+  }, resolver, booleanValues, 'body', 0, new Set());
+  root.append(field);
+  return root;
+}
+
+function typeOf(s: Schema): string | undefined {
+  if (Array.isArray(s.type)) return s.type.find((x: string) => x !== 'null');
+  return s.type ?? (s.properties || s.allOf ? 'object' : s.items ? 'array' : undefined);
+}
+
+function build(schema: Schema, value: unknown, set: (v: unknown) => void, resolver: Resolver, booleans: [string, string], label: string, depth: number, ancestors: Set<object>): HTMLElement {
+  const s = resolver.deref(schema) ?? {};
+  const id = uid('qv-je');
+  const type = s.oneOf || s.anyOf ? typeOf(resolver.deref((s.oneOf ?? s.anyOf)[0]) ?? {}) : typeOf(s);
+  if (depth > MAX_DEPTH || ancestors.has(s)) return h('span', { class: 'qv-muted' }, `${label}: …`);
+
+  if (type === 'object') {
+    const inner = new Set(ancestors).add(s);
+    const obj: Record<string, unknown> = value && typeof value === 'object' && !Array.isArray(value) ? { ...(value as object) } : {};
+    const props: Record<string, Schema> = {};
+    for (const part of [s, ...(Array.isArray(s.allOf) ? s.allOf.map((p: Schema) => resolver.deref(p)) : [])]) Object.assign(props, part?.properties ?? {});
+    const box = h('fieldset', { class: 'qv-je-object' }, h('legend', null, label));
+    for (const [name, prop] of Object.entries(props)) {
+      box.append(build(prop, obj[name], (v) => {
+        if (v === undefined || v === '') delete obj[name];
+        else obj[name] = v;
+        set({ ...obj });
+      }, resolver, booleans, name, depth + 1, inner));
+    }
+    return box;
+  }
+  if (type === 'array') {
+    const list: unknown[] = Array.isArray(value) ? [...value] : [];
+    const box = h('fieldset', { class: 'qv-je-array' }, h('legend', null, label));
+    const items = h('div');
+    const redraw = () => {
+      items.textContent = '';
+      list.forEach((item, index) => {
+        const remove = h('button', { type: 'button', class: 'qv-link', 'aria-label': `${t('Remove')} ${label} ${index + 1}`, 'data-sw-translate': true }, t('Remove'));
+        remove.addEventListener('click', () => {
+          list.splice(index, 1);
+          set([...list]);
+          redraw();
+        });
+        items.append(h('div', { class: 'qv-je-item' }, build(s.items ?? {}, item, (v) => {
+          list[index] = v;
+          set([...list]);
+        }, resolver, booleans, `${label}[${index}]`, depth + 1, ancestors), remove));
+      });
+    };
+    const add = h('button', { type: 'button', class: 'qv-link', 'data-sw-translate': true }, t('Add item'));
+    add.addEventListener('click', () => {
+      list.push(exampleOf(s.items, resolver));
+      set([...list]);
+      redraw();
+    });
+    redraw();
+    box.append(items, add);
+    return box;
+  }
+  let control: HTMLInputElement | HTMLSelectElement;
+  if (type === 'boolean' || Array.isArray(s.enum)) {
+    const choices = type === 'boolean' ? booleans : s.enum.map((v: unknown) => String(v));
+    control = h('select', { id }, h('option', { value: '' }, ''), choices.map((c: string) => h('option', { value: c }, c)));
+    control.value = type === 'boolean' ? (value === true ? booleans[0] : value === false ? booleans[1] : '') : value === undefined ? '' : String(value);
+    control.addEventListener('change', () => {
+      const v = control.value;
+      if (type === 'boolean') set(v === '' ? undefined : v === booleans[0]);
+      else set(v === '' ? undefined : s.enum.find((e: unknown) => String(e) === v));
+    });
+  } else {
+    control = h('input', { id, type: type === 'integer' || type === 'number' ? 'number' : 'text' });
+    control.value = value === undefined || value === null ? '' : String(value);
+    control.addEventListener('input', () => {
+      const v = control.value;
+      set(v === '' ? undefined : type === 'integer' || type === 'number' ? Number(v) : v);
+    });
+  }
+  return h('div', { class: 'qv-je-field' }, h('label', { for: id }, label), control);
+}

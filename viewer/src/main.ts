@@ -1,0 +1,69 @@
+// Entry of viewer.js (a classic script, so it also runs from file://). Defines the globals of
+// 2.x pages (SwaggerUi, SwaggerClient.*Authorization, SwaggerTranslator, initOAuth, hljs) and
+// boots our own index.html when its script tag carries data-boot.
+import './styles.css';
+import { ApiKeyAuthorization, BearerAuthorization, PasswordAuthorization } from './auth.js';
+import { installTranslator } from './i18n.js';
+import { installReceiver } from './oauth.js';
+import { SwaggerUi } from './ui.js';
+import type { ViewerOptions } from './options.js';
+
+const w = window as any;
+installTranslator();
+installReceiver();
+w.SwaggerUi = SwaggerUi;
+w.SwaggerUI = SwaggerUi;
+w.SwaggerClient = Object.assign(w.SwaggerClient ?? {}, { ApiKeyAuthorization, PasswordAuthorization, BearerAuthorization });
+w.ApiKeyAuthorization ??= ApiKeyAuthorization;
+w.PasswordAuthorization ??= PasswordAuthorization;
+// 2.x pages call initOAuth({clientId, ...}) from swagger-oauth.js and hljs.configure(...).
+w.initOAuth ??= (config: { clientId?: string; clientSecret?: string; scopeSeparator?: string }) => {
+  SwaggerUi.oauthDefaults = { ...config };
+};
+w.hljs ??= { configure() {}, highlightBlock() {} };
+
+const script = document.currentScript as HTMLScriptElement | null;
+if (script?.dataset.boot !== undefined) {
+  if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', boot);
+  else boot();
+}
+
+/** Our index.html: options from <meta name="viewer-config">, ?url= and ?lang= from the address. */
+async function boot() {
+  let config: ViewerOptions = {};
+  const meta = document.querySelector<HTMLMetaElement>('meta[name="viewer-config"]');
+  try {
+    config = meta?.content ? JSON.parse(meta.content) : {};
+  } catch {
+    config = {};
+  }
+  const params = new URLSearchParams(location.search);
+  const lang = params.get('lang');
+  if (lang && /^[a-z]{2,3}(-[a-z]{2})?$/i.test(lang)) await loadScript(`lang/${lang.toLowerCase()}.js`).catch(() => undefined);
+  if (!config.descriptions?.length && /^https?:$/.test(location.protocol)) config.descriptions = await listedDescriptions();
+  const url = params.get('url') ?? config.url ?? config.descriptions?.[0]?.url;
+  w.swaggerUi = new SwaggerUi({ ...config, url, dom_id: config.dom_id ?? 'swagger-ui-container' });
+  await w.swaggerUi.load();
+}
+
+/** quartet lists its mounted services' descriptions at ../openapi/; other hosts simply have none. */
+async function listedDescriptions() {
+  try {
+    const response = await fetch(new URL('../openapi/', document.baseURI).href, { headers: { Accept: 'application/json' } });
+    if (!response.ok) return [];
+    const body = await response.json();
+    return Array.isArray(body?.descriptions) ? body.descriptions.filter((d: any) => d && typeof d.url === 'string') : [];
+  } catch {
+    return [];
+  }
+}
+
+function loadScript(src: string) {
+  return new Promise<void>((resolve, reject) => {
+    const el = document.createElement('script');
+    el.src = src;
+    el.onload = () => resolve();
+    el.onerror = () => reject(new Error(src));
+    document.head.append(el);
+  });
+}

@@ -1,0 +1,30 @@
+// Markdown from descriptions → sanitized DOM. Descriptions are hostile: marked makes HTML, and
+// DOMPurify keeps only inert markup (no scripts, handlers, styles, forms or javascript: links).
+import DOMPurify from 'dompurify';
+import { marked } from 'marked';
+
+let hooked = false;
+
+function purifier() {
+  if (!hooked) {
+    hooked = true;
+    DOMPurify.addHook('afterSanitizeAttributes', (node) => {
+      if (node.tagName === 'A' && node.getAttribute('href')) {
+        node.setAttribute('target', '_blank');
+        node.setAttribute('rel', 'noopener noreferrer');
+      }
+    });
+  }
+  return DOMPurify;
+}
+
+export function markdown(source: string | undefined, inline = false): DocumentFragment {
+  if (!source) return document.createDocumentFragment();
+  const html = inline ? (marked.parseInline(String(source), { async: false }) as string) : (marked.parse(String(source), { async: false, gfm: true }) as string);
+  return purifier().sanitize(html, {
+    RETURN_DOM_FRAGMENT: true,
+    FORBID_TAGS: ['style', 'form', 'input', 'button', 'textarea', 'select', 'iframe', 'object', 'embed', 'svg', 'math'],
+    FORBID_ATTR: ['style', 'id', 'name'],
+    ALLOW_DATA_ATTR: false,
+  }) as DocumentFragment;
+}

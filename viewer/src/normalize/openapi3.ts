@@ -1,0 +1,145 @@
+// OpenAPI 3.0 and 3.1 → internal model.
+import type { Resolver } from '../refs.js';
+import type { ApiModel, MediaContent, OAuthFlow, Operation, Parameter, Response, Schema, SecurityScheme } from './model.js';
+import { HTTP_METHODS } from './model.js';
+import { absolute, groupByTag, perTag, security, text } from './common.js';
+import { infoOf, mergeParameters } from './swagger2.js';
+
+export function normalizeOpenApi3(doc: any, resolver: Resolver): ApiModel {
+  const specUrl = resolver.baseUrl;
+  const servers = serversOf(doc.servers, specUrl) ?? [absolute('/', specUrl)];
+  const schemas: Record<string, Schema> = doc.components?.schemas && typeof doc.components.schemas === 'object' ? doc.components.schemas : {};
+  for (const [name, schema] of Object.entries(schemas)) if (schema && typeof schema === 'object') resolver.nameSchema(schema, name);
+
+  const operations: Operation[] = [];
+  const used = new Set<string>();
+  for (const [path, rawItem] of Object.entries<any>(doc.paths ?? {})) {
+    const item = resolver.deref(rawItem);
+    if (!item || typeof item !== 'object') continue;
+    const pathServers = serversOf(item.servers, specUrl);
+    for (const method of HTTP_METHODS) {
+      const raw = item[method];
+      if (!raw || typeof raw !== 'object') continue;
+      const parameters = mergeParameters(item.parameters, raw.parameters, resolver).map((p) => parameterOf(p, resolver));
+      const body = raw.requestBody ? resolver.deref(raw.requestBody) : undefined;
+      const responses = responsesOf(raw.responses, resolver);
+      operations.push(
+        ...perTag(
+          {
+            method,
+            path,
+            summary: text(raw.summary),
+            description: text(raw.description),
+            deprecated: raw.deprecated === true,
+            parameters,
+            requestBody: body && typeof body === 'object' ? { required: body.required === true, description: text(body.description), contents: contentsOf(body.content) } : undefined,
+            responses,
+            produces: [...new Set(responses.flatMap((r) => r.contents.map((c) => c.type)))],
+            security: security(raw.security),
+            servers: serversOf(raw.servers, specUrl) ?? pathServers ?? servers,
+          },
+          raw.tags,
+          raw.operationId,
+          used,
+        ),
+      );
+    }
+  }
+
+  return {
+    specVersion: String(doc.openapi),
+    info: infoOf(doc.info),
+    servers,
+    tags: groupByTag(operations, Array.isArray(doc.tags) ? doc.tags : []),
+    securitySchemes: securitySchemesOf(doc.components?.securitySchemes, resolver),
+    security: security(doc.security),
+    schemas,
+    externalDocs: doc.externalDocs?.url ? { url: String(doc.externalDocs.url), description: text(doc.externalDocs.description) } : undefined,
+    resolver,
+  };
+}
+
+/** Server URLs with their variables set to the defaults, made absolute against the description. */
+function serversOf(list: unknown, specUrl: string): string[] | undefined {
+  if (!Array.isArray(list) || !list.length) return undefined;
+  const out = list
+    .filter((s) => s && typeof s.url === 'string')
+    .map((s) => absolute(s.url.replace(/\{([^}]+)\}/g, (_: string, name: string) => String(s.variables?.[name]?.default ?? '')), specUrl));
+  return out.length ? out : undefined;
+}
+
+function parameterOf(p: any, resolver: Resolver): Parameter {
+  const schema: Schema = p.schema ?? (p.content ? (Object.values<any>(p.content)[0]?.schema ?? {}) : {});
+  const resolved = resolver.deref(schema);
+  const style = p.style ?? (p.in === 'query' || p.in === 'cookie' ? 'form' : 'simple');
+  const explode = p.explode ?? style === 'form';
+  let collectionFormat: string | undefined;
+  if (resolved?.type === 'array' || (Array.isArray(resolved?.type) && resolved.type.includes('array'))) {
+    collectionFormat = style === 'form' ? (explode ? 'multi' : 'csv') : style === 'spaceDelimited' ? 'ssv' : style === 'pipeDelimited' ? 'pipes' : 'csv';
+  }
+  return {
+    name: p.name,
+    in: ['path', 'query', 'header', 'cookie'].includes(p.in) ? p.in : 'query',
+    required: p.in === 'path' || p.required === true,
+    description: text(p.description),
+    deprecated: p.deprecated === true,
+    schema,
+    collectionFormat,
+    example: p.example ?? firstExample(p.examples, resolver),
+  };
+}
+
+function firstExample(examples: any, resolver: Resolver): unknown {
+  if (!examples || typeof examples !== 'object') return undefined;
+  const first = Object.values<any>(examples)[0];
+  return first === undefined ? undefined : resolver.deref(first)?.value;
+}
+
+function contentsOf(content: any): MediaContent[] {
+  if (!content || typeof content !== 'object') return [];
+  return Object.entries<any>(content).map(([type, media]) => ({
+    type,
+    schema: media?.schema,
+    example: media?.example ?? (media?.examples ? Object.values<any>(media.examples)[0]?.value : undefined),
+  }));
+}
+
+function responsesOf(responses: any, resolver: Resolver): Response[] {
+  const out: Response[] = [];
+  for (const [code, raw] of Object.entries<any>(responses ?? {})) {
+    const r = resolver.deref(raw);
+    if (!r || typeof r !== 'object') continue;
+    out.push({
+      code,
+      description: text(r.description) ?? '',
+      contents: contentsOf(r.content),
+      headers: Object.entries<any>(r.headers ?? {}).map(([name, raw]) => {
+        const h = resolver.deref(raw);
+        return { name, description: text(h?.description), schema: h?.schema };
+      }),
+    });
+  }
+  return out;
+}
+
+function securitySchemesOf(defs: any, resolver: Resolver): Record<string, SecurityScheme> {
+  const out: Record<string, SecurityScheme> = {};
+  for (const [name, raw] of Object.entries<any>(defs ?? {})) {
+    const d = resolver.deref(raw);
+    if (!d || typeof d !== 'object') continue;
+    const base = { name, description: text(d.description) };
+    if (d.type === 'apiKey') out[name] = { ...base, type: 'apiKey', paramName: text(d.name) ?? name, in: d.in === 'query' ? 'query' : d.in === 'cookie' ? 'cookie' : 'header' };
+    else if (d.type === 'http' && String(d.scheme).toLowerCase() === 'basic') out[name] = { ...base, type: 'basic' };
+    else if (d.type === 'http' && String(d.scheme).toLowerCase() === 'bearer') out[name] = { ...base, type: 'bearer', bearerFormat: text(d.bearerFormat) };
+    else if (d.type === 'oauth2') {
+      const flows: OAuthFlow[] = [];
+      for (const kind of ['authorizationCode', 'implicit', 'password', 'clientCredentials'] as const) {
+        const f = d.flows?.[kind];
+        if (f && typeof f === 'object') flows.push({ kind, authorizationUrl: text(f.authorizationUrl), tokenUrl: text(f.tokenUrl), scopes: f.scopes ?? {} });
+      }
+      out[name] = { ...base, type: 'oauth2', flows };
+    } else if (d.type === 'openIdConnect') out[name] = { ...base, type: 'openIdConnect', openIdConnectUrl: text(d.openIdConnectUrl) };
+    else out[name] = { ...base, type: 'other' };
+  }
+  return out;
+}

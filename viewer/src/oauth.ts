@@ -1,0 +1,101 @@
+// OAuth2 in the browser: implicit and authorization code with PKCE (S256) through a popup that
+// returns to oauth2RedirectUrl (our oauth2-redirect.html / o2c.html), plus password and client
+// credentials straight to the token endpoint. The state value ties an answer to its request.
+import type { OAuthFlow } from './normalize/model.js';
+
+export interface OAuthRequest {
+  flow: OAuthFlow;
+  clientId: string;
+  clientSecret?: string;
+  scopes: string[];
+  redirectUrl: string;
+  username?: string;
+  password?: string;
+}
+
+interface Pending {
+  state: string;
+  verifier?: string;
+  request: OAuthRequest;
+  resolve(token: string): void;
+  reject(error: Error): void;
+}
+
+let pending: Pending | undefined;
+
+function base64Url(bytes: Uint8Array) {
+  return btoa(String.fromCharCode(...bytes)).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
+}
+
+function randomText(length = 32) {
+  return base64Url(crypto.getRandomValues(new Uint8Array(length)));
+}
+
+export async function pkceChallenge(verifier: string): Promise<string> {
+  const digest = await crypto.subtle.digest('SHA-256', new TextEncoder().encode(verifier));
+  return base64Url(new Uint8Array(digest));
+}
+
+/** The redirect page hands back the parameters of its address (query and fragment). */
+export function receive(params: Record<string, string>) {
+  const current = pending;
+  if (!current || params.state !== current.state) return;
+  pending = undefined;
+  if (params.error) current.reject(new Error(`${params.error}${params.error_description ? `: ${params.error_description}` : ''}`));
+  else if (params.access_token) current.resolve(params.access_token);
+  else if (params.code) exchange(current.request, { grant_type: 'authorization_code', code: params.code, redirect_uri: current.request.redirectUrl, code_verifier: current.verifier! }).then(current.resolve, current.reject);
+  else current.reject(new Error('The authorization server answered without a token or code.'));
+}
+
+export function installReceiver() {
+  const w = window as any;
+  // 2.x's o2c.html called opener.onOAuthComplete(params); ours calls the same name.
+  w.onOAuthComplete = (params: Record<string, string>) => receive(params);
+  window.addEventListener('message', (event) => {
+    if (event.data && event.data.type === 'oauth2-redirect' && event.data.params) receive(event.data.params);
+  });
+}
+
+async function exchange(request: OAuthRequest, fields: Record<string, string>): Promise<string> {
+  const body = new URLSearchParams({ ...fields, client_id: request.clientId });
+  if (request.clientSecret) body.set('client_secret', request.clientSecret);
+  if (request.scopes.length && fields.grant_type !== 'authorization_code') body.set('scope', request.scopes.join(' '));
+  let response: globalThis.Response;
+  try {
+    response = await fetch(request.flow.tokenUrl!, { method: 'POST', headers: { 'Content-Type': 'application/x-www-form-urlencoded', Accept: 'application/json' }, body });
+  } catch {
+    throw new Error(`The token endpoint ${request.flow.tokenUrl} could not be reached (cross-origin headers missing?).`);
+  }
+  const data = await response.json().catch(() => ({}));
+  if (!response.ok || typeof data.access_token !== 'string') throw new Error(`Token request failed (${response.status}): ${data.error_description ?? data.error ?? 'no access_token'}`);
+  return data.access_token;
+}
+
+export async function authorize(request: OAuthRequest): Promise<string> {
+  const { flow } = request;
+  if (flow.kind === 'password') return exchange(request, { grant_type: 'password', username: request.username ?? '', password: request.password ?? '' });
+  if (flow.kind === 'clientCredentials') return exchange(request, { grant_type: 'client_credentials' });
+  if (!flow.authorizationUrl) throw new Error('No authorization URL.');
+  const state = randomText(16);
+  const url = new URL(flow.authorizationUrl, document.baseURI);
+  url.searchParams.set('response_type', flow.kind === 'implicit' ? 'token' : 'code');
+  url.searchParams.set('client_id', request.clientId);
+  url.searchParams.set('redirect_uri', request.redirectUrl);
+  if (request.scopes.length) url.searchParams.set('scope', request.scopes.join(' '));
+  url.searchParams.set('state', state);
+  let verifier: string | undefined;
+  if (flow.kind === 'authorizationCode') {
+    verifier = randomText(48);
+    url.searchParams.set('code_challenge', await pkceChallenge(verifier));
+    url.searchParams.set('code_challenge_method', 'S256');
+  }
+  pending?.reject(new Error('Superseded by a new authorization.'));
+  return new Promise<string>((resolve, reject) => {
+    pending = { state, verifier, request, resolve, reject };
+    const popup = window.open(url.href, 'oauth2', 'width=600,height=700');
+    if (!popup) {
+      pending = undefined;
+      reject(new Error('The authorization window was blocked.'));
+    }
+  });
+}

@@ -1,0 +1,20 @@
+// oauth2-redirect.js: the page the authorization server returns to hands the parameters of its
+// address to the viewer window that opened it, then closes.
+const params: Record<string, string> = {};
+for (const source of [location.search.slice(1), location.hash.slice(1)]) {
+  for (const [key, value] of new URLSearchParams(source)) params[key] = value;
+}
+const opener = window.opener as any;
+let delivered = false;
+try {
+  if (opener && typeof opener.onOAuthComplete === 'function') {
+    opener.onOAuthComplete(params);
+    delivered = true;
+  }
+} catch {
+  // a different origin: fall back to postMessage below
+}
+if (!delivered && opener) opener.postMessage({ type: 'oauth2-redirect', params }, location.origin === 'null' ? '*' : location.origin);
+const note = document.getElementById('status');
+if (note) note.textContent = delivered || opener ? 'Authorization received. You can close this window.' : 'No viewer window is waiting for this authorization.';
+if (opener) window.close();

@@ -1,0 +1,123 @@
+// Lazy $ref resolution over the main description and any remote documents it points to.
+// Nothing is copied up front: `deref` follows a reference when the renderer reaches it, which
+// keeps recursive schemas finite (the renderer stops at cycles) and large descriptions cheap.
+
+export class Resolver {
+  private docs = new Map<string, unknown>();
+  private names = new WeakMap<object, string>();
+
+  /** @param baseUrl absolute address of the main description (page address for inline specs). */
+  constructor(readonly baseUrl: string, readonly root: any) {
+    this.docs.set(stripHash(baseUrl), root);
+  }
+
+  addDocument(url: string, doc: unknown) {
+    this.docs.set(stripHash(url), doc);
+  }
+
+  hasDocument(url: string) {
+    return this.docs.has(stripHash(url));
+  }
+
+  /** Follows $ref chains; sibling keywords of a $ref (3.1) are laid over the target. */
+  deref<T = any>(node: any, base = this.baseUrl): T {
+    let current = node;
+    for (let hops = 0; current && typeof current === 'object' && typeof current.$ref === 'string'; hops++) {
+      if (hops > 32) return { description: `Unresolvable $ref cycle at ${node.$ref}` } as T;
+      const target = this.lookup(current.$ref, base);
+      if (target === undefined) return { 'x-unresolved': current.$ref, description: `Unresolved $ref: ${current.$ref}` } as T;
+      const name = refName(current.$ref);
+      const siblings = Object.keys(current).filter((key) => key !== '$ref');
+      if (siblings.length && target && typeof target === 'object') {
+        const merged: any = { ...target };
+        for (const key of siblings) merged[key] = current[key];
+        if (name) this.names.set(merged, name);
+        current = merged;
+      } else {
+        if (name && target && typeof target === 'object' && !this.names.has(target)) this.names.set(target, name);
+        current = target;
+      }
+    }
+    return current as T;
+  }
+
+  /** The model name a resolved schema was reached by (e.g. "Pet"), if any. */
+  nameOf(schema: unknown): string | undefined {
+    return schema && typeof schema === 'object' ? this.names.get(schema) : undefined;
+  }
+
+  nameSchema(schema: object, name: string) {
+    if (!this.names.has(schema)) this.names.set(schema, name);
+  }
+
+  lookup(ref: string, base = this.baseUrl): unknown {
+    const hash = ref.indexOf('#');
+    const docPart = hash === -1 ? ref : ref.slice(0, hash);
+    const pointer = hash === -1 ? '' : ref.slice(hash + 1);
+    let docUrl: string;
+    try {
+      docUrl = docPart ? new URL(docPart, base).href : stripHash(base);
+    } catch {
+      return undefined;
+    }
+    const doc = this.docs.get(stripHash(docUrl));
+    if (doc === undefined) return undefined;
+    return resolvePointer(doc, pointer);
+  }
+}
+
+export function resolvePointer(doc: unknown, pointer: string): unknown {
+  if (!pointer || pointer === '/') return pointer === '/' ? (doc as any)?.[''] : doc;
+  let current: any = doc;
+  for (const raw of pointer.replace(/^\//, '').split('/')) {
+    const key = decodeURIComponent(raw).replace(/~1/g, '/').replace(/~0/g, '~');
+    if (current === null || typeof current !== 'object' || !(key in current)) return undefined;
+    current = current[key];
+  }
+  return current;
+}
+
+export function refName(ref: string): string | undefined {
+  const match = /#\/(?:definitions|components\/schemas|models)\/([^/]+)$/.exec(ref);
+  return match ? decodeURIComponent(match[1]).replace(/~1/g, '/').replace(/~0/g, '~') : undefined;
+}
+
+export function stripHash(url: string) {
+  const hash = url.indexOf('#');
+  return hash === -1 ? url : url.slice(0, hash);
+}
+
+/**
+ * Every document address a description refers to outside itself. Remote documents' own
+ * references are rewritten to absolute ones so one base (the main document's) serves all.
+ */
+export function externalRefs(doc: unknown, docUrl: string, rewrite: boolean): string[] {
+  const found = new Set<string>();
+  const stack: unknown[] = [doc];
+  while (stack.length) {
+    const node = stack.pop();
+    if (!node || typeof node !== 'object') continue;
+    if (Array.isArray(node)) {
+      for (const item of node) if (item && typeof item === 'object') stack.push(item);
+      continue;
+    }
+    const record = node as Record<string, unknown>;
+    const ref = record.$ref;
+    if (typeof ref === 'string') {
+      const hash = ref.indexOf('#');
+      const docPart = hash === -1 ? ref : ref.slice(0, hash);
+      try {
+        const absolute = new URL(docPart || docUrl, docUrl).href;
+        if (docPart) found.add(stripHash(absolute));
+        if (rewrite) record.$ref = stripHash(absolute) + (hash === -1 ? '' : ref.slice(hash));
+      } catch {
+        // an unusable address stays as written and shows as unresolved
+      }
+    }
+    for (const key in record) {
+      const value = record[key];
+      if (value && typeof value === 'object') stack.push(value);
+    }
+  }
+  return [...found];
+}

@@ -1,0 +1,119 @@
+// The "Authorize" panel: one form per security scheme of the description. Credentials become
+// client authorizations registered under the scheme's name, exactly what a 2.x page did with
+// ui.api.clientAuthorizations.add(name, auth).
+import type { ApiModel, OAuthFlow, SecurityScheme } from '../normalize/model.js';
+import { ApiKeyAuthorization, BearerAuthorization, PasswordAuthorization, type ClientAuthorizations } from '../auth.js';
+import { t } from '../i18n.js';
+import { markdown } from '../markdown.js';
+import { authorize } from '../oauth.js';
+import { h, tr, uid } from './dom.js';
+
+export interface OAuthDefaults {
+  clientId?: string;
+  clientSecret?: string;
+  scopeSeparator?: string;
+}
+
+function field(label: string, type = 'text', autocomplete = 'off') {
+  const id = uid('qv-auth');
+  const input = h('input', { id, type, autocomplete, class: 'qv-input' });
+  return { input, element: h('div', { class: 'qv-field' }, h('label', { for: id, 'data-sw-translate': true }, t(label)), ' ', input) };
+}
+
+export function authPanel(model: ApiModel, auth: ClientAuthorizations, redirectUrl: string, defaults: OAuthDefaults): HTMLElement {
+  const panel = h('section', { class: 'qv-auth-panel', 'aria-label': t('Authorizations'), hidden: true });
+  panel.append(tr('Available authorizations', 'h2'));
+  const schemes = Object.values(model.securitySchemes);
+  if (!schemes.length) panel.append(tr('This description declares no security schemes.', 'p', { class: 'qv-muted' }));
+  for (const scheme of schemes) panel.append(schemeForm(scheme, auth, redirectUrl, defaults));
+  return panel;
+}
+
+function schemeForm(scheme: SecurityScheme, auth: ClientAuthorizations, redirectUrl: string, defaults: OAuthDefaults): HTMLElement {
+  const status = h('p', { class: 'qv-auth-status', role: 'status' });
+  const box = h('form', { class: 'qv-auth-scheme', 'aria-label': scheme.name },
+    h('h3', null, scheme.name, ' ', h('span', { class: 'qv-muted' }, `(${scheme.type}${scheme.in ? `, ${scheme.in}: ${scheme.paramName}` : ''})`)),
+    scheme.description ? h('div', { class: 'qv-markdown' }, markdown(scheme.description)) : '',
+  );
+  const refresh = () => {
+    status.textContent = auth.authz[scheme.name] ? t('Authorized') : '';
+  };
+  auth.onChange(refresh);
+  let submit: () => Promise<void> | void = () => {};
+  if (scheme.type === 'apiKey') {
+    const value = field('Value', 'password');
+    box.append(value.element);
+    submit = () => {
+      if (value.input.value) auth.add(scheme.name, new ApiKeyAuthorization(scheme.paramName ?? scheme.name, value.input.value, scheme.in === 'query' ? 'query' : 'header'));
+    };
+  } else if (scheme.type === 'basic') {
+    const user = field('Username', 'text', 'username');
+    const pass = field('Password', 'password', 'current-password');
+    box.append(user.element, pass.element);
+    submit = () => {
+      auth.add(scheme.name, new PasswordAuthorization(user.input.value, pass.input.value));
+    };
+  } else if (scheme.type === 'bearer') {
+    const token = field('Token', 'password');
+    box.append(token.element);
+    submit = () => {
+      if (token.input.value) auth.add(scheme.name, new BearerAuthorization(token.input.value));
+    };
+  } else if (scheme.type === 'oauth2' && scheme.flows?.length) {
+    submit = oauthFields(scheme, box, auth, redirectUrl, defaults, status);
+  } else {
+    box.append(tr('This kind of authorization is shown for information; the viewer cannot obtain it.', 'p', { class: 'qv-muted' }));
+    if (scheme.openIdConnectUrl) box.append(h('p', null, h('a', { href: scheme.openIdConnectUrl, rel: 'noopener noreferrer', target: '_blank' }, scheme.openIdConnectUrl)));
+    return box;
+  }
+  const authorizeButton = h('button', { type: 'submit', class: 'qv-button', 'data-sw-translate': true }, t('Authorize'));
+  const logout = h('button', { type: 'button', class: 'qv-button qv-secondary', 'data-sw-translate': true }, t('Logout'));
+  logout.addEventListener('click', () => auth.remove(scheme.name));
+  box.addEventListener('submit', async (event) => {
+    event.preventDefault();
+    try {
+      await submit();
+      refresh();
+    } catch (error) {
+      status.textContent = `${t('Authorization failed')}: ${(error as Error).message}`;
+    }
+  });
+  box.append(h('div', { class: 'qv-actions' }, authorizeButton, ' ', logout), status);
+  return box;
+}
+
+function oauthFields(scheme: SecurityScheme, box: HTMLElement, auth: ClientAuthorizations, redirectUrl: string, defaults: OAuthDefaults, status: HTMLElement) {
+  const flows = scheme.flows!;
+  const flowId = uid('qv-flow');
+  const flowSelect = h('select', { id: flowId }, flows.map((f, i) => h('option', { value: String(i) }, f.kind)));
+  const clientId = field('Client ID');
+  clientId.input.value = defaults.clientId ?? '';
+  const secret = field('Client secret', 'password');
+  secret.input.value = defaults.clientSecret ?? '';
+  const user = field('Username', 'text', 'username');
+  const pass = field('Password', 'password', 'current-password');
+  const scopesBox = h('fieldset', { class: 'qv-scopes' });
+  const drawScopes = (flow: OAuthFlow) => {
+    scopesBox.textContent = '';
+    scopesBox.append(h('legend', { 'data-sw-translate': true }, t('Scopes')));
+    for (const [scope, description] of Object.entries(flow.scopes ?? {})) {
+      const id = uid('qv-scope');
+      scopesBox.append(h('div', null, h('input', { type: 'checkbox', id, value: scope, checked: true }), ' ', h('label', { for: id }, scope), ' ', h('span', { class: 'qv-muted' }, String(description ?? ''))));
+    }
+    user.element.hidden = pass.element.hidden = flow.kind !== 'password';
+  };
+  flowSelect.addEventListener('change', () => drawScopes(flows[Number(flowSelect.value)]));
+  drawScopes(flows[0]);
+  box.append(
+    h('div', { class: 'qv-field' }, h('label', { for: flowId, 'data-sw-translate': true }, t('Flow')), ' ', flowSelect),
+    clientId.element, secret.element, user.element, pass.element, scopesBox,
+    h('p', { class: 'qv-muted' }, `${t('Redirect URL')}: ${redirectUrl}`),
+  );
+  return async () => {
+    const flow = flows[Number(flowSelect.value)];
+    status.textContent = t('Waiting for the authorization server…');
+    const scopes = Array.from(scopesBox.querySelectorAll<HTMLInputElement>('input:checked')).map((i) => i.value);
+    const token = await authorize({ flow, clientId: clientId.input.value, clientSecret: secret.input.value || undefined, scopes, redirectUrl, username: user.input.value, password: pass.input.value });
+    auth.add(scheme.name, new BearerAuthorization(token));
+  };
+}

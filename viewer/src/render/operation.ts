@@ -1,0 +1,308 @@
+// One operation: a heading that toggles, and a body built on first expand (instant for any
+// description size). The body follows 2.x's layout; try-it lives at its end.
+import type { ApiModel, Operation, Parameter, Schema } from '../normalize/model.js';
+import type { ClientAuthorizations } from '../auth.js';
+import type { ResolvedOptions } from '../options.js';
+import { effectiveSecurity } from '../auth.js';
+import { t } from '../i18n.js';
+import { schemaForm } from '../jsoneditor.js';
+import { markdown } from '../markdown.js';
+import { buildRequest, isEmpty, send, type Value } from '../tryit.js';
+import { h, tr, uid } from './dom.js';
+import { inputFor, isFileSchema, type ParamInput } from './inputs.js';
+import { renderOutcome } from './response.js';
+import { exampleText, schemaTabs, typeLabel } from './schema.js';
+
+export interface RenderContext {
+  model: ApiModel;
+  options: ResolvedOptions;
+  auth: ClientAuthorizations;
+  schemeNames: Set<string>;
+  /** Called when an operation opens or closes (deep links). */
+  onToggle(op: Operation, open: boolean): void;
+}
+
+export interface OperationView {
+  op: Operation;
+  element: HTMLLIElement;
+  toggle(open?: boolean): void;
+  isOpen(): boolean;
+  /** Builds the body now (docExpansion "full" does this in idle time). */
+  ensureBody(): void;
+}
+
+const FORM_TYPES = /multipart\/form-data|application\/x-www-form-urlencoded/;
+
+export function domId(op: Operation) {
+  return `operation-${op.tag}-${op.id}`.replace(/[^A-Za-z0-9_-]/g, '_');
+}
+
+export function renderOperation(op: Operation, ctx: RenderContext): OperationView {
+  const bodyId = `${domId(op)}-content`;
+  const head = h('button', { type: 'button', class: 'qv-op-head', 'aria-expanded': 'false', 'aria-controls': bodyId },
+    h('span', { class: 'qv-method' }, op.method.toUpperCase()),
+    h('span', { class: op.deprecated ? 'qv-path qv-deprecated' : 'qv-path' }, op.path),
+    h('span', { class: 'qv-summary' }, op.summary ?? ''),
+  );
+  const locks = securityNames(op, ctx);
+  if (locks.length) head.append(h('span', { class: 'qv-lock', title: `${t('Authorization')}: ${locks.join(', ')}`, 'aria-label': `${t('Authorization')}: ${locks.join(', ')}` }, '🔒'));
+  const body = h('div', { class: 'qv-op-body', id: bodyId, hidden: true });
+  const element = h('li', { class: `qv-op qv-${op.method}`, id: domId(op), 'data-op-id': op.id }, h('h3', { class: 'qv-op-title' }, head), body);
+  let built = false;
+  const ensureBody = () => {
+    if (built) return;
+    built = true;
+    body.append(operationBody(op, ctx));
+  };
+  const view: OperationView = {
+    op,
+    element,
+    ensureBody,
+    isOpen: () => !body.hidden,
+    toggle(open = body.hidden) {
+      if (open) ensureBody();
+      body.hidden = !open;
+      head.setAttribute('aria-expanded', String(open));
+      element.classList.toggle('qv-open', open);
+    },
+  };
+  head.addEventListener('click', () => {
+    view.toggle();
+    ctx.onToggle(op, view.isOpen());
+  });
+  return view;
+}
+
+function securityNames(op: Operation, ctx: RenderContext): string[] {
+  const security = effectiveSecurity(op, ctx.model.security);
+  return security ? [...new Set(security.flatMap((alt) => Object.keys(alt)))] : [];
+}
+
+function successResponse(op: Operation) {
+  return op.responses.find((r) => /^2/.test(r.code) && r.contents.length) ?? op.responses.find((r) => r.code === 'default' && r.contents.length);
+}
+
+function operationBody(op: Operation, ctx: RenderContext): DocumentFragment {
+  const { model, options } = ctx;
+  const resolver = model.resolver;
+  const out = document.createDocumentFragment();
+  if (op.deprecated) out.append(tr('Warning: Deprecated', 'p', { class: 'qv-warning', role: 'note' }));
+  if (op.description) out.append(tr('Implementation Notes', 'h4'), h('div', { class: 'qv-markdown' }, markdown(op.description)));
+  const locks = securityNames(op, ctx);
+  if (locks.length) out.append(h('p', { class: 'qv-security' }, tr('Authorization', 'strong'), `: ${locks.join(', ')}`));
+
+  // Response class and the Accept select.
+  let accept: HTMLSelectElement | undefined;
+  const success = successResponse(op);
+  if (success) {
+    const content = success.contents[0];
+    out.append(h('h4', null, tr('Response Class'), ` (${t('Status')} ${success.code})`));
+    if (success.description) out.append(h('div', { class: 'qv-markdown' }, markdown(success.description)));
+    out.append(schemaTabs(content.schema, resolver, options.defaultModelRendering, content.type, content.example));
+  }
+  if (op.produces.length) {
+    const id = uid('qv-accept');
+    accept = h('select', { id, class: 'qv-accept' }, op.produces.map((type) => h('option', { value: type }, type)));
+    out.append(h('div', { class: 'qv-field' }, h('label', { for: id, 'data-sw-translate': true }, t('Response Content Type')), ' ', accept));
+  }
+  if (success?.headers.length) out.append(headersTable(success.headers, ctx));
+
+  // Parameters table.
+  const canSubmit = options.supportedSubmitMethods.includes(op.method);
+  const inputs = new Map<Parameter, ParamInput>();
+  const formFields: { name: string; input: ParamInput; param: Parameter }[] = [];
+  let bodyBox: { text: HTMLTextAreaElement; type: () => string } | undefined;
+  const rows: HTMLTableRowElement[] = [];
+  const bodyContents = op.requestBody?.contents ?? [];
+  const formContent = bodyContents.find((c) => FORM_TYPES.test(c.type));
+  for (const param of op.parameters) {
+    if (param.in === 'body') continue; // shown once from requestBody below
+    const row = paramRow(param, ctx, canSubmit);
+    if (row.input) {
+      if (param.in === 'formData') formFields.push({ name: param.name, input: row.input, param });
+      else inputs.set(param, row.input);
+    }
+    rows.push(row.row);
+  }
+  if (op.requestBody && formContent && !op.parameters.some((p) => p.in === 'formData')) {
+    // 3.x form bodies: one row per property, like 2.0 formData parameters.
+    const s = resolver.deref(formContent.schema ?? {}) ?? {};
+    const required = new Set<string>(Array.isArray(s.required) ? s.required : []);
+    for (const [name, prop] of Object.entries<Schema>(s.properties ?? {})) {
+      const param: Parameter = { name, in: 'formData', required: required.has(name), description: resolver.deref(prop)?.description, schema: prop };
+      const row = paramRow(param, ctx, canSubmit);
+      if (row.input) formFields.push({ name, input: row.input, param });
+      rows.push(row.row);
+    }
+  } else if (op.requestBody && bodyContents.length && !formContent) {
+    const row = bodyRow(op, ctx, canSubmit);
+    bodyBox = row.box;
+    rows.push(row.row);
+  }
+  if (rows.length) {
+    out.append(
+      tr('Parameters', 'h4'),
+      h('table', { class: 'qv-table qv-params' },
+        h('thead', null, h('tr', null, ['Parameter', 'Value', 'Description', 'Parameter Type', 'Data Type'].map((c) => tr(c, 'th', { scope: 'col' })))),
+        h('tbody', null, rows),
+      ),
+    );
+  }
+
+  // Response messages.
+  const messages = op.responses.filter((r) => r !== success);
+  if (messages.length) {
+    out.append(
+      tr('Response Messages', 'h4'),
+      h('table', { class: 'qv-table qv-messages' },
+        h('thead', null, h('tr', null, ['HTTP Status Code', 'Reason', 'Response Model', 'Headers'].map((c) => tr(c, 'th', { scope: 'col' })))),
+        h('tbody', null, messages.map((r) => h('tr', null,
+          h('td', null, r.code),
+          h('td', { class: 'qv-markdown' }, markdown(r.description)),
+          h('td', null, r.contents[0]?.schema ? lazyModel(r.contents[0].schema, r.contents[0].type, ctx) : ''),
+          h('td', null, r.headers.length ? headersTable(r.headers, ctx) : ''),
+        ))),
+      ),
+    );
+  }
+
+  // Try it out.
+  const result = h('div', { class: 'qv-result', hidden: true, 'aria-live': 'polite' });
+  if (canSubmit) {
+    const submit = h('button', { type: 'button', class: 'qv-submit', 'data-sw-translate': true }, t('Try it out!'));
+    const hide = h('button', { type: 'button', class: 'qv-link qv-hide-response', hidden: true, 'data-sw-translate': true }, t('Hide Response'));
+    const status = h('span', { class: 'qv-status', role: 'status' });
+    hide.addEventListener('click', () => {
+      result.hidden = true;
+      hide.hidden = true;
+    });
+    submit.addEventListener('click', async () => {
+      const values = new Map<Parameter, Value>();
+      const missing: HTMLElement[] = [];
+      for (const [param, input] of inputs) {
+        const value = input.read();
+        values.set(param, value);
+        flag(input.control, param.required && isEmpty(value), missing);
+      }
+      const fields: [string, Value][] = formFields.map(({ name, input, param }) => {
+        const value = input.read();
+        flag(input.control, param.required && isEmpty(value), missing);
+        return [name, value];
+      });
+      if (bodyBox) flag(bodyBox.text, !!op.requestBody?.required && !bodyBox.text.value.trim(), missing);
+      if (missing.length) {
+        status.textContent = t('Please fill in the required fields.');
+        missing[0].focus();
+        return;
+      }
+      status.textContent = t('Sending request…');
+      submit.disabled = true;
+      const server = op.servers[0] ?? model.servers[0] ?? '';
+      const request = buildRequest(
+        {
+          op,
+          server,
+          values,
+          accept: accept?.value,
+          body: formFields.length
+            ? { contentType: formContent?.type ?? (formFields.some((f) => isFileSchema(resolver.deref(f.param.schema) ?? {})) ? 'multipart/form-data' : 'application/x-www-form-urlencoded'), fields }
+            : bodyBox
+              ? { contentType: bodyBox.type(), text: bodyBox.text.value }
+              : undefined,
+        },
+        (pending) => ctx.auth.apply(pending, effectiveSecurity(op, model.security), ctx.schemeNames),
+      );
+      try {
+        const outcome = await send(request);
+        renderOutcome(result, request, outcome, options.showRequestHeaders, options.highlightSizeThreshold);
+        status.textContent = outcome.networkError ? t('Request failed.') : `${t('Response Code')}: ${outcome.status}`;
+      } finally {
+        submit.disabled = false;
+      }
+      result.hidden = false;
+      hide.hidden = false;
+    });
+    out.append(h('div', { class: 'qv-actions' }, submit, ' ', hide, ' ', status));
+  }
+  out.append(result);
+  return out;
+}
+
+function flag(control: HTMLElement, invalid: boolean, missing: HTMLElement[]) {
+  control.classList.toggle('qv-invalid', invalid);
+  if (invalid) {
+    control.setAttribute('aria-invalid', 'true');
+    missing.push(control);
+  } else control.removeAttribute('aria-invalid');
+}
+
+function paramRow(param: Parameter, ctx: RenderContext, canSubmit: boolean): { row: HTMLTableRowElement; input?: ParamInput } {
+  const resolver = ctx.model.resolver;
+  const id = uid('qv-param');
+  const input = canSubmit ? inputFor(param, resolver, ctx.options.booleanValues, id) : undefined;
+  const s = resolver.deref(param.schema) ?? {};
+  const shown = input ? input.element : h('span', { class: 'qv-readonly' }, s.default !== undefined ? String(s.default) : '');
+  const row = h('tr', { class: param.required ? 'qv-required' : undefined },
+    h('td', { class: 'qv-param-name' }, input ? h('label', { for: id }, param.name) : param.name, param.required ? h('span', { class: 'qv-sr' }, ` (${t('required')})`) : ''),
+    h('td', null, shown),
+    h('td', { class: 'qv-markdown' }, markdown(param.description, true), param.deprecated ? [' ', tr('(deprecated)', 'span', { class: 'qv-warning' })] : ''),
+    h('td', null, param.in),
+    h('td', null, h('span', { class: 'qv-type' }, typeLabel(param.schema, resolver)), Array.isArray(s.enum) ? h('div', { class: 'qv-muted' }, s.enum.map(String).join(', ')) : ''),
+  );
+  return { row, input };
+}
+
+function bodyRow(op: Operation, ctx: RenderContext, canSubmit: boolean) {
+  const resolver = ctx.model.resolver;
+  const body = op.requestBody!;
+  const id = uid('qv-body');
+  const text = h('textarea', { id, class: 'qv-body-input', rows: '8', 'aria-label': `${t('body')}${body.required ? ` (${t('required')})` : ''}`, 'aria-required': body.required ? 'true' : undefined, readonly: !canSubmit });
+  const typeId = uid('qv-ctype');
+  const typeSelect = h('select', { id: typeId, class: 'qv-content-type' }, body.contents.map((c) => h('option', { value: c.type }, c.type)));
+  const current = () => body.contents.find((c) => c.type === typeSelect.value) ?? body.contents[0];
+  const fill = (value: string) => {
+    if (!text.value.trim()) text.value = value;
+  };
+  const typeCell = h('td', null);
+  const drawTabs = () => {
+    const c = current();
+    typeCell.textContent = '';
+    typeCell.append(schemaTabs(c.schema, resolver, ctx.options.defaultModelRendering, c.type, c.example, canSubmit ? fill : undefined));
+  };
+  typeSelect.addEventListener('change', drawTabs);
+  drawTabs();
+  const valueCell = h('td', null);
+  if (canSubmit && ctx.options.jsonEditor && /json/.test(current().type) && current().schema) {
+    const initial = current().example;
+    valueCell.append(schemaForm(current().schema!, resolver, ctx.options.booleanValues, initial, (value) => {
+      text.value = value === undefined ? '' : JSON.stringify(value, null, 2);
+    }));
+    text.value = exampleText(current().schema, resolver, current().type, initial);
+  }
+  valueCell.append(text, h('div', { class: 'qv-field' }, h('label', { for: typeId, 'data-sw-translate': true }, t('Parameter content type:')), ' ', typeSelect));
+  const row = h('tr', { class: body.required ? 'qv-required' : undefined },
+    h('td', { class: 'qv-param-name' }, h('label', { for: id }, 'body'), body.required ? h('span', { class: 'qv-sr' }, ` (${t('required')})`) : ''),
+    valueCell,
+    h('td', { class: 'qv-markdown' }, markdown(body.description, true)),
+    h('td', null, 'body'),
+    typeCell,
+  );
+  return { row, box: { text, type: () => typeSelect.value } };
+}
+
+function lazyModel(schema: Schema, mediaType: string, ctx: RenderContext) {
+  const label = typeLabel(schema, ctx.model.resolver) || t('Model');
+  const details = h('details', { class: 'qv-nested' }, h('summary', null, label));
+  details.addEventListener('toggle', () => {
+    if (details.open && details.children.length === 1) details.append(schemaTabs(schema, ctx.model.resolver, ctx.options.defaultModelRendering, mediaType));
+  });
+  return details;
+}
+
+function headersTable(headers: { name: string; description?: string; schema?: Schema }[], ctx: RenderContext) {
+  return h('table', { class: 'qv-table qv-headers' },
+    h('caption', { 'data-sw-translate': true }, t('Headers')),
+    h('thead', null, h('tr', null, ['Header', 'Description', 'Type'].map((c) => tr(c, 'th', { scope: 'col' })))),
+    h('tbody', null, headers.map((hd) => h('tr', null, h('td', null, hd.name), h('td', { class: 'qv-markdown' }, markdown(hd.description, true)), h('td', null, typeLabel(hd.schema, ctx.model.resolver))))),
+  );
+}

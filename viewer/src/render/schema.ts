@@ -1,0 +1,246 @@
+// Schemas shown two ways, as 2.x did: "Model" (a readable tree of properties) and "Model Schema"
+// (an example value generated from the schema). Both stop at recursion and expand nested models
+// only when opened, so huge or self-referencing schemas cost nothing until looked at.
+import type { Resolver } from '../refs.js';
+import type { Schema } from '../normalize/model.js';
+import { highlightInto } from '../highlight.js';
+import { markdown } from '../markdown.js';
+import { t } from '../i18n.js';
+import { h, tr, uid } from './dom.js';
+
+const MAX_DEPTH = 10;
+
+function primaryType(s: Schema): string | undefined {
+  if (Array.isArray(s.type)) return s.type.find((x: string) => x !== 'null') ?? s.type[0];
+  if (s.type) return s.type;
+  if (s.properties || s.additionalProperties) return 'object';
+  if (s.items) return 'array';
+  return undefined;
+}
+
+export function typeLabel(schema: Schema | undefined, resolver: Resolver): string {
+  if (!schema) return '';
+  const s = resolver.deref(schema);
+  if (!s || typeof s !== 'object') return '';
+  const name = resolver.nameOf(s);
+  if (name) return name;
+  const type = primaryType(s);
+  if (type === 'array') return `array[${typeLabel(s.items, resolver) || 'any'}]`;
+  if (s.oneOf || s.anyOf) return ((s.oneOf ?? s.anyOf) as Schema[]).map((x) => typeLabel(x, resolver)).join(' | ');
+  if (s.allOf) return (s.allOf as Schema[]).map((x) => typeLabel(x, resolver)).filter(Boolean).join(' & ') || 'object';
+  const nullable = s.nullable === true || (Array.isArray(s.type) && s.type.includes('null'));
+  return `${type ?? 'any'}${s.format ? ` (${s.format})` : ''}${nullable ? ' | null' : ''}`;
+}
+
+/** Properties of an object schema, allOf parts merged. */
+function propertiesOf(s: Schema, resolver: Resolver): { properties: Record<string, Schema>; required: Set<string> } {
+  const properties: Record<string, Schema> = {};
+  const required = new Set<string>();
+  const visit = (node: Schema, depth: number) => {
+    const r = resolver.deref(node);
+    if (!r || typeof r !== 'object' || depth > MAX_DEPTH) return;
+    for (const part of Array.isArray(r.allOf) ? r.allOf : []) visit(part, depth + 1);
+    if (r.properties && typeof r.properties === 'object') Object.assign(properties, r.properties);
+    if (Array.isArray(r.required)) for (const name of r.required) required.add(name);
+  };
+  visit(s, 0);
+  return { properties, required };
+}
+
+export function exampleOf(schema: Schema | undefined, resolver: Resolver, ancestors: Set<object> = new Set()): unknown {
+  if (!schema) return undefined;
+  const s = resolver.deref(schema);
+  if (!s || typeof s !== 'object') return undefined;
+  if (s.example !== undefined) return s.example;
+  if (Array.isArray(s.examples) && s.examples.length) return s.examples[0];
+  if (s.const !== undefined) return s.const;
+  if (s.default !== undefined) return s.default;
+  if (Array.isArray(s.enum) && s.enum.length) return s.enum[0];
+  if (ancestors.has(s) || ancestors.size > MAX_DEPTH) return undefined;
+  ancestors.add(s);
+  try {
+    if (s.oneOf || s.anyOf) return exampleOf((s.oneOf ?? s.anyOf)[0], resolver, ancestors);
+    const type = primaryType(s) ?? (s.allOf ? 'object' : undefined);
+    if (type === 'object') {
+      const out: Record<string, unknown> = {};
+      const { properties } = propertiesOf(s, resolver);
+      for (const [name, prop] of Object.entries(properties)) {
+        const resolved = resolver.deref(prop);
+        if (resolved?.readOnly && resolved?.writeOnly) continue;
+        const value = exampleOf(prop, resolver, ancestors);
+        if (value !== undefined) out[name] = value;
+      }
+      if (s.additionalProperties && typeof s.additionalProperties === 'object' && !Object.keys(properties).length) {
+        out.additionalProp1 = exampleOf(s.additionalProperties, resolver, ancestors) ?? {};
+      }
+      return out;
+    }
+    if (type === 'array') {
+      const item = exampleOf(s.items, resolver, ancestors);
+      return item === undefined ? [] : [item];
+    }
+    if (type === 'string') {
+      const byFormat: Record<string, string> = {
+        'date-time': '2024-01-01T00:00:00Z', date: '2024-01-01', email: 'user@example.com', uuid: '3fa85f64-5717-4562-b3fc-2c963f66afa6',
+        uri: 'https://example.com', url: 'https://example.com', hostname: 'example.com', ipv4: '192.0.2.1', ipv6: '2001:db8::1', password: '', binary: '', byte: '',
+      };
+      return byFormat[s.format] ?? 'string';
+    }
+    if (type === 'integer' || type === 'number') return typeof s.minimum === 'number' ? s.minimum : 0;
+    if (type === 'boolean') return true;
+    if (type === 'file') return undefined;
+    return undefined;
+  } finally {
+    ancestors.delete(s);
+  }
+}
+
+export function exampleText(schema: Schema | undefined, resolver: Resolver, mediaType = 'application/json', explicit?: unknown): string {
+  const value = explicit !== undefined ? explicit : exampleOf(schema, resolver);
+  if (value === undefined) return '';
+  if (typeof value === 'string' && !/json/.test(mediaType)) return value;
+  if (/xml/.test(mediaType)) return toXml(value, resolver.nameOf(resolver.deref(schema)) ?? 'root');
+  return JSON.stringify(value, null, 2);
+}
+
+function escapeXml(value: string) {
+  return value.replace(/[<>&'"]/g, (c) => ({ '<': '&lt;', '>': '&gt;', '&': '&amp;', "'": '&apos;', '"': '&quot;' })[c]!);
+}
+
+function toXml(value: unknown, name: string, indent = ''): string {
+  const tag = name.replace(/[^A-Za-z0-9_.-]/g, '_') || 'item';
+  if (Array.isArray(value)) return value.map((v) => toXml(v, tag, indent)).join('\n');
+  if (value && typeof value === 'object') {
+    const inner = Object.entries(value).map(([k, v]) => toXml(v, k, indent + '  ')).join('\n');
+    return `${indent}<${tag}>\n${inner}\n${indent}</${tag}>`;
+  }
+  return `${indent}<${tag}>${escapeXml(String(value))}</${tag}>`;
+}
+
+/** The "Model" view: a property tree, nested models expanded on demand. */
+export function modelTree(schema: Schema | undefined, resolver: Resolver, ancestors: object[] = []): HTMLElement {
+  const s = schema ? resolver.deref(schema) : undefined;
+  if (!s || typeof s !== 'object') return h('span', { class: 'qv-type' }, 'any');
+  const name = resolver.nameOf(s);
+  const type = primaryType(s) ?? (s.allOf ? 'object' : undefined);
+  const wrap = h('div', { class: 'qv-model' });
+  if (ancestors.includes(s)) {
+    wrap.append(h('span', { class: 'qv-type' }, name ?? type ?? 'object'), ' ', tr('(recursive)', 'span', { class: 'qv-muted' }));
+    return wrap;
+  }
+  const inner = [...ancestors, s];
+  if (s.description) wrap.append(h('div', { class: 'qv-model-desc' }, markdown(s.description, true)));
+  if (s.oneOf || s.anyOf) {
+    wrap.append(tr(s.oneOf ? 'One of' : 'Any of', 'div', { class: 'qv-muted' }));
+    wrap.append(h('ul', { class: 'qv-alternatives' }, ((s.oneOf ?? s.anyOf) as Schema[]).map((alt) => h('li', null, nested(alt, resolver, inner)))));
+    return wrap;
+  }
+  if (type === 'array') {
+    wrap.append(h('span', { class: 'qv-type' }, `${name ?? ''}${name ? ' ' : ''}[`), nested(s.items, resolver, inner), h('span', { class: 'qv-type' }, ']'));
+    return wrap;
+  }
+  if (type !== 'object') {
+    wrap.append(h('span', { class: 'qv-type' }, typeLabel(s, resolver)), constraints(s));
+    return wrap;
+  }
+  const { properties, required } = propertiesOf(s, resolver);
+  const list = h('ul', { class: 'qv-props' });
+  for (const [prop, propSchema] of Object.entries(properties)) {
+    const p = resolver.deref(propSchema) ?? {};
+    list.append(
+      h('li', null,
+        h('span', { class: 'qv-prop-name' }, prop),
+        ' (', h('span', { class: 'qv-type' }, typeLabel(propSchema, resolver)),
+        required.has(prop) ? '' : [', ', tr('optional', 'span', { class: 'qv-muted' })],
+        p.readOnly ? [', ', tr('read only', 'span', { class: 'qv-muted' })] : '',
+        ')',
+        p.description ? [': ', h('span', { class: 'qv-prop-desc' }, markdown(p.description, true))] : '',
+        constraints(p),
+        isComplex(p) ? nested(propSchema, resolver, inner) : '',
+      ),
+    );
+  }
+  if (s.additionalProperties && typeof s.additionalProperties === 'object') {
+    list.append(h('li', null, h('span', { class: 'qv-prop-name' }, '*'), ' (', h('span', { class: 'qv-type' }, typeLabel(s.additionalProperties, resolver)), ')'));
+  }
+  wrap.append(h('span', { class: 'qv-model-title' }, `${name ?? ''} {`), list, h('span', { class: 'qv-model-title' }, '}'));
+  return wrap;
+}
+
+function isComplex(s: Schema): boolean {
+  const type = primaryType(s);
+  return type === 'object' || type === 'array' || !!(s.allOf || s.oneOf || s.anyOf);
+}
+
+function constraints(s: Schema): HTMLElement | string {
+  const parts: string[] = [];
+  if (Array.isArray(s.enum)) parts.push(`${t('Enum')}: ${s.enum.map((v: unknown) => JSON.stringify(v)).join(', ')}`);
+  for (const key of ['minimum', 'maximum', 'minLength', 'maxLength', 'pattern', 'minItems', 'maxItems'] as const) {
+    if (s[key] !== undefined) parts.push(`${key}: ${String(s[key])}`);
+  }
+  if (s.default !== undefined) parts.push(`${t('Default')}: ${JSON.stringify(s.default)}`);
+  return parts.length ? h('span', { class: 'qv-constraints' }, ` [${parts.join('; ')}]`) : '';
+}
+
+/** A nested model behind a disclosure; its tree is built when first opened. */
+function nested(schema: Schema | undefined, resolver: Resolver, ancestors: object[]): HTMLElement {
+  const s = schema ? resolver.deref(schema) : undefined;
+  if (!s || typeof s !== 'object' || !isComplex(s)) return h('span', { class: 'qv-type' }, typeLabel(schema, resolver) || 'any');
+  if (ancestors.includes(s)) return modelTree(schema, resolver, ancestors);
+  const details = h('details', { class: 'qv-nested' }, h('summary', null, typeLabel(schema, resolver) || 'object'));
+  details.addEventListener('toggle', () => {
+    if (details.open && details.children.length === 1) details.append(modelTree(schema, resolver, ancestors));
+  }, { passive: true });
+  return details;
+}
+
+/**
+ * Tabs "Model" / "Model Schema". Clicking the example calls `onPick` (fills an empty body box).
+ */
+export function schemaTabs(schema: Schema | undefined, resolver: Resolver, initial: 'model' | 'schema', mediaType: string, explicitExample?: unknown, onPick?: (text: string) => void): HTMLElement {
+  const id = uid('qv-tabs');
+  const box = h('div', { class: 'qv-schema-tabs' });
+  const list = h('div', { role: 'tablist', class: 'qv-tablist', 'aria-label': t('Model') });
+  const panels: HTMLElement[] = [];
+  const tabs: HTMLButtonElement[] = [];
+  const build = [
+    () => modelTree(schema, resolver),
+    () => {
+      const text = exampleText(schema, resolver, mediaType, explicitExample);
+      const pre = h('pre', { class: 'qv-code qv-example', tabindex: onPick ? '0' : undefined, title: onPick ? t('Click to set as parameter value') : undefined, 'data-sw-translate': true });
+      highlightInto(pre, text, /xml/.test(mediaType) ? 'xml' : /json/.test(mediaType) || !text.startsWith('<') ? 'json' : 'plain');
+      if (onPick) {
+        pre.addEventListener('click', () => onPick(text));
+        pre.addEventListener('keydown', (e) => {
+          if (e.key === 'Enter' || e.key === ' ') {
+            e.preventDefault();
+            onPick(text);
+          }
+        });
+      }
+      return pre;
+    },
+  ];
+  const select = (index: number, focus = false) => {
+    tabs.forEach((tab, i) => {
+      tab.setAttribute('aria-selected', String(i === index));
+      tab.tabIndex = i === index ? 0 : -1;
+      panels[i].hidden = i !== index;
+      if (i === index && !panels[i].childElementCount) panels[i].append(build[i]());
+    });
+    if (focus) tabs[index].focus();
+  };
+  ['Model', 'Model Schema'].forEach((label, i) => {
+    const tab = h('button', { type: 'button', role: 'tab', id: `${id}-tab${i}`, 'aria-controls': `${id}-panel${i}`, class: 'qv-tab', 'data-sw-translate': true }, t(label));
+    tab.addEventListener('click', () => select(i));
+    tab.addEventListener('keydown', (e) => {
+      if (e.key === 'ArrowRight' || e.key === 'ArrowLeft') select(1 - i, true);
+    });
+    tabs.push(tab);
+    list.append(tab);
+    panels.push(h('div', { role: 'tabpanel', id: `${id}-panel${i}`, 'aria-labelledby': `${id}-tab${i}`, class: 'qv-tabpanel' }));
+  });
+  box.append(list, ...panels);
+  select(initial === 'model' ? 0 : 1);
+  return box;
+}

@@ -1,0 +1,432 @@
+// The viewer: `new SwaggerUi(options)` then `.load()`. Loads and normalizes the description,
+// renders the page skeleton at once, operations lazily, and wires search, deep links, themes,
+// keyboard navigation and the Authorize panel.
+import { ClientAuthorizations, toAuthorization } from './auth.js';
+import { LEARNED_EVENT, t } from './i18n.js';
+import { LoadError, loadDocument, resolverForObject, type FetchOptions } from './load.js';
+import { markdown } from './markdown.js';
+import { normalize } from './normalize/index.js';
+import type { ApiModel, Operation, Tag } from './normalize/model.js';
+import { resolveOptions, type ResolvedOptions, type ViewerOptions } from './options.js';
+import { authPanel, type OAuthDefaults } from './render/authpanel.js';
+import { h, inChunks, tr } from './render/dom.js';
+import { domId, renderOperation, type OperationView, type RenderContext } from './render/operation.js';
+import { SearchIndex } from './search.js';
+import { validate } from './validate.js';
+
+interface TagView {
+  tag: Tag;
+  element: HTMLLIElement;
+  list: HTMLUListElement;
+  toggleButton: HTMLButtonElement;
+  operations?: OperationView[];
+}
+
+/** What 2.x pages reach as `ui.api`. */
+export interface ApiHandle {
+  url?: string;
+  info?: ApiModel['info'];
+  model?: ApiModel;
+  clientAuthorizations: ClientAuthorizations;
+}
+
+export class SwaggerUi {
+  options: ResolvedOptions;
+  api: ApiHandle;
+  model?: ApiModel;
+  private raw?: unknown;
+  private root!: HTMLElement;
+  private message!: HTMLElement;
+  private content!: HTMLElement;
+  private tagViews: TagView[] = [];
+  private search?: SearchIndex;
+  private searchInput?: HTMLInputElement;
+  private urlInput?: HTMLInputElement;
+  static oauthDefaults: OAuthDefaults = {};
+
+  constructor(options: ViewerOptions = {}) {
+    this.options = resolveOptions(options);
+    this.api = { url: this.options.url, clientAuthorizations: new ClientAuthorizations() };
+    for (const [name, value] of Object.entries(this.options.authorizations)) {
+      const auth = toAuthorization(value);
+      if (auth) this.api.clientAuthorizations.add(name, auth);
+    }
+    window.addEventListener(LEARNED_EVENT, () => {
+      if (this.model) this.render();
+    });
+    window.addEventListener('hashchange', () => this.openDeepLink());
+  }
+
+  /** Where the interface goes: dom / dom_id, else 2.x's usual container, else a new element. */
+  private container(): HTMLElement {
+    const found = this.options.dom ?? document.getElementById(this.options.dom_id) ?? document.getElementById('swagger-ui-container');
+    if (found) return found;
+    const created = h('div', { id: this.options.dom_id });
+    document.body.append(created);
+    return created;
+  }
+
+  private buildShell() {
+    const host = this.container();
+    host.textContent = '';
+    this.root = h('div', { class: 'qv' });
+    const theme = storedTheme();
+    if (theme) this.root.dataset.theme = theme;
+    this.message = h('div', { class: 'qv-message', role: 'status', 'aria-live': 'polite' });
+    this.content = h('main', { class: 'qv-content' });
+    this.root.append(this.topBar(), this.message, this.content);
+    this.root.addEventListener('keydown', (e) => this.arrowKeys(e));
+    host.append(this.root);
+  }
+
+  private topBar(): HTMLElement {
+    const bar = h('header', { class: 'qv-top' });
+    const form = h('form', { class: 'qv-explore', role: 'search', 'aria-label': t('Description address') });
+    // A 2.x page brings its own address box (#input_baseUrl / #explore); use it when present.
+    const pageInput = document.getElementById('input_baseUrl') as HTMLInputElement | null;
+    const { descriptions } = this.options;
+    if (descriptions.length) {
+      const select = h('select', { class: 'qv-descriptions', 'aria-label': t('Select a description') },
+        descriptions.map((d) => h('option', { value: d.url }, d.title ?? d.name ?? d.url)));
+      select.value = this.options.url ?? descriptions[0].url;
+      select.addEventListener('change', () => this.explore(select.value));
+      form.append(select);
+    }
+    if (pageInput) {
+      pageInput.value = this.options.url ?? '';
+      this.urlInput = pageInput;
+      document.getElementById('explore')?.addEventListener('click', (e) => {
+        e.preventDefault();
+        this.explore(pageInput.value);
+      });
+      pageInput.form?.addEventListener('submit', (e) => {
+        e.preventDefault();
+        this.explore(pageInput.value);
+      });
+    } else {
+      const input = h('input', { type: 'text', class: 'qv-url', id: 'qv-url', 'aria-label': t('Description address'), placeholder: t('Address of an OpenAPI description'), 'data-sw-translate': true });
+      input.value = this.options.url ?? '';
+      this.urlInput = input;
+      form.append(input, h('button', { type: 'submit', class: 'qv-button', 'data-sw-translate': true }, t('Explore')));
+      form.addEventListener('submit', (e) => {
+        e.preventDefault();
+        this.explore(input.value);
+      });
+    }
+    const searchInput = h('input', { type: 'search', class: 'qv-search', 'aria-label': t('Search operations'), placeholder: t('Search operations'), 'data-sw-translate': true });
+    let timer: number | undefined;
+    searchInput.addEventListener('input', () => {
+      clearTimeout(timer);
+      timer = window.setTimeout(() => this.applySearch(searchInput.value), 120);
+    });
+    searchInput.addEventListener('keydown', (e) => {
+      if (e.key === 'Escape') {
+        searchInput.value = '';
+        this.applySearch('');
+      }
+    });
+    this.searchInput = searchInput;
+    const authButton = h('button', { type: 'button', class: 'qv-button qv-authorize', 'aria-expanded': 'false', 'data-sw-translate': true }, t('Authorize'));
+    authButton.addEventListener('click', () => {
+      const panel = this.root.querySelector<HTMLElement>('.qv-auth-panel');
+      if (!panel) return;
+      panel.hidden = !panel.hidden;
+      authButton.setAttribute('aria-expanded', String(!panel.hidden));
+      if (!panel.hidden) panel.querySelector<HTMLElement>('input, select')?.focus();
+    });
+    const themeButton = h('button', { type: 'button', class: 'qv-button qv-secondary qv-theme', 'aria-pressed': String(this.isDark()), 'data-sw-translate': true }, t('Dark theme'));
+    themeButton.addEventListener('click', () => {
+      const dark = !this.isDark();
+      this.root.dataset.theme = dark ? 'dark' : 'light';
+      themeButton.setAttribute('aria-pressed', String(dark));
+      try {
+        localStorage.setItem('quartet-viewer-theme', this.root.dataset.theme);
+      } catch {
+        // storage unavailable (file:// in some browsers): the choice lasts for this page
+      }
+    });
+    bar.append(form, searchInput, authButton, themeButton);
+    return bar;
+  }
+
+  private isDark() {
+    if (!this.root) return false;
+    return this.root.dataset.theme ? this.root.dataset.theme === 'dark' : matchMedia('(prefers-color-scheme: dark)').matches;
+  }
+
+  /** Loads another address (address box, selector) and reflects it in ?url=. */
+  explore(url: string) {
+    if (!url) return;
+    this.options.url = url;
+    this.options.spec = undefined;
+    try {
+      const page = new URL(location.href);
+      page.searchParams.set('url', url);
+      page.hash = '';
+      history.replaceState(null, '', page.href);
+    } catch {
+      // file:// pages without history support keep their address
+    }
+    void this.load();
+  }
+
+  private fetchOptions(): FetchOptions {
+    const pending = { headers: {} as Record<string, string>, query: [] as [string, string][] };
+    this.api.clientAuthorizations.applyAll(pending);
+    return pending;
+  }
+
+  async load(): Promise<void> {
+    if (!this.root || !this.root.isConnected) this.buildShell();
+    const { url, spec } = this.options;
+    this.content.textContent = '';
+    this.tagViews = [];
+    this.model = undefined;
+    try {
+      let resolver;
+      if (spec && typeof spec === 'object') {
+        resolver = await resolverForObject(spec, url ? new URL(url, document.baseURI).href : document.baseURI, this.fetchOptions());
+      } else if (url) {
+        const absolute = new URL(url, document.baseURI).href;
+        this.setMessage(`${t('fetching resource list')}: ${absolute}`);
+        resolver = await loadDocument(absolute, this.fetchOptions());
+      } else {
+        this.setMessage(t('Enter the address of an OpenAPI description and press Explore.'));
+        return;
+      }
+      this.raw = resolver.root;
+      this.setMessage(t('Finished Loading Resource Information. Rendering Swagger UI'));
+      this.model = await normalize(resolver, this.fetchOptions());
+      this.api.model = this.model;
+      this.api.info = this.model.info;
+      this.api.url = resolver.baseUrl;
+      this.render();
+      this.setMessage('');
+      this.options.onComplete?.(this.api, this);
+      (window as any).SwaggerTranslator?.translate?.();
+    } catch (error) {
+      const message = error instanceof LoadError ? error.message : `${t('Unable to read api')}: ${(error as Error)?.message ?? String(error)}`;
+      this.setMessage(message, true);
+      this.options.onFailure?.(message);
+    }
+  }
+
+  private setMessage(text: string, failure = false) {
+    this.message.textContent = text;
+    this.message.classList.toggle('qv-failure', failure);
+    this.message.setAttribute('role', failure ? 'alert' : 'status');
+    this.message.hidden = !text;
+  }
+
+  private render() {
+    const model = this.model!;
+    this.content.textContent = '';
+    this.tagViews = [];
+    this.search = new SearchIndex(model.tags.flatMap((tag) => tag.operations));
+    const ctx = this.contextFor();
+    this.content.append(this.infoSection(model));
+    const redirect = this.options.oauth2RedirectUrl ?? new URL('oauth2-redirect.html', document.baseURI).href;
+    this.content.append(authPanel(model, this.api.clientAuthorizations, redirect, SwaggerUi.oauthDefaults));
+
+    const tags = [...model.tags];
+    if (this.options.apisSorter) tags.sort(this.options.apisSorter);
+    const list = h('ul', { class: 'qv-resources', 'aria-label': t('Resources') });
+    for (const tag of tags) {
+      const view = this.tagView(tag, ctx);
+      this.tagViews.push(view);
+      list.append(view.element);
+    }
+    this.content.append(list);
+    this.content.append(h('footer', { class: 'qv-footer' }, `[ ${t('base url')}: ${model.servers[0] ?? ''} , ${t('api version')}: ${model.info.version} ]`));
+
+    const expansion = this.options.docExpansion;
+    if (expansion !== 'none') {
+      for (const view of this.tagViews) this.toggleTag(view, ctx, true);
+      if (expansion === 'full') {
+        const all = this.tagViews.flatMap((v) => v.operations ?? []);
+        // Visible and interactive at once; bodies fill in during idle time.
+        void inChunks(all, (op) => op.toggle(true));
+      }
+    }
+    this.openDeepLink();
+    setTimeout(() => this.runValidation(), 0);
+  }
+
+  private infoSection(model: ApiModel): HTMLElement {
+    const info = model.info;
+    const section = h('section', { class: 'qv-info', 'aria-label': t('API information') });
+    section.append(h('h1', { class: 'qv-title' }, info.title || t('Untitled API'), ' ', h('span', { class: 'qv-version' }, info.version), ' ', h('span', { class: 'qv-spec-version' }, `OAS ${model.specVersion}`)));
+    if (info.description) section.append(h('div', { class: 'qv-markdown qv-description' }, markdown(info.description)));
+    const links = h('ul', { class: 'qv-info-links' });
+    if (info.termsOfService) links.append(h('li', null, h('a', { href: info.termsOfService, rel: 'noopener noreferrer', target: '_blank', 'data-sw-translate': true }, t('Terms of service'))));
+    if (info.contact?.name) links.append(h('li', null, tr('Created by'), ` ${info.contact.name}`));
+    if (info.contact?.url) links.append(h('li', null, tr('See more at'), ' ', h('a', { href: info.contact.url, rel: 'noopener noreferrer', target: '_blank' }, info.contact.url)));
+    if (info.contact?.email) links.append(h('li', null, h('a', { href: `mailto:${info.contact.email}`, 'data-sw-translate': true }, t('Contact the developer'))));
+    if (info.license?.name) links.append(h('li', null, info.license.url ? h('a', { href: info.license.url, rel: 'noopener noreferrer', target: '_blank' }, info.license.name) : info.license.name));
+    if (model.externalDocs) links.append(h('li', null, h('a', { href: model.externalDocs.url, rel: 'noopener noreferrer', target: '_blank' }, model.externalDocs.description ?? model.externalDocs.url)));
+    if (links.childElementCount) section.append(links);
+    section.append(h('p', { class: 'qv-muted' }, `${t('base url')}: `, h('code', null, model.servers[0] ?? '')));
+    const badge = this.validatorBadge(model);
+    if (badge) section.append(badge);
+    section.append(h('details', { class: 'qv-validation' }, h('summary', { 'data-sw-translate': true }, t('Validation')), h('p', { class: 'qv-muted' }, t('Checking…'))));
+    return section;
+  }
+
+  /** The online validator's badge: 2.0 descriptions fetched from a non-local address only. */
+  private validatorBadge(model: ApiModel): HTMLElement | undefined {
+    const validator = this.options.validatorUrl;
+    const specUrl = this.api.url;
+    if (!validator || !specUrl || model.specVersion !== '2.0' || this.options.spec) return undefined;
+    let host: string;
+    try {
+      const parsed = new URL(specUrl);
+      if (!/^https?:$/.test(parsed.protocol)) return undefined;
+      host = parsed.hostname;
+    } catch {
+      return undefined;
+    }
+    if (/^(localhost|127\.\d+\.\d+\.\d+|\[::1\]|::1)$/.test(host)) return undefined;
+    const encoded = encodeURIComponent(specUrl);
+    return h('a', { class: 'qv-validator-badge', href: `${validator}/debug?url=${encoded}`, target: '_blank', rel: 'noopener noreferrer' },
+      h('img', { src: `${validator}?url=${encoded}`, alt: t('Online validator badge') }));
+  }
+
+  private runValidation() {
+    const panel = this.content.querySelector<HTMLDetailsElement>('.qv-validation');
+    if (!panel || !this.model) return;
+    const findings = validate(this.model, this.raw);
+    const errors = findings.filter((f) => f.level === 'error').length;
+    const summary = panel.querySelector('summary')!;
+    summary.textContent = `${t('Validation')}: ${errors} ${t('errors')}, ${findings.length - errors} ${t('warnings')}`;
+    panel.classList.toggle('qv-invalid-spec', errors > 0);
+    const body = findings.length
+      ? h('ul', null, findings.slice(0, 500).map((f) => h('li', { class: `qv-${f.level}` }, h('code', null, f.where), ` ${f.message}`)))
+      : h('p', null, t('No problems found.'));
+    panel.replaceChild(body, panel.lastElementChild!);
+  }
+
+  private tagView(tag: Tag, ctx: RenderContext): TagView {
+    const listId = `resource-${tag.name}-ops`.replace(/[^A-Za-z0-9_-]/g, '_');
+    const toggleButton = h('button', { type: 'button', class: 'qv-tag-toggle', 'aria-expanded': 'false', 'aria-controls': listId }, tag.name);
+    const list = h('ul', { class: 'qv-ops', id: listId, hidden: true, 'aria-label': tag.name });
+    const actions = h('span', { class: 'qv-tag-actions' });
+    const element = h('li', { class: 'qv-tag', id: `resource_${tag.name}`.replace(/[^A-Za-z0-9_-]/g, '_') },
+      h('div', { class: 'qv-tag-head' }, h('h2', null, toggleButton), tag.description ? h('span', { class: 'qv-tag-desc' }, markdown(tag.description, true)) : '', actions),
+      list,
+    );
+    const view: TagView = { tag, element, list, toggleButton };
+    const action = (label: string, run: () => void) => {
+      const button = h('button', { type: 'button', class: 'qv-link', 'data-sw-translate': true, 'aria-label': `${t(label)}: ${tag.name}` }, t(label));
+      button.addEventListener('click', run);
+      actions.append(button);
+    };
+    action('Show/Hide', () => this.toggleTag(view, ctx));
+    action('List Operations', () => {
+      this.toggleTag(view, ctx, true);
+      view.operations!.forEach((op) => op.toggle(false));
+    });
+    action('Expand Operations', () => {
+      this.toggleTag(view, ctx, true);
+      void inChunks(view.operations!, (op) => op.toggle(true));
+    });
+    toggleButton.addEventListener('click', () => this.toggleTag(view, ctx));
+    return view;
+  }
+
+  /** Opens or closes a tag; its operation list is built the first time it opens. */
+  private toggleTag(view: TagView, ctx: RenderContext, open = view.list.hidden) {
+    if (open && !view.operations) {
+      const ops = [...view.tag.operations];
+      if (this.options.operationsSorter) ops.sort(this.options.operationsSorter);
+      view.operations = ops.map((op) => renderOperation(op, ctx));
+      const fragment = document.createDocumentFragment();
+      for (const op of view.operations) fragment.append(op.element);
+      view.list.append(fragment);
+    }
+    view.list.hidden = !open;
+    view.toggleButton.setAttribute('aria-expanded', String(open));
+    view.element.classList.toggle('qv-open', open);
+  }
+
+  private contextFor(): RenderContext {
+    const model = this.model!;
+    return { model, options: this.options, auth: this.api.clientAuthorizations, schemeNames: new Set(Object.keys(model.securitySchemes)), onToggle: (op, open) => this.rememberLink(op, open) };
+  }
+
+  private applySearch(query: string) {
+    if (!this.search) return;
+    const matches = this.search.match(query);
+    const ctx = this.contextFor();
+    let count = 0;
+    for (const view of this.tagViews) {
+      if (!matches) {
+        view.element.hidden = false;
+        view.operations?.forEach((op) => (op.element.hidden = false));
+        continue;
+      }
+      const any = view.tag.operations.some((op) => matches.has(op));
+      view.element.hidden = !any;
+      if (!any) continue;
+      this.toggleTag(view, ctx, true);
+      for (const op of view.operations!) {
+        op.element.hidden = !matches.has(op.op);
+        if (!op.element.hidden) count++;
+      }
+    }
+    this.setMessage(matches ? `${count} ${t('operations match')} "${query}"` : '');
+  }
+
+  private rememberLink(op: Operation, open: boolean) {
+    const hash = open ? `#!/${encodeURIComponent(op.tag)}/${encodeURIComponent(op.id)}` : `#!/${encodeURIComponent(op.tag)}`;
+    try {
+      history.replaceState(null, '', hash);
+    } catch {
+      // ignore: deep links are a convenience
+    }
+  }
+
+  /** `#!/Tag` opens a tag; `#!/Tag/operationId` opens and scrolls to an operation. */
+  private openDeepLink() {
+    const match = /^#!\/([^/]+)(?:\/(.+))?$/.exec(location.hash);
+    if (!match || !this.model) return;
+    const [tagName, opId] = [decodeURIComponent(match[1]), match[2] ? decodeURIComponent(match[2]) : undefined];
+    const view = this.tagViews.find((v) => v.tag.name === tagName);
+    if (!view) return;
+    this.toggleTag(view, this.contextFor(), true);
+    const target = opId ? view.operations!.find((o) => o.op.id === opId) : undefined;
+    if (target) {
+      target.toggle(true);
+      target.element.scrollIntoView({ block: 'start' });
+      target.element.querySelector<HTMLElement>('.qv-op-head')?.focus({ preventScroll: true });
+    } else view.element.scrollIntoView({ block: 'start' });
+  }
+
+  /** Up/Down move between tag and operation headings; "/" jumps to search. */
+  private arrowKeys(event: KeyboardEvent) {
+    const target = event.target as HTMLElement;
+    if (event.key === '/' && !/INPUT|TEXTAREA|SELECT/.test(target.tagName)) {
+      event.preventDefault();
+      this.searchInput?.focus();
+      return;
+    }
+    if ((event.key !== 'ArrowDown' && event.key !== 'ArrowUp') || !target.matches('.qv-op-head, .qv-tag-toggle')) return;
+    const heads = Array.from(this.root.querySelectorAll<HTMLElement>('.qv-op-head, .qv-tag-toggle')).filter((el) => el.offsetParent !== null);
+    const index = heads.indexOf(target);
+    const next = heads[index + (event.key === 'ArrowDown' ? 1 : -1)];
+    if (next) {
+      event.preventDefault();
+      next.focus();
+    }
+  }
+}
+
+function storedTheme(): string | undefined {
+  try {
+    const value = localStorage.getItem('quartet-viewer-theme');
+    return value === 'dark' || value === 'light' ? value : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+export { domId };
