@@ -20,7 +20,7 @@ export interface FaultChange extends FaultSettings {
 }
 
 export interface Listener {
-  stop(): void;
+  stop(): Promise<void>;
   start(): Promise<void>;
 }
 
@@ -48,7 +48,7 @@ export class Faults {
     if (this.timer) clearTimeout(this.timer);
     this.timer = forMs ? setTimeout(() => void this.clear(), forMs).unref() : undefined;
     const down = Boolean(this.settings.down);
-    if (down && !wasDown) this.listener.stop();
+    if (down && !wasDown) await this.listener.stop();
     if (!down && wasDown) await this.listener.start();
   }
 

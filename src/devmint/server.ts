@@ -63,7 +63,11 @@ export function buildApp(core: MintCore, faults: Faults, options: { logger?: boo
 
   // Faults: on /v1 only, so that the dev routes can always switch them off again.
   app.addHook('onRequest', async (request, reply) => {
-    if (!request.url.startsWith('/v1/')) return;
+    if (!request.url.startsWith('/v1/')) {
+      // No keep-alive on dev routes: a connection pooled from /dev/faults must not outlive `down`.
+      reply.header('connection', 'close');
+      return;
+    }
     const { delayMs, lie } = faults.current;
     if (delayMs) await new Promise((resolve) => setTimeout(resolve, delayMs));
     if (lie) return reply.code(200).type('application/json').send(faults.nextLie());
@@ -214,10 +218,12 @@ export function listener(app: FastifyInstance, address: { port: number; host: st
   let listening = true;
   return {
     isListening: () => listening,
-    stop() {
+    async stop() {
       listening = false;
       app.server.close();
       for (const socket of sockets) socket.destroy();
+      // Let clients in this process see their pooled connections close before the next request.
+      await new Promise((resolve) => setTimeout(resolve, 20));
     },
     start() {
       listening = true;

@@ -1,0 +1,115 @@
+// The fault switch: each mode behaves as documented, and the books stay right under it.
+import { getEncodedToken, Wallet } from '@cashu/cashu-ts';
+import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
+import { startDevMint, type DevMint } from '../../src/devmint/index.js';
+import { http, mintProofs, outputs, states, total, walletFor, wire } from './helpers.js';
+
+async function networkError(promise: Promise<unknown>): Promise<string> {
+  const error = await promise.then(() => undefined, (e: unknown) => e);
+  if (!(error instanceof Error)) throw new Error('expected a network error, the request succeeded');
+  const cause = (error as Error & { cause?: { code?: string } }).cause;
+  return cause?.code ?? error.message;
+}
+
+describe('dev mint faults', () => {
+  let mint: DevMint;
+  beforeAll(async () => {
+    mint = await startDevMint();
+  });
+  afterEach(() => mint.faults.clear());
+  afterAll(() => mint.close());
+
+  test('down: connections refused, open keep-alive connections cut; back at the same URL after clear()', async () => {
+    const wallet = await walletFor(mint); // holds a keep-alive connection now
+    await mint.faults.set({ down: true });
+    expect(await networkError(fetch(`${mint.url}/v1/info`))).toBe('ECONNREFUSED');
+    await expect(wallet.createMintQuoteBolt11(5)).rejects.toThrow();
+    await mint.faults.clear();
+    expect((await fetch(`${mint.url}/v1/info`)).status).toBe(200);
+    expect((await wallet.createMintQuoteBolt11(5)).state).toBe('UNPAID');
+  });
+
+  test('down with forMs comes back by itself', async () => {
+    await mint.faults.set({ down: true, forMs: 200 });
+    expect(await networkError(fetch(`${mint.url}/v1/keys`))).toBe('ECONNREFUSED');
+    await expect.poll(() => fetch(`${mint.url}/v1/keys`).then((r) => r.status, () => 0), { timeout: 3000 }).toBe(200);
+    expect(mint.faults.current).toEqual({});
+  });
+
+  test('delayMs slows the NUT routes, not the dev routes', async () => {
+    await mint.faults.set({ delayMs: 300 });
+    let started = Date.now();
+    expect((await http(mint, 'GET', '/v1/keysets')).status).toBe(200);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(290);
+    started = Date.now();
+    expect((await http(mint, 'GET', '/dev/faults')).body).toEqual({ delayMs: 300 });
+    expect(Date.now() - started).toBeLessThan(250);
+  });
+
+  test('failSwaps: 500 before doing anything, the proofs stay unspent', async () => {
+    const proofs = await mintProofs(await walletFor(mint), mint, 16);
+    await mint.faults.set({ failSwaps: true });
+    const response = await http(mint, 'POST', '/v1/swap', { inputs: wire(proofs), outputs: outputs(mint.keysetId(), [16]).wire });
+    expect(response.status).toBe(500);
+    expect(response.body).toEqual({ detail: expect.any(String), code: 0 });
+    expect(await states(mint, proofs)).toEqual(['UNSPENT']);
+    await mint.faults.clear();
+    expect((await http(mint, 'POST', '/v1/swap', { inputs: wire(proofs), outputs: outputs(mint.keysetId(), [16]).wire })).status).toBe(200);
+  });
+
+  test('loseSwapResponses: the swap happens, the answer never comes; the same outputs are then refused (11003)', async () => {
+    const proofs = await mintProofs(await walletFor(mint), mint, 8);
+    const made = outputs(mint.keysetId(), [8]);
+    await mint.faults.set({ loseSwapResponses: true });
+    expect(await networkError(http(mint, 'POST', '/v1/swap', { inputs: wire(proofs), outputs: made.wire }))).toMatch(/ECONNRESET|UND_ERR_SOCKET|other side closed/);
+    await mint.faults.clear();
+    expect(await states(mint, proofs)).toEqual(['SPENT']);
+    const retry = await http(mint, 'POST', '/v1/swap', { inputs: wire(proofs), outputs: made.wire });
+    expect(retry.body.code).toBe(11001);
+  });
+
+  test('lie: 200 with nonsense instead of answers, nothing done; the wallet notices', async () => {
+    const wallet = await walletFor(mint);
+    const proofs = await mintProofs(wallet, mint, 32);
+    await mint.faults.set({ lie: true });
+    const bodies = new Set<string>();
+    for (let i = 0; i < 5; i++) {
+      const response = await http(mint, 'POST', '/v1/swap', { inputs: wire(proofs), outputs: outputs(mint.keysetId(), [32]).wire });
+      expect(response.status).toBe(200);
+      expect(Array.isArray(response.body?.signatures) && response.body.signatures.length === 1 && typeof response.body.signatures[0].C_ === 'string' && /^0[23]/.test(response.body.signatures[0].C_)).toBe(false);
+      bodies.add(response.text);
+    }
+    expect(bodies.size).toBe(5);
+    await expect(new Wallet(mint.url).loadMint()).rejects.toThrow();
+    await expect((await Promise.resolve(wallet)).receive(getEncodedToken({ mint: mint.url, proofs, unit: 'sat' }))).rejects.toThrow();
+    await mint.faults.clear();
+    expect(await states(mint, proofs)).toEqual(['UNSPENT']);
+  });
+
+  test('set() merges, clear() resets; the dev routes drive the same switch', async () => {
+    await mint.faults.set({ delayMs: 10 });
+    await mint.faults.set({ failSwaps: true });
+    expect(mint.faults.current).toEqual({ delayMs: 10, failSwaps: true });
+    await mint.faults.set({ delayMs: 0 });
+    expect(mint.faults.current).toEqual({ failSwaps: true });
+    expect((await http(mint, 'DELETE', '/dev/faults')).body).toEqual({});
+    expect((await http(mint, 'POST', '/dev/faults', { lie: true })).status).toBe(200);
+    expect(mint.faults.current).toEqual({ lie: true });
+    expect((await http(mint, 'POST', '/dev/faults', { down: true })).status).toBe(400); // nothing could bring it back
+    expect((await http(mint, 'POST', '/dev/faults', { down: true, forMs: 300 })).status).toBe(200);
+    expect(await networkError(fetch(`${mint.url}/v1/keys`))).toBe('ECONNREFUSED');
+    await expect.poll(() => fetch(`${mint.url}/dev/faults`).then((r) => r.json(), () => 'down'), { timeout: 3000 }).toEqual({});
+  });
+
+  test('mintToken works again once the faults are cleared', async () => {
+    const token = await mint.mintToken(21);
+    expect(total((await (await walletFor(mint)).receive(token)))).toBe(21);
+  });
+});
+
+test('close() while down does not hang', async () => {
+  const mint = await startDevMint();
+  await mint.faults.set({ down: true });
+  await mint.close();
+  expect(await networkError(fetch(`${mint.url}/v1/info`))).toBe('ECONNREFUSED');
+});
