@@ -148,7 +148,14 @@ export class MintClient {
 
   /** NUT-03: exchanges the inputs for blind signatures on the outputs, in output order. */
   async swap(inputs: WireProof[], outputs: BlindedMessage[]): Promise<BlindSignature[]> {
-    const body = await this.request('POST', '/v1/swap', { inputs, outputs });
+    let body: unknown;
+    try {
+      body = await this.request('POST', '/v1/swap', { inputs, outputs });
+    } catch (error) {
+      // A refusal may come from a rotated keyset or changed fees: read them again next time.
+      if (error instanceof MintRejectedError) this.keysetsCache = null;
+      throw error;
+    }
     return this.signatures(field(body, 'signatures'), outputs.length);
   }
 

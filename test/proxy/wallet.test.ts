@@ -128,6 +128,38 @@ describe.each(databaseKinds)('wallet routes on %s', (kind) => {
     expect(await receiveAtMint(mint.url, fresh[0].body.token)).toBe(40);
   });
 
+  it('mint down: top-up 503 with the token untouched, redeemable once the mint is back', async () => {
+    const key = await openAccount(base, await mint.mintToken(5));
+    const token = await mint.mintToken(13);
+    await mint.faults.set({ down: true });
+    try {
+      const down = await topup(base, key, token);
+      expect(down.status).toBe(503);
+      expect(down.body.error).toMatchObject({ code: 'mint_unreachable', type: 'api_error' });
+      expect(down.body.error.message).toMatch(/unreachable/);
+    } finally {
+      await mint.faults.set({ down: false });
+    }
+    const later = await topup(base, key, token);
+    expect(later.status).toBe(200);
+    expect(later.body).toMatchObject({ msats: 13_000, balance: 18_000 });
+  });
+
+  it('mint down: refund 503 and the debit is given back', async () => {
+    const key = await openAccount(base, await mint.mintToken(6));
+    await mint.faults.set({ down: true });
+    try {
+      const down = await refund(base, key);
+      expect(down.status).toBe(503);
+      expect((await info(base, key)).body).toMatchObject({ balance: 6_000, available: 6_000 });
+    } finally {
+      await mint.faults.set({ down: false });
+    }
+    const later = await refund(base, key);
+    expect(later.status).toBe(200);
+    expect(await receiveAtMint(mint.url, later.body.token)).toBe(6);
+  });
+
   describe('authorization', () => {
     it('missing header: FastAPI 422', async () => {
       for (const [method, path] of [['GET', '/v1/wallet/'], ['POST', '/v1/wallet/refund'], ['POST', '/v1/wallet/topup?ecash_token=x']]) {

@@ -1,0 +1,124 @@
+// The wallet against a misbehaving mint: slow, failing, lying, answers lost; a rotated keyset
+// (mint down: wallet.test.ts, where nothing stands between the node and the mint). Money must end where it belongs: credited once, or the token untouched.
+import { getDecodedToken, getEncodedToken } from '@cashu/cashu-ts';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { startDevMint, type DevMint } from '../../src/devmint/index.js';
+import { databaseKinds } from '../support/databases.js';
+import { startTestServer, type TestServer } from '../support/server.js';
+import { startRestoreGateway, type RestoreGateway } from './fixtures/wallet-restore-gateway.js';
+import { info, openAccount, receiveAtMint, refund, topup, waitFor } from './wallet-helpers.js';
+
+/** The same proofs, naming another URL of the same mint (the gateway in front of it). */
+function renamed(token: string, mintUrl: string, keysetIds: string[]): string {
+  const decoded = getDecodedToken(token, keysetIds);
+  return getEncodedToken({ ...decoded, mint: mintUrl });
+}
+
+describe.each(databaseKinds)('wallet against a misbehaving mint on %s', (kind) => {
+  let mint: DevMint;
+  let gateway: RestoreGateway;
+  let server: TestServer;
+  let base: string;
+  const token = async (amount: number) => renamed(await mint.mintToken(amount), gateway.url, [mint.keysetId()]);
+
+  beforeAll(async () => {
+    mint = await startDevMint({ unit: 'sat', inputFeePpk: 0, port: 0 });
+    gateway = await startRestoreGateway(mint.url);
+    server = await startTestServer(kind, {
+      env: { SERVICES: 'proxy', PROXY_MINTS: gateway.url, PROXY_MINT_TIMEOUT_MS: '600', PROXY_RECOVERY_INTERVAL_MS: '200' },
+    });
+    base = server.url;
+  });
+  afterEach(async () => {
+    await mint.faults.clear();
+    gateway.faults.loseSwapAnswers = false;
+    gateway.faults.holdSwaps = false;
+  });
+  afterAll(async () => {
+    await server?.close();
+    await gateway?.close();
+    await mint?.close();
+  });
+
+  it('a swap whose answer is lost is finished at once from the journal (checkstate + restore)', async () => {
+    const key = await openAccount(base, await token(5));
+    gateway.faults.loseSwapAnswers = true;
+    const answer = await topup(base, key, await token(34));
+    expect(answer.status).toBe(200);
+    expect(answer.body).toMatchObject({ msats: 34_000, balance: 39_000 });
+  });
+
+  it('a slow mint: 503 pending, then credited exactly once by the background recovery', async () => {
+    const key = await openAccount(base, await token(5));
+    await mint.faults.set({ delayMs: 900 });
+    const t = await token(8);
+    const slow = await topup(base, key, t);
+    expect(slow.status).toBe(503);
+    expect(slow.body.error.code).toBe('redemption_pending');
+    await mint.faults.set({ delayMs: 0 });
+    await waitFor('the pending top-up to be credited', async () => (await info(base, key)).body.balance === 13_000);
+    const retry = await topup(base, key, t);
+    expect(retry.status).toBe(400);
+    expect((await info(base, key)).body.balance).toBe(13_000);
+  });
+
+  it('failing swaps (500): pending, and a retry of the same request finishes it', async () => {
+    const key = await openAccount(base, await token(5));
+    await mint.faults.set({ failSwaps: true });
+    const t = await token(16);
+    const failed = await topup(base, key, t);
+    expect(failed.status).toBe(503);
+    await mint.faults.set({ failSwaps: false });
+    const retry = await topup(base, key, t);
+    if (retry.status === 200) expect(retry.body).toMatchObject({ msats: 16_000, balance: 21_000 });
+    else expect(retry.status).toBe(400); // the recovery loop was quicker
+    await waitFor('the balance', async () => (await info(base, key)).body.balance === 21_000);
+  });
+
+  it('a lying mint: nothing credited, the token still good afterwards', async () => {
+    const key = await openAccount(base, await token(5));
+    const t = await token(9);
+    await mint.faults.set({ lie: true });
+    for (let i = 0; i < 5; i++) {
+      const answer = await topup(base, key, t);
+      expect([502, 503]).toContain(answer.status);
+    }
+    expect((await info(base, key)).body.balance).toBe(5_000);
+    await mint.faults.set({ lie: false });
+    await waitFor('the token to be credited once the mint is honest', async () => {
+      const answer = await topup(base, key, t);
+      return answer.status === 200 || (await info(base, key)).body.balance === 14_000;
+    });
+    expect((await info(base, key)).body.balance).toBe(14_000);
+  });
+
+  it('refund: a mint refusing the swap gives the debit back', async () => {
+    const key = await openAccount(base, await token(20));
+    // Opening the account cached the mint's keysets; the rotation makes the cached active
+    // keyset inactive, so the refund's outputs are refused (the client then reads them again).
+    mint.rotateKeyset();
+    const refused = await refund(base, key);
+    expect(refused.status).toBe(502);
+    expect(refused.body.error.code).toBe('mint_refused');
+    expect((await info(base, key)).body).toMatchObject({ balance: 20_000, available: 20_000 });
+    const retry = await refund(base, key);
+    expect(retry.status).toBe(200);
+    expect(await receiveAtMint(gateway.url, retry.body.token)).toBe(20);
+  });
+
+  it('refund: an answer lost on the way is fetched again by the next call', async () => {
+    const key = await openAccount(base, await token(11));
+    await mint.faults.set({ failSwaps: true });
+    const pending = await refund(base, key);
+    expect(pending.status).toBe(503);
+    expect(pending.body.error.code).toBe('issue_pending');
+    expect((await info(base, key)).body.balance).toBe(0);
+    await mint.faults.set({ failSwaps: false });
+    const fetched = await waitFor('the refund token', async () => {
+      const answer = await refund(base, key);
+      return answer.status === 200 ? answer : null;
+    });
+    expect(fetched.body).toMatchObject({ msats: 11_000, repeated: true });
+    expect(await receiveAtMint(gateway.url, fetched.body.token)).toBe(11);
+  });
+});
