@@ -79,12 +79,12 @@ const CASES: Case[] = [
   { name: 'reset with both proofs', method: 'PUT', path: '/api/users/forgotpassword', json: { email: person.email, password: 'new password words', token: 'x', current_password: 'y' }, status: 400, field: 'current_password' },
   { name: 'reset request with unknown field', method: 'POST', path: '/api/users/forgotpassword/request', json: { email: person.email, password: 'x' }, status: 400, field: 'password' },
   // photo update
-  { name: 'photo that is not a data URL', method: 'PUT', path: '/api/users/update', json: (c) => update(c, 'hello'), status: 400, field: 'photo' },
-  { name: 'photo of type text/plain', method: 'PUT', path: '/api/users/update', json: (c) => update(c, dataUrl('text/plain', Buffer.from('hello world'))), status: 415 },
-  { name: 'photo declared PNG holding a GIF', method: 'PUT', path: '/api/users/update', json: (c) => update(c, dataUrl('image/png', IMAGES.gif)), status: 415, code: 'image_type_mismatch' },
-  { name: 'photo that is HTML in disguise', method: 'PUT', path: '/api/users/update', json: (c) => update(c, dataUrl('image/png', Buffer.from('<script>alert(1)</script>'))), status: 415 },
-  { name: 'photo too large (JSON)', method: 'PUT', path: '/api/users/update', json: (c) => update(c, dataUrl('image/png', Buffer.concat([IMAGES.png, Buffer.alloc(PHOTO_MAX)]))), status: 413 },
-  { name: 'photo as a number', method: 'PUT', path: '/api/users/update', json: (c) => update(c, 42), status: 400, field: 'photo' },
+  { name: 'photo that is not a data URL', method: 'PUT', path: '/api/users/update', json: (c: Ctx) => update(c, 'hello'), status: 400, field: 'photo' },
+  { name: 'photo of type text/plain', method: 'PUT', path: '/api/users/update', json: (c: Ctx) => update(c, dataUrl('text/plain', Buffer.from('hello world'))), status: 415 },
+  { name: 'photo declared PNG holding a GIF', method: 'PUT', path: '/api/users/update', json: (c: Ctx) => update(c, dataUrl('image/png', IMAGES.gif)), status: 415, code: 'image_type_mismatch' },
+  { name: 'photo that is HTML in disguise', method: 'PUT', path: '/api/users/update', json: (c: Ctx) => update(c, dataUrl('image/png', Buffer.from('<script>alert(1)</script>'))), status: 415 },
+  { name: 'photo too large (JSON)', method: 'PUT', path: '/api/users/update', json: (c: Ctx) => update(c, dataUrl('image/png', Buffer.concat([IMAGES.png, Buffer.alloc(PHOTO_MAX)]))), status: 413 },
+  { name: 'photo as a number', method: 'PUT', path: '/api/users/update', json: (c: Ctx) => update(c, 42), status: 400, field: 'photo' },
   {
     name: 'photo too large (multipart)', method: 'PUT', path: '/api/users/update', status: 413,
     form: (c) => form(c, [['email', c.user.email], ['password', c.user.password], ['photo', new Blob([IMAGES.png, Buffer.alloc(PHOTO_MAX)], { type: 'image/png' }), 'big.png']]),
