@@ -69,7 +69,11 @@ async function bootstrapAdmin(context: ServiceContext, accounts: Accounts, log: 
     await accounts.register({ email: admin.email, password: admin.password, username: admin.username, first_name: 'Admin', last_name: 'Admin' }, 'admin');
     log.info('created the bootstrap admin from USERS_ADMIN_EMAIL');
   } catch (error) {
-    if (error instanceof HttpError && error.status === 409) return; // another process was first
+    if (error instanceof HttpError && error.status === 409) {
+      // Either another process created it first, or the username belongs to someone else.
+      if (!(await accounts.store.credentialsByEmail(admin.email))) log.error('USERS_ADMIN_USERNAME is taken by another account; the bootstrap admin was not created');
+      return;
+    }
     if (error instanceof HttpError) throw new ConfigError('USERS_ADMIN_PASSWORD', error.message);
     throw error;
   }
