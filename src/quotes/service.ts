@@ -1,11 +1,28 @@
 // Area C: translation quotations, OneSky Platform API conventions, under /1.
 import { errorHandlerFor, oneSkyStyle } from '../http/errors.js';
 import type { ServiceDefinition } from '../services.js';
+import { ImportQueue } from './jobs.js';
+import { registerQuoteRoutes } from './routes.js';
 
 export const service: ServiceDefinition = {
   name: 'quotes',
-  openapi: { title: 'quartet quotation API', version: '1' },
-  async register(app) {
+  openapi: {
+    title: 'quartet quotation API',
+    version: '1',
+    description: 'OneSky Platform API compatible: projects, localization files, phrase states, quotations and orders. Sign requests with api_key, timestamp and dev_hash = md5(timestamp + api_secret), or send an area B bearer token.',
+    securitySchemes: {
+      oneSkyKey: { type: 'apiKey', in: 'query', name: 'api_key' },
+      oneSkyTimestamp: { type: 'apiKey', in: 'query', name: 'timestamp' },
+      oneSkyHash: { type: 'apiKey', in: 'query', name: 'dev_hash' },
+      bearer: { type: 'http', scheme: 'bearer' },
+    },
+  },
+  async register(app, context) {
     app.setErrorHandler(errorHandlerFor(oneSkyStyle));
+    const queue = new ImportQueue(context.db, context.config.quotes, app.log);
+    await registerQuoteRoutes(app, context, queue);
+    // Start the worker once the app is ready, and stop it before the database closes.
+    app.addHook('onReady', async () => queue.start());
+    app.addHook('preClose', async () => queue.close());
   },
 };

@@ -1,0 +1,167 @@
+// One import: parse the uploaded bytes in their format, then apply them in ONE transaction
+// (strings or translations, file totals, state counts, the task's status), so a file is either
+// fully imported or not at all.
+import { sql, type Insertable, type Kysely, type Transaction } from 'kysely';
+import type { DB } from '../db/schema.js';
+import type { QuoteStringRow, QuoteTranslationRow } from './tables.js';
+import { FORMATS, FormatError, isFileFormat, type ParsedUnit } from './formats/index.js';
+import { countWords } from './wordcount.js';
+import { addTargetLocales, chunks, countedLocales, findFile, recountFileLocale, type ImportRow } from './store.js';
+
+/** Failures whose message is meant for the uploader (anything else is logged, not shown). */
+export class ImportError extends Error {}
+
+export interface ImportOutcome {
+  strings: number;
+  words: number;
+}
+
+/** A file name must be a plain name: no directories, no control characters. */
+export function fileNameProblem(name: string): string | null {
+  if (!name || !name.trim()) return 'the file has no name';
+  if (name.length > 255) return 'the file name is longer than 255 characters';
+  if (/[\\/]/.test(name) || name === '.' || name === '..') return `the file name "${name.slice(0, 80)}" contains a path; upload a plain file name`;
+  if (/[\u0000-\u001f\u007f]/.test(name)) return 'the file name contains control characters';
+  return null;
+}
+
+function wordsOf(unit: Pick<ParsedUnit, 'source' | 'sourcePlural'>): number {
+  return countWords(unit.source) + (unit.sourcePlural ? countWords(unit.sourcePlural) : 0);
+}
+
+export async function runImport(db: Kysely<DB>, job: ImportRow, payload: Buffer, now: () => number): Promise<ImportOutcome> {
+  if (!isFileFormat(job.format)) throw new ImportError(`unknown file_format ${job.format}`);
+  const parsed = FORMATS[job.format].parse(payload);
+  if (parsed.units.length === 0) throw new ImportError(`no strings found: is this really a ${job.format} file?`);
+  return db.transaction().execute(async (trx) => {
+    const project = await trx.selectFrom('quote_projects').select(['id', 'base_locale']).where('id', '=', job.project_id).executeTakeFirst();
+    if (!project) throw new ImportError('the project was deleted');
+    const at = now();
+    const outcome =
+      job.locale === project.base_locale
+        ? await importSource(trx, job, parsed.units, parsed.meta, at)
+        : await importTranslations(trx, job, parsed.units, at);
+    await trx
+      .updateTable('quote_imports')
+      .set({ status: 'completed', message: null, payload: null, string_count: outcome.strings, word_count: outcome.words, finished_at: at })
+      .where('id', '=', job.id)
+      .execute();
+    return outcome;
+  });
+}
+
+async function importSource(trx: Transaction<DB>, job: ImportRow, units: ParsedUnit[], meta: Record<string, unknown>, at: number): Promise<ImportOutcome> {
+  let file = await findFile(trx, job.project_id, job.file_name);
+  if (!file) {
+    const inserted = await trx
+      .insertInto('quote_files')
+      .values({ project_id: job.project_id, name: job.file_name, format: job.format, string_count: 0, word_count: 0, meta: '{}', uploaded_at: at, last_import_id: job.id })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    file = { id: Number(inserted.id), project_id: job.project_id, name: job.file_name, format: job.format, string_count: 0, word_count: 0, meta: '{}', uploaded_at: at, last_import_id: job.id };
+  }
+  const fileId = file.id;
+  const existing = new Map<string, { id: number; source: string; source_plural: string | null; position: number }>();
+  for (const row of await trx.selectFrom('quote_strings').select(['id', 'key', 'source', 'source_plural', 'position']).where('file_id', '=', fileId).execute()) {
+    existing.set(row.key, { id: Number(row.id), source: row.source, source_plural: row.source_plural, position: row.position });
+  }
+  const inserts: Insertable<QuoteStringRow>[] = [];
+  let words = 0;
+  const seen = new Set<string>();
+  units.forEach((unit, position) => {
+    if (seen.has(unit.key)) throw new ImportError(`duplicate string "${unit.source.slice(0, 60)}"`);
+    seen.add(unit.key);
+    const count = wordsOf(unit);
+    words += count;
+    const old = existing.get(unit.key);
+    if (!old) {
+      inserts.push({ file_id: fileId, key: unit.key, context: unit.context, source: unit.source, source_plural: unit.sourcePlural, word_count: count, position, source_changed_at: at });
+    }
+  });
+  for (const batch of chunks(inserts)) await trx.insertInto('quote_strings').values(batch).execute();
+  // Changed source texts restart the "outdated" clock; unchanged ones keep theirs.
+  for (const [position, unit] of units.entries()) {
+    const old = existing.get(unit.key);
+    if (!old) continue;
+    const changed = old.source !== unit.source || old.source_plural !== unit.sourcePlural;
+    if (changed) {
+      await trx.updateTable('quote_strings').set({ source: unit.source, source_plural: unit.sourcePlural, word_count: wordsOf(unit), position, source_changed_at: at }).where('id', '=', old.id).execute();
+    } else if (old.position !== position) {
+      await trx.updateTable('quote_strings').set({ position }).where('id', '=', old.id).execute();
+    }
+  }
+  if (job.keep_all_strings === 0) {
+    const gone = [...existing.entries()].filter(([key]) => !seen.has(key)).map(([, row]) => row.id);
+    for (const batch of chunks(gone)) await trx.deleteFrom('quote_strings').where('id', 'in', batch).execute();
+  }
+  const totals = await trx
+    .selectFrom('quote_strings')
+    .select([trx.fn.countAll<number>().as('strings'), sql<number>`coalesce(sum(word_count), 0)`.as('words')])
+    .where('file_id', '=', fileId)
+    .executeTakeFirstOrThrow();
+  await trx
+    .updateTable('quote_files')
+    .set({ format: job.format, meta: JSON.stringify(meta), string_count: Number(totals.strings), word_count: Number(totals.words), uploaded_at: at, last_import_id: job.id })
+    .where('id', '=', fileId)
+    .execute();
+  for (const locale of await countedLocales(trx, fileId)) await recountFileLocale(trx, fileId, locale);
+  return { strings: units.length, words };
+}
+
+function sameAsSource(forms: string[], source: string, plural: string | null): boolean {
+  return forms[0] === source && (forms.length < 2 || forms.slice(1).every((form) => form === (plural ?? source)));
+}
+
+async function importTranslations(trx: Transaction<DB>, job: ImportRow, units: ParsedUnit[], at: number): Promise<ImportOutcome> {
+  const file = await findFile(trx, job.project_id, job.file_name);
+  if (!file) throw new ImportError(`upload "${job.file_name}" in the base language first: a translation needs its source strings`);
+  await addTargetLocales(trx, job.project_id, [job.locale], at);
+  const strings = new Map<string, { id: number; source: string; source_plural: string | null; word_count: number }>();
+  for (const row of await trx.selectFrom('quote_strings').select(['id', 'key', 'source', 'source_plural', 'word_count']).where('file_id', '=', file.id).execute()) {
+    strings.set(row.key, { id: Number(row.id), source: row.source, source_plural: row.source_plural, word_count: row.word_count });
+  }
+  const current = new Map<number, { forms: string; fuzzy: number; stale: number }>();
+  const rows = await trx
+    .selectFrom('quote_translations as t')
+    .innerJoin('quote_strings as s', 's.id', 't.string_id')
+    .select(['t.string_id', 't.forms', 't.fuzzy', 't.stale'])
+    .where('s.file_id', '=', file.id)
+    .where('t.locale', '=', job.locale)
+    .execute();
+  for (const row of rows) current.set(Number(row.string_id), { forms: row.forms, fuzzy: row.fuzzy, stale: row.stale });
+
+  let known = 0;
+  let matched = 0;
+  let words = 0;
+  const inserts: Insertable<QuoteTranslationRow>[] = [];
+  for (const unit of units) {
+    const target = strings.get(unit.key);
+    if (!target) continue; // not in the base file: nothing to translate
+    known++;
+    // A "translation" identical to the source is no translation unless the upload allows it.
+    if (job.allow_same_as_original === 0 && sameAsSource(unit.forms, target.source, target.source_plural)) continue;
+    matched++;
+    words += target.word_count;
+    const forms = JSON.stringify(unit.forms.length ? unit.forms : ['']);
+    const isEmpty = unit.forms.length === 0 || unit.forms.some((form) => form === '') ? 1 : 0;
+    const fuzzy = unit.fuzzy ? 1 : 0;
+    const stale = unit.stale ? 1 : 0;
+    const old = current.get(target.id);
+    if (!old) {
+      inserts.push({ string_id: target.id, locale: job.locale, forms, is_empty: isEmpty, fuzzy, stale, translated_at: at });
+    } else if (old.forms !== forms || old.fuzzy !== fuzzy || old.stale !== stale) {
+      // Only a change is a new translation: re-uploading the same file does not refresh it.
+      await trx.updateTable('quote_translations').set({ forms, is_empty: isEmpty, fuzzy, stale, translated_at: at }).where('string_id', '=', target.id).where('locale', '=', job.locale).execute();
+    }
+  }
+  if (known === 0) throw new ImportError(`none of the ${units.length} strings matches a string of "${file.name}" in the base language`);
+  for (const batch of chunks(inserts)) await trx.insertInto('quote_translations').values(batch).execute();
+  await recountFileLocale(trx, file.id, job.locale);
+  return { strings: matched, words };
+}
+
+/** The uploader-facing message of a failed import. */
+export function failureMessage(error: unknown): string | null {
+  if (error instanceof FormatError || error instanceof ImportError) return error.message;
+  return null;
+}

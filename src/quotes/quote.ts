@@ -1,0 +1,93 @@
+// A quotation: the strings of the requested files that are in the requested states in the
+// target language, their words, the price per service level and the completion estimate.
+import type { Kysely } from 'kysely';
+import type { DB } from '../db/schema.js';
+import { HttpError } from '../http/errors.js';
+import type { QuotesConfig } from './config.js';
+import { totalCost } from './decimal.js';
+import { planLevel, poolFor, type LevelPlans } from './estimate.js';
+import type { Language } from './locales.js';
+import { LEVELS, perWordRate, type Level, type Specialization } from './rates.js';
+import { backlog, fileLocaleRows, filesByName, preferredTranslator, type FileRow, type Project } from './store.js';
+import { oneSkyTime, unixSeconds } from './time.js';
+
+export interface QuoteRequest {
+  files: string[];
+  to: Language;
+  from: Language;
+  includeNotTranslated: boolean;
+  includeNotApproved: boolean;
+  includeOutdated: boolean;
+  specialization: Specialization;
+}
+
+export interface Quotation {
+  files: FileRow[];
+  strings: number;
+  words: number;
+  levels: Record<Level, { perWord: string; total: string; plans: LevelPlans }>;
+  now: number;
+}
+
+export async function makeQuotation(db: Kysely<DB>, config: QuotesConfig, project: Project, request: QuoteRequest, now: number): Promise<Quotation> {
+  const names = [...new Set(request.files)];
+  const files = await filesByName(db, project.id, names);
+  const missing = names.filter((name) => !files.some((file) => file.name === name));
+  if (missing.length) throw new HttpError(400, `files: unknown file ${missing.map((name) => `"${name.slice(0, 100)}"`).join(', ')} in project ${project.id}`);
+  const ordered = names.map((name) => files.find((file) => file.name === name)!);
+  const counts = new Map((await fileLocaleRows(db, files.map((f) => f.id), request.to.code)).map((row) => [Number(row.file_id), row]));
+  let strings = 0;
+  let words = 0;
+  for (const file of ordered) {
+    const row = counts.get(file.id);
+    // No row yet: nothing was ever translated or ordered in this language.
+    if (!row) {
+      if (request.includeNotTranslated) {
+        strings += file.string_count;
+        words += file.word_count;
+      }
+      continue;
+    }
+    if (request.includeNotTranslated) (strings += row.not_translated_strings), (words += row.not_translated_words);
+    if (request.includeNotApproved) (strings += row.not_approved_strings), (words += row.not_approved_words);
+    if (request.includeOutdated) (strings += row.outdated_strings), (words += row.outdated_words);
+  }
+  const pool = poolFor(config.capacity, request.to.code, request.to.region);
+  const [busy, preferred] = await Promise.all([backlog(db, request.to.code, now), preferredTranslator(db, project.id, request.to.code)]);
+  const levels = {} as Quotation['levels'];
+  for (const level of LEVELS) {
+    const perWord = perWordRate(config.rates, request.to, request.specialization, level);
+    levels[level] = { perWord, total: totalCost(perWord, words), plans: planLevel(level, words, now, pool, busy, preferred) };
+  }
+  return { files: ordered, strings, words, levels, now };
+}
+
+export function completion(at: number, now: number) {
+  return { will_complete_at: oneSkyTime(at), will_complete_at_timestamp: unixSeconds(at), seconds_to_complete: Math.max(0, Math.ceil((at - now) / 1000)) };
+}
+
+export function quotationBody(quotation: Quotation, request: QuoteRequest) {
+  const estimate = (level: Level) => {
+    const { perWord, total, plans } = quotation.levels[level];
+    return {
+      string_count: quotation.strings,
+      word_count: quotation.words,
+      per_word_cost: perWord,
+      total_cost: total,
+      ...completion(plans.fastest.completesAt, quotation.now),
+      preferred_translator: completion(plans.preferred.completesAt, quotation.now),
+    };
+  };
+  return {
+    files: quotation.files.map((file) => ({ name: file.name })),
+    from_language: request.from,
+    to_language: request.to,
+    is_including_not_translated: request.includeNotTranslated,
+    is_including_not_approved: request.includeNotApproved,
+    is_including_outdated: request.includeOutdated,
+    specialization: request.specialization,
+    translation_only: estimate('translation_only'),
+    translation_and_review: estimate('translation_and_review'),
+    review_only: estimate('review_only'),
+  };
+}

@@ -1,0 +1,230 @@
+// TypeBox schemas of the /1 routes: they validate requests and produce /openapi/quotes.json.
+import { Type, type TSchema } from '@sinclair/typebox';
+import { FILE_FORMATS } from './formats/index.js';
+import { SPECIALIZATIONS } from './rates.js';
+
+const Str = (description: string, extra: object = {}) => Type.String({ description, ...extra });
+const Bool = (description: string) => Type.Boolean({ description: `${description} (true/false or 1/0)` });
+
+/** The OneSky credentials, accepted in the query string or the body. */
+export const AuthQuery = {
+  api_key: Type.Optional(Str('Public API key (area B: POST /api/users/apikeys)', { maxLength: 256 })),
+  timestamp: Type.Optional(Str('Unix seconds, UTC', { maxLength: 32 })),
+  dev_hash: Type.Optional(Str('md5(timestamp + api_secret), hex', { maxLength: 256 })),
+};
+
+export const Language = Type.Object({
+  code: Str('language-region, e.g. ja-JP'),
+  english_name: Type.String(),
+  local_name: Type.String(),
+  locale: Str('language, e.g. ja'),
+  region: Str('region, e.g. JP'),
+});
+
+const Meta = Type.Object({
+  status: Type.Integer(),
+  message: Type.Optional(Type.String()),
+  record_count: Type.Optional(Type.Integer()),
+  page_count: Type.Optional(Type.Integer()),
+  next_page: Type.Optional(Type.Union([Type.String(), Type.Null()])),
+  prev_page: Type.Optional(Type.Union([Type.String(), Type.Null()])),
+});
+
+const ErrorBody = Type.Object({ meta: Type.Object({ status: Type.Integer(), message: Type.String() }), data: Type.Object({}) }, { description: 'OneSky error shape' });
+
+/** A `{meta, data}` success body plus the error answers every authenticated route can give. */
+export function envelope(status: number, data: TSchema, extra: Record<number, string> = {}) {
+  const responses: Record<number, TSchema> = { [status]: Type.Object({ meta: Meta, data }) };
+  for (const [code, description] of Object.entries({ 400: 'Invalid input', 401: 'Authentication failed', 404: 'Not found', ...extra })) {
+    responses[Number(code)] = { ...ErrorBody, description } as TSchema;
+  }
+  return responses;
+}
+
+const Time = (name: string) => ({
+  [`${name}_at`]: Type.Union([Type.String({ description: 'YYYY-MM-DDTHH:MM:SS+0000 (UTC)' }), Type.Null()]),
+  [`${name}_at_timestamp`]: Type.Union([Type.Integer({ description: 'Unix seconds' }), Type.Null()]),
+});
+
+export const ProjectParams = Type.Object({ project_id: Type.Integer({ minimum: 1, description: 'project id' }) });
+
+export const Project = Type.Object({
+  id: Type.Integer(),
+  name: Type.String(),
+  description: Type.String(),
+  base_language: Language,
+  target_languages: Type.Array(Language),
+  string_count: Type.Integer(),
+  word_count: Type.Integer(),
+  ...Time('created'),
+});
+
+export const CreateProjectBody = Type.Object({
+  ...AuthQuery,
+  name: Type.String({ minLength: 1, maxLength: 200 }),
+  description: Type.Optional(Type.String({ maxLength: 2000 })),
+  base_locale: Type.Optional(Str('base language, e.g. en-US (default en-US)', { maxLength: 40 })),
+  target_locales: Type.Optional(Type.Array(Type.String({ maxLength: 40 }), { maxItems: 300, description: 'target languages, e.g. ["ja-JP","zh-TW"]' })),
+});
+
+export const UpdateProjectBody = Type.Object({
+  ...AuthQuery,
+  name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+  description: Type.Optional(Type.String({ maxLength: 2000 })),
+  base_locale: Type.Optional(Str('only while the project has no files', { maxLength: 40 })),
+  target_locales: Type.Optional(Type.Array(Type.String({ maxLength: 40 }), { maxItems: 300 })),
+});
+
+export const ProjectLanguage = Type.Object({
+  ...Language.properties,
+  is_base_language: Type.Boolean(),
+  is_ready_to_publish: Type.Boolean(),
+  translation_progress: Str('approved and current strings, e.g. "92%"'),
+  ...Time('last_updated'),
+});
+
+export const PageQuery = {
+  page: Type.Optional(Type.Integer({ minimum: 1, default: 1 })),
+  per_page: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 50 })),
+};
+
+export const FileItem = Type.Object({
+  name: Type.String(),
+  file_format: Type.String(),
+  string_count: Type.Integer(),
+  word_count: Type.Integer(),
+  last_import: Type.Union([Type.Object({ id: Type.Integer(), status: Type.String() }), Type.Null()]),
+  ...Time('uploaded'),
+});
+
+export const UploadResult = Type.Object({
+  name: Type.String(),
+  format: Type.String(),
+  language: Language,
+  import: Type.Object({ id: Type.Integer(), ...Time('created') }),
+});
+
+export const UploadRequestBody = {
+  required: true,
+  content: {
+    'multipart/form-data': {
+      schema: {
+        type: 'object',
+        required: ['file', 'file_format'],
+        properties: {
+          file: { type: 'string', format: 'binary' },
+          file_format: { type: 'string', enum: [...FILE_FORMATS] },
+          locale: { type: 'string', description: 'default: the base language; another locale adds translations' },
+          is_keeping_all_strings: { type: 'boolean', default: true, description: 'false removes strings of this file missing from the upload' },
+          is_allow_translation_same_as_original: { type: 'boolean', default: false },
+          api_key: { type: 'string' },
+          timestamp: { type: 'string' },
+          dev_hash: { type: 'string' },
+        },
+      },
+    },
+  },
+};
+
+export const ImportTask = Type.Object({
+  id: Type.Integer(),
+  file: Type.Object({ name: Type.String(), format: Type.String(), locale: Language }),
+  string_count: Type.Union([Type.Integer(), Type.Null()]),
+  word_count: Type.Union([Type.Integer(), Type.Null()]),
+  status: Type.Union([Type.Literal('completed'), Type.Literal('in-progress'), Type.Literal('failed')]),
+  message: Type.Union([Type.String(), Type.Null()]),
+  ...Time('created'),
+  ...Time('completed'),
+});
+
+const Completion = {
+  will_complete_at: Str('YYYY-MM-DDTHH:MM:SS+0000 (UTC)'),
+  will_complete_at_timestamp: Type.Integer({ description: 'Unix seconds' }),
+  seconds_to_complete: Type.Integer(),
+};
+
+export const Estimate = Type.Object({
+  string_count: Type.Integer(),
+  word_count: Type.Integer(),
+  per_word_cost: Str('decimal, e.g. "0.08"'),
+  total_cost: Str('decimal rounded half-up to cents, e.g. "10.07"'),
+  ...Completion,
+  preferred_translator: Type.Object(Completion),
+});
+
+export const Quotation = Type.Object({
+  files: Type.Array(Type.Object({ name: Type.String() })),
+  from_language: Language,
+  to_language: Language,
+  is_including_not_translated: Type.Boolean(),
+  is_including_not_approved: Type.Boolean(),
+  is_including_outdated: Type.Boolean(),
+  specialization: Type.String(),
+  translation_only: Estimate,
+  translation_and_review: Estimate,
+  review_only: Estimate,
+});
+
+const filesParam = Type.Array(Type.String({ maxLength: 255 }), {
+  minItems: 1,
+  maxItems: 1000,
+  description: "file names: files=a.po&files=b.po, files[]=…, files[0]=…, files=[\"a.po\"] or files=['a.po']",
+});
+
+export const QuotationParams = {
+  files: filesParam,
+  to_locale: Str('target language code from GET /1/locales', { maxLength: 40 }),
+  is_including_not_translated: Type.Optional(Bool('include not translated phrases; default true')),
+  is_including_not_approved: Type.Optional(Bool('include not approved phrases; default true')),
+  is_including_outdated: Type.Optional(Bool('include phrases updated since the last order; default true')),
+  specialization: Type.Optional(Type.Union(SPECIALIZATIONS.map((s) => Type.Literal(s)), { default: 'general' })),
+};
+
+export const QuotationQuery = Type.Object({ ...AuthQuery, ...QuotationParams });
+
+export const ORDER_TYPES = ['translate-only', 'translate-review', 'review-only'] as const;
+export const TRANSLATOR_TYPES = ['preferred', 'fastest'] as const;
+export const TONES = ['not-specified', 'formal', 'informal'] as const;
+
+export const OrderBody = Type.Object({
+  ...AuthQuery,
+  ...QuotationParams,
+  order_type: Type.Optional(Type.Union(ORDER_TYPES.map((s) => Type.Literal(s)), { default: 'translate-only' })),
+  translator_type: Type.Optional(Type.Union(TRANSLATOR_TYPES.map((s) => Type.Literal(s)), { default: 'fastest' })),
+  tone: Type.Optional(Type.Union(TONES.map((s) => Type.Literal(s)), { default: 'not-specified' })),
+  note: Type.Optional(Type.String({ maxLength: 5000 })),
+});
+
+const Worker = Type.Object({ name: Type.String(), role: Type.String(), word_count: Type.Integer(), ...Time('start'), ...Time('busy_until') });
+
+export const Order = Type.Object({
+  id: Type.Integer(),
+  status: Type.String({ description: 'in-progress until the planned completion, then completed' }),
+  amount: Str('decimal'),
+  per_word_cost: Type.String(),
+  files: Type.Array(Type.Object({ name: Type.String() })),
+  from_language: Language,
+  to_language: Language,
+  order_type: Type.String(),
+  translator_type: Type.String(),
+  tone: Type.String(),
+  specialization: Type.String(),
+  note: Type.String(),
+  string_count: Type.Integer(),
+  word_count: Type.Integer(),
+  ...Time('ordered'),
+  tasks: Type.Optional(
+    Type.Array(
+      Type.Object({
+        language: Language,
+        status: Type.String(),
+        translator: Type.Object({ name: Type.String() }),
+        assignments: Type.Array(Worker),
+        string_count: Type.Integer(),
+        word_count: Type.Integer(),
+        ...Time('will_complete'),
+        ...Time('completed'),
+      }),
+    ),
+  ),
+});

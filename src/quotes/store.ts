@@ -1,0 +1,159 @@
+// All SQL of the quotation service (Kysely, parameterized, same queries on SQLite and PostgreSQL).
+import { sql, type Kysely, type Transaction } from 'kysely';
+import type { DB } from '../db/schema.js';
+import type { Principal } from '../http/auth.js';
+import type { QuoteFileLocaleRow, QuoteFileRow, QuoteImportRow, QuoteOrderRow, QuoteProjectRow } from './tables.js';
+
+type Q = Kysely<DB> | Transaction<DB>;
+export type Project = Omit<QuoteProjectRow, 'id'> & { id: number };
+export type FileRow = Omit<QuoteFileRow, 'id'> & { id: number };
+export type ImportRow = Omit<QuoteImportRow, 'id'> & { id: number };
+export type OrderRow = Omit<QuoteOrderRow, 'id'> & { id: number };
+
+// Rows per INSERT: well under SQLite's and PostgreSQL's bound-parameter limits.
+const BATCH = 500;
+
+export function chunks<T>(items: T[], size = BATCH): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
+  return out;
+}
+
+// ---- projects ---------------------------------------------------------------------------
+
+/** A project the principal may see (its owner, or any project for an admin), else undefined. */
+export async function findProject(db: Q, id: number, principal: Principal): Promise<Project | undefined> {
+  let query = db.selectFrom('quote_projects').selectAll().where('id', '=', id);
+  if (principal.role !== 'admin') query = query.where('owner_id', '=', principal.userId);
+  return (await query.executeTakeFirst()) as Project | undefined;
+}
+
+export async function listProjects(db: Q, principal: Principal): Promise<Project[]> {
+  let query = db.selectFrom('quote_projects').selectAll().orderBy('id');
+  if (principal.role !== 'admin') query = query.where('owner_id', '=', principal.userId);
+  return (await query.execute()) as Project[];
+}
+
+export async function targetLocales(db: Q, projectId: number): Promise<string[]> {
+  const rows = await db.selectFrom('quote_project_languages').select('locale').where('project_id', '=', projectId).orderBy('locale').execute();
+  return rows.map((row) => row.locale);
+}
+
+export async function addTargetLocales(db: Q, projectId: number, locales: string[], now: number): Promise<void> {
+  if (!locales.length) return;
+  await db
+    .insertInto('quote_project_languages')
+    .values(locales.map((locale) => ({ project_id: projectId, locale, created_at: now })))
+    .onConflict((oc) => oc.columns(['project_id', 'locale']).doNothing())
+    .execute();
+}
+
+export async function setTargetLocales(db: Q, projectId: number, locales: string[], now: number): Promise<void> {
+  let remove = db.deleteFrom('quote_project_languages').where('project_id', '=', projectId);
+  if (locales.length) remove = remove.where('locale', 'not in', locales);
+  await remove.execute();
+  await addTargetLocales(db, projectId, locales, now);
+}
+
+// ---- files and strings ---------------------------------------------------------------------
+
+export async function findFile(db: Q, projectId: number, name: string): Promise<FileRow | undefined> {
+  return (await db.selectFrom('quote_files').selectAll().where('project_id', '=', projectId).where('name', '=', name).executeTakeFirst()) as FileRow | undefined;
+}
+
+export async function filesByName(db: Q, projectId: number, names: string[]): Promise<FileRow[]> {
+  if (!names.length) return [];
+  return (await db.selectFrom('quote_files').selectAll().where('project_id', '=', projectId).where('name', 'in', names).execute()) as FileRow[];
+}
+
+/** State counts of the given files in one language; files without a row have none yet. */
+export async function fileLocaleRows(db: Q, fileIds: number[], locale: string): Promise<QuoteFileLocaleRow[]> {
+  if (!fileIds.length) return [];
+  return db.selectFrom('quote_file_locales').selectAll().where('locale', '=', locale).where('file_id', 'in', fileIds).execute();
+}
+
+/**
+ * Recounts the phrase states of one file in one language (rules in docs/quotes.md), in one
+ * aggregate query, and stores them: quotations then only add up these rows.
+ */
+export async function recountFileLocale(db: Q, fileId: number, locale: string): Promise<void> {
+  const baseline = await db.selectFrom('quote_file_locales').select('ordered_at').where('file_id', '=', fileId).where('locale', '=', locale).executeTakeFirst();
+  const b = baseline?.ordered_at ?? 0;
+  // 0 not translated, 1 not approved, 2 outdated, 3 approved and current (first match wins).
+  const state = sql<number>`case
+      when t.string_id is null or t.is_empty = 1 then 0
+      when (t.stale = 1 and t.translated_at > ${b}) or (s.source_changed_at > t.translated_at and s.source_changed_at > ${b}) then 2
+      when t.fuzzy = 1 then 1
+      else 3 end`;
+  const rows = await db
+    .selectFrom('quote_strings as s')
+    .leftJoin('quote_translations as t', (join) => join.onRef('t.string_id', '=', 's.id').on('t.locale', '=', locale))
+    .select([state.as('state'), sql<number>`count(*)`.as('strings'), sql<number>`coalesce(sum(s.word_count), 0)`.as('words'), sql<number | null>`max(t.translated_at)`.as('latest')])
+    .where('s.file_id', '=', fileId)
+    .groupBy(sql`1`) // by position: PostgreSQL would not match the parameterized expression
+    .execute();
+  const counts = [0, 1, 2, 3].map((n) => rows.find((row) => Number(row.state) === n));
+  const latest = rows.reduce<number | null>((max, row) => (row.latest != null && (max == null || Number(row.latest) > max) ? Number(row.latest) : max), null);
+  const values = {
+    not_translated_strings: Number(counts[0]?.strings ?? 0),
+    not_translated_words: Number(counts[0]?.words ?? 0),
+    not_approved_strings: Number(counts[1]?.strings ?? 0),
+    not_approved_words: Number(counts[1]?.words ?? 0),
+    outdated_strings: Number(counts[2]?.strings ?? 0),
+    outdated_words: Number(counts[2]?.words ?? 0),
+    approved_strings: Number(counts[3]?.strings ?? 0),
+    approved_words: Number(counts[3]?.words ?? 0),
+    translated_at: latest,
+  };
+  await db
+    .insertInto('quote_file_locales')
+    .values({ file_id: fileId, locale, ordered_at: null, ...values })
+    .onConflict((oc) => oc.columns(['file_id', 'locale']).doUpdateSet(values))
+    .execute();
+}
+
+/** The languages that have counts for a file (every one must be recounted after a change). */
+export async function countedLocales(db: Q, fileId: number): Promise<string[]> {
+  const rows = await db.selectFrom('quote_file_locales').select('locale').where('file_id', '=', fileId).execute();
+  return rows.map((row) => row.locale);
+}
+
+// ---- imports --------------------------------------------------------------------------------
+
+export async function findImport(db: Q, projectId: number, id: number): Promise<ImportRow | undefined> {
+  return (await db
+    .selectFrom('quote_imports')
+    .select(['id', 'project_id', 'file_name', 'format', 'locale', 'keep_all_strings', 'allow_same_as_original', 'status', 'message', 'byte_count', 'string_count', 'word_count', 'attempts', 'created_at', 'started_at', 'finished_at'])
+    .where('project_id', '=', projectId)
+    .where('id', '=', id)
+    .executeTakeFirst()) as ImportRow | undefined;
+}
+
+// ---- orders and the translators' backlog -------------------------------------------------------
+
+/** Each translator's end of assigned work in a language, for work still running at `now`. */
+export async function backlog(db: Q, locale: string, now: number): Promise<Map<string, number>> {
+  const rows = await db
+    .selectFrom('quote_assignments')
+    .select(['translator', sql<number>`max(busy_until)`.as('until')])
+    .where('locale', '=', locale)
+    .where('busy_until', '>', now)
+    .groupBy('translator')
+    .execute();
+  return new Map(rows.map((row) => [row.translator, Number(row.until)]));
+}
+
+/** The translator with the most words translated on the project in this language. */
+export async function preferredTranslator(db: Q, projectId: number, locale: string): Promise<string | null> {
+  const row = await db
+    .selectFrom('quote_assignments')
+    .select(['translator', sql<number>`sum(word_count)`.as('words')])
+    .where('project_id', '=', projectId)
+    .where('locale', '=', locale)
+    .where('role', '=', 'translate')
+    .groupBy('translator')
+    .orderBy(sql`sum(word_count)`, 'desc')
+    .orderBy('translator')
+    .executeTakeFirst();
+  return row?.translator ?? null;
+}
