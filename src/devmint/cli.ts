@@ -4,11 +4,12 @@ import type { Env } from '../env.js';
 import { LABEL, startDevMint, type DevMintOptions } from './index.js';
 import { UNITS, type Unit } from './keys.js';
 
-const USAGE = `usage: quartet dev-mint [--port 3338] [--host 127.0.0.1] [--unit sat|msat] [--fee-ppk N] [--seed TEXT] [--auto-pay|--no-auto-pay] [--log]
+const USAGE = `usage: quartet dev-mint [--port 3338] [--host 127.0.0.1] [--unit sat|msat] [--fee-ppk N] [--seed TEXT] [--state FILE] [--auto-pay|--no-auto-pay] [--log]
 
 A Cashu mint with a fake Lightning backend, for development and tests.
 It is a ${LABEL}.
 Mint quotes are paid automatically unless --no-auto-pay (then POST /dev/quotes/{id}/pay).
+--state FILE keeps spent proofs, quotes and the seed in a JSON file across restarts.
 Dev routes: GET|POST|DELETE /dev/faults, POST /dev/quotes/{id}/pay, POST /dev/invoices,
 POST /dev/melts/fail-next, POST /dev/keysets/rotate (see docs/devmint.md).`;
 
@@ -41,6 +42,7 @@ export function parseArgs(args: string[]): DevMintOptions & { help?: boolean } {
       }
       case '--fee-ppk': options.inputFeePpk = integer(0, 100_000); break;
       case '--seed': options.seed = value(); break;
+      case '--state': options.stateFile = value(); break;
       case '--auto-pay': options.autoPay = true; break;
       case '--no-auto-pay': options.autoPay = false; break;
       case '--log': options.logger = true; break;
@@ -71,8 +73,8 @@ export const devMintCommand: Command = {
       '==================================================================',
       ` quartet dev mint: a ${LABEL}`,
       ` url      ${mint.url}`,
-      ` unit     ${mint.unit}   input_fee_ppk ${options.inputFeePpk ?? 0}   keyset ${mint.keysetId()}`,
-      ` keys     ${options.seed === undefined ? 'random (pass --seed to keep them across restarts)' : 'derived from --seed'}`,
+      ` unit     ${mint.unit}   keyset ${mint.keysetId()}`,
+      ` keys     ${options.stateFile ? `kept with the state in ${options.stateFile}` : options.seed === undefined ? 'random (pass --seed or --state to keep them across restarts)' : 'derived from --seed'}`,
       ` quotes   ${options.autoPay ? 'paid automatically' : 'paid by POST /dev/quotes/{id}/pay'}`,
       '==================================================================',
     ].join('\n'));

@@ -8,6 +8,7 @@ import { FakeLightning, type HeldPayment } from './lightning.js';
 import { Melts } from './melt.js';
 import { MintQuotes } from './quotes.js';
 import { buildApp, listener } from './server.js';
+import { randomSeed, readState, writeState } from './state.js';
 
 export { LABEL } from './server.js';
 export type { FaultChange, FaultSettings } from './faults.js';
@@ -25,6 +26,8 @@ export interface DevMintOptions {
   /** Mint quotes are paid as soon as they are created (default false: pay with lightning.payInvoice). */
   autoPay?: boolean;
   logger?: boolean;
+  /** Keep the books in this JSON file (spent proofs, signed outputs, quotes) across restarts. */
+  stateFile?: string;
 }
 
 export interface DevMint {
@@ -52,19 +55,46 @@ export interface DevMint {
 }
 
 export async function startDevMint(options: DevMintOptions = {}): Promise<DevMint> {
-  const unit = options.unit ?? 'sat';
   const host = options.host ?? '127.0.0.1';
+  const saved = options.stateFile ? readState(options.stateFile) : undefined;
+  if (saved && options.seed !== undefined && options.seed !== saved.seed) throw new Error(`${options.stateFile} belongs to a mint with another seed`);
+  if (saved && options.unit !== undefined && options.unit !== saved.unit) throw new Error(`${options.stateFile} belongs to a ${saved.unit} mint`);
+  // A state file without a seed would be useless after a restart: its proofs need the same keys.
+  const seed = saved?.seed ?? options.seed ?? (options.stateFile ? randomSeed() : undefined);
+  const unit = saved?.unit ?? options.unit ?? 'sat';
   const inputFeePpk = options.inputFeePpk ?? 0;
   if (!Number.isSafeInteger(inputFeePpk) || inputFeePpk < 0) throw new Error('inputFeePpk must be a non-negative integer');
 
-  const ledger = new Ledger(unit, inputFeePpk, options.seed);
+  const ledger = new Ledger(unit, inputFeePpk, seed);
   const lightning = new FakeLightning();
   const mintQuotes = new MintQuotes(ledger, lightning, options.autoPay ?? false);
   const melts = new Melts(ledger, lightning, mintQuotes);
+  if (saved) {
+    ledger.restore(saved.ledger);
+    lightning.restore(saved.invoices);
+    mintQuotes.restore(saved.mintQuotes);
+    melts.restore(saved.meltQuotes);
+    // The fee is part of the keyset id (NUT-02): another fee needs another keyset.
+    if (options.inputFeePpk !== undefined && ledger.activeKeyset().inputFeePpk !== options.inputFeePpk) ledger.rotateKeyset(options.inputFeePpk);
+  }
+  const save = () => {
+    if (!options.stateFile) return;
+    writeState(options.stateFile, {
+      version: 1,
+      seed: seed!,
+      unit,
+      ledger: ledger.snapshot(),
+      invoices: lightning.snapshot(),
+      mintQuotes: mintQuotes.snapshot(),
+      meltQuotes: melts.snapshot(),
+    });
+  };
+  save();
+
   let url = '';
   let switchable: ReturnType<typeof listener> | undefined;
   const faults = new Faults({ stop: () => switchable!.stop(), start: () => switchable!.start() });
-  const app = buildApp({ ledger, mintQuotes, melts, lightning, url: () => url }, faults, { logger: options.logger });
+  const app = buildApp({ ledger, mintQuotes, melts, lightning, url: () => url }, faults, { logger: options.logger, onChange: save });
 
   await app.listen({ port: options.port ?? 0, host });
   const address = app.server.address();
@@ -72,23 +102,32 @@ export async function startDevMint(options: DevMintOptions = {}): Promise<DevMin
   switchable = listener(app, { port: address.port, host });
   url = `http://${host.includes(':') ? `[${host}]` : host}:${address.port}`;
 
+  const payInvoice = (quoteId: string) => {
+    mintQuotes.pay(quoteId);
+    save();
+  };
+
   return {
     url,
     unit,
     faults,
     lightning: {
-      payInvoice: (quoteId) => void mintQuotes.pay(quoteId),
+      payInvoice,
       failNextMelt: (detail) => lightning.failNextPayment(detail),
       holdNextMelt: () => lightning.holdNextPayment(),
       createInvoice: (amount) => lightning.createInvoice(unit === 'sat' ? amount * 1000 : amount).request,
     },
     keysetId: () => ledger.activeKeyset().id,
-    rotateKeyset: (rotation = {}) => ledger.rotateKeyset(rotation.inputFeePpk).id,
+    rotateKeyset: (rotation = {}) => {
+      const { id } = ledger.rotateKeyset(rotation.inputFeePpk);
+      save();
+      return id;
+    },
     async mintToken(amount) {
       const wallet = new Wallet(url, { unit });
       await wallet.loadMint();
       const quote = await wallet.createMintQuoteBolt11(amount);
-      mintQuotes.pay(quote.quote);
+      payInvoice(quote.quote);
       const proofs = await wallet.mintProofsBolt11(amount, quote.quote);
       return getEncodedToken({ mint: url, proofs, unit });
     },
@@ -96,6 +135,7 @@ export async function startDevMint(options: DevMintOptions = {}): Promise<DevMin
       lightning.close();
       if (!switchable!.isListening()) await switchable!.start();
       await app.close();
+      save();
     },
   };
 }

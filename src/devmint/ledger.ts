@@ -37,8 +37,6 @@ export class Ledger {
   private readonly pending = new Set<string>();
   private readonly signed = new Set<string>();
   private readonly pendingOutputs = new Set<string>();
-  /** Called after every change of state (for the optional state file). */
-  onChange: () => void = () => {};
 
   constructor(
     readonly unit: Unit,
@@ -63,9 +61,7 @@ export class Ledger {
   /** Key rotation (NUT-02): a new active keyset; the old ones still redeem but no longer sign. */
   rotateKeyset(inputFeePpk = this.activeKeyset().inputFeePpk): Keyset {
     for (const keyset of this.keysets.values()) keyset.active = false;
-    const keyset = this.addKeyset(inputFeePpk, this.keysets.size);
-    this.onChange();
-    return keyset;
+    return this.addKeyset(inputFeePpk, this.keysets.size);
   }
 
   keyset(id: string): Keyset {
@@ -125,7 +121,6 @@ export class Ledger {
   sign(outputs: BlindedMessage[]): BlindSignature[] {
     const signatures = outputs.map((output) => signBlinded(this.keyset(output.id), output.amount, output.B_));
     for (const output of outputs) this.signed.add(output.B_.toLowerCase());
-    this.onChange();
     return signatures;
   }
 
@@ -134,7 +129,6 @@ export class Ledger {
       this.pending.delete(y);
       this.spent.add(y);
     }
-    this.onChange();
   }
 
   /** Marks inputs and blank outputs as in flight (a melt waiting for its payment). */

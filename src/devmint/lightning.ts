@@ -79,6 +79,14 @@ export class FakeLightning {
     return { paid: true, preimage: this.invoices.get(request)?.preimage ?? randomBytes(32).toString('hex'), feeMsat: 0 };
   }
 
+  snapshot(): Invoice[] {
+    return [...this.invoices.values()];
+  }
+
+  restore(invoices: Invoice[]) {
+    for (const invoice of invoices) this.invoices.set(invoice.request, invoice);
+  }
+
   /** Fails every held payment, so that closing the mint does not wait for them. */
   close() {
     for (const resolve of this.held) resolve('failed');

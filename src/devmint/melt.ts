@@ -102,6 +102,15 @@ export class Melts {
     return quote;
   }
 
+  snapshot(): MeltQuote[] {
+    return [...this.quotes.values()];
+  }
+
+  /** A melt in flight when the mint stopped never reached the (fake) network: it failed. */
+  restore(quotes: MeltQuote[]) {
+    for (const quote of quotes) this.quotes.set(quote.quote, quote.state === 'PENDING' ? { ...quote, state: 'UNPAID' } : quote);
+  }
+
   private async pay(quote: MeltQuote): Promise<PaymentOutcome> {
     const own = this.mintQuotes.byInvoice(quote.request);
     if (!own) return this.lightning.pay(quote.request);

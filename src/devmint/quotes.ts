@@ -54,7 +54,6 @@ export class MintQuotes {
     this.quotes.set(quote.quote, quote);
     this.byRequest.set(quote.request, quote.quote);
     if (this.autoPay) this.lightning.settle(quote.request);
-    this.ledger.onChange();
     return this.view(quote);
   }
 
@@ -84,7 +83,6 @@ export class MintQuotes {
     const quote = this.get(id);
     if (this.state(quote) === 'UNPAID' && quote.expiry <= nowSeconds()) throw new MintError(Codes.quoteExpired, 'quote is expired');
     this.lightning.settle(quote.request);
-    this.ledger.onChange();
     return this.view(quote);
   }
 
@@ -102,5 +100,16 @@ export class MintQuotes {
     if (made.total !== quote.amount) throw new MintError(Codes.transactionUnbalanced, `outputs ${made.total} != quote amount ${quote.amount}`);
     quote.issued = true;
     return this.ledger.sign(outputs);
+  }
+
+  snapshot(): MintQuote[] {
+    return [...this.quotes.values()];
+  }
+
+  restore(quotes: MintQuote[]) {
+    for (const quote of quotes) {
+      this.quotes.set(quote.quote, quote);
+      this.byRequest.set(quote.request, quote.quote);
+    }
   }
 }

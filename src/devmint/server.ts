@@ -43,7 +43,14 @@ const outputs = { type: 'array', items: blindedMessage } as const;
 const idParam = { type: 'object', required: ['id'], properties: { id: { type: 'string', maxLength: 200 } } } as const;
 const body = (properties: Record<string, unknown>, required: string[]) => ({ body: { type: 'object', required, properties } });
 
-export function buildApp(core: MintCore, faults: Faults, options: { logger?: boolean } = {}): FastifyInstance {
+export interface AppOptions {
+  logger?: boolean;
+  /** Called before the answer to every request that may have changed state leaves. */
+  onChange?: () => void;
+}
+
+export function buildApp(core: MintCore, faults: Faults, options: AppOptions = {}): FastifyInstance {
+  const changed = options.onChange ?? (() => {});
   const { ledger, mintQuotes, melts, lightning } = core;
   const app = Fastify({
     logger: options.logger ?? false,
@@ -71,6 +78,11 @@ export function buildApp(core: MintCore, faults: Faults, options: { logger?: boo
     const { delayMs, lie } = faults.current;
     if (delayMs) await new Promise((resolve) => setTimeout(resolve, delayMs));
     if (lie) return reply.code(200).type('application/json').send(faults.nextLie());
+  });
+
+  app.addHook('onSend', async (request, _reply, payload) => {
+    if (request.method !== 'GET') changed();
+    return payload;
   });
 
   const keysetView = (id: string) => {
@@ -111,7 +123,10 @@ export function buildApp(core: MintCore, faults: Faults, options: { logger?: boo
     async (request, reply) => {
       if (faults.current.failSwaps) return reply.code(500).send({ detail: 'dev mint fault: failSwaps', code: Codes.generic });
       const signatures = swap(ledger, request.body.inputs, request.body.outputs);
-      if (faults.current.loseSwapResponses) return loseResponse(reply);
+      if (faults.current.loseSwapResponses) {
+        changed();
+        return loseResponse(reply);
+      }
       return { signatures };
     },
   );
