@@ -2,6 +2,7 @@
 // returns to oauth2RedirectUrl (our oauth2-redirect.html / o2c.html), plus password and client
 // credentials straight to the token endpoint. The state value ties an answer to its request.
 import type { OAuthFlow } from './normalize/model.js';
+import { t } from './i18n.js';
 
 export interface OAuthRequest {
   flow: OAuthFlow;
@@ -44,7 +45,7 @@ export function receive(params: Record<string, string>) {
   if (params.error) current.reject(new Error(`${params.error}${params.error_description ? `: ${params.error_description}` : ''}`));
   else if (params.access_token) current.resolve(params.access_token);
   else if (params.code) exchange(current.request, { grant_type: 'authorization_code', code: params.code, redirect_uri: current.request.redirectUrl, code_verifier: current.verifier! }).then(current.resolve, current.reject);
-  else current.reject(new Error('The authorization server answered without a token or code.'));
+  else current.reject(new Error(t('The authorization server answered without a token or code.')));
 }
 
 export function installReceiver() {
@@ -64,10 +65,10 @@ async function exchange(request: OAuthRequest, fields: Record<string, string>): 
   try {
     response = await fetch(request.flow.tokenUrl!, { method: 'POST', headers: { 'Content-Type': 'application/x-www-form-urlencoded', Accept: 'application/json' }, body });
   } catch {
-    throw new Error(`The token endpoint ${request.flow.tokenUrl} could not be reached (cross-origin headers missing?).`);
+    throw new Error(`${t('The token endpoint could not be reached (cross-origin headers missing?):')} ${request.flow.tokenUrl}`);
   }
   const data = await response.json().catch(() => ({}));
-  if (!response.ok || typeof data.access_token !== 'string') throw new Error(`Token request failed (${response.status}): ${data.error_description ?? data.error ?? 'no access_token'}`);
+  if (!response.ok || typeof data.access_token !== 'string') throw new Error(`${t('Token request failed')} (${response.status}): ${data.error_description ?? data.error ?? 'no access_token'}`);
   return data.access_token;
 }
 
@@ -75,7 +76,7 @@ export async function authorize(request: OAuthRequest): Promise<string> {
   const { flow } = request;
   if (flow.kind === 'password') return exchange(request, { grant_type: 'password', username: request.username ?? '', password: request.password ?? '' });
   if (flow.kind === 'clientCredentials') return exchange(request, { grant_type: 'client_credentials' });
-  if (!flow.authorizationUrl) throw new Error('No authorization URL.');
+  if (!flow.authorizationUrl) throw new Error(t('No authorization URL.'));
   const state = randomText(16);
   const url = new URL(flow.authorizationUrl, document.baseURI);
   url.searchParams.set('response_type', flow.kind === 'implicit' ? 'token' : 'code');
@@ -89,13 +90,13 @@ export async function authorize(request: OAuthRequest): Promise<string> {
     url.searchParams.set('code_challenge', await pkceChallenge(verifier));
     url.searchParams.set('code_challenge_method', 'S256');
   }
-  pending?.reject(new Error('Superseded by a new authorization.'));
+  pending?.reject(new Error(t('Superseded by a new authorization.')));
   return new Promise<string>((resolve, reject) => {
     pending = { state, verifier, request, resolve, reject };
     const popup = window.open(url.href, 'oauth2', 'width=600,height=700');
     if (!popup) {
       pending = undefined;
-      reject(new Error('The authorization window was blocked.'));
+      reject(new Error(t('The authorization window was blocked.')));
     }
   });
 }

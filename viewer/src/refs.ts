@@ -1,3 +1,5 @@
+import { t } from './i18n.js';
+
 // Lazy $ref resolution over the main description and any remote documents it points to.
 // Nothing is copied up front: `deref` follows a reference when the renderer reaches it, which
 // keeps recursive schemas finite (the renderer stops at cycles) and large descriptions cheap.
@@ -23,9 +25,9 @@ export class Resolver {
   deref<T = any>(node: any, base = this.baseUrl): T {
     let current = node;
     for (let hops = 0; current && typeof current === 'object' && typeof current.$ref === 'string'; hops++) {
-      if (hops > 32) return { description: `Unresolvable $ref cycle at ${node.$ref}` } as T;
+      if (hops > 32) return { description: `${t('unresolved $ref')}: ${node.$ref}` } as T;
       const target = this.lookup(current.$ref, base);
-      if (target === undefined) return { 'x-unresolved': current.$ref, description: `Unresolved $ref: ${current.$ref}` } as T;
+      if (target === undefined) return { 'x-unresolved': current.$ref, description: `${t('unresolved $ref')}: ${current.$ref}` } as T;
       const name = refName(current.$ref);
       const siblings = Object.keys(current).filter((key) => key !== '$ref');
       if (siblings.length && target && typeof target === 'object') {

@@ -177,6 +177,8 @@ export class SwaggerUi {
   }
 
   async load(): Promise<void> {
+    // A 2.x page may create the viewer from a script in <head>: wait for the container.
+    if (document.readyState === 'loading') await new Promise((resolve) => document.addEventListener('DOMContentLoaded', resolve, { once: true }));
     if (!this.root || !this.root.isConnected) this.buildShell();
     const { url, spec } = this.options;
     this.content.textContent = '';
