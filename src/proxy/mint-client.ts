@@ -31,6 +31,7 @@ export interface KeysetInfo {
   unit: string;
   active: boolean;
   inputFeePpk: number;
+  finalExpiry: number | null;
 }
 
 export interface KeysetWithKeys extends KeysetInfo {
@@ -104,10 +105,11 @@ export class MintClient {
       const unit = field(item, 'unit');
       const active = field(item, 'active');
       const fee = field(item, 'input_fee_ppk') ?? 0;
-      if (typeof id !== 'string' || !HEX.test(id) || typeof unit !== 'string' || typeof active !== 'boolean' || !Number.isSafeInteger(fee) || fee < 0) {
+      const expiry = field(item, 'final_expiry') ?? null;
+      if (typeof id !== 'string' || !HEX.test(id) || typeof unit !== 'string' || typeof active !== 'boolean' || !Number.isSafeInteger(fee) || fee < 0 || (expiry !== null && !Number.isSafeInteger(expiry))) {
         throw new MintProtocolError(this.url, 'malformed keyset entry');
       }
-      return { id, unit, active, inputFeePpk: fee };
+      return { id, unit, active, inputFeePpk: fee, finalExpiry: expiry };
     });
     this.keysetsCache = { at: Date.now(), value };
     return value;
@@ -130,7 +132,8 @@ export class MintClient {
     const withKeys: KeysetWithKeys = { ...info, keys: keys as Record<string, string> };
     let valid = false;
     try {
-      valid = Keyset.verifyKeysetId({ id, unit: info.unit, keys: withKeys.keys } as any);
+      // v2 ids (NUT-02) also commit to the unit, the input fee and the final expiry.
+      valid = Keyset.verifyKeysetId({ id, unit: info.unit, keys: withKeys.keys, input_fee_ppk: info.inputFeePpk, final_expiry: info.finalExpiry ?? undefined } as any);
     } catch {
       valid = false;
     }
