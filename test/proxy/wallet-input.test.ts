@@ -160,8 +160,8 @@ describe.each(databaseKinds)('bad input on %s', (kind) => {
       }
     }
     expect([...statuses.values()].reduce((a, b) => a + b, 0)).toBe(cases);
-    // The generator reaches every kind of answer: accepted, bad token, bad credential.
-    for (const status of [200, 400, 401]) expect(statuses.get(status) ?? 0).toBeGreaterThan(10);
+    // The generator reaches both kinds of refusal: bad token (400) and bad credential (401).
+    for (const status of [400, 401]) expect(statuses.get(status) ?? 0).toBeGreaterThan(10);
     // Nothing was credited by the fuzz except, possibly, the one valid token (2 sat) it mutated.
     expect([18_000, 20_000]).toContain(await balance());
   });
