@@ -80,4 +80,72 @@ export const proxyMigrations: Migration[] = [
       await db.schema.createIndex('proxy_proofs_pool').on('proxy_proofs').columns(['mint_url', 'unit', 'state']).execute();
     },
   },
+  {
+    // The ledger of billed requests (src/proxy/billing.ts): a row per reservation, settled to
+    // the charge from the upstream's usage or released. heartbeat_at is refreshed by the
+    // process serving the request, so another process can tell a dead reservation from a long stream.
+    name: '2100_proxy_requests',
+    async up(db, t) {
+      await t
+        .autoId(db.schema.createTable('proxy_requests'))
+        .addColumn('account_id', t.bigint, (col) => col.notNull())
+        .addColumn('request_id', 'text')
+        .addColumn('path', 'text', (col) => col.notNull())
+        .addColumn('model', 'text', (col) => col.notNull())
+        .addColumn('stream', 'integer', (col) => col.notNull())
+        .addColumn('payment', 'text', (col) => col.notNull()) // key | x-cashu
+        .addColumn('status', 'text', (col) => col.notNull()) // reserved | settled | released | expired
+        .addColumn('reserved_msat', t.bigint, (col) => col.notNull())
+        .addColumn('charged_msat', t.bigint, (col) => col.notNull().defaultTo(0))
+        .addColumn('cost_msat', t.bigint, (col) => col.notNull().defaultTo(0))
+        .addColumn('input_msat', t.bigint, (col) => col.notNull().defaultTo(0))
+        .addColumn('output_msat', t.bigint, (col) => col.notNull().defaultTo(0))
+        .addColumn('prompt_tokens', 'integer')
+        .addColumn('completion_tokens', 'integer')
+        .addColumn('usage_source', 'text') // upstream | estimate
+        .addColumn('upstream_status', 'integer')
+        .addColumn('error', 'text')
+        .addColumn('created_at', t.bigint, (col) => col.notNull())
+        .addColumn('heartbeat_at', t.bigint, (col) => col.notNull())
+        .addColumn('settled_at', t.bigint)
+        .addCheckConstraint('proxy_requests_charge_range', sql`charged_msat >= 0 and charged_msat <= reserved_msat`)
+        .execute();
+      await db.schema.createIndex('proxy_requests_live').on('proxy_requests').columns(['status', 'heartbeat_at']).execute();
+      await db.schema.createIndex('proxy_requests_account').on('proxy_requests').column('account_id').execute();
+      await db.schema.createIndex('proxy_requests_created').on('proxy_requests').column('created_at').execute();
+    },
+  },
+  {
+    // The node's own money: withdrawals of its earnings (sum of charges) as Cashu tokens, one
+    // lock row that serializes withdrawals across processes, and the admin page's sessions.
+    name: '2101_proxy_node_admin',
+    async up(db, t) {
+      await t
+        .autoId(db.schema.createTable('proxy_withdrawals'))
+        .addColumn('amount_msat', t.bigint, (col) => col.notNull())
+        .addColumn('mint_url', 'text', (col) => col.notNull())
+        .addColumn('status', 'text', (col) => col.notNull()) // pending | issued | failed
+        .addColumn('token', 'text')
+        .addColumn('error', 'text')
+        .addColumn('created_by', 'text', (col) => col.notNull())
+        .addColumn('created_at', t.bigint, (col) => col.notNull())
+        .addColumn('updated_at', t.bigint, (col) => col.notNull())
+        .addCheckConstraint('proxy_withdrawals_positive', sql`amount_msat > 0`)
+        .execute();
+      await db.schema
+        .createTable('proxy_node_lock')
+        .addColumn('id', 'integer', (col) => col.primaryKey())
+        .addColumn('version', t.bigint, (col) => col.notNull())
+        .execute();
+      await db.insertInto('proxy_node_lock').values({ id: 1, version: 0 }).execute();
+      await db.schema
+        .createTable('proxy_admin_sessions')
+        .addColumn('id_hash', 'text', (col) => col.primaryKey())
+        .addColumn('csrf_token', 'text', (col) => col.notNull())
+        .addColumn('principal', 'text', (col) => col.notNull())
+        .addColumn('created_at', t.bigint, (col) => col.notNull())
+        .addColumn('expires_at', t.bigint, (col) => col.notNull())
+        .execute();
+    },
+  },
 ];

@@ -68,9 +68,64 @@ export interface ProxyProofsTable {
   created_at: number;
 }
 
+export type RequestStatus = 'reserved' | 'settled' | 'released' | 'expired';
+
+/** A billed request (migration 2100, src/proxy/billing.ts). */
+export interface ProxyRequestsTable {
+  id: Generated<number>;
+  account_id: number;
+  request_id: string | null;
+  path: string;
+  model: string;
+  stream: number;
+  payment: 'key' | 'x-cashu';
+  status: RequestStatus;
+  reserved_msat: number;
+  /** What the account paid: the cost from usage, at most the reservation (node absorbs the rest). */
+  charged_msat: Generated<number>;
+  /** The cost computed from usage (input + output + per-request price). */
+  cost_msat: Generated<number>;
+  input_msat: Generated<number>;
+  output_msat: Generated<number>;
+  prompt_tokens: number | null;
+  completion_tokens: number | null;
+  usage_source: 'upstream' | 'estimate' | null;
+  upstream_status: number | null;
+  error: string | null;
+  created_at: number;
+  heartbeat_at: number;
+  settled_at: number | null;
+}
+
+/** Withdrawals of the node's earnings as Cashu tokens (migration 2101, src/proxy/admin.ts). */
+export interface ProxyWithdrawalsTable {
+  id: Generated<number>;
+  amount_msat: number;
+  mint_url: string;
+  status: 'pending' | 'issued' | 'failed';
+  token: string | null;
+  error: string | null;
+  created_by: string;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface ProxyAdminSessionsTable {
+  /** sha256 of the session cookie's value. */
+  id_hash: string;
+  csrf_token: string;
+  principal: string;
+  created_at: number;
+  expires_at: number;
+}
+
 export interface ProxyTables {
   proxy_accounts: ProxyAccountsTable;
   proxy_mint_ops: ProxyMintOpsTable;
   proxy_op_inputs: ProxyOpInputsTable;
   proxy_proofs: ProxyProofsTable;
+  proxy_requests: ProxyRequestsTable;
+  proxy_withdrawals: ProxyWithdrawalsTable;
+  proxy_node_lock: { id: number; version: number };
+  proxy_admin_sessions: ProxyAdminSessionsTable;
 }

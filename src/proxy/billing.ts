@@ -1,0 +1,211 @@
+// Reservation and settlement of billed requests. Every step is one transaction of conditional
+// statements, so concurrent requests (in one process or several sharing PostgreSQL) can never
+// spend the same millisatoshi, and a balance never goes below zero:
+//   reserve: reserved += x where balance - reserved >= x  (+ the ledger row)
+//   settle:  reserved -= x, balance -= charge (charge <= x), spent += charge, requests += 1
+//   release: reserved -= x
+// The ledger row's status moves once from 'reserved', which makes settle/release exactly-once.
+import { sql } from 'kysely';
+import type { Database } from '../db/index.js';
+import type { ForwardConfig } from './forward-config.js';
+import type { Cost } from './pricing.js';
+import type { Usage } from './metering.js';
+
+export interface Reservation {
+  id: number;
+  accountId: number;
+  reservedMsat: number;
+}
+
+export interface ReserveRequest {
+  accountId: number;
+  amountMsat: number;
+  requestId: string;
+  path: string;
+  model: string;
+  stream: boolean;
+  payment: 'key' | 'x-cashu';
+}
+
+export interface Settlement {
+  cost: Cost;
+  usage: Usage;
+  usageSource: 'upstream' | 'estimate';
+  upstreamStatus: number;
+  /** X-Cashu payments are charged in whole sats (their change is a sat token). */
+  roundToSat?: boolean;
+}
+
+interface Logger {
+  warn(obj: object, msg: string): void;
+  error(obj: object, msg: string): void;
+}
+
+export class Billing {
+  /** Reservations this process is serving: their heartbeat keeps other processes' sweeps away. */
+  private live = new Set<number>();
+  private timers: NodeJS.Timeout[] = [];
+  private background = new Set<Promise<unknown>>();
+
+  constructor(private db: Database, private config: ForwardConfig, private log: Logger) {}
+
+  /** Starts the heartbeat of live reservations and the sweep of dead ones. */
+  start() {
+    const beat = Math.max(1000, Math.floor(this.config.staleReservationMs / 4));
+    this.timers.push(setInterval(() => this.track(this.heartbeat()), beat).unref());
+    this.timers.push(setInterval(() => this.track(this.sweepStale()), beat * 2).unref());
+  }
+
+  /** Waits for settlements still running (e.g. streams whose client left) and stops the timers. */
+  async close() {
+    for (const timer of this.timers) clearInterval(timer);
+    this.timers = [];
+    while (this.background.size) await Promise.allSettled([...this.background]);
+  }
+
+  /** Keeps a promise alive until close(); its failure is logged, never thrown. */
+  track<T>(promise: Promise<T>): Promise<T | undefined> {
+    const tracked = promise.catch((error) => {
+      this.log.error({ err: error }, 'billing background task failed');
+      return undefined;
+    });
+    this.background.add(tracked);
+    void tracked.finally(() => this.background.delete(tracked));
+    return tracked;
+  }
+
+  /** Holds `amountMsat` of the account's available balance; null when it is not available. */
+  async reserve(request: ReserveRequest): Promise<Reservation | null> {
+    const now = Date.now();
+    const id = await this.db.kysely.transaction().execute(async (trx) => {
+      const held = await trx
+        .updateTable('proxy_accounts')
+        .set({ reserved_msat: sql<number>`reserved_msat + ${request.amountMsat}`, last_used_at: now })
+        .where('id', '=', request.accountId)
+        .where(sql<boolean>`balance_msat - reserved_msat >= ${request.amountMsat}`)
+        .executeTakeFirst();
+      if (Number(held.numUpdatedRows) !== 1) return null;
+      const row = await trx
+        .insertInto('proxy_requests')
+        .values({
+          account_id: request.accountId,
+          request_id: request.requestId,
+          path: request.path,
+          model: request.model,
+          stream: request.stream ? 1 : 0,
+          payment: request.payment,
+          status: 'reserved',
+          reserved_msat: request.amountMsat,
+          created_at: now,
+          heartbeat_at: now,
+        })
+        .returning('id')
+        .executeTakeFirstOrThrow();
+      return Number(row.id);
+    });
+    if (id === null) return null;
+    this.live.add(id);
+    return { id, accountId: request.accountId, reservedMsat: request.amountMsat };
+  }
+
+  /**
+   * Charges the cost (at most the reservation) and releases the rest. Returns the amount charged;
+   * 0 when the reservation was already finished (e.g. swept as stale).
+   */
+  async settle(reservation: Reservation, settlement: Settlement): Promise<number> {
+    const { cost, usage } = settlement;
+    const wanted = settlement.roundToSat ? Math.ceil(cost.totalMsat / 1000) * 1000 : cost.totalMsat;
+    const charge = Math.min(wanted, reservation.reservedMsat);
+    if (charge < cost.totalMsat) {
+      this.log.warn({ reservation: reservation.id, cost: cost.totalMsat, reserved: reservation.reservedMsat }, 'request cost more than its reservation; the node absorbs the difference');
+    }
+    const now = Date.now();
+    const done = await this.db.kysely.transaction().execute(async (trx) => {
+      const ledger = await trx
+        .updateTable('proxy_requests')
+        .set({
+          status: 'settled',
+          charged_msat: charge,
+          cost_msat: cost.totalMsat,
+          input_msat: cost.inputMsat,
+          output_msat: cost.outputMsat,
+          prompt_tokens: usage.promptTokens,
+          completion_tokens: usage.completionTokens,
+          usage_source: settlement.usageSource,
+          upstream_status: settlement.upstreamStatus,
+          settled_at: now,
+        })
+        .where('id', '=', reservation.id)
+        .where('status', '=', 'reserved')
+        .executeTakeFirst();
+      if (Number(ledger.numUpdatedRows) !== 1) return false;
+      await trx
+        .updateTable('proxy_accounts')
+        .set({
+          reserved_msat: sql<number>`reserved_msat - ${reservation.reservedMsat}`,
+          balance_msat: sql<number>`balance_msat - ${charge}`,
+          total_spent_msat: sql<number>`total_spent_msat + ${charge}`,
+          total_requests: sql<number>`total_requests + 1`,
+          last_used_at: now,
+        })
+        .where('id', '=', reservation.accountId)
+        .execute();
+      return true;
+    });
+    this.live.delete(reservation.id);
+    return done ? charge : 0;
+  }
+
+  /** Gives the whole reservation back (upstream failure, timeout, nothing delivered). */
+  async release(reservation: Reservation, reason: string, upstreamStatus: number | null = null): Promise<void> {
+    await this.finish(reservation.id, 'released', reason, upstreamStatus);
+    this.live.delete(reservation.id);
+  }
+
+  private async finish(id: number, status: 'released' | 'expired', reason: string, upstreamStatus: number | null, staleBefore?: number): Promise<boolean> {
+    const now = Date.now();
+    return this.db.kysely.transaction().execute(async (trx) => {
+      let update = trx
+        .updateTable('proxy_requests')
+        .set({ status, error: reason.slice(0, 500), upstream_status: upstreamStatus, settled_at: now })
+        .where('id', '=', id)
+        .where('status', '=', 'reserved');
+      if (staleBefore !== undefined) update = update.where('heartbeat_at', '<', staleBefore);
+      const row = await update.returning(['account_id', 'reserved_msat']).executeTakeFirst();
+      if (!row) return false;
+      await trx
+        .updateTable('proxy_accounts')
+        .set({ reserved_msat: sql<number>`reserved_msat - ${Number(row.reserved_msat)}` })
+        .where('id', '=', Number(row.account_id))
+        .execute();
+      return true;
+    });
+  }
+
+  private async heartbeat() {
+    const ids = [...this.live];
+    const now = Date.now();
+    for (let i = 0; i < ids.length; i += 500) {
+      await this.db.kysely.updateTable('proxy_requests').set({ heartbeat_at: now }).where('id', 'in', ids.slice(i, i + 500)).where('status', '=', 'reserved').execute();
+    }
+  }
+
+  /** Releases reservations whose process died (no heartbeat for PROXY_STALE_RESERVATION_SECONDS). */
+  async sweepStale(): Promise<number> {
+    const before = Date.now() - this.config.staleReservationMs;
+    const stale = await this.db.kysely
+      .selectFrom('proxy_requests')
+      .select('id')
+      .where('status', '=', 'reserved')
+      .where('heartbeat_at', '<', before)
+      .limit(500)
+      .execute();
+    let released = 0;
+    for (const { id } of stale) {
+      if (this.live.has(Number(id))) continue;
+      if (await this.finish(Number(id), 'expired', 'no heartbeat: the serving process stopped', null, before)) released++;
+    }
+    if (released) this.log.warn({ released }, 'released reservations of stopped processes');
+    return released;
+  }
+}

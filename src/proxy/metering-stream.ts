@@ -1,0 +1,104 @@
+// Reads an upstream SSE stream event by event: finds the usage (OpenAI's usage chunk, or the
+// responses API's `response.completed`), counts the content delivered (for billing a stream that
+// ends without usage), and notices `data: [DONE]`, after which nothing more may be sent.
+import { StringDecoder } from 'node:string_decoder';
+import { readUsage, type Usage } from './metering.js';
+
+export interface SseEvent {
+  /** The event's text as received, including its terminating blank line. */
+  text: string;
+  /** The parsed JSON of its data, when it has JSON data. */
+  json?: Record<string, unknown>;
+  done: boolean;
+  usage: Usage | null;
+}
+
+const BOUNDARY = /\r\n\r\n|\n\n|\r\r/;
+
+export class SseMeter {
+  private buffer = '';
+  private decoder = new StringDecoder('utf8');
+  /** UTF-8 bytes of the generated text seen so far. */
+  contentBytes = 0;
+  done = false;
+
+  /** The complete events in this chunk of bytes (an incomplete tail waits for the next chunk). */
+  push(chunk: Buffer): SseEvent[] {
+    this.buffer += this.decoder.write(chunk);
+    return this.drain(false);
+  }
+
+  /** The rest at the end of the stream (an unterminated last event counts too). */
+  end(): SseEvent[] {
+    this.buffer += this.decoder.end();
+    return this.drain(true);
+  }
+
+  private drain(final: boolean): SseEvent[] {
+    const events: SseEvent[] = [];
+    for (;;) {
+      const match = BOUNDARY.exec(this.buffer);
+      if (!match) break;
+      const end = match.index + match[0].length;
+      events.push(this.parse(this.buffer.slice(0, end)));
+      this.buffer = this.buffer.slice(end);
+    }
+    if (final && this.buffer.trim()) {
+      events.push(this.parse(this.buffer));
+      this.buffer = '';
+    }
+    return events;
+  }
+
+  private parse(text: string): SseEvent {
+    const data = text
+      .split(/\r\n|\n|\r/)
+      .filter((line) => line.startsWith('data:'))
+      .map((line) => line.slice(line.startsWith('data: ') ? 6 : 5))
+      .join('\n');
+    const event: SseEvent = { text, done: false, usage: null };
+    if (data.trim() === '[DONE]') {
+      event.done = true;
+      this.done = true;
+      return event;
+    }
+    if (!data) return event;
+    try {
+      const json = JSON.parse(data);
+      if (json && typeof json === 'object' && !Array.isArray(json)) {
+        event.json = json;
+        event.usage = readUsage(json);
+        this.contentBytes += deliveredBytes(json);
+      }
+    } catch {
+      // Not JSON: passed on as it is.
+    }
+    return event;
+  }
+}
+
+/** Bytes of generated text in one chunk (chat deltas, completion text, responses API deltas). */
+function deliveredBytes(json: any): number {
+  let text = '';
+  if (Array.isArray(json.choices)) {
+    for (const choice of json.choices) {
+      text += choice?.delta?.content ?? '';
+      text += choice?.delta?.reasoning ?? '';
+      text += choice?.text ?? '';
+      for (const call of choice?.delta?.tool_calls ?? []) text += call?.function?.arguments ?? '';
+    }
+  }
+  if (typeof json.delta === 'string') text += json.delta;
+  return typeof text === 'string' ? Buffer.byteLength(text, 'utf8') : 0;
+}
+
+/** The event re-written with the node's fields added to its JSON data (for the usage chunk). */
+export function withFields(event: SseEvent, fields: Record<string, unknown>): string {
+  const json = { ...event.json, ...fields };
+  const prefix = event.text
+    .split(/\r\n|\n|\r/)
+    .filter((line) => line && !line.startsWith('data:'))
+    .map((line) => `${line}\n`)
+    .join('');
+  return `${prefix}data: ${JSON.stringify(json)}\n\n`;
+}
