@@ -10,7 +10,7 @@ A Cashu mint with a fake Lightning backend, for development and tests.
 It is a ${LABEL}.
 Mint quotes are paid automatically unless --no-auto-pay (then POST /dev/quotes/{id}/pay).
 --state FILE keeps spent proofs, quotes and the seed in a JSON file across restarts.
-Dev routes: GET|POST|DELETE /dev/faults, POST /dev/quotes/{id}/pay, POST /dev/invoices,
+Dev routes: POST /dev/tokens, GET|POST|DELETE /dev/faults, POST /dev/quotes/{id}/pay, POST /dev/invoices,
 POST /dev/melts/fail-next, POST /dev/keysets/rotate (see docs/devmint.md).`;
 
 export class UsageError extends Error {}

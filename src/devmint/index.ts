@@ -91,21 +91,29 @@ export async function startDevMint(options: DevMintOptions = {}): Promise<DevMin
   };
   save();
 
+  const payInvoice = (quoteId: string) => {
+    mintQuotes.pay(quoteId);
+    save();
+  };
   let url = '';
+  // Over HTTP with cashu-ts, as a real client would mint (so faults apply to it too).
+  async function mintToken(amount: number): Promise<string> {
+    const wallet = new Wallet(url, { unit });
+    await wallet.loadMint();
+    const quote = await wallet.createMintQuoteBolt11(amount);
+    payInvoice(quote.quote);
+    const proofs = await wallet.mintProofsBolt11(amount, quote.quote);
+    return getEncodedToken({ mint: url, proofs, unit });
+  }
   let switchable: ReturnType<typeof listener> | undefined;
   const faults = new Faults({ stop: () => switchable!.stop(), start: () => switchable!.start() });
-  const app = buildApp({ ledger, mintQuotes, melts, lightning, url: () => url }, faults, { logger: options.logger, onChange: save });
+  const app = buildApp({ ledger, mintQuotes, melts, lightning, url: () => url, mintToken }, faults, { logger: options.logger, onChange: save });
 
   await app.listen({ port: options.port ?? 0, host });
   const address = app.server.address();
   if (!address || typeof address === 'string') throw new Error('dev mint has no TCP address');
   switchable = listener(app, { port: address.port, host });
   url = `http://${host.includes(':') ? `[${host}]` : host}:${address.port}`;
-
-  const payInvoice = (quoteId: string) => {
-    mintQuotes.pay(quoteId);
-    save();
-  };
 
   return {
     url,
@@ -123,14 +131,7 @@ export async function startDevMint(options: DevMintOptions = {}): Promise<DevMin
       save();
       return id;
     },
-    async mintToken(amount) {
-      const wallet = new Wallet(url, { unit });
-      await wallet.loadMint();
-      const quote = await wallet.createMintQuoteBolt11(amount);
-      payInvoice(quote.quote);
-      const proofs = await wallet.mintProofsBolt11(amount, quote.quote);
-      return getEncodedToken({ mint: url, proofs, unit });
-    },
+    mintToken,
     async close() {
       lightning.close();
       if (!switchable!.isListening()) await switchable!.start();

@@ -19,6 +19,7 @@ export interface MintCore {
   melts: Melts;
   lightning: FakeLightning;
   url(): string;
+  mintToken(amount: number): Promise<string>;
 }
 
 const proof = {
@@ -204,6 +205,11 @@ export function buildApp(core: MintCore, faults: Faults, options: AppOptions = {
     const msat = ledger.unit === 'sat' ? request.body.amount * 1000 : request.body.amount;
     return { request: lightning.createInvoice(msat).request, amount: request.body.amount, unit: ledger.unit };
   });
+  app.post<{ Body: { amount: number } }>('/dev/tokens', { schema: body({ amount: { type: 'integer', minimum: 1, maximum: MAX_AMOUNT } }, ['amount']) }, async (request) => ({
+    token: await core.mintToken(request.body.amount),
+    amount: request.body.amount,
+    unit: ledger.unit,
+  }));
   app.post<{ Body: { input_fee_ppk?: number } }>('/dev/keysets/rotate', { schema: body({ input_fee_ppk: { type: 'integer', minimum: 0 } }, []) }, async (request) =>
     keysetView(ledger.rotateKeyset(request.body?.input_fee_ppk).id),
   );

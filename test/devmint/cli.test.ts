@@ -63,6 +63,10 @@ describe('quartet dev-mint as a process', () => {
     const quote = await wallet.createMintQuoteBolt11(8);
     expect((await fetch(`${url}/dev/quotes/${quote.quote}/pay`, { method: 'POST' })).status).toBe(200);
     expect((await wallet.mintProofsBolt11(8, quote.quote)).length).toBe(1);
+    // And hands out tokens for demos.
+    const minted = await (await fetch(`${url}/dev/tokens`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"amount":16}' })).json();
+    expect(minted).toEqual({ token: expect.stringMatching(/^cashuB/), amount: 16, unit: 'sat' });
+    expect((await wallet.receive(minted.token)).reduce((sum, p) => sum + p.amount.toNumber(), 0)).toBe(16);
     mint.child.kill('SIGTERM');
     expect(await mint.exited).toBe(0);
   });
