@@ -1,0 +1,181 @@
+// Billing over HTTP: exact charges from usage, reservations released on failures and settled on
+// disconnects, small balances, never negative, and concurrency in one process and in two
+// processes sharing PostgreSQL.
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { createTestDatabase, databaseKinds, postgresAvailable } from '../support/databases.js';
+import { startFakeUpstream } from '../../src/fakeupstream/index.js';
+import { chatBody, postJson, startNode, testCost, waitUntil, type Node } from './forward-helpers.js';
+
+const auth = (key: string) => ({ authorization: `Bearer ${key}` });
+
+describe.each(databaseKinds)('billing on %s', (kind) => {
+  let node: Node;
+  beforeAll(async () => {
+    node = await startNode(kind, { env: { PROXY_UPSTREAM_TIMEOUT_MS: '1000' } });
+  });
+  afterAll(async () => {
+    await node?.close();
+  });
+  beforeEach(() => node.upstream.resetFaults());
+
+  it('charges exactly the usage at the model price, request after request', async () => {
+    const key = await node.account(5_000_000);
+    let expected = 0;
+    for (const [content, max] of [['short', undefined], ['a somewhat longer question about nodes', 3], ['ünïcödé ✓ text', 50]] as const) {
+      const answer = await postJson(`${node.url}/v1/chat/completions`, chatBody({ messages: [{ role: 'user', content }], max_tokens: max }), auth(key));
+      expect(answer.status).toBe(200);
+      const cost = testCost(answer.json.usage);
+      expect(Number(answer.headers.get('x-cashu-cost-msat'))).toBe(cost);
+      expected += cost;
+    }
+    const account = await node.balance(key);
+    expect(account).toMatchObject({ balance: 5_000_000 - expected, reserved: 0, spent: expected, requests: 3 });
+    const ledger = (await node.ledger()).filter((row) => row.status === 'settled').slice(-3);
+    expect(ledger.reduce((sum, row) => sum + Number(row.charged_msat), 0)).toBe(expected);
+    for (const row of ledger) expect(Number(row.charged_msat)).toBeLessThanOrEqual(Number(row.reserved_msat));
+  });
+
+  it('lets a small balance afford a small request by lowering max_tokens, and refuses one it cannot afford', async () => {
+    // Prompt bound = body bytes (~90 msat at 1 msat/token) + 10 msat per request: 200 msat affords ~50 output tokens, not 4096.
+    const key = await node.account(200);
+    const answer = await postJson(`${node.url}/v1/chat/completions`, chatBody(), auth(key));
+    expect(answer.status).toBe(200);
+    const forwarded = node.upstream.requests.at(-1)!.body as any;
+    expect(forwarded.max_tokens).toBeGreaterThanOrEqual(16);
+    expect(forwarded.max_tokens).toBeLessThan(100);
+    const cost = testCost(answer.json.usage);
+    expect(await node.balance(key)).toMatchObject({ balance: 200 - cost, reserved: 0 });
+
+    const poor = await node.account(50);
+    const count = node.upstream.requests.length;
+    const refused = await postJson(`${node.url}/v1/chat/completions`, chatBody(), auth(poor));
+    expect(refused.status).toBe(402);
+    expect(refused.json.error).toMatchObject({ type: 'insufficient_quota', code: 'insufficient_balance', available_msat: 50 });
+    expect(refused.json.error.minimum_msat).toBeGreaterThan(50);
+    expect(node.upstream.requests.length).toBe(count);
+    expect(await node.balance(poor)).toMatchObject({ balance: 50, reserved: 0 });
+  });
+
+  it('charges nothing and releases the reservation when the upstream answers 500 or 429', async () => {
+    const key = await node.account(100_000);
+    for (const status of [500, 429]) {
+      node.upstream.faults.status = status;
+      const answer = await postJson(`${node.url}/v1/chat/completions`, chatBody(), auth(key));
+      expect(answer.status).toBe(status);
+      expect(answer.json.error.message).toContain(String(status));
+      expect(answer.headers.get('x-cashu-cost-msat')).toBe('0');
+    }
+    expect(await node.balance(key)).toEqual({ balance: 100_000, reserved: 0, spent: 0, requests: 0 });
+    const rows = (await node.ledger()).slice(-2);
+    expect(rows.map((row) => [row.status, row.upstream_status])).toEqual([['released', 500], ['released', 429]]);
+  });
+
+  it('releases the reservation on a timeout (504)', async () => {
+    const key = await node.account(100_000);
+    node.upstream.faults.delayMs = 1500;
+    const answer = await postJson(`${node.url}/v1/chat/completions`, chatBody(), auth(key));
+    expect(answer.status).toBe(504);
+    expect(await node.balance(key)).toEqual({ balance: 100_000, reserved: 0, spent: 0, requests: 0 });
+  });
+
+  it('still bills a request whose caller disconnected, from the upstream usage, and frees the rest', async () => {
+    const key = await node.account(100_000);
+    node.upstream.faults.delayMs = 400;
+    const controller = new AbortController();
+    const pending = fetch(`${node.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json', ...auth(key) }, body: JSON.stringify(chatBody()), signal: controller.signal }).catch((e) => e);
+    await waitUntil('the reservation', async () => (await node.balance(key)).reserved > 0);
+    controller.abort();
+    expect(await pending).toBeInstanceOf(Error);
+    await waitUntil('the settlement', async () => (await node.balance(key)).reserved === 0);
+    const row = (await node.ledger()).at(-1);
+    expect(row).toMatchObject({ status: 'settled', usage_source: 'upstream' });
+    expect(Number(row.charged_msat)).toBe(testCost({ prompt_tokens: row.prompt_tokens, completion_tokens: row.completion_tokens }));
+    expect(await node.balance(key)).toMatchObject({ balance: 100_000 - Number(row.charged_msat), reserved: 0 });
+  });
+
+  it('serves at most what the balance covers to 200 concurrent requests, and charges exactly what it spends', async () => {
+    const probe = await node.account(1_000_000);
+    const one = await postJson(`${node.url}/v1/chat/completions`, chatBody(), auth(probe));
+    const cost = testCost(one.json.usage);
+    const start = 10 * cost;
+    const key = await node.account(start);
+    node.upstream.faults.delayMs = 20;
+    const answers = await Promise.all(Array.from({ length: 200 }, () => postJson(`${node.url}/v1/chat/completions`, chatBody(), auth(key))));
+    const statuses = answers.map((a) => a.status);
+    expect(statuses.every((s) => s === 200 || s === 402)).toBe(true);
+    const served = answers.filter((a) => a.status === 200);
+    // The reservation bound (body bytes) is above the real cost, so the last few may not fit.
+    expect(served.length).toBeGreaterThanOrEqual(5);
+    expect(served.length).toBeLessThanOrEqual(10);
+    const charged = served.reduce((sum, a) => sum + Number(a.headers.get('x-cashu-cost-msat')), 0);
+    const account = await node.balance(key);
+    expect(account.reserved).toBe(0);
+    expect(account.balance).toBeGreaterThanOrEqual(0);
+    expect(start - account.balance).toBe(charged);
+    expect(account.spent).toBe(charged);
+    expect(account.requests).toBe(served.length);
+  });
+});
+
+describe('reservations of a stopped process', () => {
+  it('are released by the sweep once their heartbeat is stale, and live ones are not', async () => {
+    const node = await startNode('sqlite', { env: { PROXY_STALE_RESERVATION_SECONDS: '5' } });
+    try {
+      const key = await node.account(10_000);
+      const db = node.server.db.kysely;
+      const account = await db.selectFrom('proxy_accounts').select('id').executeTakeFirstOrThrow();
+      // A reservation left by a process that died an hour ago.
+      await db.updateTable('proxy_accounts').set({ reserved_msat: 3000 }).where('id', '=', account.id).execute();
+      const old = Date.now() - 3_600_000;
+      await db.insertInto('proxy_requests').values({ account_id: account.id, request_id: 'dead', path: '/v1/chat/completions', model: 'test/model', stream: 1, payment: 'key', status: 'reserved', reserved_msat: 3000, created_at: old, heartbeat_at: old }).execute();
+      // A long stream served right now keeps its reservation.
+      node.upstream.faults.chunkDelayMs = 400;
+      const stream = fetch(`${node.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json', ...auth(key) }, body: JSON.stringify(chatBody({ stream: true })) }).then((r) => r.text());
+      await waitUntil('the sweep', async () => (await node.ledger()).some((row) => row.request_id === 'dead' && row.status === 'expired'), 10_000);
+      const live = (await node.ledger()).find((row) => row.request_id !== 'dead')!;
+      expect(live.status).toBe('reserved');
+      expect((await node.balance(key)).reserved).toBe(Number(live.reserved_msat));
+      await stream;
+      expect(await node.balance(key)).toMatchObject({ reserved: 0 });
+      expect((await node.ledger()).find((row) => row.request_id !== 'dead')!.status).toBe('settled');
+    } finally {
+      await node.close();
+    }
+  }, 30_000);
+});
+
+describe.skipIf(!postgresAvailable)('billing with two processes on one PostgreSQL', () => {
+  it('never lets the two spend the same millisatoshi', async () => {
+    const database = await createTestDatabase('postgres');
+    const upstream = await startFakeUpstream({ apiKey: 'operator-key' });
+    const a = await startNode('postgres', { database, upstream });
+    const b = await startNode('postgres', { database, upstream });
+    try {
+      const probe = await a.account(1_000_000);
+      const one = await postJson(`${a.url}/v1/chat/completions`, chatBody(), auth(probe));
+      const cost = testCost(one.json.usage);
+      const start = 10 * cost;
+      const key = await a.account(start);
+      upstream.faults.delayMs = 20;
+      const answers = await Promise.all(Array.from({ length: 200 }, (_, i) => postJson(`${(i % 2 ? a : b).url}/v1/chat/completions`, chatBody(), auth(key))));
+      expect(answers.every((x) => x.status === 200 || x.status === 402)).toBe(true);
+      const served = answers.filter((x) => x.status === 200);
+      expect(served.length).toBeGreaterThan(0);
+      expect(served.length).toBeLessThanOrEqual(10);
+      const charged = served.reduce((sum, x) => sum + Number(x.headers.get('x-cashu-cost-msat')), 0);
+      const account = await b.balance(key);
+      expect(account).toMatchObject({ reserved: 0, spent: charged, requests: served.length });
+      expect(start - account.balance).toBe(charged);
+      // Both processes served some.
+      expect(answers.filter((x, i) => i % 2 === 1 && x.status === 200).length).toBeGreaterThan(0);
+      expect(answers.filter((x, i) => i % 2 === 0 && x.status === 200).length).toBeGreaterThan(0);
+      const ledger = await a.ledger();
+      expect(ledger.filter((row) => row.status === 'settled').length).toBe(served.length + 1);
+    } finally {
+      await a.close();
+      await b.close();
+      await upstream.close();
+      await database.drop();
+    }
+  }, 60_000);
+});
