@@ -1,7 +1,9 @@
 // Every option of the seed's table changes what the user sees or what is sent.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chromium, type Browser, type Page } from 'playwright-core';
-import { expandOperation, openViewer, sendText, startStatic, type StaticServer } from './support.js';
+import { pathToFileURL } from 'node:url';
+import { join } from 'node:path';
+import { DIST, expandOperation, openViewer, sendText, startStatic, type StaticServer } from './support.js';
 
 let browser: Browser;
 let site: StaticServer;
@@ -206,5 +208,18 @@ describe('options', () => {
     await page.locator('#qv-url').press('Enter');
     await page.locator('.qv-title', { hasText: 'Petstore Two' }).waitFor();
     expect(new URL(page.url()).searchParams.get('url')).toBe('/fixtures/petstore-2.0.json');
+  });
+
+  it('works opened from disk (file://) with a remote description and a language file', async () => {
+    const index = pathToFileURL(join(DIST, 'index.html'));
+    index.searchParams.set('url', `${site.url}/fixtures/petstore-2.0.json`);
+    index.searchParams.set('lang', 'es');
+    await page.goto(index.href);
+    await page.locator('.qv-title', { hasText: 'Petstore Two' }).waitFor();
+    const op = await expandOperation(page, 'pet', 'get', '/pet/{petId}');
+    await expect(op.locator('.qv-submit').textContent()).resolves.toBe('¡Pruébalo!');
+    await op.locator('input[name=petId]').fill('3');
+    await op.locator('.qv-submit').click();
+    await expect(op.locator('.qv-response-code').textContent()).resolves.toBe('200');
   });
 });

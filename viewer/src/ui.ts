@@ -55,6 +55,13 @@ export class SwaggerUi {
       if (this.model) this.render();
     });
     window.addEventListener('hashchange', () => this.openDeepLink());
+    // "/" anywhere on the page (not while typing) jumps to search.
+    document.addEventListener('keydown', (event) => {
+      const target = event.target as HTMLElement;
+      if (event.key !== '/' || !this.root?.isConnected || /INPUT|TEXTAREA|SELECT/.test(target.tagName) || target.isContentEditable) return;
+      event.preventDefault();
+      this.searchInput?.focus();
+    });
   }
 
   /** Where the interface goes: dom / dom_id, else 2.x's usual container, else a new element. */
@@ -403,14 +410,9 @@ export class SwaggerUi {
     } else view.element.scrollIntoView({ block: 'start' });
   }
 
-  /** Up/Down move between tag and operation headings; "/" jumps to search. */
+  /** Up/Down move between tag and operation headings. */
   private arrowKeys(event: KeyboardEvent) {
     const target = event.target as HTMLElement;
-    if (event.key === '/' && !/INPUT|TEXTAREA|SELECT/.test(target.tagName)) {
-      event.preventDefault();
-      this.searchInput?.focus();
-      return;
-    }
     if ((event.key !== 'ArrowDown' && event.key !== 'ArrowUp') || !target.matches('.qv-op-head, .qv-tag-toggle')) return;
     const heads = Array.from(this.root.querySelectorAll<HTMLElement>('.qv-op-head, .qv-tag-toggle')).filter((el) => el.offsetParent !== null);
     const index = heads.indexOf(target);
