@@ -1,0 +1,97 @@
+// Per-request payment (NUT-24 style): a Cashu token in X-Cashu pays one request; the change
+// comes back as a token in the X-Cashu response header (or in a stream's usage chunk).
+import { getTokenMetadata } from '@cashu/cashu-ts';
+import OpenAI from 'openai';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { startDevMint, type DevMint } from '../../src/devmint/index.js';
+import { databaseKinds } from '../support/databases.js';
+import { chatBody, postJson, startNode, testCost, TEST_MODEL, type Node } from './forward-helpers.js';
+import { receiveAtMint } from './wallet-helpers.js';
+
+const tokenSats = (token: string) => Number(getTokenMetadata(token).amount);
+
+describe.each(databaseKinds)('X-Cashu payments on %s', (kind) => {
+  let mint: DevMint;
+  let node: Node;
+  beforeAll(async () => {
+    mint = await startDevMint({ unit: 'sat', inputFeePpk: 0, port: 0 });
+    node = await startNode(kind, { env: { PROXY_MINTS: mint.url, PROXY_MINT_TIMEOUT_MS: '2000' } });
+  });
+  afterAll(async () => {
+    await node?.close();
+    await mint?.close();
+  });
+  beforeEach(() => node.upstream.resetFaults());
+
+  it('redeems the token, bills the request and returns the change, correct to the msat', async () => {
+    const token = await mint.mintToken(100);
+    const answer = await postJson(`${node.url}/v1/chat/completions`, chatBody(), { 'x-cashu': token });
+    expect(answer.status).toBe(200);
+    const charged = Number(answer.headers.get('x-cashu-cost-msat'));
+    const change = answer.headers.get('x-cashu')!;
+    expect(change).toMatch(/^cashu[AB]/);
+    // Change is a sat token, so the charge is the usage cost rounded up to a whole sat.
+    expect(charged).toBe(Math.ceil(testCost(answer.json.usage) / 1000) * 1000);
+    expect(charged + tokenSats(change) * 1000).toBe(100_000);
+    expect(answer.json.cost).toMatchObject({ total_msat: charged, change_msat: 100_000 - charged });
+    expect(await receiveAtMint(mint.url, change)).toBe(100 - charged / 1000);
+
+    // The token was spent once: at the mint, and at the node (its account is empty now).
+    expect(await receiveAtMint(mint.url, token).catch((e) => String(e))).toMatch(/spent/i);
+    const again = await postJson(`${node.url}/v1/chat/completions`, chatBody(), { 'x-cashu': token });
+    expect(again.status).toBe(402);
+    expect(again.headers.get('x-cashu')).toBeNull();
+    const rows = (await node.ledger()).filter((row) => row.payment === 'x-cashu');
+    expect(rows.filter((row) => row.status === 'settled')).toHaveLength(1);
+  });
+
+  it('works with the openai SDK sending X-Cashu', async () => {
+    const token = await mint.mintToken(50);
+    const client = new OpenAI({ baseURL: `${node.url}/v1`, apiKey: 'unused', maxRetries: 0, defaultHeaders: { 'X-Cashu': token } });
+    const { data, response } = await client.chat.completions.create({ model: TEST_MODEL, messages: [{ role: 'user', content: 'pay per request' }] }).withResponse();
+    const charged = Number(response.headers.get('x-cashu-cost-msat'));
+    expect(charged).toBe(Math.ceil(testCost(data.usage!) / 1000) * 1000);
+    expect(tokenSats(response.headers.get('x-cashu')!) * 1000 + charged).toBe(50_000);
+  });
+
+  it('returns a stream\'s change in its usage chunk', async () => {
+    const token = await mint.mintToken(64);
+    const response = await fetch(`${node.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-cashu': token }, body: JSON.stringify(chatBody({ stream: true })) });
+    const text = await response.text();
+    const chunks = text.split('\n\n').filter((e) => e.startsWith('data: {')).map((e) => JSON.parse(e.slice(6)));
+    const cost = chunks.at(-1).cost;
+    expect(text.trimEnd().endsWith('data: [DONE]')).toBe(true);
+    expect(cost.total_msat + tokenSats(cost.change) * 1000).toBe(64_000);
+    expect(cost.change_msat).toBe(64_000 - cost.total_msat);
+  });
+
+  it('returns the whole payment as change when the upstream fails', async () => {
+    node.upstream.faults.status = 500;
+    const token = await mint.mintToken(20);
+    const answer = await postJson(`${node.url}/v1/chat/completions`, chatBody(), { 'x-cashu': token });
+    expect(answer.status).toBe(500);
+    expect(tokenSats(answer.headers.get('x-cashu')!)).toBe(20);
+  });
+
+  it('takes X-Cashu over an Authorization header the SDK always sends', async () => {
+    const key = await node.account(1_000_000);
+    const token = await mint.mintToken(30);
+    const answer = await postJson(`${node.url}/v1/chat/completions`, chatBody(), { 'x-cashu': token, authorization: `Bearer ${key}` });
+    expect(answer.status).toBe(200);
+    expect((await node.balance(key)).balance).toBe(1_000_000);
+  });
+
+  it('refuses what is not a token, and tokens of untrusted mints', async () => {
+    const garbage = await postJson(`${node.url}/v1/chat/completions`, chatBody(), { 'x-cashu': 'not-a-token' });
+    expect(garbage.status).toBe(400);
+    expect(garbage.json.error.code).toBe('invalid_token');
+    const other = await startDevMint({ unit: 'sat', port: 0 });
+    try {
+      const foreign = await postJson(`${node.url}/v1/chat/completions`, chatBody(), { 'x-cashu': await other.mintToken(10) });
+      expect(foreign.status).toBe(400);
+      expect(foreign.json.error.message).toContain(mint.url);
+    } finally {
+      await other.close();
+    }
+  });
+});
