@@ -70,10 +70,10 @@ export async function startDevMint(options: DevMintOptions = {}): Promise<DevMin
   const mintQuotes = new MintQuotes(ledger, lightning, options.autoPay ?? false);
   const melts = new Melts(ledger, lightning, mintQuotes);
   if (saved) {
-    ledger.restore(saved.ledger);
-    lightning.restore(saved.invoices);
-    mintQuotes.restore(saved.mintQuotes);
-    melts.restore(saved.meltQuotes);
+    ledger.load(saved.ledger);
+    lightning.load(saved.invoices);
+    mintQuotes.load(saved.mintQuotes);
+    melts.load(saved.meltQuotes);
     // The fee is part of the keyset id (NUT-02): another fee needs another keyset.
     if (options.inputFeePpk !== undefined && ledger.activeKeyset().inputFeePpk !== options.inputFeePpk) ledger.rotateKeyset(options.inputFeePpk);
   }

@@ -27,7 +27,13 @@ export interface CheckedInputs {
 export interface LedgerSnapshot {
   keysets: { unit: Unit; inputFeePpk: number; generation: number; active: boolean }[];
   spent: string[];
-  signed: string[];
+  signed: SignedOutput[];
+}
+
+/** An output as it was signed (blank outputs carry the amount the mint gave them) and its signature. */
+export interface SignedOutput {
+  output: BlindedMessage;
+  signature: BlindSignature;
 }
 
 export class Ledger {
@@ -35,7 +41,8 @@ export class Ledger {
   private readonly generations = new Map<string, number>();
   private readonly spent = new Set<string>();
   private readonly pending = new Set<string>();
-  private readonly signed = new Set<string>();
+  /** Every signature ever given, by B_: outputs are never signed twice, and NUT-09 restores them. */
+  private readonly signed = new Map<string, SignedOutput>();
   private readonly pendingOutputs = new Set<string>();
 
   constructor(
@@ -119,9 +126,18 @@ export class Ledger {
 
   /** Signs checked outputs and remembers them so they are never signed twice. */
   sign(outputs: BlindedMessage[]): BlindSignature[] {
-    const signatures = outputs.map((output) => signBlinded(this.keyset(output.id), output.amount, output.B_));
-    for (const output of outputs) this.signed.add(output.B_.toLowerCase());
-    return signatures;
+    return outputs.map((output) => {
+      const signature = signBlinded(this.keyset(output.id), output.amount, output.B_);
+      this.signed.set(output.B_.toLowerCase(), { output: { amount: output.amount, id: output.id, B_: output.B_ }, signature });
+      return signature;
+    });
+  }
+
+  /** NUT-09: the signatures given earlier to those of these outputs that were signed. */
+  restore(outputs: BlindedMessage[]): { outputs: BlindedMessage[]; signatures: BlindSignature[] } {
+    if (outputs.length > MAX_OUTPUTS) throw new MintError(Codes.maxOutputsExceeded, `at most ${MAX_OUTPUTS} outputs`);
+    const found = outputs.map((output) => this.signed.get(output.B_.toLowerCase())).filter((entry) => entry !== undefined);
+    return { outputs: found.map((entry) => entry.output), signatures: found.map((entry) => entry.signature) };
   }
 
   spend(ys: string[]) {
@@ -155,17 +171,17 @@ export class Ledger {
     return {
       keysets: [...this.keysets.values()].map((k) => ({ unit: k.unit, inputFeePpk: k.inputFeePpk, generation: this.generations.get(k.id)!, active: k.active })),
       spent: [...this.spent],
-      signed: [...this.signed],
+      signed: [...this.signed.values()],
     };
   }
 
   /** Restores a snapshot taken with the same seed (keys are re-derived, not stored). */
-  restore(snapshot: LedgerSnapshot) {
+  load(snapshot: LedgerSnapshot) {
     this.keysets.clear();
     this.generations.clear();
     for (const saved of snapshot.keysets) this.addKeyset(saved.inputFeePpk, saved.generation).active = saved.active;
     for (const y of snapshot.spent) this.spent.add(y);
-    for (const b of snapshot.signed) this.signed.add(b);
+    for (const entry of snapshot.signed) this.signed.set(entry.output.B_.toLowerCase(), entry);
   }
 }
 

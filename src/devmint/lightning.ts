@@ -83,7 +83,7 @@ export class FakeLightning {
     return [...this.invoices.values()];
   }
 
-  restore(invoices: Invoice[]) {
+  load(invoices: Invoice[]) {
     for (const invoice of invoices) this.invoices.set(invoice.request, invoice);
   }
 

@@ -107,7 +107,7 @@ export class Melts {
   }
 
   /** A melt in flight when the mint stopped never reached the (fake) network: it failed. */
-  restore(quotes: MeltQuote[]) {
+  load(quotes: MeltQuote[]) {
     for (const quote of quotes) this.quotes.set(quote.quote, quote.state === 'PENDING' ? { ...quote, state: 'UNPAID' } : quote);
   }
 

@@ -106,7 +106,7 @@ export class MintQuotes {
     return [...this.quotes.values()];
   }
 
-  restore(quotes: MintQuote[]) {
+  load(quotes: MintQuote[]) {
     for (const quote of quotes) {
       this.quotes.set(quote.quote, quote);
       this.byRequest.set(quote.request, quote.quote);

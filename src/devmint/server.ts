@@ -105,6 +105,7 @@ export function buildApp(core: MintCore, faults: Faults, options: AppOptions = {
       '5': { methods: [{ ...method, options: { amountless: false } }], disabled: false },
       '7': { supported: true },
       '8': { supported: true },
+      '9': { supported: true },
       '12': { supported: true },
     },
   }));
@@ -158,6 +159,10 @@ export function buildApp(core: MintCore, faults: Faults, options: AppOptions = {
     '/v1/melt/bolt11',
     { schema: body({ quote: { type: 'string' }, inputs: proofs, outputs, prefer_async: { type: 'boolean' } }, ['quote', 'inputs']) },
     async (request) => meltView(await melts.melt(request.body.quote, request.body.inputs, request.body.outputs ?? [])),
+  );
+
+  app.post<{ Body: { outputs: BlindedMessage[] } }>('/v1/restore', { schema: body({ outputs }, ['outputs']) }, async (request) =>
+    ledger.restore(request.body.outputs),
   );
 
   app.post<{ Body: { Ys: string[] } }>(

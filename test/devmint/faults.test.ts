@@ -71,7 +71,7 @@ describe('dev mint faults', () => {
     expect((await http(mint, 'POST', '/v1/swap', { inputs: wire(proofs), outputs: outputs(mint.keysetId(), [16]).wire })).status).toBe(200);
   });
 
-  test('loseSwapResponses: the swap happens, the answer never comes; the same outputs are then refused (11003)', async () => {
+  test('loseSwapResponses: the swap happens, the answer never comes; POST /v1/restore recovers it', async () => {
     const proofs = await mintProofs(await walletFor(mint), mint, 8);
     const made = outputs(mint.keysetId(), [8]);
     await mint.faults.set({ loseSwapResponses: true });
@@ -80,6 +80,13 @@ describe('dev mint faults', () => {
     expect(await states(mint, proofs)).toEqual(['SPENT']);
     const retry = await http(mint, 'POST', '/v1/swap', { inputs: wire(proofs), outputs: made.wire });
     expect(retry.body.code).toBe(11001);
+    // The lost answer is recovered with NUT-09 restore, and unblinds to a spendable proof.
+    const restored = await http(mint, 'POST', '/v1/restore', { outputs: [...made.wire, ...outputs(mint.keysetId(), [4]).wire] });
+    expect(restored.body.outputs).toEqual(made.wire);
+    expect(restored.body.signatures).toHaveLength(1);
+    const recovered = made.data[0].toProof(restored.body.signatures[0], (await walletFor(mint)).getKeyset());
+    expect(await states(mint, [recovered])).toEqual(['UNSPENT']);
+    expect((await http(mint, 'POST', '/v1/swap', { inputs: wire([recovered]), outputs: outputs(mint.keysetId(), [8]).wire })).status).toBe(200);
   });
 
   test('lie: 200 with nonsense instead of answers, nothing done; the wallet notices', async () => {

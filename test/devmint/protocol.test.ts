@@ -22,7 +22,7 @@ describe('info, keys, keysets (NUT-01, 02, 06)', () => {
     expect(body.urls).toEqual([mint.url]);
     expect(body.nuts['4'].methods).toEqual([expect.objectContaining({ method: 'bolt11', unit: 'sat' })]);
     expect(body.nuts['5'].methods).toEqual([expect.objectContaining({ method: 'bolt11', unit: 'sat' })]);
-    for (const nut of ['7', '8', '12']) expect(body.nuts[nut]).toEqual({ supported: true });
+    for (const nut of ['7', '8', '9', '12']) expect(body.nuts[nut]).toEqual({ supported: true });
   });
 
   test('GET /v1/keys: the active keyset, one compressed key per power of two, id derived as NUT-02 says', async () => {

@@ -80,6 +80,16 @@ describe('dev mint with cashu-ts, no fees', () => {
     }
   });
 
+  test('NUT-09/13: a wallet restored from the same seed finds its proofs again', async () => {
+    const seed = new Uint8Array(64).fill(7);
+    const original = await walletFor(mint, { bip39seed: seed });
+    const proofs = await mintProofs(original, mint, 45);
+    const restored = await walletFor(mint, { bip39seed: seed });
+    const { proofs: found } = await restored.batchRestore();
+    expect(found.map((p) => p.secret).sort()).toEqual(proofs.map((p) => p.secret).sort());
+    expect(total(found)).toBe(45);
+  });
+
   test('mintToken returns a cashuB token of this mint and unit', async () => {
     const token = await mint.mintToken(10);
     expect(token.startsWith('cashuB')).toBe(true);
