@@ -29,8 +29,10 @@ export async function registerQuoteRoutes(app: FastifyInstance, context: Service
   await app.register(multipart, {
     attachFieldsToBody: true,
     throwFileSizeLimit: false,
+    // Keep "../x.po" as sent (busboy would strip it): a path in a file name fails the import.
+    preservePath: true,
     limits: { fileSize: quotes.maxFileBytes, files: 1, fields: 20, fieldSize: 4096, parts: 25 },
-  });
+  } as Parameters<typeof multipart>[1]);
   const authenticate = makeAuthenticator(context.identity, quotes.timestampWindowS);
   // Every route but /1/locales is signed; the principal is checked before the handler runs.
   app.addHook('preHandler', async (request) => {

@@ -86,7 +86,7 @@ export class Client {
     const form = new FormData();
     form.append('file_format', format);
     for (const [key, value] of Object.entries(extra)) form.append(key, value);
-    form.append('file', new Blob([typeof content === 'string' ? Buffer.from(content) : content]), name);
+    form.append('file', new Blob([new Uint8Array(typeof content === 'string' ? Buffer.from(content) : content)]), name);
     return this.call('POST', `/1/projects/${projectId}/files`, { form });
   }
 

@@ -14,22 +14,84 @@ export function poKey(context: string | null, msgid: string): string {
   return context ? `${context}${EOT}${msgid}` : msgid;
 }
 
+// gettext-parser builds one object keyed by msgid per context; with 100k entries that object
+// becomes slow to grow. Parsing a UTF-8 file in slices of whole entries keeps each table small
+// (several times faster); the slices are cut only at a blank line that ends a complete entry.
+const SLICE_ENTRIES = 2000;
+
 export function parsePo(bytes: Buffer, formatName: string): ParsedFile {
   if (bytes.includes(0)) throw new FormatError(`binary content (NUL bytes) is not a ${formatName} file (UTF-16 PO files are not supported)`);
-  let parsed: GetTextTranslations;
-  try {
-    parsed = gettextParser.po.parse(bytes, { defaultCharset: 'utf-8', validation: true });
-  } catch (error) {
-    throw new FormatError(`not a valid ${formatName} file: ${(error as Error).message.replace(/^Error parsing PO data: /, '')}`);
-  }
+  const slices = utf8Slices(bytes);
   const units: ParsedUnit[] = [];
-  for (const [context, entries] of Object.entries(parsed.translations)) {
-    for (const entry of Object.values(entries)) {
-      if (entry.msgid === '' && !context) continue; // the header
-      units.push(toUnit(entry, context || null));
+  let headers: Record<string, string> = {};
+  slices.forEach((input, index) => {
+    let parsed: GetTextTranslations;
+    try {
+      parsed = gettextParser.po.parse(input, { defaultCharset: 'utf-8', validation: true });
+    } catch (error) {
+      throw new FormatError(`not a valid ${formatName} file: ${(error as Error).message.replace(/^Error parsing PO data: /, '')}`);
     }
+    if (index === 0) headers = parsed.headers ?? {};
+    for (const [context, entries] of Object.entries(parsed.translations)) {
+      for (const entry of Object.values(entries)) {
+        if (entry.msgid === '' && !context) continue; // the header
+        units.push(toUnit(entry, context || null));
+      }
+    }
+  });
+  return { units, meta: { headers: pickHeaders(headers) } };
+}
+
+/** The file as slices of whole entries when it is UTF-8; else the bytes for gettext-parser's charset handling. */
+function utf8Slices(bytes: Buffer): (Buffer | string)[] {
+  const head = bytes.subarray(0, 4096).toString('latin1');
+  const charset = /charset=([A-Za-z0-9_-]+)/i.exec(head)?.[1];
+  if (charset && !/^(utf-?8|charset)$/i.test(charset)) return [bytes];
+  let text: string;
+  try {
+    text = new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+  } catch {
+    throw new FormatError('the PO file declares UTF-8 (or no charset) but is not valid UTF-8');
   }
-  return { units, meta: { headers: pickHeaders(parsed.headers) } };
+  const slices: string[] = [];
+  let header = '';
+  let start = 0;
+  let entries = 0;
+  let position = 0;
+  // The keyword of the last line that is not a string continuation ("…") or blank.
+  let keyword = '';
+  while (position < text.length) {
+    const end = text.indexOf('\n', position);
+    const lineEnd = end < 0 ? text.length : end;
+    const first = firstNonSpace(text, position, lineEnd);
+    if (first === -1) {
+      // A blank line after a msgstr (and its continuation lines) ends a complete entry.
+      if (keyword.startsWith('msgstr') && ++entries === 1 && slices.length === 0) {
+        // Every slice repeats the header entry, so that Plural-Forms validates each of them.
+        const entry = text.slice(0, lineEnd);
+        if (/^(\s*#[^\n]*\n)*\s*msgid\s+""\s*\n\s*msgstr/.test(entry)) header = entry;
+      }
+      if (keyword.startsWith('msgstr') && entries >= SLICE_ENTRIES) {
+        slices.push((slices.length ? header + '\n' : '') + text.slice(start, lineEnd));
+        start = lineEnd;
+        entries = 0;
+      }
+      keyword = '';
+    } else if (text[first] !== '"') {
+      keyword = text.slice(first, first + 6);
+    }
+    position = lineEnd + 1;
+  }
+  if (slices.length === 0 || text.slice(start).trim() !== '') slices.push((slices.length ? header + '\n' : '') + text.slice(start));
+  return slices;
+}
+
+function firstNonSpace(text: string, from: number, to: number): number {
+  for (let i = from; i < to; i++) {
+    const c = text.charCodeAt(i);
+    if (c !== 32 && c !== 9 && c !== 13) return i;
+  }
+  return -1;
 }
 
 function toUnit(entry: GetTextTranslation, context: string | null): ParsedUnit {

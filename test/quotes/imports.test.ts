@@ -1,0 +1,188 @@
+// Imports over HTTP: every format with its phrase states, and bad input that must end as a
+// failed import task with a clear message (never a crash, never a half-imported file).
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { databaseKinds } from '../support/databases.js';
+import type { TestServer } from '../support/server.js';
+import { Client, fixture, startQuotesServer } from './helpers.js';
+
+describe.each(databaseKinds)('file imports on %s', (kind) => {
+  let server: TestServer;
+  let client: Client;
+
+  beforeAll(async () => {
+    server = await startQuotesServer(kind, { QUOTES_MAX_FILE_BYTES: String(16 * 1024 * 1024) });
+    client = await Client.create(server.url);
+  });
+  afterAll(async () => {
+    await server?.close();
+  });
+
+  const counts = async (project: number, file: string, locale: string, flags = '') => {
+    const answer = await client.get(`/1/projects/${project}/quotations?files=${encodeURIComponent(file)}&to_locale=${locale}${flags}`);
+    expect(answer.status, answer.text).toBe(200);
+    return [answer.body.data.translation_only.string_count, answer.body.data.translation_only.word_count];
+  };
+  const NT = '&is_including_not_approved=0&is_including_outdated=0';
+  const NA = '&is_including_not_translated=0&is_including_outdated=0';
+  const OD = '&is_including_not_translated=0&is_including_not_approved=0';
+
+  it('HIERARCHICAL_JSON: translations, same-as-original, changed sources become outdated, removal', async () => {
+    const project = await client.createProject('en-US', ['de-DE']);
+    expect(await client.importFile(project, 'app.json', fixture('app.json'), 'HIERARCHICAL_JSON')).toMatchObject({ status: 'completed', string_count: 5, word_count: 13 });
+    // "unknown" is not in the source; "Open {{name}}" equals the source and is not a translation.
+    expect(await client.importFile(project, 'app.json', fixture('app.de.json'), 'HIERARCHICAL_JSON', { locale: 'de-DE' })).toMatchObject({ status: 'completed', string_count: 2 });
+    expect(await counts(project, 'app.json', 'de-DE')).toEqual([3, 9]);
+    await client.importFile(project, 'app.json', fixture('app.de.json'), 'HIERARCHICAL_JSON', { locale: 'de-DE', is_allow_translation_same_as_original: 'true' });
+    expect(await counts(project, 'app.json', 'de-DE')).toEqual([2, 7]);
+    expect(await counts(project, 'app.json', 'de-DE', OD)).toEqual([0, 0]);
+    // The source of menu.file changes: its German translation is now outdated.
+    const changed = JSON.parse(fixture('app.json').toString());
+    changed.menu.file = 'File menu';
+    await client.importFile(project, 'app.json', JSON.stringify(changed), 'HIERARCHICAL_JSON');
+    expect(await counts(project, 'app.json', 'de-DE', OD)).toEqual([1, 2]);
+    // is_keeping_all_strings=false drops the strings the new upload lacks.
+    delete changed.greeting;
+    expect(await client.importFile(project, 'app.json', JSON.stringify(changed), 'HIERARCHICAL_JSON', { is_keeping_all_strings: '0' })).toMatchObject({ status: 'completed', string_count: 4 });
+    const files = await client.get(`/1/projects/${project}/files`);
+    expect(files.body.data[0]).toMatchObject({ name: 'app.json', string_count: 4, word_count: 10 });
+    const exported = await client.get(`/1/projects/${project}/translations?locale=de-DE&source_file_name=app.json`);
+    expect(JSON.parse(exported.text)).toEqual({ menu: { file: 'Datei', open: 'Open {{name}}', recent: ['Erste zuletzt geöffnete Datei'] } });
+  });
+
+  it('XLIFF 1.2 and 2.0: states of targets', async () => {
+    const project = await client.createProject('en-US', ['de-DE', 'ja-JP']);
+    expect(await client.importFile(project, 'app.xlf', fixture('app.xlf'), 'XLIFF')).toMatchObject({ status: 'completed', string_count: 4, word_count: 11 });
+    await client.importFile(project, 'app.xlf', fixture('app.xlf'), 'XLIFF', { locale: 'de-DE' });
+    expect(await counts(project, 'app.xlf', 'de-DE', NT)).toEqual([2, 5]);
+    expect(await counts(project, 'app.xlf', 'de-DE', NA)).toEqual([1, 2]);
+    expect(await client.importFile(project, 'app2.xlf', fixture('app2.xlf'), 'XLIFF')).toMatchObject({ status: 'completed', string_count: 2, word_count: 10 });
+    await client.importFile(project, 'app2.xlf', fixture('app2.xlf'), 'XLIFF', { locale: 'ja-JP' });
+    expect(await counts(project, 'app2.xlf', 'ja-JP')).toEqual([1, 7]);
+    const exported = await client.get(`/1/projects/${project}/translations?locale=de-DE&source_file_name=app.xlf`);
+    expect(exported.text).toContain('<target state="translated">Willkommen bei <g id="1">Quartet</g> &amp; Freunden</target>');
+    expect(exported.text).toContain('<target state="needs-review-translation">');
+  });
+
+  it('ANDROID_XML, YAML and IOS_STRINGS in UTF-8 and UTF-16', async () => {
+    const project = await client.createProject('en-US', ['de-DE']);
+    expect(await client.importFile(project, 'strings.xml', fixture('strings.xml'), 'ANDROID_XML')).toMatchObject({ status: 'completed', string_count: 7, word_count: 18 });
+    expect(await client.importFile(project, 'en.yml', fixture('en.yml'), 'YAML')).toMatchObject({ status: 'completed', string_count: 3, word_count: 12 });
+    const strings = fixture('Localizable.strings');
+    expect(await client.importFile(project, 'Localizable.strings', strings, 'IOS_STRINGS')).toMatchObject({ status: 'completed', string_count: 3, word_count: 7 });
+    const utf16 = Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from(strings.toString('utf8').replace('Main window', 'Hauptfenster'), 'utf16le')]);
+    expect(await client.importFile(project, 'Localizable.strings', utf16, 'IOS_STRINGS', { locale: 'de-DE' })).toMatchObject({ status: 'completed', string_count: 1 });
+    const bigEndian = Buffer.from(strings.toString('utf8').replace('Hello, %@!', 'Hallo, %@!'), 'utf16le').swap16();
+    expect(await client.importFile(project, 'Localizable.strings', bigEndian, 'IOS_STRINGS', { locale: 'de-DE' })).toMatchObject({ status: 'completed', string_count: 1 });
+    // Each upload translated one string; the untranslated (same as source) entries changed nothing.
+    expect(await counts(project, 'Localizable.strings', 'de-DE')).toEqual([1, 3]);
+    const yaml = (await client.get(`/1/projects/${project}/translations?locale=en-US&source_file_name=en.yml`)).text;
+    expect(yaml).toMatch(/^en:\n/);
+    const android = (await client.get(`/1/projects/${project}/translations?locale=en-US&source_file_name=strings.xml`)).text;
+    expect(android).toContain('<item quantity="other">%d songs found</item>');
+  });
+
+  const failures: [string, string, Buffer | string, string, RegExp][] = [
+    ['binary file', 'a.po', Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x00, 0x00, 0xff, 0x10, 0x00]), 'GNU_PO', /binary/],
+    ['JSON sent as PO', 'a.po', '{"hello": "world"}', 'GNU_PO', /not a valid GNU_PO file/],
+    ['broken PO', 'a.po', 'msgid "hello\nmsgstr ""\n', 'GNU_PO', /not a valid GNU_PO file/],
+    ['duplicate msgid', 'a.po', 'msgid "a"\nmsgstr ""\n\nmsgid "a"\nmsgstr ""\n', 'GNU_PO', /Duplicate msgid/],
+    ['empty PO', 'a.po', '# only a comment\n', 'GNU_PO', /no strings found/],
+    ['PO as JSON', 'a.json', fixture('messages.pot'), 'HIERARCHICAL_JSON', /not valid JSON/],
+    ['Latin-1 JSON', 'a.json', Buffer.from('{"a": "caf\xe9"}', 'latin1'), 'HIERARCHICAL_JSON', /not valid UTF-8/],
+    ['UTF-16 JSON', 'a.json', Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from('{"a": "b"}', 'utf16le')]), 'HIERARCHICAL_JSON', /must be UTF-8; this one is UTF-16/],
+    ['billion laughs', 'a.xlf', '<?xml version="1.0"?>\n<!DOCTYPE lolz [<!ENTITY lol "lol"><!ENTITY lol2 "&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;">]>\n<xliff version="1.2"><file><body><trans-unit id="a"><source>&lol2;</source></trans-unit></body></file></xliff>', 'XLIFF', /DOCTYPE or ENTITY declaration is refused/],
+    ['external entity', 'a.xml', '<?xml version="1.0"?>\n<!DOCTYPE r [<!ENTITY xxe SYSTEM "file:///etc/passwd">]>\n<resources><string name="a">&xxe;</string></resources>', 'ANDROID_XML', /DOCTYPE or ENTITY declaration is refused/],
+    ['undeclared entity', 'a.xml', '<resources><string name="a">&nbsp;</string></resources>', 'ANDROID_XML', /undeclared entity &nbsp;/],
+    ['malformed XML', 'a.xlf', '<xliff version="1.2"><file><body><trans-unit id="a"><source>x</trans-unit>', 'XLIFF', /not well-formed XML/],
+    ['not XLIFF', 'a.xlf', '<html><body>hi</body></html>', 'XLIFF', /no <xliff> root/],
+    ['YAML alias bomb', 'a.yml', 'a: &a ["x","x","x","x","x","x","x","x","x"]\nb: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a]\nc: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b]\nd: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c]\ne: [*d,*d,*d,*d,*d,*d,*d,*d,*d]\n', 'YAML', /YAML refused/],
+    ['broken strings', 'a.strings', '"a" = "b"\n"c" = "d";', 'IOS_STRINGS', /expected ";"/],
+    ['path in the file name', '../../etc/passwd.po', fixture('messages.pot'), 'GNU_PO', /contains a path/],
+    ['Windows path in the file name', 'C:\\temp\\a.po', fixture('messages.pot'), 'GNU_PO', /contains a path/],
+    ['translation before its source', 'missing.po', fixture('messages.de.po'), 'GNU_PO', /in the base language first/],
+  ];
+
+  it.each(failures)('%s → a failed import with a clear message', async (_name, fileName, content, format, message) => {
+    const project = await client.createProject('en-US', ['de-DE']);
+    const extra: Record<string, string> = _name.startsWith('translation') ? { locale: 'de-DE' } : {};
+    const task = await client.importFile(project, fileName, content, format, extra);
+    expect(task.status).toBe('failed');
+    expect(task.message).toMatch(message);
+    expect((await client.get(`/1/projects/${project}/files`)).body.meta.record_count).toBe(0);
+  });
+
+  it('keeps the previous file whole when a re-upload fails', async () => {
+    const project = await client.createProject('en-US', ['de-DE']);
+    await client.importFile(project, 'messages.po', fixture('messages.pot'), 'GNU_PO');
+    const broken = fixture('messages.pot').toString().replace('msgid "Quit"', '') + '\nmsgid "unterminated\n';
+    expect((await client.importFile(project, 'messages.po', broken, 'GNU_PO', { is_keeping_all_strings: 'false' })).status).toBe('failed');
+    expect((await client.get(`/1/projects/${project}/files`)).body.data[0]).toMatchObject({ string_count: 8, word_count: 39 });
+  });
+
+  it('refuses bad upload requests with a 4xx in the OneSky shape', async () => {
+    const project = await client.createProject();
+    const unknownFormat = await client.upload(project, 'a.po', 'x', 'WORD_DOC');
+    expect(unknownFormat.status).toBe(400);
+    expect(unknownFormat.body).toEqual({ meta: { status: 400, message: expect.stringContaining('file_format') }, data: {} });
+    expect((await client.upload(project, 'a.po', 'x', 'GNU_PO', { locale: 'klingon' })).body.meta.message).toMatch(/^locale/);
+    const noFile = new FormData();
+    noFile.append('file_format', 'GNU_PO');
+    expect((await client.call('POST', `/1/projects/${project}/files`, { form: noFile })).body.meta.message).toMatch(/^file:/);
+    const json = await client.call('POST', `/1/projects/${project}/files`, { json: { file_format: 'GNU_PO' } });
+    expect(json.status).toBe(415);
+    expect((await client.upload(999999, 'a.po', 'x', 'GNU_PO')).status).toBe(404);
+  });
+
+  it('takes the credentials from the multipart body, as OneSky clients send them', async () => {
+    const project = await client.createProject();
+    const form = new FormData();
+    for (const [key, value] of Object.entries(client.auth())) form.append(key, value);
+    form.append('file_format', 'GNU_PO');
+    form.append('file', new Blob([new Uint8Array(fixture('other.pot'))]), 'other.po');
+    const answer = await client.call('POST', `/1/projects/${project}/files`, { form, auth: null });
+    expect(answer.status).toBe(201);
+    expect(answer.body.data).toMatchObject({ name: 'other.po', format: 'GNU_PO', language: { code: 'en-US' }, import: { id: expect.any(Number), created_at: expect.stringMatching(/\+0000$/) } });
+    expect(await client.waitImport(project, answer.body.data.import.id)).toMatchObject({ status: 'completed', string_count: 2 });
+    const deleted = await client.call('DELETE', `/1/projects/${project}/files?file_name=other.po`);
+    expect(deleted.status).toBe(200);
+    expect((await client.call('DELETE', `/1/projects/${project}/files?file_name=other.po`)).status).toBe(404);
+  });
+
+  it('imports a PO file of 100,000 strings', async () => {
+    const project = await client.createProject();
+    const lines = ['msgid ""', 'msgstr ""', '"Content-Type: text/plain; charset=UTF-8\\n"', ''];
+    for (let i = 0; i < 100_000; i++) lines.push(`#: src/file${i % 100}.c:${i}`, `msgid "Message number ${i} of the big catalogue"`, 'msgstr ""', '');
+    const task = await client.importFile(project, 'big.po', lines.join('\n'), 'GNU_PO');
+    expect(task).toMatchObject({ status: 'completed', string_count: 100_000, word_count: 700_000 });
+  }, 120_000);
+});
+
+describe('oversize uploads and interrupted imports', () => {
+  let server: TestServer;
+  afterAll(async () => {
+    await server?.close();
+  });
+
+  it('fails an upload over QUOTES_MAX_FILE_BYTES, and resumes an import interrupted by a restart', async () => {
+    server = await startQuotesServer('sqlite', { QUOTES_MAX_FILE_BYTES: '2048', QUOTES_IMPORT_STALE_S: '0' });
+    const client = await Client.create(server.url);
+    const project = await client.createProject();
+    const task = await client.importFile(project, 'big.po', 'x'.repeat(4096), 'GNU_PO');
+    expect(task).toMatchObject({ status: 'failed', message: expect.stringContaining('larger than the limit of 2048 bytes') });
+
+    // A process died while importing: the row says running, with its payload still stored.
+    const row = await server.db.kysely
+      .insertInto('quote_imports')
+      .values({ project_id: project, file_name: 'other.po', format: 'GNU_PO', locale: 'en-US', keep_all_strings: 1, allow_same_as_original: 0, status: 'running', message: null, payload: fixture('other.pot'), byte_count: 10, string_count: null, word_count: null, attempts: 1, created_at: Date.now(), started_at: Date.now() - 60_000, finished_at: null })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    const database = server.database;
+    await server.close({ keepDatabase: true });
+    server = await startQuotesServer('sqlite', { QUOTES_IMPORT_STALE_S: '0' }, database);
+    const again = new Client(server.url, client.apiKey, client.apiSecret, client.token);
+    expect(await again.waitImport(project, Number(row.id))).toMatchObject({ status: 'completed', string_count: 2 });
+    await server.close();
+    await database.drop();
+    server = undefined as any;
+  });
+});
