@@ -8,6 +8,8 @@ export interface FaultSettings {
   delayMs?: number;
   /** POST /v1/swap answers 500 before doing anything. */
   failSwaps?: boolean;
+  /** POST /v1/swap: the connection is destroyed before the swap is performed (nothing done, no answer). */
+  dropSwaps?: boolean;
   /** POST /v1/swap is performed, then the connection is destroyed without an answer. */
   loseSwapResponses?: boolean;
   /** Every /v1 request gets 200 with a nonsense body and does nothing. */
@@ -53,7 +55,7 @@ export class Faults {
   }
 
   async clear(): Promise<void> {
-    await this.set({ down: false, delayMs: 0, failSwaps: false, loseSwapResponses: false, lie: false });
+    await this.set({ down: false, delayMs: 0, failSwaps: false, dropSwaps: false, loseSwapResponses: false, lie: false });
   }
 
   get current(): FaultSettings {

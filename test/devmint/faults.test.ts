@@ -71,6 +71,17 @@ describe('dev mint faults', () => {
     expect((await http(mint, 'POST', '/v1/swap', { inputs: wire(proofs), outputs: outputs(mint.keysetId(), [16]).wire })).status).toBe(200);
   });
 
+  test('dropSwaps: the connection is cut before the swap; the proofs stay unspent, the outputs unsigned', async () => {
+    const proofs = await mintProofs(await walletFor(mint), mint, 8);
+    const made = outputs(mint.keysetId(), [8]);
+    await mint.faults.set({ dropSwaps: true });
+    expect(await networkError(http(mint, 'POST', '/v1/swap', { inputs: wire(proofs), outputs: made.wire }))).toMatch(CUT);
+    await mint.faults.clear();
+    expect(await states(mint, proofs)).toEqual(['UNSPENT']);
+    expect((await http(mint, 'POST', '/v1/restore', { outputs: made.wire })).body).toEqual({ outputs: [], signatures: [] });
+    expect((await http(mint, 'POST', '/v1/swap', { inputs: wire(proofs), outputs: made.wire })).status).toBe(200);
+  });
+
   test('loseSwapResponses: the swap happens, the answer never comes; POST /v1/restore recovers it', async () => {
     const proofs = await mintProofs(await walletFor(mint), mint, 8);
     const made = outputs(mint.keysetId(), [8]);
