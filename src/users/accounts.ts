@@ -137,6 +137,11 @@ export class Accounts {
     await limit(this.db, addressKey('register', address), { limit: this.config.registerAddressLimit, windowMs: HOUR });
   }
 
+  /** Computes the dummy hash now, so the first unknown-email login costs no more than others. */
+  async prepare(): Promise<void> {
+    await this.dummyHash();
+  }
+
   private dummyHash(): Promise<string> {
     this.dummy ??= dummyHash(this.config.scryptN);
     return this.dummy;

@@ -65,12 +65,12 @@ export async function registerUserRoutes(scope: FastifyInstance, deps: UsersDeps
       description: 'The bearer token stops working at once, in every process.',
       tags,
       security: S.bearer,
-      response: { 204: Type.Null({ description: 'Logged out' }), ...S.errors(401) },
+      response: { 204: S.noContent('Logged out'), ...S.errors(401) },
     },
   }, async (request, reply) => {
     await authenticate(identity, request);
     await accounts.logout(bearerToken(request.headers.authorization)!);
-    return reply.code(204).send(null);
+    return reply.code(204).send();
   });
 
   app.delete('/api/users/delete', {
@@ -82,14 +82,14 @@ export async function registerUserRoutes(scope: FastifyInstance, deps: UsersDeps
       security: S.bearer,
       querystring: S.IdFields,
       requestBody: S.optionalJsonBody(S.IdFields, 'Alternative to the query string'),
-      response: { 204: Type.Null({ description: 'Deleted' }), ...S.errors(400, 401, 403, 404) },
+      response: { 204: S.noContent('Deleted'), ...S.errors(400, 401, 403, 404) },
     },
   }, async (request, reply) => {
     const principal = await authenticate(identity, request);
     const { id } = await queryOrBody(request, S.IdFields, ['id']);
     requireSelfOrAdmin(principal, String(id));
     if (!(await store.deleteUser(Number(id)))) throw new HttpError(404, 'No such user', { code: 'not_found' });
-    return reply.code(204).send(null);
+    return reply.code(204).send();
   });
 
   app.post('/api/users/forgotpassword/request', {
@@ -119,7 +119,7 @@ export async function registerUserRoutes(scope: FastifyInstance, deps: UsersDeps
         'account with `current_password` (ends every other session). An invalid code answers the same whether or not the email exists.',
       tags,
       body: S.ResetBody,
-      response: { 204: Type.Null({ description: 'Password changed' }), ...S.errors(400, 401, 403, 415, 429) },
+      response: { 204: S.noContent('Password changed'), ...S.errors(400, 401, 403, 415, 429) },
     },
   }, async (request, reply) => {
     const { email, password, token, current_password } = request.body;
@@ -137,7 +137,7 @@ export async function registerUserRoutes(scope: FastifyInstance, deps: UsersDeps
     } else {
       throw badInput([{ loc: ['body', 'token'], msg: 'Field required (or current_password with a bearer token)', type: 'missing' }]);
     }
-    return reply.code(204).send(null);
+    return reply.code(204).send();
   });
 
   app.put('/api/users/update', {
@@ -262,7 +262,7 @@ export async function registerUserRoutes(scope: FastifyInstance, deps: UsersDeps
       security: S.bearer,
       querystring: S.ApiKeyFields,
       requestBody: S.optionalJsonBody(S.ApiKeyFields, 'Alternative to the query string'),
-      response: { 204: Type.Null({ description: 'Revoked' }), ...S.errors(400, 401, 404) },
+      response: { 204: S.noContent('Revoked'), ...S.errors(400, 401, 404) },
     },
   }, async (request, reply) => {
     const principal = await authenticate(identity, request);
@@ -270,7 +270,7 @@ export async function registerUserRoutes(scope: FastifyInstance, deps: UsersDeps
     if (!API_KEY_PATTERN.test(api_key!) || !(await store.deleteApiKey(Number(principal.userId), api_key!))) {
       throw new HttpError(404, 'No such API key', { code: 'not_found' });
     }
-    return reply.code(204).send(null);
+    return reply.code(204).send();
   });
 }
 

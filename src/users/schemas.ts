@@ -68,6 +68,11 @@ export function Page<T extends TSchema>(item: T) {
 
 export const bearer = [{ bearerAuth: [] }];
 
+/** A 204 answer: documented without content. */
+export function noContent(description: string) {
+  return Type.Unsafe<void>({ description });
+}
+
 /** Documents the optional JSON body that may carry a GET or DELETE route's parameters. */
 export function optionalJsonBody(schema: TSchema, description: string) {
   return { required: false, description, content: { 'application/json': { schema } } };

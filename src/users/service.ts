@@ -29,6 +29,7 @@ export const service: ServiceDefinition = {
     await app.register(multipart, { limits: { fileSize: context.config.users.photoMaxBytes } });
 
     const accounts = new Accounts(context.db, context.config.users);
+    await accounts.prepare();
     const mailer = new Mailer(context.config.users, accounts.store, app.log);
     app.addHook('onClose', async () => mailer.close());
     reportSecretKey(context, app.log);

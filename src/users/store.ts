@@ -83,15 +83,6 @@ export class UsersStore {
       .then((row) => row && { ...row, id: Number(row.id) });
   }
 
-  async credentialsById(id: number): Promise<Credentials | undefined> {
-    return this.db
-      .selectFrom('users')
-      .select(['id', 'email', 'username', 'role', 'password_hash'])
-      .where('id', '=', id)
-      .executeTakeFirst()
-      .then((row) => row && { ...row, id: Number(row.id) });
-  }
-
   async listUsers(offset: number, limit: number): Promise<{ rows: UserRow[]; total: number }> {
     const [rows, count] = await Promise.all([
       usersWithPhoto(this.db).orderBy('users.id').offset(offset).limit(limit).execute(),

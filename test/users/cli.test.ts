@@ -51,11 +51,11 @@ describe('quartet users', () => {
     const outbox = await quartet(database, ['users', 'outbox']);
     expect(outbox.stdout).toMatch(/to ops@example\.test/);
     expect(outbox.stdout).toMatch(/Reset code: [A-Za-z0-9_-]{43}/);
-  });
+  }, 120_000); // four CLI processes, each starting tsx: slow on a busy machine
 
   it('explains its usage', async () => {
     const answer = await quartet(database, ['users', 'frobnicate']);
     expect(answer.code).toBe(2);
     expect(answer.stdout).toMatch(/quartet users create/);
-  });
+  }, 60_000);
 });
