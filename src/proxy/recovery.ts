@@ -27,7 +27,7 @@ export async function recoverOnce(wallet: NodeWallet, log: WalletLogger): Promis
       else await wallet.drive(op, false);
       report.done++;
     } catch (error) {
-      if (error instanceof HttpError && error.status === 503 && error.options.code !== 'refund_interrupted') report.pending++;
+      if (error instanceof HttpError && error.status === 503 && error.options.code !== 'operation_interrupted') report.pending++;
       else if (error instanceof HttpError) report.failed++;
       else {
         report.pending++;

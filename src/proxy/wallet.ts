@@ -455,12 +455,14 @@ export class NodeWallet {
       if (error instanceof MintRejectedError && error.status < 500) {
         // No NUT-09 at this mint: some mints answer a repeated identical swap with the same
         // signatures; if not, the operation stays pending for the operator (see the docs).
+        let again: BlindSignature[];
         try {
-          return this.complete(op, journal, outputs, await client.swap(journal.inputs, blinded));
+          again = await client.swap(journal.inputs, blinded);
         } catch (swapError) {
           this.log.error({ opId: op.id, mint: op.mint_url, err: messageOf(swapError) }, 'mint operation needs attention: inputs spent, mint offers no restore');
           throw await this.stillPending(op, error);
         }
+        return this.complete(op, journal, outputs, again);
       }
       throw await this.stillPending(op, error);
     }
@@ -630,7 +632,7 @@ export class NodeWallet {
   /** A 'preparing' operation was never sent: end it and give back its debit. */
   async abandonPreparing(op: MintOp): Promise<never> {
     await this.fail(op, 'interrupted before it was sent', { releaseInputs: true });
-    throw new HttpError(503, 'The refund was interrupted before it reached the mint; the balance was restored, try again', { code: 'refund_interrupted', type: 'api_error' });
+    throw new HttpError(503, 'The operation was interrupted before it reached the mint; nothing was taken (a refund\'s debit is given back), try again', { code: 'operation_interrupted', type: 'api_error' });
   }
 
   private failureFor(op: MintOp, error: unknown): HttpError {

@@ -27,8 +27,8 @@ describe.each(databaseKinds)('crash recovery on %s', (kind) => {
     mint = await startDevMint({ unit: 'sat', inputFeePpk: 0, port: 0 });
     gateway = await startRestoreGateway(mint.url);
     database = await createTestDatabase(kind);
-    // Lease = 6 x the mint timeout: a restarted node takes over an interrupted operation after ~3 s.
-    env = { DATABASE_URL: database.url, PROXY_MINTS: gateway.url, PROXY_MINT_TIMEOUT_MS: '500', PROXY_RECOVERY_INTERVAL_MS: '250' };
+    // Lease = 6 x the mint timeout: a restarted node takes over an interrupted operation after ~6 s.
+    env = { DATABASE_URL: database.url, PROXY_MINTS: gateway.url, PROXY_MINT_TIMEOUT_MS: '1000', PROXY_RECOVERY_INTERVAL_MS: '250' };
   });
   afterAll(async () => {
     await node?.stop();
@@ -87,7 +87,7 @@ describe.each(databaseKinds)('crash recovery on %s', (kind) => {
 
   it('killed after the mint did the swaps: credited once, refund token recovered', async () => {
     const { payer, refunder, t } = await crashDuring(
-      () => mint.faults.set({ delayMs: 300 }),
+      () => mint.faults.set({ delayMs: 600 }),
       async () => {
         await waitFor('the mint to finish both swaps', async () => gateway.swapsDone() >= 2 && true);
         await mint.faults.set({ delayMs: 0 });

@@ -25,7 +25,7 @@ describe.each(databaseKinds)('wallet against a misbehaving mint on %s', (kind) =
     mint = await startDevMint({ unit: 'sat', inputFeePpk: 0, port: 0 });
     gateway = await startRestoreGateway(mint.url);
     server = await startTestServer(kind, {
-      env: { SERVICES: 'proxy', PROXY_MINTS: gateway.url, PROXY_MINT_TIMEOUT_MS: '600', PROXY_RECOVERY_INTERVAL_MS: '200' },
+      env: { SERVICES: 'proxy', PROXY_MINTS: gateway.url, PROXY_MINT_TIMEOUT_MS: '1000', PROXY_RECOVERY_INTERVAL_MS: '200' },
     });
     base = server.url;
   });
@@ -50,7 +50,7 @@ describe.each(databaseKinds)('wallet against a misbehaving mint on %s', (kind) =
 
   it('a slow mint: 503 pending, then credited exactly once by the background recovery', async () => {
     const key = await openAccount(base, await token(5));
-    await mint.faults.set({ delayMs: 900 });
+    await mint.faults.set({ delayMs: 1500 });
     const t = await token(8);
     const slow = await topup(base, key, t);
     expect(slow.status).toBe(503);
@@ -71,7 +71,7 @@ describe.each(databaseKinds)('wallet against a misbehaving mint on %s', (kind) =
     await mint.faults.set({ failSwaps: false });
     const retry = await topup(base, key, t);
     if (retry.status === 200) expect(retry.body).toMatchObject({ msats: 16_000, balance: 21_000 });
-    else expect(retry.status).toBe(400); // the recovery loop was quicker
+    else expect([400, 409]).toContain(retry.status); // the recovery loop was quicker, or is at it
     await waitFor('the balance', async () => (await info(base, key)).body.balance === 21_000);
   });
 
@@ -81,7 +81,7 @@ describe.each(databaseKinds)('wallet against a misbehaving mint on %s', (kind) =
     await mint.faults.set({ lie: true });
     for (let i = 0; i < 5; i++) {
       const answer = await topup(base, key, t);
-      expect([502, 503]).toContain(answer.status);
+      expect([409, 502, 503]).toContain(answer.status); // 409: the recovery loop is retrying it right now
     }
     expect((await info(base, key)).body.balance).toBe(5_000);
     await mint.faults.set({ lie: false });

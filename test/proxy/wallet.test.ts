@@ -2,7 +2,7 @@
 import { getDecodedToken } from '@cashu/cashu-ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDevMint, type DevMint } from '../../src/devmint/index.js';
-import { databaseKinds } from '../support/databases.js';
+import { databaseKinds, postgresAvailable } from '../support/databases.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 import { bearer, call, info, openAccount, receiveAtMint, refund, topup } from './wallet-helpers.js';
 
@@ -190,5 +190,36 @@ describe.each(databaseKinds)('wallet routes on %s', (kind) => {
       expect(answer.status).toBe(401);
       expect(answer.body.error).toMatchObject({ message: 'Unknown API key', code: 'invalid_api_key' });
     });
+  });
+});
+
+describe.runIf(postgresAvailable)('two processes on one PostgreSQL', () => {
+  let mint: DevMint;
+  let first: TestServer;
+  let second: TestServer;
+
+  beforeAll(async () => {
+    mint = await startDevMint({ unit: 'sat', inputFeePpk: 0, port: 0 });
+    const env = { SERVICES: 'proxy', PROXY_MINTS: mint.url };
+    first = await startTestServer('postgres', { env });
+    second = await startTestServer('postgres', { env, database: first.database });
+  });
+  afterAll(async () => {
+    await second?.close();
+    await first?.close();
+    await mint?.close();
+  });
+
+  it('the same token sent 10 times to each credits once, and one refund pays out once', async () => {
+    const key = await openAccount(first.url, await mint.mintToken(3));
+    const token = await mint.mintToken(32);
+    const answers = await Promise.all(Array.from({ length: 20 }, (_, i) => topup(i % 2 ? second.url : first.url, key, token)));
+    expect(answers.filter((a) => a.status === 200)).toHaveLength(1);
+    expect((await info(second.url, key)).body.balance).toBe(35_000);
+    const refunds = await Promise.all([refund(first.url, key), refund(second.url, key), refund(first.url, key), refund(second.url, key)]);
+    const fresh = refunds.filter((a) => a.status === 200 && !a.body.repeated);
+    expect(fresh).toHaveLength(1);
+    expect(await receiveAtMint(mint.url, fresh[0].body.token)).toBe(35);
+    expect((await info(first.url, key)).body.balance).toBe(0);
   });
 });
