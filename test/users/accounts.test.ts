@@ -1,0 +1,80 @@
+// Account details that need more than one process or a restart: hash upgrades, the bootstrap
+// admin, and single-use reset codes under concurrent use.
+import { describe, expect, it } from 'vitest';
+import { databaseKinds } from '../support/databases.js';
+import { startTestServer } from '../support/server.js';
+import { call, login, newPerson, resetCodeFor, TEST_ENV } from './helpers.js';
+
+describe.each(databaseKinds)('accounts on %s', (kind) => {
+  it('upgrades a hash to a higher configured cost at the next login', async () => {
+    const first = await startTestServer(kind, { env: TEST_ENV });
+    const person = newPerson('rehash');
+    try {
+      await call(first.url, 'POST', '/api/users/register', { json: person });
+      const stored = async () => (await first.db.kysely.selectFrom('users').select('password_hash').where('username', '=', person.username).executeTakeFirstOrThrow()).password_hash;
+      expect(await stored()).toMatch(/^scrypt\$1024\$8\$1\$/);
+      const stronger = await startTestServer(kind, { env: { ...TEST_ENV, USERS_SCRYPT_N: '4096' }, database: first.database });
+      try {
+        await login(stronger.url, person.email, person.password);
+      } finally {
+        await stronger.close({ keepDatabase: true });
+      }
+      expect(await stored()).toMatch(/^scrypt\$4096\$8\$1\$/);
+      await login(first.url, person.email, person.password);
+    } finally {
+      await first.close();
+    }
+  });
+
+  it('creates the bootstrap admin once, and never promotes an existing account', async () => {
+    const server = await startTestServer(kind, { env: TEST_ENV });
+    try {
+      const person = newPerson('squatter');
+      await call(server.url, 'POST', '/api/users/register', { json: person });
+      const env = { ...TEST_ENV, USERS_ADMIN_EMAIL: person.email, USERS_ADMIN_PASSWORD: 'operator passphrase 2', USERS_ADMIN_USERNAME: 'root2' };
+      const restarted = await startTestServer(kind, { env, database: server.database });
+      try {
+        const { token } = await login(restarted.url, person.email, person.password);
+        expect((await call(restarted.url, 'GET', '/api/users/all', { token })).status).toBe(403);
+      } finally {
+        await restarted.close({ keepDatabase: true });
+      }
+      const fresh = { ...env, USERS_ADMIN_EMAIL: 'boss@example.test' };
+      // Two processes starting together create one admin between them. (On SQLite they start
+      // one after the other: simultaneous migrations there can fail with "database is locked".)
+      const start = () => startTestServer(kind, { env: fresh, database: server.database });
+      const [a, b] = kind === 'postgres' ? await Promise.all([start(), start()]) : [await start(), await start()];
+      try {
+        const { token } = await login(a.url, 'boss@example.test', 'operator passphrase 2');
+        const all = await call(b.url, 'GET', '/api/users/all', { token });
+        expect(all.status).toBe(200);
+        expect(all.body.results.filter((u: any) => u.role === 'admin')).toHaveLength(1);
+      } finally {
+        await Promise.all([a.close({ keepDatabase: true }), b.close({ keepDatabase: true })]);
+      }
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('a reset code used by many requests at once works exactly once', async () => {
+    const server = await startTestServer(kind, { env: TEST_ENV });
+    try {
+      const person = newPerson('race');
+      await call(server.url, 'POST', '/api/users/register', { json: person });
+      await call(server.url, 'POST', '/api/users/forgotpassword/request', { json: { email: person.email } });
+      const code = await resetCodeFor(server, person.email);
+      const answers = await Promise.all(
+        Array.from({ length: 8 }, (_, i) =>
+          call(server.url, 'PUT', '/api/users/forgotpassword', { json: { email: person.email, password: `racing passphrase ${i}`, token: code } }),
+        ),
+      );
+      const statuses = answers.map((a) => a.status).sort();
+      expect(statuses).toEqual([204, 400, 400, 400, 400, 400, 400, 400]);
+      const winner = answers.findIndex((a) => a.status === 204);
+      await login(server.url, person.email, `racing passphrase ${winner}`);
+    } finally {
+      await server.close();
+    }
+  });
+});
