@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDevMint, type DevMint } from '../../src/devmint/index.js';
 import { databaseKinds } from '../support/databases.js';
 import { startTestServer, type TestServer } from '../support/server.js';
-import { bearer, call, info, openAccount, topup } from './wallet-helpers.js';
+import { bearer, call, info, openAccount, receiveAtMint, refund, topup } from './wallet-helpers.js';
 
 /** A v3 token (cashuA…) from raw JSON: the way to send anything at all. */
 function v3(body: unknown): string {
@@ -165,5 +165,29 @@ describe.each(databaseKinds)('bad input on %s', (kind) => {
     for (const status of [400, 401]) expect(statuses.get(status) ?? 0).toBeGreaterThan(10);
     // Nothing was credited by the fuzz except, possibly, the one valid token (2 sat) it mutated.
     expect([before, before + 2_000]).toContain(await balance());
+  });
+});
+
+describe('a mint counting in msat', () => {
+  let mint: DevMint;
+  let server: TestServer;
+
+  beforeAll(async () => {
+    mint = await startDevMint({ unit: 'msat', inputFeePpk: 0, port: 0 });
+    server = await startTestServer(databaseKinds[0], { env: { SERVICES: 'proxy', PROXY_MINTS: mint.url } });
+  });
+  afterAll(async () => {
+    await server?.close();
+    await mint?.close();
+  });
+
+  it('credits msat one to one and refunds to the msat', async () => {
+    const key = await openAccount(server.url, await mint.mintToken(1500));
+    expect((await info(server.url, key)).body).toMatchObject({ balance: 1500, unit: 'msat', mint: mint.url });
+    const more = await topup(server.url, key, await mint.mintToken(777));
+    expect(more.body).toEqual({ msats: 777, fee_msats: 0, balance: 2277 });
+    const paid = await refund(server.url, key);
+    expect(paid.body).toMatchObject({ msats: 2277, unit: 'msat', balance: 0 });
+    expect(await receiveAtMint(mint.url, paid.body.token, 'msat')).toBe(2277);
   });
 });
