@@ -63,15 +63,23 @@ export class Billing {
     while (this.background.size) await Promise.allSettled([...this.background]);
   }
 
-  /** Keeps a promise alive until close(); its failure is logged, never thrown. */
-  track<T>(promise: Promise<T>): Promise<T | undefined> {
-    const tracked = promise.catch((error) => {
-      this.log.error({ err: error }, 'billing background task failed');
-      return undefined;
-    });
-    this.background.add(tracked);
-    void tracked.finally(() => this.background.delete(tracked));
-    return tracked;
+  /**
+   * Registers work that must finish before the database closes (a request whose caller left is
+   * still settled, even during shutdown); returns the promise unchanged.
+   */
+  hold<T>(promise: Promise<T>): Promise<T> {
+    const done = promise.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.background.add(done);
+    void done.finally(() => this.background.delete(done));
+    return promise;
+  }
+
+  /** A timer's task: held like a request, its failure logged. */
+  private track(promise: Promise<unknown>) {
+    this.hold(promise).catch((error) => this.log.error({ err: error }, 'billing background task failed'));
   }
 
   /** Holds `amountMsat` of the account's available balance; null when it is not available. */
@@ -160,6 +168,21 @@ export class Billing {
   async release(reservation: Reservation, reason: string, upstreamStatus: number | null = null): Promise<void> {
     await this.finish(reservation.id, 'released', reason, upstreamStatus);
     this.live.delete(reservation.id);
+  }
+
+  /**
+   * The safety net after a request: a reservation neither settled nor released (an unexpected
+   * error) is released; if even that fails its heartbeat stops, so the stale sweep frees it.
+   */
+  async abandon(reservation: Reservation, reason: string): Promise<void> {
+    if (!this.live.has(reservation.id)) return;
+    try {
+      await this.release(reservation, reason);
+    } catch (error) {
+      this.log.error({ err: error, reservation: reservation.id }, 'could not release a reservation; the stale sweep will');
+    } finally {
+      this.live.delete(reservation.id);
+    }
   }
 
   private async finish(id: number, status: 'released' | 'expired', reason: string, upstreamStatus: number | null, staleBefore?: number): Promise<boolean> {

@@ -155,7 +155,7 @@ async function forwardBilled(deps: Deps, request: FastifyRequest, reply: Fastify
     const available = account.balanceMsat - account.reservedMsat;
     const planned = planReservation(metered, price, available, limits);
     plan = planned.plan;
-    if (!plan) throw insufficientBalance(planned.minimumMsat, planned.fullMsat, available);
+    if (!plan) throw await withChange({ deps, payer, request }, insufficientBalance(planned.minimumMsat, planned.fullMsat, available));
     if (roundToSat) plan = { ...plan, reserveMsat: Math.min(Math.ceil(plan.reserveMsat / 1000) * 1000, available) };
     reservation = await billing.reserve({
       accountId: account.id,
@@ -174,10 +174,20 @@ async function forwardBilled(deps: Deps, request: FastifyRequest, reply: Fastify
   }
   if (!reservation || !plan) {
     const planned = planReservation(metered, price, 0, limits);
-    throw insufficientBalance(planned.minimumMsat, planned.fullMsat, account.balanceMsat - account.reservedMsat);
+    throw await withChange({ deps, payer, request }, insufficientBalance(planned.minimumMsat, planned.fullMsat, account.balanceMsat - account.reservedMsat));
   }
 
   const billed: Billed = { deps, request, reply, metered, model, price, reservation, payer, roundToSat };
+  return billing.hold(
+    serveReserved(billed, pathAndQuery, plan).finally(() => billing.abandon(reservation, 'the request failed before it was settled')),
+  );
+}
+
+/** Forwards a request whose reservation is held, and settles or releases it whatever happens. */
+async function serveReserved(billed: Billed, pathAndQuery: string, plan: ReservationPlan) {
+  const { deps, request, reply, metered, reservation } = billed;
+  const { billing } = deps;
+  const config = deps.context.config.proxy.forward;
   const body = upstreamBody(metered, plan) ?? Buffer.from(JSON.stringify(metered.body));
   let response;
   try {
@@ -372,16 +382,15 @@ function setCostHeaders(reply: FastifyReply, cost: Cost, charged: number) {
  * mint cannot make it now, the balance stays with the account the token names, refundable later
  * with `Authorization: Bearer <the same token>` at POST /v1/wallet/refund.
  */
-async function changeFields(billed: Billed): Promise<{ change?: string; change_msat?: number; change_error?: string }> {
-  if (billed.payer.payment !== 'x-cashu') return {};
-  const { deps, payer } = billed;
+async function changeFields({ deps, payer, request }: Pick<Billed, 'deps' | 'payer' | 'request'>): Promise<{ change?: string; change_msat?: number; change_error?: string }> {
+  if (payer.payment !== 'x-cashu') return {};
   const row = await deps.context.db.kysely.selectFrom('proxy_accounts').select(['balance_msat', 'reserved_msat']).where('id', '=', payer.account.id).executeTakeFirst();
   if (!row || Number(row.balance_msat) - Number(row.reserved_msat) < 1000) return {};
   try {
     const refund = await deps.wallet.refund(payer.account.id);
     return { change: refund.token, change_msat: refund.msats };
   } catch (error) {
-    billed.request.log.warn({ err: error }, 'X-Cashu change could not be issued; it stays with the token\'s account');
+    request.log.warn({ err: error }, 'X-Cashu change could not be issued; it stays with the token\'s account');
     return { change_error: `${(error as Error).message}. The change stays with this token's account: refund it with Authorization: Bearer <the same token> at POST /v1/wallet/refund` };
   }
 }
@@ -394,7 +403,7 @@ async function setChangeHeader(billed: Billed): Promise<{ change_msat?: number; 
 }
 
 /** An error answer for an X-Cashu payment still returns the change (here: the whole payment). */
-async function withChange(billed: Billed, error: HttpError): Promise<HttpError> {
+async function withChange(billed: Pick<Billed, 'deps' | 'payer' | 'request'>, error: HttpError): Promise<HttpError> {
   const fields = await changeFields(billed);
   if (!fields.change) return error;
   return new HttpError(error.status, error.message, { ...error.options, headers: { ...error.options.headers, 'x-cashu': fields.change } });

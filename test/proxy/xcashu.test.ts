@@ -81,6 +81,14 @@ describe.each(databaseKinds)('X-Cashu payments on %s', (kind) => {
     expect((await node.balance(key)).balance).toBe(1_000_000);
   });
 
+  it('gives a token too small for the request back whole, with the 402', async () => {
+    const token = await mint.mintToken(1);
+    const answer = await postJson(`${node.url}/v1/chat/completions`, chatBody({ messages: [{ role: 'user', content: 'x'.repeat(3000) }] }), { 'x-cashu': token });
+    expect(answer.status).toBe(402);
+    expect(answer.json.error.code).toBe('insufficient_balance');
+    expect(tokenSats(answer.headers.get('x-cashu')!)).toBe(1);
+  });
+
   it('refuses what is not a token, and tokens of untrusted mints', async () => {
     const garbage = await postJson(`${node.url}/v1/chat/completions`, chatBody(), { 'x-cashu': 'not-a-token' });
     expect(garbage.status).toBe(400);
