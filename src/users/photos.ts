@@ -2,7 +2,8 @@
 // must agree), size-limited, stored in the database and served with nosniff.
 import type { FastifyRequest } from 'fastify';
 import { HttpError } from '../http/errors.js';
-import { badInput } from './input.js';
+import { badInput, validateBody } from './input.js';
+import { MultipartUpdateFields, UpdateJsonBody } from './schemas.js';
 
 const SIGNATURES: { type: string; test(bytes: Buffer): boolean }[] = [
   { type: 'image/png', test: (b) => b.subarray(0, 8).equals(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a])) },
@@ -37,13 +38,32 @@ export function parseDataUrl(text: string, maxBytes: number): { declared: string
   return { declared: match[1], bytes: Buffer.from(match[2], 'base64') };
 }
 
-export interface MultipartUpdate {
+export interface PhotoUpdate {
+  email: string;
+  password: string;
+  /** Absent: remove the photo (JSON `photo: null`). */
+  photo?: { bytes: Buffer; declared: string };
+}
+
+/** The update route's input, from multipart or JSON, validated like any body. */
+export async function readPhotoUpdate(request: FastifyRequest, maxBytes: number): Promise<PhotoUpdate> {
+  if (request.isMultipart()) {
+    const { fields, photo } = await readMultipart(request, maxBytes);
+    const { email, password } = validateBody(MultipartUpdateFields, fields);
+    if (!photo) throw badInput([{ loc: ['body', 'photo'], msg: 'Field required (a file part)', type: 'missing' }]);
+    return { email, password, photo };
+  }
+  const body = validateBody(UpdateJsonBody, request.body);
+  return { email: body.email, password: body.password, photo: body.photo === null ? undefined : parseDataUrl(body.photo, maxBytes) };
+}
+
+interface MultipartUpdate {
   fields: Record<string, string>;
   photo?: { bytes: Buffer; declared: string };
 }
 
 /** Reads a multipart update: text fields and exactly one file part named `photo`. */
-export async function readMultipart(request: FastifyRequest, maxBytes: number): Promise<MultipartUpdate> {
+async function readMultipart(request: FastifyRequest, maxBytes: number): Promise<MultipartUpdate> {
   const result: MultipartUpdate = { fields: {} };
   const parts = request.parts({ limits: { fileSize: maxBytes, files: 1, fields: 5, parts: 6, fieldSize: 4096 } });
   for await (const part of parts) {

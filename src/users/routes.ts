@@ -1,17 +1,17 @@
 // The /api/users routes: the seed's eight, plus logout, the reset request and API key pairs.
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import { type Static, type TObject, Type } from '@sinclair/typebox';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { Type } from '@sinclair/typebox';
+import type { FastifyInstance } from 'fastify';
 import { bearerToken } from '../http/auth.js';
-import { fieldErrorsFromValidation, HttpError } from '../http/errors.js';
+import { HttpError } from '../http/errors.js';
 import type { ServiceContext } from '../services.js';
 import { authenticate, requireAdmin, requireSelfOrAdmin } from './access.js';
 import { type Accounts, publicUser } from './accounts.js';
 import { createApiKey } from './apikeys.js';
 import { API_KEY_PATTERN } from './identity.js';
-import { badInput, queryOrBody, strictValidator } from './input.js';
+import { badInput, queryOrBody, validateBody } from './input.js';
 import { type Mailer, resetMail } from './mail.js';
-import { checkPhoto, parseDataUrl, readMultipart } from './photos.js';
+import { checkPhoto, readPhotoUpdate } from './photos.js';
 import * as S from './schemas.js';
 
 export interface UsersDeps {
@@ -154,7 +154,7 @@ export async function registerUserRoutes(scope: FastifyInstance, deps: UsersDeps
       response: { 200: S.UserReply, ...S.errors(400, 401, 413, 415, 429) },
     },
   }, async (request) => {
-    const input = await updateInput(request, config.photoMaxBytes);
+    const input = await readPhotoUpdate(request, config.photoMaxBytes);
     const contentType = input.photo && checkPhoto(input.photo.bytes, input.photo.declared, config.photoMaxBytes);
     const user = await accounts.checkPassword(input.email, input.password, request.ip);
     if (input.photo && contentType) await store.setPhoto(user.id, contentType, input.photo.bytes);
@@ -236,7 +236,7 @@ export async function registerUserRoutes(scope: FastifyInstance, deps: UsersDeps
     },
   }, async (request, reply) => {
     const principal = await authenticate(identity, request);
-    const body = request.body === undefined ? {} : validate(S.ApiKeyCreateBody, request.body);
+    const body = request.body === undefined ? {} : validateBody(S.ApiKeyCreateBody, request.body);
     const created = await createApiKey(store, context.config, Number(principal.userId), body.name);
     return reply.code(201).send(created);
   });
@@ -272,31 +272,4 @@ export async function registerUserRoutes(scope: FastifyInstance, deps: UsersDeps
     }
     return reply.code(204).send();
   });
-}
-
-interface UpdateInput {
-  email: string;
-  password: string;
-  photo?: { bytes: Buffer; declared: string };
-}
-
-const MultipartFields = Type.Object({ email: S.Email, password: Type.String({ maxLength: 512 }) }, { additionalProperties: false });
-
-/** The update route's input from multipart or JSON, validated like any body. */
-async function updateInput(request: FastifyRequest, maxBytes: number): Promise<UpdateInput> {
-  if (request.isMultipart()) {
-    const { fields, photo } = await readMultipart(request, maxBytes);
-    validate(MultipartFields, fields);
-    if (!photo) throw badInput([{ loc: ['body', 'photo'], msg: 'Field required (a file part)', type: 'missing' }]);
-    return { email: fields.email, password: fields.password, photo };
-  }
-  const body = validate(S.UpdateJsonBody, request.body);
-  return { email: body.email, password: body.password, photo: body.photo === null ? undefined : parseDataUrl(body.photo, maxBytes) };
-}
-
-function validate<T extends TObject>(schema: T, value: unknown): Static<T> {
-  if (value === undefined) throw new HttpError(400, 'A JSON or multipart body is required', { code: 'invalid_input' });
-  const check = strictValidator(schema);
-  if (!check(value)) throw badInput(fieldErrorsFromValidation(check.errors ?? [], 'body'));
-  return value as Static<T>;
 }

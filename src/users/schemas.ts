@@ -147,6 +147,9 @@ export const UpdateJsonBody = Type.Object(
   { additionalProperties: false },
 );
 
+/** The text parts of a multipart update (the file part is checked apart). */
+export const MultipartUpdateFields = Type.Object({ email: Email, password: Type.String({ maxLength: 4 * PASSWORD_MAX }) }, { additionalProperties: false });
+
 export const UpdateMultipartBody = Type.Object({
   email: Email,
   password: Type.String(),
