@@ -1,10 +1,11 @@
 // Keysets (NUT-01/02) and the mint's half of BDHKE (NUT-00) with DLEQ proofs (NUT-12),
 // built on the primitives @cashu/cashu-ts exports for mints.
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash, createHmac, randomBytes } from 'node:crypto';
 import {
   createBlindSignature,
   createDLEQProof,
-  createNewMintKeys,
+  deriveKeysetId,
+  getPubKeyFromPrivKey,
   hashToCurve,
   pointFromHex,
   verifyUnblindedSignature,
@@ -40,23 +41,38 @@ export interface ProofInput {
   C: string;
 }
 
+/** secp256k1 group order: private keys are scalars in [1, n − 1]. */
+const CURVE_ORDER = BigInt('0xfffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141');
+
 /**
- * A keyset whose keys derive from `seed` (so a restarted dev mint keeps its keysets) or are
- * random without one. `generation` tells rotated keysets of the same seed apart.
+ * A keyset whose keys derive from `seed` (so a restarted dev mint keeps its keysets) or from
+ * random bytes without one. `generation` tells rotated keysets of the same seed apart. Each
+ * amount's key is HMAC-SHA256(master, amount), far cheaper than a BIP-32 path per amount.
  */
 export function createKeyset(options: { unit: Unit; inputFeePpk: number; seed?: string; generation?: number }): Keyset {
   const { unit, inputFeePpk, seed, generation = 0 } = options;
   const master = seed === undefined
     ? randomBytes(32)
     : createHash('sha256').update(`quartet-devmint|${seed}|${unit}|${generation}`).digest();
-  const pair = createNewMintKeys(KEY_COUNT, master, { unit, input_fee_ppk: inputFeePpk });
   const keys: Record<string, string> = {};
   const privateKeys = new Map<number, Uint8Array>();
-  for (const [amount, publicKey] of Object.entries(pair.pubKeys)) {
-    keys[amount] = Buffer.from(publicKey).toString('hex');
-    privateKeys.set(Number(amount), pair.privKeys[amount]);
+  for (let i = 0; i < KEY_COUNT; i++) {
+    const amount = 2 ** i;
+    const privateKey = scalar(master, String(amount));
+    privateKeys.set(amount, privateKey);
+    keys[String(amount)] = Buffer.from(getPubKeyFromPrivKey(privateKey)).toString('hex');
   }
-  return { id: pair.keysetId, unit, active: true, inputFeePpk, keys, privateKeys };
+  const id = deriveKeysetId(keys, { unit, input_fee_ppk: inputFeePpk });
+  return { id, unit, active: true, inputFeePpk, keys, privateKeys };
+}
+
+/** A private key from HMAC output, re-hashed in the (astronomically rare) case it is out of range. */
+function scalar(master: Uint8Array, label: string): Uint8Array {
+  for (let counter = 0; ; counter++) {
+    const bytes = createHmac('sha256', master).update(`${label}|${counter}`).digest();
+    const value = BigInt(`0x${bytes.toString('hex')}`);
+    if (value > 0n && value < CURVE_ORDER) return new Uint8Array(bytes);
+  }
 }
 
 /** Parses a compressed SEC1 point; undefined when the hex is not a point on the curve. */

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Wallet } from '@cashu/cashu-ts';
 import { afterAll, describe, expect, test } from 'vitest';
-import { parseArgs, UsageError } from '../../src/devmint/cli.js';
+import { devMintCommand, parseArgs, UsageError } from '../../src/devmint/cli.js';
 
 describe('parseArgs', () => {
   test('defaults: port 3338, quotes paid automatically', () => {
@@ -71,9 +71,15 @@ describe('quartet dev-mint as a process', () => {
     expect(await mint.exited).toBe(0);
   });
 
-  test('bad arguments: exit code 2 and the usage', async () => {
-    const mint = run(['--unit', 'usd']);
-    expect(await mint.exited).toBe(2);
-    expect(mint.output()).toContain('usage: quartet dev-mint');
+  test('bad arguments: exit code 2 and the usage on stderr', async () => {
+    const errors: string[] = [];
+    const original = console.error;
+    console.error = (...args: unknown[]) => void errors.push(args.join(' '));
+    try {
+      expect(await devMintCommand.run(['--unit', 'usd'], {})).toBe(2);
+    } finally {
+      console.error = original;
+    }
+    expect(errors.join('\n')).toContain('usage: quartet dev-mint');
   });
 });

@@ -85,7 +85,7 @@ describe('dev mint with cashu-ts, no fees', () => {
     const original = await walletFor(mint, { bip39seed: seed });
     const proofs = await mintProofs(original, mint, 45);
     const restored = await walletFor(mint, { bip39seed: seed });
-    const { proofs: found } = await restored.batchRestore();
+    const { proofs: found } = await restored.batchRestore(10, 10); // a small gap limit keeps the client's work small
     expect(found.map((p) => p.secret).sort()).toEqual(proofs.map((p) => p.secret).sort());
     expect(total(found)).toBe(45);
   });
