@@ -81,8 +81,8 @@ async function authorizeThroughPopup(p: Page) {
   await form.getByLabel('Client ID').fill('viewer-client');
   const popup = p.waitForEvent('popup');
   await form.getByRole('button', { name: 'Authorize' }).click();
-  await (await popup).waitForEvent('close');
-  await form.locator('.qv-auth-status', { hasText: 'Authorized' }).waitFor();
+  await popup; // the redirect page hands the answer back and closes itself
+  await form.locator('.qv-auth-status', { hasText: 'Authorized' }).waitFor({ timeout: 10_000 });
 }
 
 describe('OAuth2', () => {

@@ -182,12 +182,12 @@ describe('options', () => {
     await expect(page.locator('.qv-validator-badge').count()).resolves.toBe(0);
     await openViewer(page, site.url, `{ url: ${PET}, validatorUrl: 'http://spec.test:${port}/validator' }`);
     await expect(page.locator('.qv-validator-badge').count()).resolves.toBe(0); // 127.0.0.1 is local
-    await expect(page.locator('.qv-validation summary')).toBeDefined();
+    await page.locator('.qv-validation summary').click();
     await page.waitForFunction(() => /Validation: 0 errors/.test(document.querySelector('.qv-validation summary')?.textContent ?? ''));
     // A broken description is flagged offline.
     await openViewer(page, site.url, `{ spec: { swagger: '2.0', info: { title: 'Broken' }, paths: { 'items/{id}': { get: { responses: { 200: { description: 'x', schema: { $ref: '#/definitions/Nope' } } } } } } } }`);
-    await page.waitForFunction(() => /Validation: [1-9]/.test(document.querySelector('.qv-validation summary')?.textContent ?? ''));
     await page.locator('.qv-validation summary').click();
+    await page.waitForFunction(() => /Validation: [1-9]/.test(document.querySelector('.qv-validation summary')?.textContent ?? ''));
     const text = await page.locator('.qv-validation').textContent();
     expect(text).toContain('info.version');
     expect(text).toContain('path must start with /');

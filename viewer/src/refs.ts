@@ -7,6 +7,7 @@ import { t } from './i18n.js';
 export class Resolver {
   private docs = new Map<string, unknown>();
   private names = new WeakMap<object, string>();
+  private cache = new Map<string, unknown>();
 
   /** @param baseUrl absolute address of the main description (page address for inline specs). */
   constructor(readonly baseUrl: string, readonly root: any) {
@@ -53,6 +54,14 @@ export class Resolver {
   }
 
   lookup(ref: string, base = this.baseUrl): unknown {
+    const key = base === this.baseUrl ? ref : `${base} ${ref}`;
+    if (this.cache.has(key)) return this.cache.get(key);
+    const found = this.find(ref, base);
+    if (found !== undefined) this.cache.set(key, found);
+    return found;
+  }
+
+  private find(ref: string, base: string): unknown {
     const hash = ref.indexOf('#');
     const docPart = hash === -1 ? ref : ref.slice(0, hash);
     const pointer = hash === -1 ? '' : ref.slice(hash + 1);

@@ -258,7 +258,6 @@ export class SwaggerUi {
       }
     }
     this.openDeepLink();
-    setTimeout(() => this.runValidation(), 0);
   }
 
   private infoSection(model: ApiModel): HTMLElement {
@@ -277,7 +276,15 @@ export class SwaggerUi {
     section.append(h('p', { class: 'qv-muted' }, `${t('base url')}: `, h('code', null, model.servers[0] ?? '')));
     const badge = this.validatorBadge(model);
     if (badge) section.append(badge);
-    section.append(h('details', { class: 'qv-validation' }, h('summary', { 'data-sw-translate': true }, t('Validation')), h('p', { class: 'qv-muted' }, t('Checking…'))));
+    // Checked when opened: walking a 13 MB description must not delay the first render.
+    const validation = h('details', { class: 'qv-validation' }, h('summary', { 'data-sw-translate': true }, t('Validation')), h('p', { class: 'qv-muted' }, t('Checking…')));
+    validation.addEventListener('toggle', () => {
+      if (validation.open && !validation.dataset.checked) {
+        validation.dataset.checked = 'true';
+        setTimeout(() => this.runValidation(), 0);
+      }
+    });
+    section.append(validation);
     return section;
   }
 

@@ -1,0 +1,238 @@
+// Viewer benchmark: in one headless Chromium, time to first render and time to expand one
+// operation, for GitHub's REST description (@octokit/openapi, ~13 MB) and a Stripe-sized one
+// (generated here, ~3.5 MB: no npm package ships Stripe's), for our viewer against Swagger UI 5
+// (swagger-ui-dist) and Redoc 2.5 (standalone bundle), all served from loopback. Ratios are
+// anchor time / our time (higher is better for us). Also reports our gzipped JS+CSS.
+import { execFileSync } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import { join, normalize } from 'node:path';
+import { gzipSync } from 'node:zlib';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import type { BenchResult } from './harness.js';
+
+const ROOT = join(import.meta.dirname, '..');
+const DIST = join(ROOT, 'dist', 'viewer');
+const TIMEOUT_MS = Number(process.env.VIEWER_BENCH_TIMEOUT_MS ?? 60_000);
+
+/** A deterministic Stripe-like description: many resources, expandable anyOf fields, form bodies. */
+export function stripeLike(resources = 170): Record<string, unknown> {
+  let seed = 42;
+  const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+  const words = 'account balance charge customer dispute event file invoice payment payout price product quote refund review session setup source subscription tax token transfer usage webhook'.split(' ');
+  const text = (n: number) => Array.from({ length: n }, () => words[Math.floor(random() * words.length)]).join(' ');
+  const names = Array.from({ length: resources }, (_, i) => `${words[i % words.length]}_${Math.floor(i / words.length)}`);
+  const schemas: Record<string, any> = {};
+  for (const [i, name] of names.entries()) {
+    const properties: Record<string, any> = { id: { type: 'string', description: 'Unique identifier for the object.', maxLength: 5000 }, object: { type: 'string', enum: [name] } };
+    const count = 12 + Math.floor(random() * 20);
+    for (let p = 0; p < count; p++) {
+      const kind = random();
+      const other = names[Math.floor(random() * names.length)];
+      properties[`${words[p % words.length]}_${p}`] =
+        kind < 0.3 ? { type: 'string', description: text(30), maxLength: 5000, nullable: random() < 0.5 }
+        : kind < 0.45 ? { type: 'integer', description: text(15) }
+        : kind < 0.55 ? { type: 'boolean', description: text(10) }
+        : kind < 0.65 ? { type: 'string', enum: words.slice(0, 3 + Math.floor(random() * 8)), description: text(20) }
+        : kind < 0.8 ? { anyOf: [{ maxLength: 5000, type: 'string' }, { $ref: `#/components/schemas/${other}` }], description: text(25), 'x-expansionResources': { oneOf: [{ $ref: `#/components/schemas/${other}` }] } }
+        : kind < 0.9 ? { type: 'array', items: { $ref: `#/components/schemas/${other}` }, description: text(20) }
+        : { type: 'object', description: text(15), properties: { nested: { type: 'string' }, amount: { type: 'integer' }, metadata: { type: 'object', additionalProperties: { type: 'string' } } } };
+    }
+    schemas[name] = { type: 'object', title: name, description: text(60), properties, required: ['id', 'object'], 'x-resourceId': name, 'x-stripeOperations': [{ method_name: 'list', method_type: 'list', operation: 'get', path: `/v1/${name}s` }] };
+    if (i % 10 === 0) schemas[`${name}_list`] = { type: 'object', properties: { data: { type: 'array', items: { $ref: `#/components/schemas/${name}` } }, has_more: { type: 'boolean' }, url: { type: 'string' } } };
+  }
+  const paths: Record<string, any> = {};
+  const error = { default: { description: 'Error response.', content: { 'application/json': { schema: { $ref: '#/components/schemas/error' } } } } };
+  schemas.error = { type: 'object', properties: { error: { type: 'object', properties: { code: { type: 'string' }, message: { type: 'string' }, type: { type: 'string', enum: ['api_error', 'card_error', 'idempotency_error', 'invalid_request_error'] } } } } };
+  for (const name of names) {
+    const ref = { $ref: `#/components/schemas/${name}` };
+    const form = { content: { 'application/x-www-form-urlencoded': { schema: { type: 'object', properties: Object.fromEntries(Object.entries(schemas[name].properties).slice(2).map(([k, v]: [string, any]) => [k, v.anyOf ? { type: 'string', description: v.description } : v])) } } } };
+    const listParams = ['created', 'ending_before', 'expand', 'limit', 'starting_after'].map((p) => ({ name: p, in: 'query', description: text(25), required: false, schema: p === 'limit' ? { type: 'integer' } : p === 'expand' ? { type: 'array', items: { type: 'string', maxLength: 5000 } } : { type: 'string', maxLength: 5000 }, style: p === 'expand' ? 'deepObject' : 'form', explode: true }));
+    paths[`/v1/${name}s`] = {
+      get: { operationId: `Get${name}s`, summary: `List all ${name}s`, description: `<p>${text(50)}</p>`, tags: [name.split('_')[0]], parameters: listParams, responses: { 200: { description: 'Successful response.', content: { 'application/json': { schema: { type: 'object', required: ['data', 'has_more', 'object', 'url'], properties: { data: { type: 'array', items: ref }, has_more: { type: 'boolean' }, object: { type: 'string', enum: ['list'] }, url: { type: 'string', pattern: `^/v1/${name}s` } } } } } }, ...error } },
+      post: { operationId: `Post${name}s`, summary: `Create a ${name}`, description: `<p>${text(50)}</p>`, tags: [name.split('_')[0]], requestBody: form, responses: { 200: { description: 'Successful response.', content: { 'application/json': { schema: ref } } }, ...error } },
+    };
+    paths[`/v1/${name}s/{id}`] = {
+      get: { operationId: `Get${name}sId`, summary: `Retrieve a ${name}`, description: `<p>${text(40)}</p>`, tags: [name.split('_')[0]], parameters: [{ name: 'id', in: 'path', required: true, schema: { type: 'string', maxLength: 5000 } }, listParams[2]], responses: { 200: { description: 'Successful response.', content: { 'application/json': { schema: ref } } }, ...error } },
+      post: { operationId: `Post${name}sId`, summary: `Update a ${name}`, description: `<p>${text(40)}</p>`, tags: [name.split('_')[0]], parameters: [{ name: 'id', in: 'path', required: true, schema: { type: 'string' } }], requestBody: form, responses: { 200: { description: 'Successful response.', content: { 'application/json': { schema: ref } } }, ...error } },
+      delete: { operationId: `Delete${name}sId`, summary: `Delete a ${name}`, tags: [name.split('_')[0]], parameters: [{ name: 'id', in: 'path', required: true, schema: { type: 'string' } }], responses: { 200: { description: 'Deleted.', content: { 'application/json': { schema: { type: 'object', properties: { deleted: { type: 'boolean' }, id: { type: 'string' } } } } } }, ...error } },
+    };
+  }
+  return { openapi: '3.0.0', info: { title: 'Stripe-sized API', version: '2024-06-20', description: text(200) }, servers: [{ url: 'https://api.example.com/' }], security: [{ basicAuth: [] }, { bearerAuth: [] }], paths, components: { schemas, securitySchemes: { basicAuth: { type: 'http', scheme: 'basic' }, bearerAuth: { type: 'http', scheme: 'bearer' } } } };
+}
+
+/** Marks the first moment `selector` exists, after the next frame has been produced. */
+const probe = (selector: string) => `<script>
+(function () {
+  var done = false;
+  var check = function () {
+    if (done || !document.querySelector(${JSON.stringify(selector)})) return;
+    done = true;
+    requestAnimationFrame(function () { setTimeout(function () { window.__firstRender = performance.now(); }, 0); });
+  };
+  new MutationObserver(check).observe(document.documentElement, { subtree: true, childList: true });
+})();
+</script>`;
+
+type ViewerName = 'quartet' | 'swagger-ui' | 'redoc';
+
+const PAGES: Record<ViewerName, (spec: string) => string> = {
+  quartet: (spec) => `<!doctype html><html><head><meta charset="utf-8"><title>quartet</title>${probe('.qv-tag-toggle')}
+<link rel="stylesheet" href="/ours/viewer.css"><script src="/ours/viewer.js"></script></head>
+<body><div id="app"></div><script>new SwaggerUi({ url: '${spec}', dom_id: 'app', validatorUrl: null }).load();</script></body></html>`,
+  'swagger-ui': (spec) => `<!doctype html><html><head><meta charset="utf-8"><title>swagger-ui</title>${probe('.opblock-tag')}
+<link rel="stylesheet" href="/sui/swagger-ui.css"><script src="/sui/swagger-ui-bundle.js"></script></head>
+<body><div id="app"></div><script>window.ui = SwaggerUIBundle({ url: '${spec}', dom_id: '#app', validatorUrl: null });</script></body></html>`,
+  redoc: (spec) => `<!doctype html><html><head><meta charset="utf-8"><title>redoc</title>${probe('.api-content [data-section-id^="operation/"]')}
+<script src="/redoc/redoc.standalone.js"></script></head>
+<body><div id="app"></div><script>Redoc.init('${spec}', {}, document.getElementById('app'));</script></body></html>`,
+};
+
+/** Clicks what opens one operation and returns ms until the next frame after it has rendered. */
+const EXPAND: Record<ViewerName, (op: { tag: string; method: string; path: string; id: string }) => string> = {
+  quartet: (op) => `(async () => {
+    const tag = [...document.querySelectorAll('.qv-tag-toggle')].find((b) => b.textContent === ${JSON.stringify(op.tag)});
+    if (tag.getAttribute('aria-expanded') !== 'true') tag.click();
+    await new Promise((r) => requestAnimationFrame(() => setTimeout(r, 50)));
+    const li = [...document.querySelectorAll('.qv-op.qv-${op.method}')].find((el) => el.querySelector('.qv-path').textContent === ${JSON.stringify(op.path)});
+    const start = performance.now();
+    li.querySelector('.qv-op-head').click();
+    return await waitFrame(() => !li.querySelector('.qv-op-body').hidden && li.querySelector('.qv-op-body').childElementCount > 0, start);
+  })()`,
+  'swagger-ui': (op) => `(async () => {
+    const find = () => [...document.querySelectorAll('.opblock-summary-path')].filter((el) => el.getAttribute('data-path') === ${JSON.stringify(op.path)}).map((el) => el.closest('.opblock')).find((el) => el.classList.contains('opblock-${op.method}'));
+    let block = find();
+    if (!block) {
+      const tag = [...document.querySelectorAll('.opblock-tag')].find((el) => el.getAttribute('data-tag') === ${JSON.stringify(op.tag)});
+      tag.click();
+      await waitFrame(() => !!find(), performance.now());
+      block = find();
+    }
+    const start = performance.now();
+    block.querySelector('.opblock-summary-control, .opblock-summary').click();
+    return await waitFrame(() => !!block.querySelector('.opblock-body'), start);
+  })()`,
+  redoc: (op) => `(async () => {
+    const section = document.querySelector('[data-section-id="operation/${op.id}"]');
+    section.scrollIntoView();
+    const button = [...section.querySelectorAll('button')].find((b) => /^\\s*200/.test(b.textContent));
+    const before = section.querySelectorAll('*').length;
+    const start = performance.now();
+    button.click();
+    return await waitFrame(() => section.querySelectorAll('*').length > before, start);
+  })()`,
+};
+
+const WAIT_FRAME = `window.waitFrame = (ready, start) => new Promise((resolve, reject) => {
+  const limit = start + ${TIMEOUT_MS};
+  const tick = () => {
+    if (ready()) return requestAnimationFrame(() => setTimeout(() => resolve(performance.now() - start), 0));
+    if (performance.now() > limit) return reject(new Error('timed out'));
+    requestAnimationFrame(tick);
+  };
+  tick();
+});`;
+
+interface Measurement {
+  firstRenderMs?: number;
+  expandMs?: number;
+  error?: string;
+}
+
+async function measure(browser: Browser, base: string, viewer: ViewerName, spec: string, op: Parameters<(typeof EXPAND)['quartet']>[0]): Promise<Measurement> {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+  const page: Page = await context.newPage();
+  try {
+    await page.goto(`${base}/page/${viewer}?spec=${encodeURIComponent(spec)}`);
+    await page.waitForFunction('window.__firstRender !== undefined', undefined, { timeout: TIMEOUT_MS, polling: 100 });
+    const firstRenderMs = Math.round((await page.evaluate('window.__firstRender')) as number);
+    await page.evaluate(WAIT_FRAME);
+    let expandMs: number | undefined;
+    try {
+      expandMs = Math.round((await page.evaluate(EXPAND[viewer](op))) as number);
+    } catch (error) {
+      return { firstRenderMs, error: `expand: ${(error as Error).message.split('\n')[0]}` };
+    }
+    return { firstRenderMs, expandMs };
+  } catch (error) {
+    return { error: (error as Error).message.split('\n')[0] };
+  } finally {
+    await context.close();
+  }
+}
+
+export default async function (): Promise<BenchResult[]> {
+  execFileSync(process.execPath, [join(ROOT, 'scripts', 'build-viewer.mjs')], { stdio: 'inherit' });
+  const github = readFileSync(join(ROOT, 'node_modules', '@octokit', 'openapi', 'generated', 'api.github.com.json'));
+  const stripe = Buffer.from(JSON.stringify(stripeLike()));
+  const specs: Record<string, Buffer> = { 'github.json': github, 'stripe.json': stripe };
+  const mounts: Record<string, string> = { '/ours/': DIST, '/sui/': join(ROOT, 'node_modules', 'swagger-ui-dist'), '/redoc/': join(ROOT, 'node_modules', 'redoc', 'bundles') };
+  const types: Record<string, string> = { js: 'text/javascript', css: 'text/css', json: 'application/json', html: 'text/html' };
+  const server = createServer((req, res) => {
+    const url = new URL(req.url ?? '/', 'http://x');
+    const page = /^\/page\/(quartet|swagger-ui|redoc)$/.exec(url.pathname);
+    if (page) {
+      res.writeHead(200, { 'Content-Type': 'text/html' });
+      return res.end(PAGES[page[1] as ViewerName](url.searchParams.get('spec') ?? ''));
+    }
+    if (url.pathname.startsWith('/specs/') && specs[url.pathname.slice(7)]) {
+      res.writeHead(200, { 'Content-Type': 'application/json' });
+      return res.end(specs[url.pathname.slice(7)]);
+    }
+    for (const [prefix, dir] of Object.entries(mounts)) {
+      const file = join(dir, normalize(url.pathname.slice(prefix.length)));
+      if (url.pathname.startsWith(prefix) && file.startsWith(dir) && existsSync(file)) {
+        res.writeHead(200, { 'Content-Type': types[file.split('.').pop()!] ?? 'application/octet-stream' });
+        return res.end(readFileSync(file));
+      }
+    }
+    res.writeHead(404).end();
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const base = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+  const browser = await chromium.launch({
+    executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  });
+  const results: BenchResult[] = [];
+  const inputs = [
+    { label: 'GitHub REST (13 MB)', spec: '/specs/github.json', op: { tag: 'actions', method: 'get', path: '/repos/{owner}/{repo}/actions/artifacts', id: 'actions/list-artifacts-for-repo' } },
+    { label: `Stripe-sized (${(stripe.length / 1e6).toFixed(1)} MB)`, spec: '/specs/stripe.json', op: { tag: 'account', method: 'get', path: '/v1/account_0s/{id}', id: 'Getaccount_0sId' } },
+  ];
+  try {
+    for (const input of inputs) {
+      const runs: Partial<Record<ViewerName, Measurement>> = {};
+      for (const viewer of ['quartet', 'swagger-ui', 'redoc'] as ViewerName[]) {
+        runs[viewer] = await measure(browser, base, viewer, input.spec, input.op);
+        console.log(`    ${input.label} ${viewer}: ${JSON.stringify(runs[viewer])}`);
+      }
+      const ours = runs.quartet!;
+      for (const [metric, key] of [['first render', 'firstRenderMs'], ['expand operation', 'expandMs']] as const) {
+        if (ours[key] === undefined) {
+          results.push({ name: `viewer ${metric}, ${input.label}`, value: -1, unit: 'ms', notes: `quartet failed: ${ours.error}` });
+          continue;
+        }
+        for (const anchor of ['swagger-ui', 'redoc'] as const) {
+          const other = runs[anchor]!;
+          const value = other[key];
+          results.push({
+            name: `viewer ${metric}, ${input.label}, vs ${anchor}`,
+            value: ours[key]!,
+            unit: 'ms',
+            anchor: anchor === 'swagger-ui' ? 'Swagger UI 5.35.0' : 'Redoc 2.5.4',
+            anchorValue: value ?? (other.error?.includes('timed out') || other.error?.includes('Timeout') ? TIMEOUT_MS : undefined),
+            ratio: value !== undefined ? Math.round((value / Math.max(1, ours[key]!)) * 10) / 10 : undefined,
+            goal: metric === 'first render' && anchor === 'swagger-ui' ? '≥ 5× faster (ratio ≥ 5)' : undefined,
+            notes: `ratio = anchor ms / quartet ms${other.error ? `; anchor: ${other.error}` : ''}`,
+          });
+        }
+      }
+    }
+  } finally {
+    await browser.close();
+    server.close();
+  }
+  const gz = (file: string) => gzipSync(readFileSync(join(DIST, file)), { level: 9 }).length;
+  results.push({ name: 'viewer JS+CSS gzipped', value: Math.round(((gz('viewer.js') + gz('viewer.css')) / 1024) * 10) / 10, unit: 'KiB', goal: '≤ 150 KB' });
+  return results;
+}
