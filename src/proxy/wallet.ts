@@ -126,7 +126,7 @@ export class NodeWallet {
     } catch (error) {
       throw mintFailure(error, parsed.mintUrl);
     }
-    const outputs = OutputData.createRandomData(remaining, { id: keyset.id, keys: keyset.keys });
+    const outputs = blankOutputs(remaining, keyset, parsed.mintUrl);
     const journal: Journal = { inputs: parsed.proofs, ys: parsed.ys, outputs: outputs.map((o) => OutputData.serialize(o)), keysetId: keyset.id };
     const credit = options.credit;
     const now = Date.now();
@@ -171,7 +171,8 @@ export class NodeWallet {
         const op = await trx.insertInto('proxy_mint_ops').values({ ...values, debit_account_id: null, result: null, error: null }).returningAll().executeTakeFirstOrThrow();
         const claimed = await trx
           .insertInto('proxy_op_inputs')
-          .values(ys.map((y) => ({ y, op_id: op.id })))
+          // In a fixed order, so two transactions claiming overlapping proofs cannot deadlock.
+          .values([...ys].sort().map((y) => ({ y, op_id: op.id })))
           .onConflict((oc) => oc.column('y').doNothing())
           .returning('y')
           .execute();
@@ -324,7 +325,7 @@ export class NodeWallet {
       keysets = await client.keysets();
     } catch (error) {
       await this.fail(op, `mint unavailable before sending: ${messageOf(error)}`, { releaseInputs: true });
-      throw mintFailure(error, op.mint_url);
+      throw this.failureFor(op, error);
     }
     let pending: MintOp | null = null;
     for (let attempt = 0; attempt < 5 && !pending; attempt++) {
@@ -354,8 +355,8 @@ export class NodeWallet {
           .where('state', '=', 'unspent')
           .executeTakeFirst();
         if (Number(reserved.numUpdatedRows) !== picked.length) throw new Conflict();
-        const send = OutputData.createRandomData(units - fee, { id: keyset.id, keys: keyset.keys });
-        const change = sum - units > 0 ? OutputData.createRandomData(sum - units, { id: keyset.id, keys: keyset.keys }) : [];
+        const send = blankOutputs(units - fee, keyset, op.mint_url);
+        const change = sum - units > 0 ? blankOutputs(sum - units, keyset, op.mint_url) : [];
         const journal: Journal = {
           inputs: picked.map((p) => ({ id: p.keyset_id, amount: Number(p.amount), secret: p.secret, C: p.c })),
           ys: picked.map((p) => p.y),
@@ -640,6 +641,9 @@ export class NodeWallet {
     if (op.kind === 'issue' && failure.status === 400) {
       return new HttpError(502, `The mint ${op.mint_url} refused to issue the token; nothing was taken from your balance`, { code: 'mint_refused', type: 'api_error' });
     }
+    if (op.kind === 'issue' && failure.status === 503) {
+      return new HttpError(503, `The mint ${op.mint_url} is unreachable; nothing was taken from your balance, try again later`, { code: 'mint_unreachable', type: 'api_error' });
+    }
     return failure;
   }
 
@@ -654,6 +658,15 @@ export class NodeWallet {
       .limit(limit)
       .execute();
     return rows.map(normalizeOp);
+  }
+}
+
+/** Fresh blinded outputs (random secrets and blinding factors) worth `amount` of the keyset. */
+function blankOutputs(amount: number, keyset: KeysetWithKeys, mintUrl: string): OutputData[] {
+  try {
+    return OutputData.createRandomData(amount, { id: keyset.id, keys: keyset.keys });
+  } catch {
+    throw new HttpError(502, `The keyset of the mint ${mintUrl} cannot represent ${amount} ${keyset.unit}`, { code: 'mint_error', type: 'api_error' });
   }
 }
 
