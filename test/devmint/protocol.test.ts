@@ -1,6 +1,6 @@
 // The NUT routes over raw HTTP: what a wallet library would not send, and the error codes the
 // NUT documents give for it (error_codes.md).
-import { deriveKeysetId, getEncodedToken, hashToCurve, type Proof } from '@cashu/cashu-ts';
+import { blindMessage, deriveKeysetId, getEncodedToken, hashToCurve, pointFromHex, unblindSignature, type Proof } from '@cashu/cashu-ts';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { startDevMint, type DevMint } from '../../src/devmint/index.js';
 import { http, mintProofs, outputs, states, total, walletFor, wire } from './helpers.js';
@@ -146,6 +146,16 @@ describe('swap (NUT-03) and fees (NUT-02) over raw HTTP', () => {
     expect(retry.status).toBe(200);
   });
 
+  test('secrets with NUT-10 spending conditions are refused (10001), not spent as if unlocked', async () => {
+    const secret = JSON.stringify(['P2PK', { nonce: 'ab'.repeat(16), data: '02' + '11'.repeat(32), tags: [] }]);
+    const blinded = blindMessage(new TextEncoder().encode(secret));
+    const signed = await http(mint, 'POST', '/v1/swap', { inputs: wire(await fresh(8)), outputs: [{ amount: 4, id: keysetId, B_: blinded.B_.toHex(true) }, ...outputs(keysetId, [2, 1]).wire] });
+    const key = pointFromHex((await http(mint, 'GET', '/v1/keys')).body.keysets[0].keys['4']);
+    const locked = { id: keysetId, amount: 4, secret, C: unblindSignature(pointFromHex(signed.body.signatures[0].C_), blinded.r, key).toHex(true) };
+    const refused = await http(mint, 'POST', '/v1/swap', { inputs: [locked], outputs: outputs(keysetId, [2, 1]).wire });
+    expect(refused.body).toEqual({ code: 10001, detail: expect.stringContaining('P2PK') });
+  });
+
   test('malformed bodies → 400 with {detail, code}', async () => {
     const proofs = await fresh(8);
     for (const bad of [{}, { inputs: 'x', outputs: [] }, { inputs: [{ ...wire(proofs)[0], amount: '8' }], outputs: [] }]) {
@@ -216,6 +226,25 @@ describe('quotes, melt and checkstate errors (NUT-04, 05, 07, 23)', () => {
     const paid = await http(mint, 'POST', '/v1/melt/bolt11', { quote: quote.quote, inputs: wire(more) });
     expect(paid.body).toMatchObject({ state: 'PAID', payment_preimage: expect.stringMatching(/^[0-9a-f]{64}$/) });
     expect(paid.body.change).toBeUndefined(); // no blank outputs given: no change (NUT-08)
+  });
+
+  test('while a melt is in flight: its quote → 20005, its blank outputs → 11004, its inputs → 11002', async () => {
+    const proofs = await mintProofs(await walletFor(mint), mint, 16);
+    const quote = (await http(mint, 'POST', '/v1/melt/quote/bolt11', { request: mint.lightning.createInvoice(10), unit: 'sat' })).body;
+    const blank = outputs(mint.keysetId(), [1, 1, 1]).wire; // fee reserve 1 → one blank output would do
+    const held = mint.lightning.holdNextMelt();
+    const melting = http(mint, 'POST', '/v1/melt/bolt11', { quote: quote.quote, inputs: wire(proofs), outputs: blank });
+    await expect.poll(async () => (await http(mint, 'GET', `/v1/melt/quote/bolt11/${quote.quote}`)).body.state).toBe('PENDING');
+    const other = await mintProofs(await walletFor(mint), mint, 8);
+    expect((await http(mint, 'POST', '/v1/melt/bolt11', { quote: quote.quote, inputs: wire(other) })).body.code).toBe(20005);
+    expect((await http(mint, 'POST', '/v1/swap', { inputs: wire(other), outputs: [{ ...blank[0], amount: 8 }] })).body.code).toBe(11004);
+    expect((await http(mint, 'POST', '/v1/swap', { inputs: wire(proofs), outputs: outputs(mint.keysetId(), [16]).wire })).body.code).toBe(11002);
+    held.settle('paid');
+    const paid = (await melting).body;
+    expect(paid.state).toBe('PAID');
+    // 16 in, 10 paid, no fee: 6 back as 2 + 4, imprinted on the first two blank outputs in order.
+    expect(paid.change.map((c: { amount: number }) => c.amount)).toEqual([2, 4]);
+    expect((await http(mint, 'POST', '/v1/restore', { outputs: blank })).body.outputs.map((o: { amount: number }) => o.amount)).toEqual([2, 4]);
   });
 
   test('checkstate answers in the order asked; bad Ys → 400', async () => {
