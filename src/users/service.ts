@@ -10,6 +10,9 @@ import { Mailer } from './mail.js';
 import { registerUserRoutes } from './routes.js';
 import { loadSecretKey } from './secret-key.js';
 
+const PRUNE_EVERY_MS = 3600_000;
+const OUTBOX_KEEP_MS = 7 * 24 * 3600_000;
+
 /** Work started after an answer (reset mails), awaited at shutdown before the database closes. */
 const pending = new Set<Promise<void>>();
 
@@ -40,6 +43,12 @@ export const service: ServiceDefinition = {
       pending.add(job);
       void job.finally(() => pending.delete(job));
     };
+    // Expiry is enforced on every read; this only keeps the tables small.
+    const prune = () => later(() => accounts.store.pruneExpired(OUTBOX_KEEP_MS));
+    const pruner = setInterval(prune, PRUNE_EVERY_MS);
+    pruner.unref();
+    app.addHook('onClose', async () => clearInterval(pruner));
+
     await registerUserRoutes(app, { context, accounts, mailer, later });
     await registerTaskRoutes(app, context);
   },

@@ -163,6 +163,13 @@ export class UsersStore {
     });
   }
 
+  /** Drops expired sessions and reset codes, and mails older than `mailAgeMs`; for tidiness only. */
+  async pruneExpired(mailAgeMs: number, now = Date.now()): Promise<void> {
+    await this.db.deleteFrom('sessions').where('expires_at', '<=', now).execute();
+    await this.db.deleteFrom('password_resets').where('expires_at', '<=', now).execute();
+    await this.db.deleteFrom('mail_outbox').where('created_at', '<=', now - mailAgeMs).execute();
+  }
+
   async sessionPrincipal(sessionTokenHash: string, now = Date.now()) {
     return this.db
       .selectFrom('sessions')

@@ -3,7 +3,8 @@
 import { describe, expect, it } from 'vitest';
 import { databaseKinds } from '../support/databases.js';
 import { startTestServer } from '../support/server.js';
-import { call, login, newPerson, resetCodeFor, TEST_ENV } from './helpers.js';
+import { UsersStore } from '../../src/users/store.js';
+import { call, login, newPerson, registerAndLogin, resetCodeFor, TEST_ENV } from './helpers.js';
 
 describe.each(databaseKinds)('accounts on %s', (kind) => {
   it('upgrades a hash to a higher configured cost at the next login', async () => {
@@ -73,6 +74,21 @@ describe.each(databaseKinds)('accounts on %s', (kind) => {
       expect(statuses).toEqual([204, 400, 400, 400, 400, 400, 400, 400]);
       const winner = answers.findIndex((a) => a.status === 204);
       await login(server.url, person.email, `racing passphrase ${winner}`);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('prunes expired sessions and reset codes but keeps live ones', async () => {
+    const server = await startTestServer(kind, { env: TEST_ENV });
+    try {
+      const stale = await registerAndLogin(server.url, 'stale');
+      const live = await registerAndLogin(server.url, 'live');
+      await server.db.kysely.updateTable('sessions').set({ expires_at: Date.now() - 1 }).where('user_id', '=', Number(stale.id)).execute();
+      await new UsersStore(server.db).pruneExpired(7 * 24 * 3600_000);
+      const left = await server.db.kysely.selectFrom('sessions').select('user_id').execute();
+      expect(left.map((row) => String(row.user_id))).toEqual([live.id]);
+      expect((await call(server.url, 'GET', '/api/tasks', { token: live.token })).status).toBe(200);
     } finally {
       await server.close();
     }
