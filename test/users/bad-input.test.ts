@@ -45,6 +45,8 @@ const CASES: Case[] = [
   { name: 'empty JSON body', method: 'POST', path: '/api/users/register', raw: { body: '' }, status: 400 },
   { name: 'JSON array body', method: 'POST', path: '/api/users/register', json: [person], status: 400 },
   { name: 'text body', method: 'POST', path: '/api/users/register', raw: { body: 'hello', type: 'text/plain' }, status: 415 },
+  { name: 'prototype pollution attempt', method: 'POST', path: '/api/users/register', raw: { body: `{"__proto__":{"role":"admin"},"email":"${person.email}"}` }, status: 400 },
+  { name: 'multipart where JSON is expected', method: 'POST', path: '/api/users/register', form: (c) => form(c, [['email', person.email]]), status: 400 },
   { name: 'oversized body', method: 'POST', path: '/api/users/register', json: reg({ first_name: 'x'.repeat(2 * 1024 * 1024) }), status: 413 },
   { name: 'missing username', method: 'POST', path: '/api/users/register', json: without('username'), status: 400, field: 'username' },
   { name: 'unknown field', method: 'POST', path: '/api/users/register', json: reg({ is_admin: true }), status: 400, field: 'is_admin' },
