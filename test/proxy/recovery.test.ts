@@ -8,6 +8,7 @@ import { startDevMint, type DevMint } from '../../src/devmint/index.js';
 import { parseDatabaseUrl } from '../../src/config.js';
 import { openDatabase } from '../../src/db/index.js';
 import { createTestDatabase, databaseKinds, type TestDatabase } from '../support/databases.js';
+import { startTestServer } from '../support/server.js';
 import { startRestoreGateway, type RestoreGateway } from './fixtures/wallet-restore-gateway.js';
 import { startNodeProcess, type NodeProcess } from './fixtures/wallet-node.js';
 import { info, openAccount, receiveAtMint, refund, topup, waitFor } from './wallet-helpers.js';
@@ -111,4 +112,38 @@ describe.each(databaseKinds)('crash recovery on %s', (kind) => {
     );
     await expectSettled(payer, refunder, t);
   }, 60_000);
+});
+
+describe.each(databaseKinds)('a refund interrupted right after its debit on %s', (kind) => {
+  it('is ended by the recovery and the debit given back', async () => {
+    const mint = await startDevMint({ unit: 'sat', inputFeePpk: 0, port: 0 });
+    const server = await startTestServer(kind, { env: { SERVICES: 'proxy', PROXY_MINTS: mint.url, PROXY_RECOVERY_INTERVAL_MS: '200' } });
+    try {
+      const key = await openAccount(server.url, await mint.mintToken(10));
+      const db = server.db.kysely;
+      const account = await db.selectFrom('proxy_accounts').selectAll().where('key_prefix', '=', key.slice(0, 12)).executeTakeFirstOrThrow();
+      // The state a crash leaves between step 1 (debit + journal entry) and step 2 (proofs chosen):
+      // exactly what NodeWallet.refund writes in its first transaction, with the lease run out.
+      await db.transaction().execute(async (trx) => {
+        await trx.updateTable('proxy_accounts').set({ balance_msat: 0 }).where('id', '=', account.id).execute();
+        await trx
+          .insertInto('proxy_mint_ops')
+          .values({
+            kind: 'issue', purpose: 'refund', state: 'preparing', mint_url: mint.url, unit: 'sat', token_hash: null, request: null,
+            credit_account_id: null, credit_key_hash: null, credit_key_prefix: null, debit_account_id: account.id, debit_msat: 10_000,
+            result: null, error: null, lease_until: 0, created_at: Date.now(), updated_at: Date.now(),
+          })
+          .execute();
+      });
+      await waitFor('the debit to come back', async () => (await info(server.url, key)).body.balance === 10_000);
+      const op = await db.selectFrom('proxy_mint_ops').select(['state', 'error']).where('debit_account_id', '=', account.id).executeTakeFirstOrThrow();
+      expect(op).toEqual({ state: 'failed', error: 'interrupted before it was sent' });
+      const paid = await refund(server.url, key);
+      expect(paid.status).toBe(200);
+      expect(await receiveAtMint(mint.url, paid.body.token)).toBe(10);
+    } finally {
+      await server.close();
+      await mint.close();
+    }
+  });
 });
