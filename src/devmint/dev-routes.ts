@@ -19,6 +19,7 @@ export function registerDevRoutes(app: FastifyInstance, core: MintCore, faults: 
           down: { type: 'boolean' },
           delayMs: { type: 'integer', minimum: 0 },
           failSwaps: { type: 'boolean' },
+          holdSwaps: { type: 'boolean' },
           dropSwaps: { type: 'boolean' },
           loseSwapResponses: { type: 'boolean' },
           lie: { type: 'boolean' },
@@ -40,6 +41,10 @@ export function registerDevRoutes(app: FastifyInstance, core: MintCore, faults: 
     await faults.clear();
     return faults.current;
   });
+  app.get('/dev/swaps/held', async () => ({ held: faults.heldSwaps }));
+  app.post<{ Body: { drop?: boolean } }>('/dev/swaps/release', { schema: body({ drop: { type: 'boolean' } }, []) }, async (request) => ({
+    released: faults.releaseSwaps(request.body?.drop ? 'drop' : 'perform'),
+  }));
   app.post<{ Params: { id: string } }>('/dev/quotes/:id/pay', { schema: { params: idParam } }, async (request) => mintQuotes.pay(request.params.id));
   app.post<{ Body: { detail?: string } }>('/dev/melts/fail-next', { schema: body({ detail: { type: 'string' } }, []) }, async (request) => {
     lightning.failNextPayment(request.body?.detail);

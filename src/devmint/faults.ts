@@ -6,6 +6,11 @@ export interface FaultSettings {
   down?: boolean;
   /** Every /v1 request waits this long before it is handled. */
   delayMs?: number;
+  /**
+   * POST /v1/swap waits, unperformed, until `releaseSwaps()` (or until holdSwaps is turned off,
+   * which performs them): a window in which a test can kill the client that sent it.
+   */
+  holdSwaps?: boolean;
   /** POST /v1/swap answers 500 before doing anything. */
   failSwaps?: boolean;
   /** POST /v1/swap: the connection is destroyed before the swap is performed (nothing done, no answer). */
@@ -35,10 +40,13 @@ const LIES = [
   '{"quote":42,"state":"MAYBE","signatures":[{"id":"00","amount":-1,"C_":"zz"}]}',
 ];
 
+export type SwapRelease = 'perform' | 'drop';
+
 export class Faults {
   private settings: FaultSettings = {};
   private timer: NodeJS.Timeout | undefined;
   private lies = 0;
+  private held: ((release: SwapRelease) => void)[] = [];
 
   constructor(private readonly listener: Listener) {}
 
@@ -52,14 +60,33 @@ export class Faults {
     const down = Boolean(this.settings.down);
     if (down && !wasDown) await this.listener.stop();
     if (!down && wasDown) await this.listener.start();
+    if (!this.settings.holdSwaps) this.releaseSwaps('perform');
   }
 
   async clear(): Promise<void> {
-    await this.set({ down: false, delayMs: 0, failSwaps: false, dropSwaps: false, loseSwapResponses: false, lie: false });
+    await this.set({ down: false, delayMs: 0, holdSwaps: false, failSwaps: false, dropSwaps: false, loseSwapResponses: false, lie: false });
   }
 
   get current(): FaultSettings {
     return Object.fromEntries(Object.entries(this.settings).filter(([, value]) => Boolean(value)));
+  }
+
+  /** Swaps waiting under holdSwaps. */
+  get heldSwaps(): number {
+    return this.held.length;
+  }
+
+  /** Lets the held swaps go on (`perform`) or cuts their connections unperformed (`drop`). */
+  releaseSwaps(release: SwapRelease = 'perform'): number {
+    const held = this.held;
+    this.held = [];
+    for (const resolve of held) resolve(release);
+    return held.length;
+  }
+
+  /** Called by the swap route while holdSwaps is on. */
+  holdSwap(): Promise<SwapRelease> {
+    return new Promise((resolve) => this.held.push(resolve));
   }
 
   nextLie(): string {

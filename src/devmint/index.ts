@@ -11,7 +11,7 @@ import { buildApp, listener } from './server.js';
 import { randomSeed, readState, writeState } from './state.js';
 
 export { LABEL } from './server.js';
-export type { FaultChange, FaultSettings } from './faults.js';
+export type { FaultChange, FaultSettings, SwapRelease } from './faults.js';
 export type { HeldPayment } from './lightning.js';
 
 export interface DevMintOptions {
@@ -134,6 +134,7 @@ export async function startDevMint(options: DevMintOptions = {}): Promise<DevMin
     mintToken,
     async close() {
       lightning.close();
+      faults.releaseSwaps('drop');
       if (!switchable!.isListening()) await switchable!.start();
       await app.close();
       save();

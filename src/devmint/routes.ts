@@ -52,6 +52,7 @@ export function registerNutRoutes(app: FastifyInstance, core: MintCore, faults: 
     '/v1/swap',
     { schema: body({ inputs: proofs, outputs }, ['inputs', 'outputs']) },
     async (request, reply) => {
+      if (faults.current.holdSwaps && (await faults.holdSwap()) === 'drop') return hangUp(reply);
       const { failSwaps, dropSwaps, loseSwapResponses } = faults.current;
       if (failSwaps) return reply.code(500).send({ detail: 'dev mint fault: failSwaps', code: Codes.generic });
       if (dropSwaps) return hangUp(reply);

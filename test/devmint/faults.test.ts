@@ -100,6 +100,32 @@ describe('dev mint faults', () => {
     expect((await http(mint, 'POST', '/v1/swap', { inputs: wire([recovered]), outputs: outputs(mint.keysetId(), [8]).wire })).status).toBe(200);
   });
 
+  test('holdSwaps: swaps wait unperformed; released they are performed, even for a client that hung up meanwhile', async () => {
+    const [a, b] = [await mintProofs(await walletFor(mint), mint, 4), await mintProofs(await walletFor(mint), mint, 2)];
+    await mint.faults.set({ holdSwaps: true });
+    const answered = http(mint, 'POST', '/v1/swap', { inputs: wire(a), outputs: outputs(mint.keysetId(), [4]).wire });
+    const abort = new AbortController();
+    const abandoned = fetch(`${mint.url}/v1/swap`, { method: 'POST', signal: abort.signal, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ inputs: wire(b), outputs: outputs(mint.keysetId(), [2]).wire }) });
+    await expect.poll(async () => (await http(mint, 'GET', '/dev/swaps/held')).body.held).toBe(2);
+    expect(await states(mint, [...a, ...b])).toEqual(['UNSPENT', 'UNSPENT']);
+    abort.abort(); // the client "crashes" after sending its swap
+    await expect(abandoned).rejects.toThrow();
+    expect((await http(mint, 'POST', '/dev/swaps/release', {})).body).toEqual({ released: 2 });
+    expect((await answered).status).toBe(200);
+    await expect.poll(() => states(mint, b)).toEqual(['SPENT']);
+    expect(await states(mint, a)).toEqual(['SPENT']);
+  });
+
+  test('holdSwaps then drop: the connection is cut, nothing performed', async () => {
+    const proofs = await mintProofs(await walletFor(mint), mint, 4);
+    await mint.faults.set({ holdSwaps: true });
+    const dropped = networkError(http(mint, 'POST', '/v1/swap', { inputs: wire(proofs), outputs: outputs(mint.keysetId(), [4]).wire }));
+    await expect.poll(() => mint.faults.heldSwaps).toBe(1);
+    expect(mint.faults.releaseSwaps('drop')).toBe(1);
+    expect(await dropped).toMatch(CUT);
+    expect(await states(mint, proofs)).toEqual(['UNSPENT']);
+  });
+
   test('lie: 200 with nonsense instead of answers, nothing done; the wallet notices', async () => {
     const wallet = await walletFor(mint);
     const proofs = await mintProofs(wallet, mint, 32);
