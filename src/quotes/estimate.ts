@@ -40,24 +40,35 @@ export interface LevelPlans {
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
-const WEEKDAYS: Record<string, number> = { Mon: 1, Tue: 2, Wed: 3, Thu: 4, Fri: 5, Sat: 6, Sun: 7 };
 const formatters = new Map<string, Intl.DateTimeFormat>();
+// UTC offsets by time zone and quarter hour (transitions happen on quarter hours): the
+// calendar walk asks for the same instants again and again, and Intl formatting is slow.
+const offsets = new Map<string, number>();
+const QUARTER = 900_000;
 
-function localClock(ms: number, timeZone: string): { weekday: number; msOfDay: number } {
+function offsetAt(ms: number, timeZone: string): number {
+  const key = `${timeZone}|${Math.floor(ms / QUARTER)}`;
+  const cached = offsets.get(key);
+  if (cached !== undefined) return cached;
   let format = formatters.get(timeZone);
   if (!format) {
-    format = new Intl.DateTimeFormat('en-US', { timeZone, hourCycle: 'h23', weekday: 'short', hour: 'numeric', minute: 'numeric', second: 'numeric' });
+    format = new Intl.DateTimeFormat('en-US', { timeZone, hourCycle: 'h23', year: 'numeric', month: 'numeric', day: 'numeric', hour: 'numeric', minute: 'numeric', second: 'numeric' });
     formatters.set(timeZone, format);
   }
-  let weekday = 1;
-  let seconds = 0;
-  for (const part of format.formatToParts(ms)) {
-    if (part.type === 'weekday') weekday = WEEKDAYS[part.value] ?? 1;
-    else if (part.type === 'hour') seconds += Number(part.value) * 3600;
-    else if (part.type === 'minute') seconds += Number(part.value) * 60;
-    else if (part.type === 'second') seconds += Number(part.value);
-  }
-  return { weekday, msOfDay: seconds * 1000 + (((ms % 1000) + 1000) % 1000) };
+  const parts: Record<string, number> = {};
+  for (const part of format.formatToParts(ms)) if (part.type !== 'literal') parts[part.type] = Number(part.value);
+  const wall = Date.UTC(parts.year, parts.month - 1, parts.day, parts.hour, parts.minute, parts.second);
+  const offset = wall - (ms - (((ms % 1000) + 1000) % 1000));
+  if (offsets.size > 50_000) offsets.clear();
+  offsets.set(key, offset);
+  return offset;
+}
+
+/** Local weekday (1 = Monday … 7 = Sunday) and milliseconds since local midnight. */
+function localClock(ms: number, timeZone: string): { weekday: number; msOfDay: number } {
+  const local = ms + offsetAt(ms, timeZone);
+  const day = new Date(local).getUTCDay();
+  return { weekday: day === 0 ? 7 : day, msOfDay: ((local % DAY) + DAY) % DAY };
 }
 
 /** The instant when `workMs` of working time, started at `start`, is done in `who`'s calendar. */
@@ -148,9 +159,19 @@ export const DEFAULT_CAPACITY: CapacityConfig = {
   locales: {},
 };
 
+const defaultPools = new WeakMap<CapacityConfig, Map<string, Translator[]>>();
+
 export function poolFor(capacity: CapacityConfig, code: string, region: string): Translator[] {
   const configured = capacity.locales[code] ?? capacity.locales[code.split('-')[0]];
   if (configured?.length) return configured;
+  let pools = defaultPools.get(capacity);
+  if (!pools) defaultPools.set(capacity, (pools = new Map()));
+  let pool = pools.get(code);
+  if (!pool) pools.set(code, (pool = defaultPool(capacity, code, region)));
+  return pool;
+}
+
+function defaultPool(capacity: CapacityConfig, code: string, region: string): Translator[] {
   const profile = capacity.default;
   const timeZone = profile.timeZone ?? regionTimeZone(code, region);
   return Array.from({ length: profile.translators }, (_, index) => ({
