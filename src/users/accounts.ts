@@ -3,7 +3,8 @@
 import type { Database } from '../db/index.js';
 import { HttpError } from '../http/errors.js';
 import type { UsersConfig } from './config.js';
-import { badInput } from './input.js';
+import { badInput, validateBody } from './input.js';
+import { RegisterBody } from './schemas.js';
 import { accountKey, addressKey, limit, resetRateLimit, within } from './limits.js';
 import { dummyHash, hashPassword, passwordProblem, verifyPassword } from './passwords.js';
 import type { Mail } from './mail.js';
@@ -50,6 +51,8 @@ export class Accounts {
 
   /** The user created, or a 400 (password policy) / 409 (email or username taken). */
   async register(input: NewUser, role: 'user' | 'admin' = 'user'): Promise<UserRow> {
+    // The HTTP route has validated already; the CLI and the bootstrap variables have not.
+    validateBody(RegisterBody, input);
     const email = input.email.trim();
     const problem = passwordProblem(input.password, { email, username: input.username });
     if (problem) throw badInput([{ loc: ['body', 'password'], msg: problem, type: 'password_policy' }]);
