@@ -3,7 +3,7 @@
 import type { FastifyInstance } from 'fastify';
 import { Codes } from './errors.js';
 import type { FaultChange, Faults } from './faults.js';
-import { MAX_AMOUNT } from './quotes.js';
+import { MAX_AMOUNT, unitToMsat } from './quotes.js';
 import { keysetView } from './routes.js';
 import { body, idParam } from './schemas.js';
 import type { MintCore } from './server.js';
@@ -51,8 +51,7 @@ export function registerDevRoutes(app: FastifyInstance, core: MintCore, faults: 
     return { ok: true };
   });
   app.post<{ Body: { amount: number } }>('/dev/invoices', { schema: body({ amount: { type: 'integer', minimum: 1 } }, ['amount']) }, async (request) => {
-    const msat = ledger.unit === 'sat' ? request.body.amount * 1000 : request.body.amount;
-    return { request: lightning.createInvoice(msat).request, amount: request.body.amount, unit: ledger.unit };
+    return { request: lightning.createInvoice(unitToMsat(request.body.amount, ledger.unit)).request, amount: request.body.amount, unit: ledger.unit };
   });
   app.post<{ Body: { amount: number } }>('/dev/tokens', { schema: body({ amount: { type: 'integer', minimum: 1, maximum: MAX_AMOUNT } }, ['amount']) }, async (request) => ({
     token: await core.mintToken(request.body.amount),

@@ -6,7 +6,7 @@ import type { Unit } from './keys.js';
 import { Ledger } from './ledger.js';
 import { FakeLightning, type HeldPayment } from './lightning.js';
 import { Melts } from './melt.js';
-import { MintQuotes } from './quotes.js';
+import { MintQuotes, unitToMsat } from './quotes.js';
 import { buildApp, listener } from './server.js';
 import { randomSeed, readState, writeState } from './state.js';
 
@@ -123,7 +123,7 @@ export async function startDevMint(options: DevMintOptions = {}): Promise<DevMin
       payInvoice,
       failNextMelt: (detail) => lightning.failNextPayment(detail),
       holdNextMelt: () => lightning.holdNextPayment(),
-      createInvoice: (amount) => lightning.createInvoice(unit === 'sat' ? amount * 1000 : amount).request,
+      createInvoice: (amount) => lightning.createInvoice(unitToMsat(amount, unit)).request,
     },
     keysetId: () => ledger.activeKeyset().id,
     rotateKeyset: (rotation = {}) => {
