@@ -284,7 +284,11 @@ async function jsonBilled(billed: Billed, status: number, headers: Record<string
   const { cost, charged } = await settle(billed, measured, usage ? 'upstream' : 'estimate', status);
   setCostHeaders(reply, cost, charged);
   const change = await setChangeHeader(billed);
-  const out = json && typeof json === 'object' && !Array.isArray(json) ? Buffer.from(JSON.stringify({ ...json, cost: { ...costJson(cost, charged), ...change } })) : raw;
+  if (!json || typeof json !== 'object' || Array.isArray(json)) {
+    // Not a JSON object (an upstream ignoring accept-encoding: identity, say): passed on unchanged.
+    return reply.code(status).headers(callerResponseHeaders(headers)).send(raw);
+  }
+  const out = Buffer.from(JSON.stringify({ ...json, cost: { ...costJson(cost, charged), ...change } }));
   return reply.code(status).headers(callerResponseHeaders(headers, { dropLength: true })).header('content-length', String(out.length)).send(out);
 }
 
