@@ -75,9 +75,29 @@ export async function authenticate(context: ServiceContext, wallet: NodeWallet, 
     if (error instanceof HttpError && error.options.code === 'invalid_token') {
       throw new HttpError(401, `Invalid authorization header: the Cashu token cannot be read. ${AUTHORIZATION_FORMS}`, { code: 'invalid_authorization' });
     }
+    if (error instanceof HttpError && error.options.code === 'redemption_in_progress') {
+      // A parallel request is opening this very account: wait for it rather than fail.
+      const opened = await waitForAccount(context, apiKey, 2 * context.config.proxy.mintTimeoutMs);
+      if (opened) return opened;
+    }
+    if (error instanceof HttpError && error.options.code === 'token_already_spent') {
+      // A parallel request may have opened it between our lookup and our redemption.
+      const opened = await findAccountByKey(context, apiKey);
+      if (opened) return opened;
+    }
     throw error;
   }
   const created = await findAccountByKey(context, apiKey);
   if (!created) throw new HttpError(400, 'This token has already been redeemed (it is spent)', { code: 'token_already_spent' });
   return created;
+}
+
+async function waitForAccount(context: ServiceContext, apiKey: string, withinMs: number): Promise<Account | null> {
+  const until = Date.now() + withinMs;
+  while (Date.now() < until) {
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const account = await findAccountByKey(context, apiKey);
+    if (account) return account;
+  }
+  return null;
 }

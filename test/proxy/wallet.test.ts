@@ -58,6 +58,14 @@ describe.each(databaseKinds)('wallet routes on %s', (kind) => {
     expect(await receiveAtMint(mint.url, token).catch((e) => String(e))).toMatch(/spent/i);
   });
 
+  it('the same fresh token as the bearer of 10 parallel requests opens one account, credited once', async () => {
+    const token = await mint.mintToken(12);
+    const answers = await Promise.all(Array.from({ length: 10 }, () => info(base, token)));
+    for (const answer of answers) expect(answer.status).toBe(200);
+    expect(new Set(answers.map((a) => a.body.api_key)).size).toBe(1);
+    expect((await info(base, answers[0].body.api_key)).body.balance).toBe(12_000);
+  });
+
   it('tops up, reports the new balance, and credits a token only once', async () => {
     const key = await openAccount(base, await mint.mintToken(10));
     const token = await mint.mintToken(21);
