@@ -9,7 +9,6 @@ import { bearerToken } from '../http/auth.js';
 import { HttpError } from '../http/errors.js';
 import { hitRateLimit } from '../http/rate-limit.js';
 import type { ServiceContext } from '../services.js';
-import type { Billing } from './billing.js';
 import { SCRYPT_PARAMS } from './forward-config.js';
 import {
   createSession,
@@ -39,7 +38,7 @@ interface Admin {
   sessionId: string | null;
 }
 
-export async function registerAdminRoutes(app: FastifyInstance, context: ServiceContext, deps: { billing: Billing; wallet: NodeWallet }) {
+export async function registerAdminRoutes(app: FastifyInstance, context: ServiceContext, wallet: NodeWallet) {
   const config = context.config.proxy.forward;
   const db = context.db;
 
@@ -129,7 +128,7 @@ export async function registerAdminRoutes(app: FastifyInstance, context: Service
       const form = (request.body ?? {}) as Record<string, string>;
       const sats = Number(form.amount_sat);
       if (!Number.isSafeInteger(sats) || sats <= 0) throw new HttpError(400, 'The amount must be a positive whole number of sats');
-      const { token } = await withdrawEarnings(db, deps.wallet, sats * 1000, form.mint ?? '', admin.principal);
+      const { token } = await withdrawEarnings(db, wallet, sats * 1000, form.mint ?? '', admin.principal);
       const body = `<h2>Withdrawal issued</h2>
 <p>A Cashu token worth ${esc(sats)} sat (less the mint's input fee) from ${esc(form.mint)}. Keep it: it is money. It also stays listed under "Withdrawals" below.</p>
 <textarea id="withdraw-token" readonly rows="6" cols="80">${esc(token)}</textarea>
@@ -164,7 +163,7 @@ ${total('total-earnings', 'Node earnings available', totals.earningsMsat)}
 ${table(['Mint', 'Unit', 'Unspent', 'Being spent', 'Proofs'], holdings.map((h) => [esc(h.mintUrl), esc(h.unit), `<span class="mint-balance" data-mint="${esc(h.mintUrl)}" data-amount="${h.unspent}">${esc(h.unspent)}</span>`, esc(h.reserved), esc(h.proofs)]), 'No proofs held yet.')}
 <h2>Withdraw node earnings</h2>
 <form method="post" action="/admin/withdraw" id="withdraw-form">${csrf}
-<label>Mint <select name="mint">${deps.wallet.mints.map((m) => `<option>${esc(m)}</option>`).join('')}</select></label>
+<label>Mint <select name="mint">${wallet.mints.map((m) => `<option>${esc(m)}</option>`).join('')}</select></label>
 <label>Amount (sat) <input name="amount_sat" type="number" min="1" max="${Math.floor(Math.max(0, totals.earningsMsat) / 1000)}" value="${Math.floor(Math.max(0, totals.earningsMsat) / 1000)}" required></label>
 <button>Withdraw as a Cashu token</button>
 </form>

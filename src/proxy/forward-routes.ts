@@ -84,7 +84,7 @@ export async function registerForwardRoutes(app: FastifyInstance, context: Servi
       handler: (request, reply) => forward(deps, request, reply),
     });
   });
-  await registerAdminRoutes(app, context, { billing: deps.billing, wallet: deps.wallet });
+  await registerAdminRoutes(app, context, deps.wallet);
 }
 
 async function forward(deps: Deps, request: FastifyRequest, reply: FastifyReply) {
