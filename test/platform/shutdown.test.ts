@@ -27,7 +27,7 @@ describe('graceful shutdown', () => {
       await new Promise((resolve) => setTimeout(resolve, 500));
       // New connections are refused while the old request is still open.
       await expect(fetch(`http://127.0.0.1:${port}/healthz`)).rejects.toThrow();
-      socket.end(body.slice(10));
+      socket.write(body.slice(10));
       await closed;
       expect(answer).toMatch(/^HTTP\/1\.1 401 /);
       expect(await run.exited).toBe(0);

@@ -26,7 +26,7 @@ export function spawnQuartet(args: string[], options: { cwd?: string; env?: Reco
 }
 
 /** Polls `url` until it answers or the time runs out. */
-export async function waitForHttp(url: string, timeoutMs = 20_000): Promise<void> {
+export async function waitForHttp(url: string, timeoutMs = 60_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     try {
