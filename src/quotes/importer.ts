@@ -40,7 +40,7 @@ export async function runImport(db: Kysely<DB>, job: ImportRow, payload: Buffer,
     const outcome =
       job.locale === project.base_locale
         ? await importSource(trx, job, parsed.units, parsed.meta, at)
-        : await importTranslations(trx, job, parsed.units, at);
+        : await importTranslations(trx, job, parsed.units, parsed.meta, at);
     await trx
       .updateTable('quote_imports')
       .set({ status: 'completed', message: null, payload: null, string_count: outcome.strings, word_count: outcome.words, finished_at: at })
@@ -112,7 +112,7 @@ function sameAsSource(forms: string[], source: string, plural: string | null): b
   return forms[0] === source && (forms.length < 2 || forms.slice(1).every((form) => form === (plural ?? source)));
 }
 
-async function importTranslations(trx: Transaction<DB>, job: ImportRow, units: ParsedUnit[], at: number): Promise<ImportOutcome> {
+async function importTranslations(trx: Transaction<DB>, job: ImportRow, units: ParsedUnit[], meta: Record<string, unknown>, at: number): Promise<ImportOutcome> {
   const file = await findFile(trx, job.project_id, job.file_name);
   if (!file) throw new ImportError(`upload "${job.file_name}" in the base language first: a translation needs its source strings`);
   await addTargetLocales(trx, job.project_id, [job.locale], at);
@@ -120,15 +120,15 @@ async function importTranslations(trx: Transaction<DB>, job: ImportRow, units: P
   for (const row of await trx.selectFrom('quote_strings').select(['id', 'key', 'source', 'source_plural', 'word_count']).where('file_id', '=', file.id).execute()) {
     strings.set(row.key, { id: Number(row.id), source: row.source, source_plural: row.source_plural, word_count: row.word_count });
   }
-  const current = new Map<number, { forms: string; fuzzy: number; stale: number }>();
+  const current = new Map<number, { forms: string; fuzzy: number; stale: number; previous: string | null }>();
   const rows = await trx
     .selectFrom('quote_translations as t')
     .innerJoin('quote_strings as s', 's.id', 't.string_id')
-    .select(['t.string_id', 't.forms', 't.fuzzy', 't.stale'])
+    .select(['t.string_id', 't.forms', 't.fuzzy', 't.stale', 't.previous'])
     .where('s.file_id', '=', file.id)
     .where('t.locale', '=', job.locale)
     .execute();
-  for (const row of rows) current.set(Number(row.string_id), { forms: row.forms, fuzzy: row.fuzzy, stale: row.stale });
+  for (const row of rows) current.set(Number(row.string_id), { forms: row.forms, fuzzy: row.fuzzy, stale: row.stale, previous: row.previous });
 
   let known = 0;
   let matched = 0;
@@ -146,17 +146,20 @@ async function importTranslations(trx: Transaction<DB>, job: ImportRow, units: P
     const isEmpty = unit.forms.length === 0 || unit.forms.some((form) => form === '') ? 1 : 0;
     const fuzzy = unit.fuzzy ? 1 : 0;
     const stale = unit.stale ? 1 : 0;
+    const previous = unit.previous ?? null;
     const old = current.get(target.id);
     if (!old) {
-      inserts.push({ string_id: target.id, locale: job.locale, forms, is_empty: isEmpty, fuzzy, stale, translated_at: at });
-    } else if (old.forms !== forms || old.fuzzy !== fuzzy || old.stale !== stale) {
+      inserts.push({ string_id: target.id, locale: job.locale, forms, is_empty: isEmpty, fuzzy, stale, previous, translated_at: at });
+    } else if (old.forms !== forms || old.fuzzy !== fuzzy || old.stale !== stale || old.previous !== previous) {
       // Only a change is a new translation: re-uploading the same file does not refresh it.
-      await trx.updateTable('quote_translations').set({ forms, is_empty: isEmpty, fuzzy, stale, translated_at: at }).where('string_id', '=', target.id).where('locale', '=', job.locale).execute();
+      await trx.updateTable('quote_translations').set({ forms, is_empty: isEmpty, fuzzy, stale, previous, translated_at: at }).where('string_id', '=', target.id).where('locale', '=', job.locale).execute();
     }
   }
   if (known === 0) throw new ImportError(`none of the ${units.length} strings matches a string of "${file.name}" in the base language`);
   for (const batch of chunks(inserts)) await trx.insertInto('quote_translations').values(batch).execute();
   await recountFileLocale(trx, file.id, job.locale);
+  const pluralForms = (meta.headers as Record<string, string> | undefined)?.['Plural-Forms'];
+  if (pluralForms) await trx.updateTable('quote_file_locales').set({ plural_forms: pluralForms }).where('file_id', '=', file.id).where('locale', '=', job.locale).execute();
   return { strings: matched, words };
 }
 

@@ -140,4 +140,13 @@ export const quotesMigrations: Migration[] = [
       await db.schema.createIndex('quote_assignments_project').on('quote_assignments').columns(['project_id', 'locale']).execute();
     },
   },
+  {
+    // What a PO export needs to write a translation file back: the `#|` previous-source comment
+    // of each translation and the Plural-Forms header of each language's upload.
+    name: '3001_quotes_po_previous_and_plural_forms',
+    async up(db) {
+      await db.schema.alterTable('quote_translations').addColumn('previous', 'text').execute();
+      await db.schema.alterTable('quote_file_locales').addColumn('plural_forms', 'text').execute();
+    },
+  },
 ];

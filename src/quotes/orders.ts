@@ -64,7 +64,7 @@ export async function createOrder(db: Kysely<DB>, config: QuotesConfig, project:
       await trx
         .insertInto('quote_file_locales')
         .values({
-          file_id: file.id, locale: request.to.code, ordered_at: now, translated_at: null,
+          file_id: file.id, locale: request.to.code, ordered_at: now, translated_at: null, plural_forms: null,
           not_translated_strings: 0, not_translated_words: 0, not_approved_strings: 0, not_approved_words: 0,
           outdated_strings: 0, outdated_words: 0, approved_strings: 0, approved_words: 0,
         })

@@ -364,7 +364,7 @@ export async function registerQuoteRoutes(app: FastifyInstance, context: Service
     const rows = await kysely
       .selectFrom('quote_strings as s')
       .leftJoin('quote_translations as t', (join) => join.onRef('t.string_id', '=', 's.id').on('t.locale', '=', language.code))
-      .select(['s.key', 's.context', 's.source', 's.source_plural', 't.forms', 't.fuzzy'])
+      .select(['s.key', 's.context', 's.source', 's.source_plural', 't.forms', 't.fuzzy', 't.previous'])
       .where('s.file_id', '=', file.id)
       .orderBy('s.position')
       .execute();
@@ -375,8 +375,10 @@ export async function registerQuoteRoutes(app: FastifyInstance, context: Service
       sourcePlural: row.source_plural,
       forms: row.forms == null ? null : JSON.parse(row.forms),
       fuzzy: row.fuzzy === 1,
+      previous: row.previous,
     }));
-    const content = FORMATS[file.format].write({ entries, meta: JSON.parse(file.meta), locale: language.code, sourceLocale: project.base_locale, fileName: file.name, isBase });
+    const counted = await kysely.selectFrom('quote_file_locales').select('plural_forms').where('file_id', '=', file.id).where('locale', '=', language.code).executeTakeFirst();
+    const content = FORMATS[file.format].write({ entries, meta: JSON.parse(file.meta), locale: language.code, sourceLocale: project.base_locale, fileName: file.name, isBase, pluralForms: counted?.plural_forms });
     const name = (query.export_file_name || file.name).replace(/[^\w.\- ]/g, '_');
     return reply.type(FORMATS[file.format].mime).header('content-disposition', `attachment; filename="${name}"`).send(content);
   });

@@ -108,7 +108,7 @@ export async function recountFileLocale(db: Q, fileId: number, locale: string): 
   };
   await db
     .insertInto('quote_file_locales')
-    .values({ file_id: fileId, locale, ordered_at: null, ...values })
+    .values({ file_id: fileId, locale, ordered_at: null, plural_forms: null, ...values })
     .onConflict((oc) => oc.columns(['file_id', 'locale']).doUpdateSet(values))
     .execute();
 }

@@ -55,6 +55,8 @@ export interface QuoteTranslationRow {
   fuzzy: number;
   /** 1 when the file said the translation was made for another source text (PO `#|`). */
   stale: number;
+  /** PO: the raw `#|` comment (previous msgctxt/msgid), written back on export. */
+  previous: string | null;
   translated_at: number;
 }
 
@@ -74,6 +76,8 @@ export interface QuoteFileLocaleRow {
   translated_at: number | null;
   /** The last order of this file into this language: the "outdated" baseline. */
   ordered_at: number | null;
+  /** PO: the Plural-Forms header of the last upload in this language. */
+  plural_forms: string | null;
 }
 
 export interface QuoteImportRow {

@@ -8,6 +8,7 @@ import { databaseKinds } from '../support/databases.js';
 import type { TestServer } from '../support/server.js';
 import { Client, fixture, startQuotesServer } from './helpers.js';
 
+const ADMIN = { email: 'quotes-admin@example.test', password: 'quotes admin password 1' };
 const TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\+0000$/;
 
 // de-DE in messages.de.po against messages.pot (see the fixture comments in docs/quotes.md):
@@ -51,7 +52,7 @@ describe.each(databaseKinds)('quotations on %s', (kind) => {
   beforeAll(async () => {
     const dir = mkdtempSync(join(tmpdir(), 'quartet-rates-'));
     writeFileSync(join(dir, 'rates.json'), JSON.stringify(RATES));
-    server = await startQuotesServer(kind, { QUOTES_RATES_FILE: join(dir, 'rates.json') });
+    server = await startQuotesServer(kind, { QUOTES_RATES_FILE: join(dir, 'rates.json'), USERS_ADMIN_EMAIL: ADMIN.email, USERS_ADMIN_PASSWORD: ADMIN.password });
     client = await Client.create(server.url);
     project = await client.createProject('en-US', ['de-DE', 'ja-JP']);
     const base = await client.importFile(project, 'messages.po', fixture('messages.pot'), 'GNU_PO');
@@ -193,6 +194,27 @@ describe.each(databaseKinds)('quotations on %s', (kind) => {
     expect((await stranger.get('/1/projects')).body.data).toEqual([]);
   });
 
+  it('creates, updates and deletes projects; admins see every project', async () => {
+    const created = await client.call('POST', '/1/projects', { json: { name: 'tmp', description: 'd', base_locale: 'fr', target_locales: ['ja', 'zh_TW'] } });
+    expect(created.status).toBe(201);
+    const id = created.body.data.id;
+    expect(created.body.data).toMatchObject({ name: 'tmp', description: 'd', base_language: { code: 'fr-FR' }, string_count: 0, created_at: expect.stringMatching(TIME) });
+    expect(created.body.data.target_languages.map((l: any) => l.code)).toEqual(['ja-JP', 'zh-TW']);
+    const updated = await client.call('PUT', `/1/projects/${id}`, { json: { name: 'renamed', base_locale: 'en-GB', target_locales: ['de-DE'] } });
+    expect(updated.body.data).toMatchObject({ name: 'renamed', base_language: { code: 'en-GB' }, target_languages: [{ code: 'de-DE' }] });
+    expect((await client.call('POST', '/1/projects', { json: { name: 'x', target_locales: ['en-US'] } })).body.meta.message).toMatch(/^target_locales: en-US is the base language/);
+    expect((await client.call('POST', '/1/projects', { json: { name: 'x', target_locales: ['qq-QQ'] } })).status).toBe(400);
+    // The base language is fixed once the project has files.
+    expect((await client.call('PUT', `/1/projects/${project}`, { json: { base_locale: 'fr-FR' } })).body).toEqual({ meta: { status: 400, message: expect.stringContaining('base_locale') }, data: {} });
+
+    const login = await fetch(`${server.url}/api/users/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(ADMIN) });
+    const { token } = (await login.json()) as { token: string };
+    const asAdmin = await client.call('GET', '/1/projects', { auth: null, headers: { authorization: `Bearer ${token}` } });
+    expect(asAdmin.body.data.map((p: any) => p.id)).toEqual(expect.arrayContaining([project, id]));
+    expect((await client.call('DELETE', `/1/projects/${id}`)).body).toEqual({ meta: { status: 200 }, data: {} });
+    expect((await client.get(`/1/projects/${id}`)).status).toBe(404);
+  });
+
   it('lists languages with progress, files with paging, and exports translations', async () => {
     const languages = await client.get(`/1/projects/${project}/languages`);
     expect(languages.status).toBe(200);
@@ -219,6 +241,10 @@ describe.each(databaseKinds)('quotations on %s', (kind) => {
     expect(exported.text).toContain('msgctxt "menu"');
     expect(exported.text).toContain('#, fuzzy');
     expect(exported.text).not.toContain('Lebewohl'); // obsolete entries are not kept
+    // The export imports back to the same states.
+    const again = await client.importFile(project, 'messages.po', exported.text, 'GNU_PO', { locale: 'de-DE' });
+    expect(again.message ?? again.status, exported.text).toBe('completed');
+    expect((await quote('files=messages.po&to_locale=de-DE&is_including_outdated=0')).body.data.translation_only.string_count).toBe(4);
   });
 
   it('orders fix the outdated baseline and make the translator preferred', async () => {

@@ -16,44 +16,69 @@ export function poKey(context: string | null, msgid: string): string {
 
 // gettext-parser builds one object keyed by msgid per context; with 100k entries that object
 // becomes slow to grow. Parsing a UTF-8 file in slices of whole entries keeps each table small
-// (several times faster); the slices are cut only at a blank line that ends a complete entry.
+// (several times faster); the slices are cut only at a blank line that ends a complete entry,
+// and each slice repeats the header entry so that Plural-Forms validates all of them.
+// Templates (xgettext) say `nplurals=INTEGER`; for validation only, such a header gets the
+// number of plural forms the file actually uses.
 const SLICE_ENTRIES = 2000;
 
 export function parsePo(bytes: Buffer, formatName: string): ParsedFile {
   if (bytes.includes(0)) throw new FormatError(`binary content (NUL bytes) is not a ${formatName} file (UTF-16 PO files are not supported)`);
-  const slices = utf8Slices(bytes);
-  const units: ParsedUnit[] = [];
-  let headers: Record<string, string> = {};
-  slices.forEach((input, index) => {
-    let parsed: GetTextTranslations;
+  const split = utf8Slices(bytes);
+  const parse = (input: Buffer | string, validation: boolean): GetTextTranslations => {
     try {
-      parsed = gettextParser.po.parse(input, { defaultCharset: 'utf-8', validation: true });
+      return gettextParser.po.parse(input, { defaultCharset: 'utf-8', validation });
     } catch (error) {
       throw new FormatError(`not a valid ${formatName} file: ${(error as Error).message.replace(/^Error parsing PO data: /, '')}`);
     }
-    if (index === 0) headers = parsed.headers ?? {};
+  };
+  const units: ParsedUnit[] = [];
+  const collect = (parsed: GetTextTranslations) => {
     for (const [context, entries] of Object.entries(parsed.translations)) {
       for (const entry of Object.values(entries)) {
         if (entry.msgid === '' && !context) continue; // the header
         units.push(toUnit(entry, context || null));
       }
     }
-  });
+  };
+  if (!split) {
+    // A legacy charset: one parse of the bytes, gettext-parser converts from the declared charset.
+    const head = bytes.subarray(0, 8192).toString('latin1');
+    const parsed = parse(bytes, /nplurals\s*=\s*\d/.test(head));
+    collect(parsed);
+    return { units, meta: { headers: pickHeaders(parsed.headers ?? {}) } };
+  }
+  const { header, bodies } = split;
+  const headers = header ? parse(header, false).headers ?? {} : {};
+  const validationHeader = withPluralCount(header, bodies);
+  for (const body of bodies) collect(parse(validationHeader + '\n' + body, true));
   return { units, meta: { headers: pickHeaders(headers) } };
 }
 
-/** The file as slices of whole entries when it is UTF-8; else the bytes for gettext-parser's charset handling. */
-function utf8Slices(bytes: Buffer): (Buffer | string)[] {
-  const head = bytes.subarray(0, 4096).toString('latin1');
+/** The header entry, made to declare a number of plural forms when it does not. */
+function withPluralCount(header: string, bodies: string[]): string {
+  if (/nplurals\s*=\s*\d/.test(header)) return header;
+  let forms = 0;
+  for (const body of bodies) for (const match of body.matchAll(/^[ \t]*msgstr\[(\d+)\]/gm)) forms = Math.max(forms, Number(match[1]) + 1);
+  if (forms === 0) return header;
+  const line = `"Plural-Forms: nplurals=${forms}; plural=0;\\n"`;
+  if (!header) return `msgid ""\nmsgstr ""\n${line}\n`;
+  if (/"Plural-Forms:[^"\n]*"/.test(header)) return header.replace(/"Plural-Forms:[^"\n]*"/, line);
+  return header.replace(/(msgstr[ \t]+"[^"\n]*")/, `$1\n${line}`);
+}
+
+/** A UTF-8 file as its header entry and slices of whole entries; null for a legacy charset. */
+function utf8Slices(bytes: Buffer): { header: string; bodies: string[] } | null {
+  const head = bytes.subarray(0, 8192).toString('latin1');
   const charset = /charset=([A-Za-z0-9_-]+)/i.exec(head)?.[1];
-  if (charset && !/^(utf-?8|charset)$/i.test(charset)) return [bytes];
+  if (charset && !/^(utf-?8|charset)$/i.test(charset)) return null;
   let text: string;
   try {
     text = new TextDecoder('utf-8', { fatal: true }).decode(bytes);
   } catch {
     throw new FormatError('the PO file declares UTF-8 (or no charset) but is not valid UTF-8');
   }
-  const slices: string[] = [];
+  const bodies: string[] = [];
   let header = '';
   let start = 0;
   let entries = 0;
@@ -66,15 +91,21 @@ function utf8Slices(bytes: Buffer): (Buffer | string)[] {
     const first = firstNonSpace(text, position, lineEnd);
     if (first === -1) {
       // A blank line after a msgstr (and its continuation lines) ends a complete entry.
-      if (keyword.startsWith('msgstr') && ++entries === 1 && slices.length === 0) {
-        // Every slice repeats the header entry, so that Plural-Forms validates each of them.
-        const entry = text.slice(0, lineEnd);
-        if (/^(\s*#[^\n]*\n)*\s*msgid\s+""\s*\n\s*msgstr/.test(entry)) header = entry;
-      }
-      if (keyword.startsWith('msgstr') && entries >= SLICE_ENTRIES) {
-        slices.push((slices.length ? header + '\n' : '') + text.slice(start, lineEnd));
-        start = lineEnd;
-        entries = 0;
+      if (keyword.startsWith('msgstr')) {
+        entries++;
+        if (start === 0 && bodies.length === 0 && !header) {
+          const entry = text.slice(0, lineEnd);
+          if (/^(\s*#[^\n]*\n)*\s*msgid\s+""\s*\n\s*msgstr/.test(entry)) {
+            header = entry;
+            start = lineEnd;
+            entries = 0;
+          }
+        }
+        if (entries >= SLICE_ENTRIES) {
+          bodies.push(text.slice(start, lineEnd));
+          start = lineEnd;
+          entries = 0;
+        }
       }
       keyword = '';
     } else if (text[first] !== '"') {
@@ -82,8 +113,14 @@ function utf8Slices(bytes: Buffer): (Buffer | string)[] {
     }
     position = lineEnd + 1;
   }
-  if (slices.length === 0 || text.slice(start).trim() !== '') slices.push((slices.length ? header + '\n' : '') + text.slice(start));
-  return slices;
+  if (!header && bodies.length === 0 && /^(\s*#[^\n]*\n)*\s*msgid\s+""\s*\n\s*msgstr/.test(text.slice(start))) {
+    // A file that is only a header entry (no blank line after it).
+    header = text.slice(start);
+    start = text.length;
+  }
+  const rest = text.slice(start);
+  if (rest.trim() !== '' || bodies.length === 0) bodies.push(rest);
+  return { header, bodies };
 }
 
 function firstNonSpace(text: string, from: number, to: number): number {
@@ -105,6 +142,7 @@ function toUnit(entry: GetTextTranslation, context: string | null): ParsedUnit {
     forms: entry.msgstr ?? [],
     fuzzy: flags.includes('fuzzy'),
     stale: previous !== null && previous !== entry.msgid,
+    previous: entry.comments?.previous ?? null,
   };
 }
 
@@ -145,7 +183,8 @@ export function writePo(request: ExportRequest, template: boolean): Buffer {
     'MIME-Version': '1.0',
   };
   if (!template) headers.Language = request.locale.replace('-', '_');
-  if (saved['Plural-Forms'] && (request.isBase || template)) headers['Plural-Forms'] = saved['Plural-Forms'];
+  const pluralForms = request.isBase || template ? saved['Plural-Forms'] : request.pluralForms;
+  if (pluralForms) headers['Plural-Forms'] = pluralForms;
   const translations: GetTextTranslations['translations'] = { '': { '': { msgid: '', msgstr: [''] } } };
   for (const entry of request.entries) {
     const context = entry.context ?? '';
@@ -157,7 +196,9 @@ export function writePo(request: ExportRequest, template: boolean): Buffer {
       msgid: entry.source,
       ...(entry.sourcePlural ? { msgid_plural: entry.sourcePlural } : {}),
       msgstr: forms && forms.length ? forms : blank,
-      ...(entry.fuzzy && !template && !request.isBase ? { comments: { flag: 'fuzzy' } as any } : {}),
+      ...(!template && !request.isBase && (entry.fuzzy || entry.previous)
+        ? { comments: { ...(entry.fuzzy ? { flag: 'fuzzy' } : {}), ...(entry.previous ? { previous: entry.previous } : {}) } as any }
+        : {}),
     };
   }
   return gettextParser.po.compile({ charset: 'utf-8', headers, translations });

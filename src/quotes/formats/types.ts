@@ -14,6 +14,8 @@ export interface ParsedUnit {
   fuzzy: boolean;
   /** The file says the translation was made for another source text (PO `#| msgid`). */
   stale: boolean;
+  /** PO: the raw `#|` comment, kept for export. */
+  previous?: string | null;
 }
 
 export interface ParsedFile {
@@ -31,6 +33,7 @@ export interface ExportEntry {
   /** null when there is no translation for the exported locale. */
   forms: string[] | null;
   fuzzy: boolean;
+  previous?: string | null;
 }
 
 export interface ExportRequest {
@@ -42,6 +45,8 @@ export interface ExportRequest {
   fileName: string;
   /** True when the exported locale is the base language (write the source texts). */
   isBase: boolean;
+  /** PO: the Plural-Forms header of the exported language's last upload. */
+  pluralForms?: string | null;
 }
 
 /** A problem with the uploaded file, reported as the import's failure message. */
