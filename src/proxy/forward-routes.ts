@@ -313,10 +313,7 @@ async function streamBilled(billed: Billed, status: number, headers: Record<stri
 
   const write = async (text: string) => {
     if (clientGone || out.destroyed) return;
-    if (!out.write(text)) await new Promise<void>((resolve) => {
-      out.once('drain', resolve);
-      out.once('close', resolve);
-    });
+    if (!out.write(text)) await drainedOrClosed(out, reply.raw);
   };
 
   const meter = new SseMeter();
@@ -360,6 +357,21 @@ async function streamBilled(billed: Billed, status: number, headers: Record<stri
   }
   out.end();
   return reply;
+}
+
+/** Waits for the caller to take more, or to be gone. */
+function drainedOrClosed(out: PassThrough, response: NodeJS.EventEmitter): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      out.off('drain', done);
+      out.off('close', done);
+      response.off('close', done);
+      resolve();
+    };
+    out.on('drain', done);
+    out.on('close', done);
+    response.on('close', done);
+  });
 }
 
 async function settle(billed: Billed, usage: Usage, usageSource: 'upstream' | 'estimate', upstreamStatus: number): Promise<{ cost: Cost; charged: number }> {
