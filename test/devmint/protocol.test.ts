@@ -1,7 +1,7 @@
 // The NUT routes over raw HTTP: what a wallet library would not send, and the error codes the
 // NUT documents give for it (error_codes.md).
 import { blindMessage, deriveKeysetId, getEncodedToken, hashToCurve, pointFromHex, unblindSignature, type Proof } from '@cashu/cashu-ts';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { afterAll, beforeAll, describe, expect, test, vi } from 'vitest';
 import { startDevMint, type DevMint } from '../../src/devmint/index.js';
 import { http, mintProofs, outputs, states, total, walletFor, wire } from './helpers.js';
 
@@ -245,6 +245,35 @@ describe('quotes, melt and checkstate errors (NUT-04, 05, 07, 23)', () => {
     // 16 in, 10 paid, no fee: 6 back as 2 + 4, imprinted on the first two blank outputs in order.
     expect(paid.change.map((c: { amount: number }) => c.amount)).toEqual([2, 4]);
     expect((await http(mint, 'POST', '/v1/restore', { outputs: blank })).body.outputs.map((o: { amount: number }) => o.amount)).toEqual([2, 4]);
+  });
+
+  test('quotes expire after an hour: unpaid mint quotes and melt quotes → 20007', async () => {
+    const mintQuote = (await http(mint, 'POST', '/v1/mint/quote/bolt11', { amount: 4, unit: 'sat' })).body;
+    const meltQuote = (await http(mint, 'POST', '/v1/melt/quote/bolt11', { request: mint.lightning.createInvoice(2), unit: 'sat' })).body;
+    expect(meltQuote.expiry - Math.floor(Date.now() / 1000)).toBeGreaterThan(3500);
+    const proofs = await mintProofs(await walletFor(mint), mint, 4);
+    vi.useFakeTimers({ toFake: ['Date'] });
+    try {
+      vi.setSystemTime(Date.now() + 2 * 3600_000);
+      expect((await http(mint, 'POST', `/dev/quotes/${mintQuote.quote}/pay`)).body.code).toBe(20007);
+      expect((await http(mint, 'POST', '/v1/mint/bolt11', { quote: mintQuote.quote, outputs: outputs(mint.keysetId(), [4]).wire })).body.code).toBe(20007);
+      expect((await http(mint, 'POST', '/v1/melt/bolt11', { quote: meltQuote.quote, inputs: wire(proofs) })).body.code).toBe(20007);
+    } finally {
+      vi.useRealTimers();
+    }
+    expect(await states(mint, proofs)).toEqual(proofs.map(() => 'UNSPENT'));
+  });
+
+  test('autoPay: mint quotes are PAID as soon as they exist', async () => {
+    const auto = await startDevMint({ autoPay: true });
+    try {
+      const wallet = await walletFor(auto);
+      const quote = await wallet.createMintQuoteBolt11(3);
+      expect(quote.state).toBe('PAID');
+      expect(total(await wallet.mintProofsBolt11(3, quote.quote))).toBe(3);
+    } finally {
+      await auto.close();
+    }
   });
 
   test('checkstate answers in the order asked; bad Ys → 400', async () => {
