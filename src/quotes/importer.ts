@@ -31,15 +31,22 @@ function wordsOf(unit: Pick<ParsedUnit, 'source' | 'sourcePlural'>): number {
 
 export async function runImport(db: Kysely<DB>, job: ImportRow, payload: Buffer, now: () => number): Promise<ImportOutcome> {
   if (!isFileFormat(job.format)) throw new ImportError(`unknown file_format ${job.format}`);
-  const parsed = FORMATS[job.format].parse(payload);
+  const parsed = await FORMATS[job.format].parse(payload);
   if (parsed.units.length === 0) throw new ImportError(`no strings found: is this really a ${job.format} file?`);
+  // Words are counted before the transaction (which holds SQLite's only connection), pausing
+  // now and then so that other requests are served meanwhile.
+  const words: number[] = new Array(parsed.units.length);
+  for (let i = 0; i < parsed.units.length; i++) {
+    words[i] = wordsOf(parsed.units[i]);
+    if (i % 5000 === 4999) await new Promise((resolve) => setImmediate(resolve));
+  }
   return db.transaction().execute(async (trx) => {
     const project = await trx.selectFrom('quote_projects').select(['id', 'base_locale']).where('id', '=', job.project_id).executeTakeFirst();
     if (!project) throw new ImportError('the project was deleted');
     const at = now();
     const outcome =
       job.locale === project.base_locale
-        ? await importSource(trx, job, parsed.units, parsed.meta, at)
+        ? await importSource(trx, job, parsed.units, words, parsed.meta, at)
         : await importTranslations(trx, job, parsed.units, parsed.meta, at);
     await trx
       .updateTable('quote_imports')
@@ -50,7 +57,7 @@ export async function runImport(db: Kysely<DB>, job: ImportRow, payload: Buffer,
   });
 }
 
-async function importSource(trx: Transaction<DB>, job: ImportRow, units: ParsedUnit[], meta: Record<string, unknown>, at: number): Promise<ImportOutcome> {
+async function importSource(trx: Transaction<DB>, job: ImportRow, units: ParsedUnit[], unitWords: number[], meta: Record<string, unknown>, at: number): Promise<ImportOutcome> {
   let file = await findFile(trx, job.project_id, job.file_name);
   if (!file) {
     const inserted = await trx
@@ -71,7 +78,7 @@ async function importSource(trx: Transaction<DB>, job: ImportRow, units: ParsedU
   units.forEach((unit, position) => {
     if (seen.has(unit.key)) throw new ImportError(`duplicate string "${unit.source.slice(0, 60)}"`);
     seen.add(unit.key);
-    const count = wordsOf(unit);
+    const count = unitWords[position];
     words += count;
     const old = existing.get(unit.key);
     if (!old) {
@@ -85,7 +92,7 @@ async function importSource(trx: Transaction<DB>, job: ImportRow, units: ParsedU
     if (!old) continue;
     const changed = old.source !== unit.source || old.source_plural !== unit.sourcePlural;
     if (changed) {
-      await trx.updateTable('quote_strings').set({ source: unit.source, source_plural: unit.sourcePlural, word_count: wordsOf(unit), position, source_changed_at: at }).where('id', '=', old.id).execute();
+      await trx.updateTable('quote_strings').set({ source: unit.source, source_plural: unit.sourcePlural, word_count: unitWords[position], position, source_changed_at: at }).where('id', '=', old.id).execute();
     } else if (old.position !== position) {
       await trx.updateTable('quote_strings').set({ position }).where('id', '=', old.id).execute();
     }

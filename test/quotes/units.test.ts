@@ -5,7 +5,7 @@ import { countWords } from '../../src/quotes/wordcount.js';
 import { formatDecimal, parseDecimal, roundHalfUp, totalCost } from '../../src/quotes/decimal.js';
 import { parsePythonList, readBoolean, readList } from '../../src/quotes/params.js';
 import { addWorkingTime, planLevel, type Translator } from '../../src/quotes/estimate.js';
-import { FORMATS } from '../../src/quotes/formats/index.js';
+import { parsePo } from '../../src/quotes/formats/po.js';
 import { findLanguage } from '../../src/quotes/locales.js';
 import { oneSkyTime } from '../../src/quotes/time.js';
 
@@ -131,22 +131,22 @@ describe('PO reading', () => {
   it('validates plural forms in every slice of a large file', () => {
     const lines = ['msgid ""', 'msgstr ""', '"Content-Type: text/plain; charset=UTF-8\\n"', '"Plural-Forms: nplurals=3; plural=(n==1 ? 0 : n%10>=2 && n%10<=4 && (n%100<10 || n%100>=20) ? 1 : 2);\\n"', ''];
     for (let i = 0; i < 5000; i++) lines.push(`msgid "One file ${i}"`, `msgid_plural "Many files ${i}"`, 'msgstr[0] "a"', 'msgstr[1] "b"', 'msgstr[2] ""', '');
-    const parsed = FORMATS.GNU_PO.parse(Buffer.from(lines.join('\n')));
+    const parsed = parsePo(Buffer.from(lines.join('\n')), 'GNU_PO');
     expect(parsed.units).toHaveLength(5000);
     expect(new Set(parsed.units.map((u) => u.key)).size).toBe(5000);
     expect(parsed.units[4999]).toMatchObject({ source: 'One file 4999', sourcePlural: 'Many files 4999', forms: ['a', 'b', ''] });
     lines.push('msgid "Wrong"', 'msgid_plural "Wrongs"', 'msgstr[0] "x"', '');
-    expect(() => FORMATS.GNU_PO.parse(Buffer.from(lines.join('\n')))).toThrow(/Plural forms range error/);
+    expect(() => parsePo(Buffer.from(lines.join('\n')), 'GNU_PO')).toThrow(/Plural forms range error/);
   });
 
   it('reads a legacy charset declared in the header', () => {
     const latin1 = Buffer.from('msgid ""\nmsgstr ""\n"Content-Type: text/plain; charset=ISO-8859-1\\n"\n\nmsgid "caf\xe9"\nmsgstr "Caf\xe9"\n', 'latin1');
-    expect(FORMATS.GNU_PO.parse(latin1).units[0]).toMatchObject({ source: 'café', forms: ['Café'] });
+    expect(parsePo(latin1, 'GNU_PO').units[0]).toMatchObject({ source: 'café', forms: ['Café'] });
   });
 
   it('keeps obsolete entries out and reads #| previous msgids', () => {
     const text = 'msgid "a"\nmsgstr "b"\n\n#, fuzzy\n#| msgctxt "old"\n#| msgid "Old "\n#| "text"\nmsgid "New text"\nmsgstr "x"\n\n#, fuzzy\n#| msgid "Same"\nmsgid "Same"\nmsgstr "y"\n\n#~ msgid "gone"\n#~ msgstr "weg"\n';
-    const units = FORMATS.GNU_PO.parse(Buffer.from(text)).units;
+    const units = parsePo(Buffer.from(text), 'GNU_PO').units;
     expect(units.map((u) => [u.source, u.fuzzy, u.stale])).toEqual([['a', false, false], ['New text', true, true], ['Same', true, false]]);
   });
 });

@@ -23,6 +23,15 @@ export function poKey(context: string | null, msgid: string): string {
 const SLICE_ENTRIES = 2000;
 
 export function parsePo(bytes: Buffer, formatName: string): ParsedFile {
+  return parsePoSlices(bytes, formatName, () => undefined) as ParsedFile;
+}
+
+/** parsePo that lets the event loop run between slices. */
+export function parsePoAsync(bytes: Buffer, formatName: string): Promise<ParsedFile> {
+  return parsePoSlices(bytes, formatName, () => new Promise<void>((resolve) => setImmediate(resolve))) as Promise<ParsedFile>;
+}
+
+function parsePoSlices(bytes: Buffer, formatName: string, pause: () => Promise<void> | undefined): ParsedFile | Promise<ParsedFile> {
   if (bytes.includes(0)) throw new FormatError(`binary content (NUL bytes) is not a ${formatName} file (UTF-16 PO files are not supported)`);
   const split = utf8Slices(bytes);
   const parse = (input: Buffer | string, validation: boolean): GetTextTranslations => {
@@ -51,8 +60,17 @@ export function parsePo(bytes: Buffer, formatName: string): ParsedFile {
   const { header, bodies } = split;
   const headers = header ? parse(header, false).headers ?? {} : {};
   const validationHeader = withPluralCount(header, bodies);
-  for (const body of bodies) collect(parse(validationHeader + '\n' + body, true));
-  return { units, meta: { headers: pickHeaders(headers) } };
+  const result = () => ({ units, meta: { headers: pickHeaders(headers) } });
+  // Synchronous when `pause` returns nothing; otherwise one slice per turn of the event loop.
+  const run = (index: number): ParsedFile | Promise<ParsedFile> => {
+    for (let i = index; i < bodies.length; i++) {
+      collect(parse(validationHeader + '\n' + bodies[i], true));
+      const waiting = i + 1 < bodies.length ? pause() : undefined;
+      if (waiting) return waiting.then(() => run(i + 1));
+    }
+    return result();
+  };
+  return run(0);
 }
 
 /** The header entry, made to declare a number of plural forms when it does not. */
