@@ -1,116 +1,31 @@
 // Crash tests: the node runs as a child process and is killed with SIGKILL in the middle of a
-// top-up and of a refund, at two points each: after the swap reached the mint (the mint does it,
-// the node never hears back) and before it reached the mint. After a restart on the same
-// database the start-up recovery must put the money where it belongs, exactly once.
-import { getDecodedToken, getEncodedToken } from '@cashu/cashu-ts';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startDevMint, type DevMint } from '../../src/devmint/index.js';
-import { parseDatabaseUrl } from '../../src/config.js';
-import { openDatabase } from '../../src/db/index.js';
-import { createTestDatabase, databaseKinds, type TestDatabase } from '../support/databases.js';
+// top-up and of a refund, after the swaps reached the mint (the mint does them, the node never
+// hears back); recovery-resend.test.ts kills it before they reach the mint. After a restart on
+// the same database the start-up recovery must put the money where it belongs, exactly once.
+import { describe, expect, it } from 'vitest';
+import { startDevMint } from '../../src/devmint/index.js';
+import { databaseKinds } from '../support/databases.js';
 import { startTestServer } from '../support/server.js';
-import { startRestoreGateway, type RestoreGateway } from './fixtures/wallet-restore-gateway.js';
-import { startNodeProcess, type NodeProcess } from './fixtures/wallet-node.js';
-import { info, openAccount, receiveAtMint, refund, topup, waitFor } from './wallet-helpers.js';
+import { crashHarness } from './fixtures/wallet-crash.js';
+import { info, openAccount, receiveAtMint, refund, waitFor } from './wallet-helpers.js';
 
-describe.each(databaseKinds)('crash recovery on %s', (kind) => {
-  let mint: DevMint;
-  let gateway: RestoreGateway;
-  let database: TestDatabase;
-  let node: NodeProcess | undefined;
-  let env: Record<string, string>;
-  const token = async (amount: number) => {
-    const decoded = getDecodedToken(await mint.mintToken(amount), [mint.keysetId()]);
-    return getEncodedToken({ ...decoded, mint: gateway.url });
-  };
-
-  beforeAll(async () => {
-    mint = await startDevMint({ unit: 'sat', inputFeePpk: 0, port: 0 });
-    gateway = await startRestoreGateway(mint.url);
-    database = await createTestDatabase(kind);
-    // Lease = 6 x the mint timeout: a restarted node takes over an interrupted operation after ~6 s.
-    env = { DATABASE_URL: database.url, PROXY_MINTS: gateway.url, PROXY_MINT_TIMEOUT_MS: '1000', PROXY_RECOVERY_INTERVAL_MS: '250' };
-  });
-  afterAll(async () => {
-    await node?.stop();
-    await gateway?.close();
-    await mint?.close();
-    await database?.drop();
-  });
-
-  /** Starts a top-up and a refund, kills the node once both swaps are under way, restarts it. */
-  async function crashDuring(interrupt: () => Promise<void>, release: () => Promise<void>) {
-    node = await startNodeProcess(env);
-    const payer = await openAccount(node.url, await token(5));
-    const refunder = await openAccount(node.url, await token(30));
-    const t = await token(21);
-    const seen = gateway.swapsSeen();
-    await interrupt();
-    const pendingTopup = topup(node.url, payer, t).catch(() => null);
-    const pendingRefund = refund(node.url, refunder).catch(() => null);
-    await waitFor('both swaps to leave the node', async () => gateway.swapsSeen() >= seen + 2);
-    await node.crash();
-    expect(await pendingTopup).toBeNull();
-    expect(await pendingRefund).toBeNull();
-    await release();
-    node = await startNodeProcess(env);
-    return { payer, refunder, t };
-  }
-
-  async function expectSettled(payer: string, refunder: string, t: string) {
-    const url = node!.url;
-    await waitFor('the top-up to be credited', async () => (await info(url, payer)).body.balance === 26_000, 20_000);
-    const again = await topup(url, payer, t);
-    expect(again.status).toBe(400);
-    const refunded = await waitFor('the refund token', async () => {
-      const answer = await refund(url, refunder);
-      return answer.status === 200 ? answer : null;
-    }, 20_000);
-    expect(refunded.body).toMatchObject({ msats: 30_000, repeated: true, balance: 0 });
-    expect(await receiveAtMint(gateway.url, refunded.body.token)).toBe(30);
-    expect((await info(url, payer)).body.balance).toBe(26_000);
-    expect((await info(url, refunder)).body.balance).toBe(0);
-    await node!.stop();
-    node = undefined;
-    // No satoshi lost or created: the proofs the node holds are exactly what the accounts own,
-    // and no operation is left unfinished.
-    const db = await openDatabase(parseDatabaseUrl(database.url));
-    try {
-      const proofs = await db.kysely.selectFrom('proxy_proofs').select((eb) => eb.fn.sum<number>('amount').as('sats')).where('state', '=', 'unspent').executeTakeFirstOrThrow();
-      const owed = await db.kysely.selectFrom('proxy_accounts').select((eb) => eb.fn.sum<number>('balance_msat').as('msat')).executeTakeFirstOrThrow();
-      expect(Number(proofs.sats) * 1000).toBe(Number(owed.msat));
-      const open = await db.kysely.selectFrom('proxy_mint_ops').select('id').where('state', 'in', ['preparing', 'pending']).execute();
-      expect(open).toEqual([]);
-    } finally {
-      await db.close();
-    }
-  }
+describe.each(databaseKinds)('crash after the mint did the swaps, on %s', (kind) => {
+  const h = crashHarness(kind);
 
   it('killed after the mint did the swaps: credited once, refund token recovered', async () => {
-    const { payer, refunder, t } = await crashDuring(
-      () => mint.faults.set({ delayMs: 600 }),
-      async () => {
-        await waitFor('the mint to finish both swaps', async () => gateway.swapsDone() >= 2 && true);
-        await mint.faults.set({ delayMs: 0 });
-      },
-    );
-    await expectSettled(payer, refunder, t);
-  }, 60_000);
-
-  it('killed before the swaps reached the mint: sent again, credited once, refund token made', async () => {
     let done = 0;
-    const { payer, refunder, t } = await crashDuring(
+    const { payer, refunder, t } = await h.crashDuring(
       async () => {
-        done = gateway.swapsDone();
-        gateway.faults.holdSwaps = true;
+        done = h.gateway().swapsDone();
+        await h.mint().faults.set({ delayMs: 600 });
       },
       async () => {
-        gateway.faults.holdSwaps = false;
-        gateway.releaseHeld(false); // the held requests die unsent
-        expect(gateway.swapsDone()).toBe(done);
+        // The node is dead; the mint, slowed, now completes both swaps it received.
+        await waitFor('the mint to finish both swaps', async () => h.gateway().swapsDone() >= done + 2);
+        await h.mint().faults.set({ delayMs: 0 });
       },
     );
-    await expectSettled(payer, refunder, t);
+    await h.expectSettled(payer, refunder, t);
   }, 60_000);
 });
 
