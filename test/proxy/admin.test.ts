@@ -168,6 +168,24 @@ describe('admin page', () => {
     expect(asUser).not.toContain('total-held');
   });
 
+  it('keeps sessions in the database (another process honours them) and marks cookies Secure behind https', async () => {
+    const other = await startNode('sqlite', { database: node.server.database, upstream: node.upstream, env: { SERVICES: 'proxy', PROXY_MINTS: mint.url, PROXY_ADMIN_PASSWORD: PASSWORD, TRUST_PROXY: 'true' } });
+    try {
+      const login = await fetch(`${other.url}/admin/login`, { method: 'POST', redirect: 'manual', headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-forwarded-proto': 'https' }, body: `password=${encodeURIComponent(PASSWORD)}` });
+      expect(login.status).toBe(303);
+      const setCookie = login.headers.get('set-cookie')!;
+      expect(setCookie).toMatch(/; HttpOnly; SameSite=Strict; Secure$/);
+      const cookie = setCookie.split(';')[0];
+      const elsewhere = await (await fetch(`${node.url}/admin/`, { headers: { cookie } })).text();
+      expect(elsewhere).toContain('total-held');
+      const logout = await fetch(`${node.url}/admin/logout`, { method: 'POST', redirect: 'manual', headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' }, body: `csrf=${/name="csrf" value="([^"]+)"/.exec(elsewhere)![1]}` });
+      expect(logout.status).toBe(303);
+      expect(await (await fetch(`${other.url}/admin/`, { headers: { cookie } })).text()).not.toContain('total-held');
+    } finally {
+      await other.server.close({ keepDatabase: true });
+    }
+  });
+
   it('limits login attempts', async () => {
     const statuses: number[] = [];
     for (let i = 0; i < 12; i++) {
