@@ -73,6 +73,9 @@ interface Journal {
 class Settled extends Error {}
 class Conflict extends Error {}
 
+/** Most inputs one issuing swap spends (largest proofs first, so this is rarely reached). */
+const MAX_INPUTS = 500;
+
 const noopLogger: WalletLogger = { info() {}, warn() {}, error() {} };
 
 export class NodeWallet {
@@ -337,6 +340,7 @@ export class NodeWallet {
           .where('unit', '=', op.unit)
           .where('state', '=', 'unspent')
           .orderBy('amount', 'desc')
+          .limit(MAX_INPUTS)
           .execute();
         const picked: typeof pool = [];
         let sum = 0;
