@@ -47,8 +47,19 @@ function propertiesOf(s: Schema, resolver: Resolver): { properties: Record<strin
   return { properties, required };
 }
 
-export function exampleOf(schema: Schema | undefined, resolver: Resolver, ancestors: Set<object> = new Set()): unknown {
-  if (!schema) return undefined;
+// Examples of huge, densely linked models (Stripe, GitHub) stop growing at this depth and size:
+// enough to show the shape, cheap enough to expand instantly.
+const EXAMPLE_DEPTH = 6;
+const EXAMPLE_BUDGET = 1500;
+let budget = EXAMPLE_BUDGET;
+
+export function exampleOf(schema: Schema | undefined, resolver: Resolver, ancestors?: Set<object>): unknown {
+  if (!ancestors) budget = EXAMPLE_BUDGET;
+  return exampleStep(schema, resolver, ancestors ?? new Set());
+}
+
+function exampleStep(schema: Schema | undefined, resolver: Resolver, ancestors: Set<object>): unknown {
+  if (!schema || --budget < 0) return undefined;
   const s = resolver.deref(schema);
   if (!s || typeof s !== 'object') return undefined;
   if (s.example !== undefined) return s.example;
@@ -56,10 +67,10 @@ export function exampleOf(schema: Schema | undefined, resolver: Resolver, ancest
   if (s.const !== undefined) return s.const;
   if (s.default !== undefined) return s.default;
   if (Array.isArray(s.enum) && s.enum.length) return s.enum[0];
-  if (ancestors.has(s) || ancestors.size > MAX_DEPTH) return undefined;
+  if (ancestors.has(s) || ancestors.size > EXAMPLE_DEPTH) return undefined;
   ancestors.add(s);
   try {
-    if (s.oneOf || s.anyOf) return exampleOf((s.oneOf ?? s.anyOf)[0], resolver, ancestors);
+    if (s.oneOf || s.anyOf) return exampleStep((s.oneOf ?? s.anyOf)[0], resolver, ancestors);
     const type = primaryType(s) ?? (s.allOf ? 'object' : undefined);
     if (type === 'object') {
       const out: Record<string, unknown> = {};
@@ -67,16 +78,16 @@ export function exampleOf(schema: Schema | undefined, resolver: Resolver, ancest
       for (const [name, prop] of Object.entries(properties)) {
         const resolved = resolver.deref(prop);
         if (resolved?.readOnly && resolved?.writeOnly) continue;
-        const value = exampleOf(prop, resolver, ancestors);
+        const value = exampleStep(prop, resolver, ancestors);
         if (value !== undefined) out[name] = value;
       }
       if (s.additionalProperties && typeof s.additionalProperties === 'object' && !Object.keys(properties).length) {
-        out.additionalProp1 = exampleOf(s.additionalProperties, resolver, ancestors) ?? {};
+        out.additionalProp1 = exampleStep(s.additionalProperties, resolver, ancestors) ?? {};
       }
       return out;
     }
     if (type === 'array') {
-      const item = exampleOf(s.items, resolver, ancestors);
+      const item = exampleStep(s.items, resolver, ancestors);
       return item === undefined ? [] : [item];
     }
     if (type === 'string') {
