@@ -8,7 +8,7 @@ import { totalCost } from './decimal.js';
 import { planLevel, poolFor, type LevelPlans } from './estimate.js';
 import type { Language } from './locales.js';
 import { LEVELS, perWordRate, type Level, type Specialization } from './rates.js';
-import { backlog, fileLocaleRows, filesByName, preferredTranslator, type FileRow, type Project } from './store.js';
+import { backlog, filesWithCounts, preferredTranslator, type FileRow, type Project } from './store.js';
 import { oneSkyTime, unixSeconds } from './time.js';
 
 export interface QuoteRequest {
@@ -31,15 +31,14 @@ export interface Quotation {
 
 export async function makeQuotation(db: Kysely<DB>, config: QuotesConfig, project: Project, request: QuoteRequest, now: number): Promise<Quotation> {
   const names = [...new Set(request.files)];
-  const files = await filesByName(db, project.id, names);
-  const missing = names.filter((name) => !files.some((file) => file.name === name));
+  const byName = new Map((await filesWithCounts(db, project.id, names, request.to.code)).map((file) => [file.name, file]));
+  const missing = names.filter((name) => !byName.has(name));
   if (missing.length) throw new HttpError(400, `files: unknown file ${missing.map((name) => `"${name.slice(0, 100)}"`).join(', ')} in project ${project.id}`);
-  const ordered = names.map((name) => files.find((file) => file.name === name)!);
-  const counts = new Map((await fileLocaleRows(db, files.map((f) => f.id), request.to.code)).map((row) => [Number(row.file_id), row]));
+  const ordered = names.map((name) => byName.get(name)!);
   let strings = 0;
   let words = 0;
   for (const file of ordered) {
-    const row = counts.get(file.id);
+    const row = file.counts;
     // No row yet: nothing was ever translated or ordered in this language.
     if (!row) {
       if (request.includeNotTranslated) {
@@ -59,7 +58,7 @@ export async function makeQuotation(db: Kysely<DB>, config: QuotesConfig, projec
     const perWord = perWordRate(config.rates, request.to, request.specialization, level);
     levels[level] = { perWord, total: totalCost(perWord, words), plans: planLevel(level, words, now, pool, busy, preferred) };
   }
-  return { files: ordered, strings, words, levels, now };
+  return { files: ordered.map(({ counts: _counts, ...file }) => file), strings, words, levels, now };
 }
 
 export function completion(at: number, now: number) {

@@ -62,15 +62,38 @@ export async function findFile(db: Q, projectId: number, name: string): Promise<
   return (await db.selectFrom('quote_files').selectAll().where('project_id', '=', projectId).where('name', '=', name).executeTakeFirst()) as FileRow | undefined;
 }
 
-export async function filesByName(db: Q, projectId: number, names: string[]): Promise<FileRow[]> {
-  if (!names.length) return [];
-  return (await db.selectFrom('quote_files').selectAll().where('project_id', '=', projectId).where('name', 'in', names).execute()) as FileRow[];
-}
+export type FileWithCounts = FileRow & { counts: QuoteFileLocaleRow | null };
 
-/** State counts of the given files in one language; files without a row have none yet. */
-export async function fileLocaleRows(db: Q, fileIds: number[], locale: string): Promise<QuoteFileLocaleRow[]> {
-  if (!fileIds.length) return [];
-  return db.selectFrom('quote_file_locales').selectAll().where('locale', '=', locale).where('file_id', 'in', fileIds).execute();
+/** Files by name with their state counts in one language (null: no translation or order yet), in one query. */
+export async function filesWithCounts(db: Q, projectId: number, names: string[], locale: string): Promise<FileWithCounts[]> {
+  if (!names.length) return [];
+  const rows = await db
+    .selectFrom('quote_files as f')
+    .leftJoin('quote_file_locales as c', (join) => join.onRef('c.file_id', '=', 'f.id').on('c.locale', '=', locale))
+    .selectAll('f')
+    .select([
+      'c.file_id as c_file_id', 'c.not_translated_strings', 'c.not_translated_words', 'c.not_approved_strings', 'c.not_approved_words',
+      'c.outdated_strings', 'c.outdated_words', 'c.approved_strings', 'c.approved_words', 'c.translated_at', 'c.ordered_at', 'c.plural_forms',
+    ])
+    .where('f.project_id', '=', projectId)
+    .where('f.name', 'in', names)
+    .execute();
+  return rows.map((row) => {
+    const file: FileRow = { id: Number(row.id), project_id: row.project_id, name: row.name, format: row.format, string_count: row.string_count, word_count: row.word_count, meta: row.meta, uploaded_at: row.uploaded_at, last_import_id: row.last_import_id };
+    if (row.c_file_id == null) return { ...file, counts: null };
+    const n = (value: unknown) => Number(value ?? 0);
+    return {
+      ...file,
+      counts: {
+        file_id: file.id, locale,
+        not_translated_strings: n(row.not_translated_strings), not_translated_words: n(row.not_translated_words),
+        not_approved_strings: n(row.not_approved_strings), not_approved_words: n(row.not_approved_words),
+        outdated_strings: n(row.outdated_strings), outdated_words: n(row.outdated_words),
+        approved_strings: n(row.approved_strings), approved_words: n(row.approved_words),
+        translated_at: row.translated_at, ordered_at: row.ordered_at, plural_forms: row.plural_forms,
+      },
+    };
+  });
 }
 
 /**
