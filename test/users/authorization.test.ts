@@ -2,7 +2,7 @@
 // owner (with a task, a photo and an API key), so destructive cells do not disturb others.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { databaseKinds } from '../support/databases.js';
-import { ADMIN, ADMIN_ENV, type Account, call, dataUrl, IMAGES, login, type RequestOptions, registerAndLogin, startTasksServer, type TestServer } from './helpers.js';
+import { ADMIN, ADMIN_ENV, type Account, call, dataUrl, IMAGES, login, newPerson, type RequestOptions, registerAndLogin, startTasksServer, type TestServer } from './helpers.js';
 
 type Who = 'anonymous' | 'owner' | 'other' | 'admin';
 const WHO: Who[] = ['anonymous', 'owner', 'other', 'admin'];
@@ -27,6 +27,10 @@ interface Row {
 const q = encodeURIComponent;
 
 const ROWS: Row[] = [
+  // Public routes: a bearer token changes nothing (registration never yields an admin).
+  { route: 'POST /api/users/register', request: () => ['POST', '/api/users/register', { json: newPerson('matrix') }], expect: { anonymous: 201, owner: 201, other: 201, admin: 201 } },
+  { route: 'POST /api/users/login', request: ({ owner }) => ['POST', '/api/users/login', { json: { email: owner.email, password: owner.password } }], expect: { anonymous: 200, owner: 200, other: 200, admin: 200 } },
+  { route: 'POST /api/users/forgotpassword/request', request: ({ owner }) => ['POST', '/api/users/forgotpassword/request', { json: { email: owner.email } }], expect: { anonymous: 202, owner: 202, other: 202, admin: 202 } },
   { route: 'DELETE /api/users/delete', request: ({ owner }) => ['DELETE', `/api/users/delete?id=${owner.id}`], expect: { anonymous: 401, owner: 204, other: 403, admin: 204 } },
   { route: 'GET /api/users/all', request: () => ['GET', '/api/users/all'], expect: { anonymous: 401, owner: 403, other: 403, admin: 200 } },
   { route: 'GET /api/users/find', request: ({ owner }) => ['GET', `/api/users/find?id=${owner.id}`], expect: { anonymous: 401, owner: 200, other: 403, admin: 200 } },
@@ -88,6 +92,7 @@ describe.each(databaseKinds)('authorization matrix on %s', (kind) => {
       const [method, path, options = {}] = row.request({ owner, caller });
       const answer = await call(server.url, method, path, { ...options, token: caller?.token });
       seen[who] = answer.status;
+      if (row.route === 'POST /api/users/register') expect(answer.body.user.role).toBe('user');
       if (answer.status >= 400) {
         expect(answer.headers.get('content-type'), `${row.route} as ${who}`).toMatch(/^application\/problem\+json/);
         expect(answer.body.status).toBe(answer.status);
