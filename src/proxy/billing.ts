@@ -5,8 +5,11 @@
 //   settle:  reserved -= x, balance -= charge (charge <= x), spent += charge, requests += 1
 //   release: reserved -= x
 // The ledger row's status moves once from 'reserved', which makes settle/release exactly-once.
-import { sql } from 'kysely';
+// Writes arriving together share one transaction (group commit): a commit, not a statement, is
+// the expensive part, and under load one commit then serves many requests.
+import { sql, type Transaction } from 'kysely';
 import type { Database } from '../db/index.js';
+import type { DB } from '../db/schema.js';
 import type { ForwardConfig } from './forward-config.js';
 import type { Cost } from './pricing.js';
 import type { Usage } from './metering.js';
@@ -41,9 +44,22 @@ interface Logger {
   error(obj: object, msg: string): void;
 }
 
+type Write<T> = (trx: Transaction<DB>) => Promise<T>;
+
+interface Queued {
+  write: Write<unknown>;
+  resolve(value: unknown): void;
+  reject(error: unknown): void;
+}
+
+/** Most writes one shared transaction takes (it holds its row locks until it commits). */
+const MAX_BATCH = 64;
+
 export class Billing {
   /** Reservations this process is serving: their heartbeat keeps other processes' sweeps away. */
   private live = new Set<number>();
+  private queue: Queued[] = [];
+  private flushing = false;
   private timers: NodeJS.Timeout[] = [];
   private background = new Set<Promise<unknown>>();
 
@@ -82,10 +98,54 @@ export class Billing {
     this.hold(promise).catch((error) => this.log.error({ err: error }, 'billing background task failed'));
   }
 
+  /**
+   * Runs `write` in a transaction shared with the other billing writes queued at this moment.
+   * Each write is a few conditional statements that cannot fail on their own; if the shared
+   * transaction fails anyway (a deadlock between processes, say), nothing of it was kept and each
+   * write is retried in a transaction of its own.
+   */
+  private transact<T>(write: Write<T>): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      this.queue.push({ write, resolve: resolve as (value: unknown) => void, reject });
+      if (!this.flushing) {
+        this.flushing = true;
+        setImmediate(() => void this.flush());
+      }
+    });
+  }
+
+  private async flush() {
+    try {
+      await this.drainQueue();
+    } finally {
+      this.flushing = false;
+    }
+  }
+
+  private async drainQueue() {
+    while (this.queue.length) {
+      const batch = this.queue.splice(0, MAX_BATCH);
+      try {
+        const results = await this.db.kysely.transaction().execute(async (trx) => {
+          const out: unknown[] = [];
+          for (const item of batch) out.push(await item.write(trx));
+          return out;
+        });
+        batch.forEach((item, i) => item.resolve(results[i]));
+      } catch (error) {
+        if (batch.length === 1) {
+          batch[0].reject(error);
+          continue;
+        }
+        await Promise.all(batch.map((item) => this.db.kysely.transaction().execute(item.write).then(item.resolve, item.reject)));
+      }
+    }
+  }
+
   /** Holds `amountMsat` of the account's available balance; null when it is not available. */
   async reserve(request: ReserveRequest): Promise<Reservation | null> {
     const now = Date.now();
-    const id = await this.db.kysely.transaction().execute(async (trx) => {
+    const id = await this.transact(async (trx) => {
       const held = await trx
         .updateTable('proxy_accounts')
         .set({ reserved_msat: sql<number>`reserved_msat + ${request.amountMsat}`, last_used_at: now })
@@ -128,7 +188,7 @@ export class Billing {
       this.log.warn({ reservation: reservation.id, cost: cost.totalMsat, reserved: reservation.reservedMsat }, 'request cost more than its reservation; the node absorbs the difference');
     }
     const now = Date.now();
-    const done = await this.db.kysely.transaction().execute(async (trx) => {
+    const done = await this.transact(async (trx) => {
       const ledger = await trx
         .updateTable('proxy_requests')
         .set({
@@ -187,7 +247,7 @@ export class Billing {
 
   private async finish(id: number, status: 'released' | 'expired', reason: string, upstreamStatus: number | null, staleBefore?: number): Promise<boolean> {
     const now = Date.now();
-    return this.db.kysely.transaction().execute(async (trx) => {
+    return this.transact(async (trx) => {
       let update = trx
         .updateTable('proxy_requests')
         .set({ status, error: reason.slice(0, 500), upstream_status: upstreamStatus, settled_at: now })
