@@ -4,6 +4,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createTestDatabase, databaseKinds, postgresAvailable } from '../support/databases.js';
 import { startFakeUpstream } from '../../src/fakeupstream/index.js';
+import { Billing } from '../../src/proxy/billing.js';
 import { chatBody, postJson, startNode, testCost, waitUntil, type Node } from './forward-helpers.js';
 
 const auth = (key: string) => ({ authorization: `Bearer ${key}` });
@@ -178,4 +179,31 @@ describe.skipIf(!postgresAvailable)('billing with two processes on one PostgreSQ
       await database.drop();
     }
   }, 60_000);
+});
+
+describe('group commit', () => {
+  it('keeps the other writes of a shared transaction when one of them fails', async () => {
+    const node = await startNode('sqlite');
+    try {
+      const db = node.server.db;
+      const billing = new Billing(db, node.server.config.proxy.forward, { warn() {}, error() {} });
+      await node.account(10_000);
+      await node.account(10_000);
+      const [a, b] = await db.kysely.selectFrom('proxy_accounts').select('id').orderBy('id').execute();
+      const request = (accountId: number) => ({ accountId: Number(accountId), amountMsat: 1000, requestId: 'r', path: '/v1/chat/completions', model: 'test/model', stream: false, payment: 'key' as const });
+      const ra = (await billing.reserve(request(a.id)))!;
+      const rb = (await billing.reserve(request(b.id)))!;
+      // Break account a behind the billing's back: settling it now violates 0 <= reserved.
+      await db.kysely.updateTable('proxy_accounts').set({ reserved_msat: 0 }).where('id', '=', a.id).execute();
+      const settlement = { cost: { inputMsat: 100, outputMsat: 200, requestMsat: 0, totalMsat: 300 }, usage: { promptTokens: 100, completionTokens: 100 }, usageSource: 'upstream' as const, upstreamStatus: 200 };
+      const [first, second] = await Promise.allSettled([billing.settle(ra, settlement), billing.settle(rb, settlement)]);
+      expect(first.status).toBe('rejected');
+      expect(second).toEqual({ status: 'fulfilled', value: 300 });
+      const rows = await db.kysely.selectFrom('proxy_accounts').select(['id', 'balance_msat', 'reserved_msat']).orderBy('id').execute();
+      expect(rows.map((r) => [Number(r.balance_msat), Number(r.reserved_msat)])).toEqual([[10_000, 0], [9_700, 0]]);
+      await billing.close();
+    } finally {
+      await node.close();
+    }
+  });
 });
