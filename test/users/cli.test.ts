@@ -5,7 +5,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../support/databases.js';
 import { startTestServer } from '../support/server.js';
-import { call, login, TEST_ENV } from './helpers.js';
+import { call, login, resetCodeFor, TEST_ENV } from './helpers.js';
 
 const run = promisify(execFile);
 
@@ -42,7 +42,7 @@ describe('quartet users', () => {
       expect(all.status).toBe(200);
       expect(all.body.results).toEqual([expect.objectContaining({ email: 'ops@example.test', role: 'admin' })]);
       await call(server.url, 'POST', '/api/users/forgotpassword/request', { json: { email: 'ops@example.test' } });
-      await new Promise((resolve) => setTimeout(resolve, 200));
+      await resetCodeFor(server, 'ops@example.test');
     } finally {
       await server.close({ keepDatabase: true });
     }

@@ -93,7 +93,7 @@ export function dataUrl(type: string, bytes: Buffer): string {
 
 /** The newest reset code mailed to `email`, read from the outbox as the operator's CLI does. */
 export async function resetCodeFor(server: TestServer, email: string, previous?: string): Promise<string> {
-  for (let attempt = 0; attempt < 100; attempt++) {
+  for (let attempt = 0; attempt < 250; attempt++) {
     const mail = await server.db.kysely.selectFrom('mail_outbox').select('body').where('recipient', '=', email).orderBy('id', 'desc').executeTakeFirst();
     const code = mail && /Reset code: (\S+)/.exec(mail.body)?.[1];
     if (code && code !== previous) return code;

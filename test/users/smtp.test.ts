@@ -57,13 +57,13 @@ describe('reset mail over SMTP', () => {
     const person = newPerson('smtp');
     await call(server.url, 'POST', '/api/users/register', { json: person });
     expect((await call(server.url, 'POST', '/api/users/forgotpassword/request', { json: { email: person.email } })).status).toBe(202);
-    for (let i = 0; i < 100 && sink.messages.length === 0; i++) await new Promise((resolve) => setTimeout(resolve, 20));
+    for (let i = 0; i < 250 && sink.messages.length === 0; i++) await new Promise((resolve) => setTimeout(resolve, 20));
     expect(sink.messages).toHaveLength(1);
     expect(sink.messages[0]).toMatch(new RegExp(`To: ${person.email}`, 'i'));
     const code = /Reset code: ([A-Za-z0-9_-]{43})/.exec(sink.messages[0])?.[1];
     expect(code).toBeTruthy();
     let sent;
-    for (let i = 0; i < 50 && !sent?.sent_at; i++) {
+    for (let i = 0; i < 250 && !sent?.sent_at; i++) {
       sent = await server.db.kysely.selectFrom('mail_outbox').selectAll().where('recipient', '=', person.email).executeTakeFirst();
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
