@@ -31,7 +31,13 @@ export interface Quotation {
 
 export async function makeQuotation(db: Kysely<DB>, config: QuotesConfig, project: Project, request: QuoteRequest, now: number): Promise<Quotation> {
   const names = [...new Set(request.files)];
-  const byName = new Map((await filesWithCounts(db, project.id, names, request.to.code)).map((file) => [file.name, file]));
+  // Independent reads at once: on PostgreSQL they travel in parallel over the pool.
+  const [withCounts, busy, preferred] = await Promise.all([
+    filesWithCounts(db, project.id, names, request.to.code),
+    backlog(db, request.to.code, now),
+    preferredTranslator(db, project.id, request.to.code),
+  ]);
+  const byName = new Map(withCounts.map((file) => [file.name, file]));
   const missing = names.filter((name) => !byName.has(name));
   if (missing.length) throw new HttpError(400, `files: unknown file ${missing.map((name) => `"${name.slice(0, 100)}"`).join(', ')} in project ${project.id}`);
   const ordered = names.map((name) => byName.get(name)!);
@@ -52,7 +58,6 @@ export async function makeQuotation(db: Kysely<DB>, config: QuotesConfig, projec
     if (request.includeOutdated) (strings += row.outdated_strings), (words += row.outdated_words);
   }
   const pool = poolFor(config.capacity, request.to.code, request.to.region);
-  const [busy, preferred] = await Promise.all([backlog(db, request.to.code, now), preferredTranslator(db, project.id, request.to.code)]);
   const levels = {} as Quotation['levels'];
   for (const level of LEVELS) {
     const perWord = perWordRate(config.rates, request.to, request.specialization, level);
