@@ -20,6 +20,8 @@ interface Cell {
 
 interface Row {
   route: string;
+  /** Changes the owner or ends sessions: each cell needs a fresh owner and fresh logins. */
+  destructive?: boolean;
   request(cell: Cell): [method: string, path: string, options?: RequestOptions];
   expect: Record<Who, number>;
 }
@@ -31,7 +33,7 @@ const ROWS: Row[] = [
   { route: 'POST /api/users/register', request: () => ['POST', '/api/users/register', { json: newPerson('matrix') }], expect: { anonymous: 201, owner: 201, other: 201, admin: 201 } },
   { route: 'POST /api/users/login', request: ({ owner }) => ['POST', '/api/users/login', { json: { email: owner.email, password: owner.password } }], expect: { anonymous: 200, owner: 200, other: 200, admin: 200 } },
   { route: 'POST /api/users/forgotpassword/request', request: ({ owner }) => ['POST', '/api/users/forgotpassword/request', { json: { email: owner.email } }], expect: { anonymous: 202, owner: 202, other: 202, admin: 202 } },
-  { route: 'DELETE /api/users/delete', request: ({ owner }) => ['DELETE', `/api/users/delete?id=${owner.id}`], expect: { anonymous: 401, owner: 204, other: 403, admin: 204 } },
+  { route: 'DELETE /api/users/delete', destructive: true, request: ({ owner }) => ['DELETE', `/api/users/delete?id=${owner.id}`], expect: { anonymous: 401, owner: 204, other: 403, admin: 204 } },
   { route: 'GET /api/users/all', request: () => ['GET', '/api/users/all'], expect: { anonymous: 401, owner: 403, other: 403, admin: 200 } },
   { route: 'GET /api/users/find', request: ({ owner }) => ['GET', `/api/users/find?id=${owner.id}`], expect: { anonymous: 401, owner: 200, other: 403, admin: 200 } },
   { route: 'GET /api/users/getimage', request: ({ owner }) => ['GET', `/api/users/getimage?email=${q(owner.email)}`], expect: { anonymous: 401, owner: 200, other: 200, admin: 200 } },
@@ -43,19 +45,20 @@ const ROWS: Row[] = [
   },
   {
     route: 'PUT /api/users/forgotpassword (current_password)',
+    destructive: true,
     request: ({ owner, caller }) => ['PUT', '/api/users/forgotpassword', { json: { email: owner.email, password: 'replacement passphrase 7', current_password: caller?.password ?? owner.password } }],
     expect: { anonymous: 401, owner: 204, other: 403, admin: 403 },
   },
-  { route: 'POST /api/users/logout', request: () => ['POST', '/api/users/logout'], expect: { anonymous: 401, owner: 204, other: 204, admin: 204 } },
+  { route: 'POST /api/users/logout', destructive: true, request: () => ['POST', '/api/users/logout'], expect: { anonymous: 401, owner: 204, other: 204, admin: 204 } },
   { route: 'POST /api/users/apikeys', request: () => ['POST', '/api/users/apikeys', { json: { name: 'ci' } }], expect: { anonymous: 401, owner: 201, other: 201, admin: 201 } },
   { route: 'GET /api/users/apikeys', request: () => ['GET', '/api/users/apikeys'], expect: { anonymous: 401, owner: 200, other: 200, admin: 200 } },
-  { route: 'DELETE /api/users/apikeys', request: ({ owner }) => ['DELETE', `/api/users/apikeys?api_key=${owner.apiKey}`], expect: { anonymous: 401, owner: 204, other: 404, admin: 404 } },
+  { route: 'DELETE /api/users/apikeys', destructive: true, request: ({ owner }) => ['DELETE', `/api/users/apikeys?api_key=${owner.apiKey}`], expect: { anonymous: 401, owner: 204, other: 404, admin: 404 } },
   { route: 'POST /api/tasks/create', request: ({ owner }) => ['POST', '/api/tasks/create', { json: { title: 't', description: 'd', user: JSON.stringify(owner.id) } }], expect: { anonymous: 401, owner: 201, other: 403, admin: 201 } },
   { route: 'GET /api/tasks', request: () => ['GET', '/api/tasks'], expect: { anonymous: 401, owner: 200, other: 200, admin: 200 } },
   { route: 'GET /api/tasks?user=', request: ({ owner }) => ['GET', `/api/tasks?user=${owner.id}`], expect: { anonymous: 401, owner: 200, other: 403, admin: 200 } },
   { route: 'GET /api/tasks/:id', request: ({ owner }) => ['GET', `/api/tasks/${owner.taskId}`], expect: { anonymous: 401, owner: 200, other: 404, admin: 200 } },
   { route: 'PATCH /api/tasks/:id', request: ({ owner }) => ['PATCH', `/api/tasks/${owner.taskId}`, { json: { done: true } }], expect: { anonymous: 401, owner: 200, other: 404, admin: 200 } },
-  { route: 'DELETE /api/tasks/delete', request: ({ owner }) => ['DELETE', `/api/tasks/delete?id=${owner.taskId}`], expect: { anonymous: 401, owner: 204, other: 404, admin: 204 } },
+  { route: 'DELETE /api/tasks/delete', destructive: true, request: ({ owner }) => ['DELETE', `/api/tasks/delete?id=${owner.taskId}`], expect: { anonymous: 401, owner: 204, other: 404, admin: 204 } },
 ];
 
 describe.each(databaseKinds)('authorization matrix on %s', (kind) => {
@@ -85,10 +88,12 @@ describe.each(databaseKinds)('authorization matrix on %s', (kind) => {
 
   it.each(ROWS)('$route', async (row) => {
     const seen: Record<string, number> = {};
+    const shared = row.destructive ? undefined : await freshOwner();
     for (const who of WHO) {
-      const owner = await freshOwner();
-      // Log in anew for each cell: logout and password changes end sessions.
-      const caller = who === 'owner' ? owner : who === 'other' ? { ...other, ...(await login(server.url, other.email, other.password)) } : who === 'admin' ? { ...admin, ...(await login(server.url, admin.email, admin.password)) } : undefined;
+      const owner = shared ?? (await freshOwner());
+      // Destructive cells log in anew: logout and password changes end sessions.
+      const relogin = async (account: Account) => (row.destructive ? { ...account, ...(await login(server.url, account.email, account.password)) } : account);
+      const caller = who === 'owner' ? owner : who === 'other' ? await relogin(other) : who === 'admin' ? await relogin(admin) : undefined;
       const [method, path, options = {}] = row.request({ owner, caller });
       const answer = await call(server.url, method, path, { ...options, token: caller?.token });
       seen[who] = answer.status;
