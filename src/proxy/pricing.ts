@@ -165,6 +165,9 @@ export class Pricing {
   readonly models: Map<string, Model>;
   private rate: Rate | null = null;
   private refreshing: Promise<Rate> | null = null;
+  /** After every feed failed: no new attempt before this time (feeds are not hammered in an outage). */
+  private retryAt = 0;
+  private lastFailure: HttpError | null = null;
   private prices = new Map<string, { rate: Rate; price: Price }>();
 
   constructor(private readonly config: ForwardConfig, private readonly log?: { warn(obj: object, msg: string): void }) {
@@ -183,9 +186,10 @@ export class Pricing {
     if (rate && now - rate.at < this.config.priceCacheMs) return rate;
     if (rate && now - rate.at < this.config.priceMaxAgeMs) {
       // Still usable: answer now, refresh behind the scenes.
-      this.refresh().catch(() => {});
+      if (now >= this.retryAt) this.refresh().catch(() => {});
       return rate;
     }
+    if (now < this.retryAt && this.lastFailure) throw this.lastFailure;
     return this.refresh();
   }
 
@@ -225,9 +229,11 @@ export class Pricing {
       }
     }
     this.log?.warn({ problems }, 'every BTC/USD price feed failed');
+    this.retryAt = Date.now() + Math.min(this.config.priceCacheMs, 30_000);
+    this.lastFailure = new HttpError(503, 'No BTC/USD rate is available right now (every price feed failed); try again later', { code: 'pricing_unavailable', type: 'api_error' });
     const stale = this.rate;
     if (stale && Date.now() - stale.at < this.config.priceMaxAgeMs) return stale;
-    throw new HttpError(503, 'No BTC/USD rate is available right now (every price feed failed); try again later', { code: 'pricing_unavailable', type: 'api_error' });
+    throw this.lastFailure;
   }
 
   /** The model's prices in msat at the current rate. */

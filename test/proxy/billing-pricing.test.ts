@@ -122,6 +122,10 @@ describe('price feeds', () => {
     expect((await pricing.currentRate()).text).toBe('50000'); // stale but within the maximum age
     await new Promise((resolve) => setTimeout(resolve, 400));
     await expect(pricing.currentRate()).rejects.toMatchObject({ status: 503 });
+    // During an outage the feeds are not asked again before the retry pause is over.
+    const asked = hits['/good'];
+    await expect(pricing.currentRate()).rejects.toMatchObject({ status: 503 });
+    expect(hits['/good']).toBe(asked);
   });
 
   it('uses a feed\'s rate over HTTP, and answers 503 without any rate', async () => {
