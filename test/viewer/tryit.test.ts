@@ -139,4 +139,13 @@ describe('try it out', () => {
     await expect(html.locator('.qv-response-text').textContent()).resolves.toBe('<b>bold</b><script>window.pwned=1</script>');
     expect(await page.evaluate('window.pwned')).toBeUndefined();
   });
+
+  it('sends HTTP basic credentials from SwaggerClient.PasswordAuthorization', async () => {
+    await openViewer(page, site.url, `{ url: '/fixtures/openapi-3.0.yaml', authorizations: { basicAuth: new SwaggerClient.PasswordAuthorization('ünï', 'p:w') } }`);
+    const op = await expandOperation(page, 'keepers', 'get', '/keepers');
+    await op.locator('.qv-submit').click();
+    await op.locator('.qv-response-code').waitFor();
+    const sent = site.seen.filter((r) => r.url === '/zoo/v1/keepers').at(-1)!;
+    expect(sent.headers.authorization).toBe(`Basic ${Buffer.from('ünï:p:w').toString('base64')}`);
+  });
 });

@@ -87,4 +87,21 @@ describe('description versions', () => {
     expect(result.failure).toContain('missing.json');
     await expect(page.locator('.qv-message.qv-failure').textContent()).resolves.toContain('404');
   });
+
+  it('renders a Swagger 1.1 API declaration (best effort: httpMethod, responseClass, errorResponses)', async () => {
+    const declaration = {
+      apiVersion: '0.1', swaggerVersion: '1.1', basePath: 'http://127.0.0.1:9/api', resourcePath: '/pets',
+      apis: [{ path: '/pets.{format}', operations: [{ httpMethod: 'GET', nickname: 'listPets', summary: 'List pets', responseClass: 'List[Pet]',
+        parameters: [{ paramType: 'query', name: 'limit', dataType: 'int', required: false, allowableValues: { valueType: 'LIST', values: ['10', '20'] } }],
+        errorResponses: [{ code: 404, reason: 'No pets' }] }] }],
+      models: { Pet: { id: 'Pet', properties: { name: { type: 'string' }, age: { type: 'int' } } } },
+    };
+    const result = await openViewer(page, site.url, `{ spec: ${JSON.stringify(declaration)} }`);
+    expect(result.failure).toBeUndefined();
+    await expect(page.locator('.qv-spec-version').textContent()).resolves.toContain('1.1');
+    const op = await expandOperation(page, 'pets', 'get', '/pets.json');
+    expect(JSON.parse((await op.locator('.qv-example').first().textContent())!)).toEqual([{ name: 'string', age: 0 }]);
+    await expect(op.locator('select[name=limit] option').allTextContents()).resolves.toEqual(['', '10', '20']);
+    await expect(op.locator('.qv-messages').textContent()).resolves.toContain('No pets');
+  });
 });
