@@ -10,6 +10,7 @@
 import { sql, type Transaction } from 'kysely';
 import type { Database } from '../db/index.js';
 import type { DB } from '../db/schema.js';
+import type { Counter, MetricsRegistry } from '../http/metrics.js';
 import type { ForwardConfig } from './forward-config.js';
 import type { Cost } from './pricing.js';
 import type { Usage } from './metering.js';
@@ -63,7 +64,13 @@ export class Billing {
   private timers: NodeJS.Timeout[] = [];
   private background = new Set<Promise<unknown>>();
 
-  constructor(private db: Database, private config: ForwardConfig, private log: Logger) {}
+  private outcomes?: Counter;
+  private charged?: Counter;
+
+  constructor(private db: Database, private config: ForwardConfig, private log: Logger, metrics?: MetricsRegistry) {
+    this.outcomes = metrics?.counter('quartet_proxy_billed_requests_total', 'Billed requests by outcome (settled, released, expired)');
+    this.charged = metrics?.counter('quartet_proxy_charged_msat_total', 'Millisatoshis charged for requests');
+  }
 
   /** Starts the heartbeat of live reservations and the sweep of dead ones. */
   start() {
@@ -221,7 +228,10 @@ export class Billing {
       return true;
     });
     this.live.delete(reservation.id);
-    return done ? charge : 0;
+    if (!done) return 0;
+    this.outcomes?.inc({ outcome: 'settled' });
+    this.charged?.inc({}, charge);
+    return charge;
   }
 
   /** Gives the whole reservation back (upstream failure, timeout, nothing delivered). */
@@ -247,7 +257,7 @@ export class Billing {
 
   private async finish(id: number, status: 'released' | 'expired', reason: string, upstreamStatus: number | null, staleBefore?: number): Promise<boolean> {
     const now = Date.now();
-    return this.transact(async (trx) => {
+    const done = await this.transact(async (trx) => {
       let update = trx
         .updateTable('proxy_requests')
         .set({ status, error: reason.slice(0, 500), upstream_status: upstreamStatus, settled_at: now })
@@ -263,6 +273,8 @@ export class Billing {
         .execute();
       return true;
     });
+    if (done) this.outcomes?.inc({ outcome: status });
+    return done;
   }
 
   private async heartbeat() {

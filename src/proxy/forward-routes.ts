@@ -47,7 +47,7 @@ interface Deps {
 
 export async function registerForwardRoutes(app: FastifyInstance, context: ServiceContext) {
   const config = context.config.proxy.forward;
-  const deps: Deps = { context, upstream: new Upstream(config), billing: new Billing(context.db, config, app.log), wallet: proxyState(context, app.log).wallet };
+  const deps: Deps = { context, upstream: new Upstream(config), billing: new Billing(context.db, config, app.log, context.metrics), wallet: proxyState(context, app.log).wallet };
   const pricing = pricingFor(context.config, app.log);
   // GET / (wallet-routes.ts) shows each model with its prices in USD and in sats.
   addNodeInfo(context, () => pricing.infoModels());

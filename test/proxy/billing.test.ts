@@ -116,6 +116,13 @@ describe.each(databaseKinds)('billing on %s', (kind) => {
     expect(account.spent).toBe(charged);
     expect(account.requests).toBe(served.length);
   });
+
+  it('counts billed requests and charges on /metrics', async () => {
+    const metrics = await (await fetch(`${node.url}/metrics`)).text();
+    expect(metrics).toMatch(/quartet_proxy_billed_requests_total\{outcome="settled"\} \d+/);
+    expect(metrics).toMatch(/quartet_proxy_billed_requests_total\{outcome="released"\} \d+/);
+    expect(metrics).toMatch(/quartet_proxy_charged_msat_total \d+/);
+  });
 });
 
 describe('reservations of a stopped process', () => {
