@@ -8,7 +8,7 @@ import { HttpError } from '../http/errors.js';
 import type { ServiceContext } from '../services.js';
 import { authenticate } from '../users/access.js';
 import { queryOrBody } from '../users/input.js';
-import { bearer, errors, noContent, optionalJsonBody, Page } from '../users/schemas.js';
+import { bearer, errors, IdFields, IdQuery, noContent, optionalJsonBody, Page } from '../users/schemas.js';
 import { ownerId } from './owner.js';
 import * as S from './schemas.js';
 import { type Owner, type TaskRow, TasksStore } from './store.js';
@@ -120,13 +120,13 @@ export async function registerTaskRoutes(scope: FastifyInstance, context: Servic
       description: 'Owner or admin. `id` travels in the query string or in a JSON body.',
       tags,
       security: bearer,
-      querystring: S.IdFields,
-      requestBody: optionalJsonBody(S.IdFields, 'Alternative to the query string'),
+      querystring: IdQuery,
+      requestBody: optionalJsonBody(IdFields, 'Alternative to the query string'),
       response: { 204: noContent('Deleted'), ...errors(400, 401, 404) },
     },
   }, async (request, reply) => {
     const principal = await authenticate(identity, request);
-    const { id } = await queryOrBody(request, S.IdFields, ['id']);
+    const { id } = await queryOrBody(request, IdFields, ['id']);
     if (!(await store.delete(Number(id), scopeOf(principal)))) throw notFound();
     return reply.code(204).send();
   });

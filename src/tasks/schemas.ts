@@ -1,6 +1,6 @@
 // TypeBox schemas of the /api/tasks routes (validation and OpenAPI in one place).
 import { Type } from '@sinclair/typebox';
-import { Id, Pagination } from '../users/schemas.js';
+import { IdText, Pagination } from '../users/schemas.js';
 
 const Title = Type.String({ minLength: 1, maxLength: 200, pattern: '\\S', description: '1 to 200 characters' });
 const Description = Type.String({ maxLength: 10_000, description: 'Up to 10,000 characters' });
@@ -36,15 +36,13 @@ export const UpdateBody = Type.Object(
   { additionalProperties: false, minProperties: 1 },
 );
 
-export const TaskParams = Type.Object({ id: Type.String({ pattern: '^[1-9][0-9]{0,14}$', description: 'Task id' }) });
+export const TaskParams = Type.Object({ id: Type.String({ pattern: IdText.pattern, description: 'Task id' }) });
 
 export const ListQuery = Type.Object(
   {
     ...Pagination,
     done: Type.Optional(Type.Boolean({ description: 'Only done (true) or open (false) tasks' })),
-    user: Type.Optional(Type.String({ pattern: '^[1-9][0-9]{0,14}$', description: "Admins: list this user's tasks (default: your own)" })),
+    user: Type.Optional(Type.String({ pattern: IdText.pattern, description: "Admins: list this user's tasks (default: your own)" })),
   },
   { additionalProperties: false },
 );
-
-export const IdFields = Type.Object({ id: Type.Optional(Id) }, { additionalProperties: false });

@@ -80,7 +80,7 @@ export async function registerUserRoutes(scope: FastifyInstance, deps: UsersDeps
         '`id` travels in the query string or in a JSON body.',
       tags,
       security: S.bearer,
-      querystring: S.IdFields,
+      querystring: S.IdQuery,
       requestBody: S.optionalJsonBody(S.IdFields, 'Alternative to the query string'),
       response: { 204: S.noContent('Deleted'), ...S.errors(400, 401, 403, 404) },
     },
@@ -184,7 +184,7 @@ export async function registerUserRoutes(scope: FastifyInstance, deps: UsersDeps
       description: 'Yourself, or anyone for an admin. `id` travels in the query string or in a JSON body.',
       tags,
       security: S.bearer,
-      querystring: S.IdFields,
+      querystring: S.IdQuery,
       response: { 200: S.UserReply, ...S.errors(400, 401, 403, 404) },
     },
   }, async (request) => {

@@ -45,7 +45,11 @@ export function errors(...statuses: number[]): Record<number, unknown> {
   );
 }
 
-export const Id = Type.Union([Type.String({ pattern: '^[1-9][0-9]{0,14}$' }), Type.Integer({ minimum: 1, maximum: 999_999_999_999_999 })], {
+/** An id as text (query strings, paths). */
+export const IdText = Type.String({ pattern: '^[1-9][0-9]{0,14}$', description: 'Numeric id' });
+
+/** An id in a JSON body: text or a number. */
+export const Id = Type.Union([IdText, Type.Integer({ minimum: 1, maximum: 999_999_999_999_999 })], {
   description: 'Numeric id, as a string or an integer',
 });
 
@@ -122,6 +126,8 @@ export const LoginReply = Type.Object({
 
 export const UserReply = Type.Object({ user: User });
 
+/** `id` in the query string, or (IdFields) in a JSON body. */
+export const IdQuery = Type.Object({ id: Type.Optional(IdText) }, { additionalProperties: false });
 export const IdFields = Type.Object({ id: Type.Optional(Id) }, { additionalProperties: false });
 export const EmailFields = Type.Object({ email: Type.Optional(Email) }, { additionalProperties: false });
 export const PageQuery = Type.Object(Pagination, { additionalProperties: false });
