@@ -8,7 +8,7 @@ import { HttpError } from '../http/errors.js';
 import type { ServiceContext } from '../services.js';
 import { authenticate } from '../users/access.js';
 import { queryOrBody } from '../users/input.js';
-import { bearer, errors, IdFields, IdQuery, noContent, optionalJsonBody, Page } from '../users/schemas.js';
+import { bearer, errors, IdFields, IdQuery, noContent, optionalJsonBody, Page, pageOf } from '../users/schemas.js';
 import { ownerId } from './owner.js';
 import * as S from './schemas.js';
 import { type Owner, type TaskRow, TasksStore } from './store.js';
@@ -78,7 +78,7 @@ export async function registerTaskRoutes(scope: FastifyInstance, context: Servic
       throw new HttpError(403, "Only an admin may list another user's tasks", { code: 'forbidden' });
     }
     const { rows, total } = await store.list(Number(user ?? principal.userId), done, (page - 1) * limit, limit);
-    return { results: rows.map(publicTask), page, limit, totalPages: Math.ceil(total / limit), totalResults: total };
+    return pageOf(rows.map(publicTask), page, limit, total);
   });
 
   app.get('/api/tasks/:id', {

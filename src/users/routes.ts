@@ -175,7 +175,7 @@ export async function registerUserRoutes(scope: FastifyInstance, deps: UsersDeps
     requireAdmin(await authenticate(identity, request));
     const { page = 1, limit = 20 } = request.query;
     const { rows, total } = await store.listUsers((page - 1) * limit, limit);
-    return { results: rows.map(publicUser), page, limit, totalPages: Math.ceil(total / limit), totalResults: total };
+    return S.pageOf(rows.map(publicUser), page, limit, total);
   });
 
   app.get('/api/users/find', {

@@ -70,6 +70,11 @@ export function Page<T extends TSchema>(item: T) {
   });
 }
 
+/** A page in the shape of Page(). */
+export function pageOf<T>(results: T[], page: number, limit: number, total: number) {
+  return { results, page, limit, totalPages: Math.ceil(total / limit), totalResults: total };
+}
+
 export const bearer = [{ bearerAuth: [] }];
 
 /** A 204 answer: documented without content. */
