@@ -34,10 +34,17 @@ export async function registerQuoteRoutes(app: FastifyInstance, context: Service
     limits: { fileSize: quotes.maxFileBytes, files: 1, fields: 20, fieldSize: 4096, parts: 25 },
   } as Parameters<typeof multipart>[1]);
   const authenticate = makeAuthenticator(context.identity, quotes.timestampWindowS);
-  // Every route but /1/locales is signed; the principal is checked before the handler runs.
+  // Every route but /1/locales is signed. Credentials in the query string or a bearer header
+  // are checked before the body is read (an upload is refused before it is buffered); those
+  // sent in the body are checked once it is parsed.
+  const isPublic = (request: FastifyRequest) => (request.routeOptions.config as { public?: boolean } | undefined)?.public === true;
+  app.addHook('onRequest', async (request) => {
+    const query = (request.query ?? {}) as Record<string, unknown>;
+    const inQuery = query.api_key !== undefined && query.timestamp !== undefined && query.dev_hash !== undefined;
+    if (!isPublic(request) && (inQuery || request.headers.authorization)) request.quotesPrincipal = await authenticate(request);
+  });
   app.addHook('preHandler', async (request) => {
-    if (request.routeOptions.config && (request.routeOptions.config as { public?: boolean }).public) return;
-    request.quotesPrincipal = await authenticate(request);
+    if (!isPublic(request) && !request.quotesPrincipal) request.quotesPrincipal = await authenticate(request);
   });
   const principalOf = (request: FastifyRequest): Principal => request.quotesPrincipal!;
 

@@ -131,6 +131,13 @@ describe.each(databaseKinds)('file imports on %s', (kind) => {
     const json = await client.call('POST', `/1/projects/${project}/files`, { json: { file_format: 'GNU_PO' } });
     expect(json.status).toBe(415);
     expect((await client.upload(999999, 'a.po', 'x', 'GNU_PO')).status).toBe(404);
+    // Wrong credentials in the query string are refused before the upload is read.
+    const form = new FormData();
+    form.append('file_format', 'GNU_PO');
+    form.append('file', new Blob([new Uint8Array(fixture('messages.pot'))]), 'a.po');
+    const refused = await client.call('POST', `/1/projects/${project}/files`, { form, auth: { ...client.auth(), dev_hash: '0'.repeat(32) } });
+    expect(refused.status).toBe(401);
+    expect(refused.body).toEqual({ meta: { status: 401, message: 'Invalid api_key or dev_hash' }, data: {} });
   });
 
   it('takes the credentials from the multipart body, as OneSky clients send them', async () => {
