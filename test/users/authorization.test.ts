@@ -116,6 +116,21 @@ describe.each(databaseKinds)('authorization matrix on %s', (kind) => {
     expect((await call(server.url, 'DELETE', `/api/users/delete?id=${owner.id}`, { token: admin.token })).status).toBe(404);
   });
 
+  it('an admin pages through every user, without secrets', async () => {
+    const first = await call(server.url, 'GET', '/api/users/all?limit=7', { token: admin.token });
+    expect(first.status).toBe(200);
+    const { totalResults, totalPages } = first.body;
+    expect(totalPages).toBe(Math.ceil(totalResults / 7));
+    const ids: string[] = [];
+    for (let page = 1; page <= totalPages; page++) {
+      const answer = await call(server.url, 'GET', `/api/users/all?limit=7&page=${page}`, { token: admin.token });
+      ids.push(...answer.body.results.map((u: any) => u.id));
+      expect(JSON.stringify(answer.body)).not.toMatch(/password|scrypt|token/i);
+    }
+    expect(new Set(ids).size).toBe(totalResults);
+    expect(ids.length).toBe(totalResults);
+  });
+
   it('self-registration never makes an admin, even when asked', async () => {
     const attempt = await call(server.url, 'POST', '/api/users/register', {
       json: { first_name: 'M', last_name: 'A', email: 'mallory@example.test', username: 'mallory', password: 'promote me please 1', role: 'admin' },
