@@ -4,10 +4,9 @@
 // directly). The fake upstream runs in its own process so it does not share the node's loop.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { performance } from 'node:perf_hooks';
 import { Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { loadConfig } from '../src/config.js';
@@ -16,6 +15,7 @@ import { buildServer } from '../src/server.js';
 import { benchDuration, httpLoad, type BenchResult, type LoadResult } from './harness.js';
 
 const CONNECTIONS = 50;
+const WARMUP_MS = 500;
 const QUARTET = fileURLToPath(new URL('../bin/quartet.js', import.meta.url));
 
 async function freePort(): Promise<number> {
@@ -108,28 +108,35 @@ export default async function proxyBench(): Promise<BenchResult[]> {
         body,
         connections: CONNECTIONS,
         durationMs: benchDuration(5000),
+        warmupMs: WARMUP_MS,
       });
     // Alternate the three and keep each one's best run, so drift hits all alike.
     const runs: Record<'direct' | 'nginx' | 'node', LoadResult[]> = { direct: [], nginx: [], node: [] };
-    // The node's own event-loop time per billed request: a figure that contention on a shared
-    // machine distorts far less than throughput.
-    const settled = async () => Number((await db.kysely.selectFrom('proxy_requests').select(db.kysely.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n);
-    let busyMs = 0;
-    let served = 0;
+    // CPU time per request (of the node's main thread; of nginx's processes), read from /proc: a
+    // figure that contention on a shared machine distorts far less than throughput and latency.
+    const nginxPids = () => [nginx.pid!, ...String(spawnSync('pgrep', ['-P', String(nginx.pid)]).stdout).split(/\s+/).filter(Boolean).map(Number)];
+    const cpu = { node: 0, nodeRequests: 0, nginx: 0, nginxRequests: 0 };
+    const count = async () => Number((await db.kysely.selectFrom('proxy_requests').select(db.kysely.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n);
     for (let round = 0; round < 2; round++) {
       runs.direct.push(await load(upstreamPort, false));
-      runs.nginx.push(await load(nginxPort, false));
-      const before = await settled();
-      const start = performance.eventLoopUtilization();
+      const pids = nginxPids();
+      const nginxBefore = cpuMs(pids);
+      const viaNginx = await load(nginxPort, false);
+      cpu.nginx += cpuMs(pids) - nginxBefore;
+      cpu.nginxRequests += viaNginx.requests + viaNginx.requestsPerSec * (WARMUP_MS / 1000);
+      runs.nginx.push(viaNginx);
+      const before = await count();
+      const nodeBefore = cpuMs([process.pid]);
       runs.node.push(await load(nodePort, true));
-      busyMs += performance.eventLoopUtilization(start).active;
-      served += (await settled()) - before;
+      cpu.node += cpuMs([process.pid]) - nodeBefore;
+      cpu.nodeRequests += (await count()) - before;
     }
+    const perRequest = (ms: number, n: number) => Math.round((ms * 1000) / n);
     const best = (list: LoadResult[]) => list.reduce((a, b) => (b.requestsPerSec > a.requestsPerSec ? b : a));
     const direct = best(runs.direct);
     const viaNginx = best(runs.nginx);
     const viaNode = best(runs.node);
-    const errors = `errors node ${viaNode.errors}, nginx ${viaNginx.errors}, direct ${direct.errors}; ${served} requests billed and settled, ${Math.round((busyMs * 1000) / served)} µs of the node's event loop each`;
+    const errors = `errors node ${viaNode.errors}, nginx ${viaNginx.errors}, direct ${direct.errors}; ${cpu.nodeRequests} requests billed and settled; CPU per request: node ${perRequest(cpu.node, cpu.nodeRequests)} µs (main thread), nginx ${perRequest(cpu.nginx, cpu.nginxRequests)} µs`;
     const added = (r: LoadResult, q: 'p50Ms' | 'p99Ms') => round(Math.max(0, r[q] - direct[q]));
     return [
       {
@@ -167,6 +174,21 @@ export default async function proxyBench(): Promise<BenchResult[]> {
     await new Promise((resolve) => setTimeout(resolve, 300));
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/** User + system CPU time of these threads (the main thread when tid = pid), in ms, from /proc. */
+function cpuMs(pids: number[]): number {
+  let ticks = 0;
+  for (const pid of pids) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/task/${pid}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      ticks += Number(fields[11]) + Number(fields[12]); // utime, stime
+    } catch {
+      // a process that is gone used no more CPU
+    }
+  }
+  return ticks * 10; // USER_HZ is 100 on Linux
 }
 
 function round(n: number): number {
