@@ -20,14 +20,15 @@ export function strictValidator(schema: TObject) {
 
 /** Checks a body that the route could not declare to Fastify (multipart or optional bodies). */
 export function validateBody<T extends TObject>(schema: T, value: unknown): Static<T> {
-  if (value === undefined) throw new HttpError(400, 'A JSON or multipart body is required', { code: 'invalid_input' });
+  if (value === undefined) throw badInput([{ loc: ['body'], msg: 'A JSON or multipart body is required', type: 'missing' }]);
   const check = strictValidator(schema);
   if (!check(value)) throw badInput(fieldErrorsFromValidation(check.errors ?? [], 'body'));
   return value as Static<T>;
 }
 
 export function badInput(fields: FieldError[]): HttpError {
-  return new HttpError(400, fields.map((f) => `${f.loc.slice(1).join('.') || f.loc[0]}: ${f.msg}`).join('; '), { code: 'invalid_input', fields });
+  // Same shape as the framework's validation errors: per-field `errors`, no `code`.
+  return new HttpError(400, fields.map((f) => `${f.loc.slice(1).join('.') || f.loc[0]}: ${f.msg}`).join('; '), { fields });
 }
 
 /** The route's parameters from the query string and/or a JSON body; `required` must be present. */
