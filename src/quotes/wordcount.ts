@@ -41,8 +41,12 @@ function countPlain(text: string): number {
   return words;
 }
 
+// Every special token needs one of these characters; most strings have none of them.
+const MAYBE_TOKEN = /[<&%{$@]|:\/\/|www\./;
+
 export function countWords(text: string): number {
   if (!text) return 0;
+  if (!MAYBE_TOKEN.test(text)) return countPlain(text);
   let words = 0;
   let last = 0;
   for (const match of text.matchAll(TOKENS)) {

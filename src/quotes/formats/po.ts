@@ -16,11 +16,12 @@ export function poKey(context: string | null, msgid: string): string {
 
 // gettext-parser builds one object keyed by msgid per context; with 100k entries that object
 // becomes slow to grow. Parsing a UTF-8 file in slices of whole entries keeps each table small
-// (several times faster); the slices are cut only at a blank line that ends a complete entry,
-// and each slice repeats the header entry so that Plural-Forms validates all of them.
+// (about twice as fast in CPU time; 250 entries per slice measured best); the slices are cut
+// only at a blank line that ends a complete entry, and each slice repeats the header entry so
+// that Plural-Forms validates all of them.
 // Templates (xgettext) say `nplurals=INTEGER`; for validation only, such a header gets the
 // number of plural forms the file actually uses.
-const SLICE_ENTRIES = 2000;
+const SLICE_ENTRIES = 250;
 
 export function parsePo(bytes: Buffer, formatName: string): ParsedFile {
   return parsePoSlices(bytes, formatName, () => undefined) as ParsedFile;
