@@ -56,10 +56,7 @@ export async function registerAdminRoutes(app: FastifyInstance, context: Service
 
   /** POSTs with a session must carry its CSRF token and (when the browser says) come from this origin. */
   function checkForm(request: FastifyRequest, admin: Admin) {
-    const origin = request.headers.origin;
-    if (typeof origin === 'string' && origin !== 'null' && new URL(origin).host !== request.headers.host) {
-      throw new HttpError(403, 'Cross-origin form refused');
-    }
+    refuseCrossOrigin(request);
     if (admin.csrf === null) return;
     const sent = (request.body as Record<string, string> | undefined)?.csrf ?? '';
     if (!sameSecret(sent, admin.csrf)) throw new HttpError(403, 'The form has expired; reload the page and try again');
@@ -90,8 +87,7 @@ export async function registerAdminRoutes(app: FastifyInstance, context: Service
 
     scope.post('/admin/login', { schema: { hide: true } }, async (request, reply) => {
       if (!config.adminPassword) return sendPage(reply.code(404), 'Admin', notConfiguredHtml());
-      const origin = request.headers.origin;
-      if (typeof origin === 'string' && origin !== 'null' && new URL(origin).host !== request.headers.host) throw new HttpError(403, 'Cross-origin form refused');
+      refuseCrossOrigin(request);
       for (const rule of LOGIN_LIMITS) {
         const key = rule.scope === 'ip' ? `proxy-admin-login:${request.ip}` : 'proxy-admin-login:*';
         const hit = await hitRateLimit(db, key, rule);
@@ -182,6 +178,20 @@ ${table(['#', 'Time', 'Amount', 'Mint', 'Status', 'By', 'Token'], withdrawals.ma
   w.token ? `<details><summary>show</summary><code class="token">${esc(w.token)}</code></details>` : '–',
 ]), 'No withdrawals yet.')}`;
   }
+}
+
+/** A form posted from another site (the browser's Origin names another host) is refused. */
+function refuseCrossOrigin(request: FastifyRequest) {
+  const origin = request.headers.origin;
+  if (typeof origin !== 'string' || origin === 'null') return;
+  let host: string | null;
+  try {
+    host = new URL(origin).host;
+  } catch {
+    host = null;
+  }
+  // request.host honours X-Forwarded-Host when TRUST_PROXY is set.
+  if (host !== request.host) throw new HttpError(403, 'Cross-origin form refused');
 }
 
 function notConfiguredHtml(): string {
