@@ -3,6 +3,7 @@ import multipart from '@fastify/multipart';
 import type { FastifyBaseLogger } from 'fastify';
 import { ConfigError } from '../env.js';
 import { errorHandlerFor, HttpError, problemStyle } from '../http/errors.js';
+import { pruneRateLimits } from '../http/rate-limit.js';
 import type { ServiceContext, ServiceDefinition } from '../services.js';
 import { registerTaskRoutes } from '../tasks/routes.js';
 import { Accounts } from './accounts.js';
@@ -43,8 +44,13 @@ export const service: ServiceDefinition = {
       pending.add(job);
       void job.finally(() => pending.delete(job));
     };
-    // Expiry is enforced on every read; this only keeps the tables small.
-    const prune = () => later(() => accounts.store.pruneExpired(OUTBOX_KEEP_MS));
+    // Expiry is enforced on every read; this only keeps the tables small. Rate-limit windows
+    // older than a day are over for every rule in quartet (the longest is an hour).
+    const prune = () =>
+      later(async () => {
+        await accounts.store.pruneExpired(OUTBOX_KEEP_MS);
+        await pruneRateLimits(context.db, 24 * 3600_000);
+      });
     const pruner = setInterval(prune, PRUNE_EVERY_MS);
     pruner.unref();
     app.addHook('onClose', async () => clearInterval(pruner));
