@@ -73,7 +73,7 @@ export function loadViewerFiles(descriptions: { name: string; title: string; url
   return files;
 }
 
-function send(request: FastifyRequest, reply: FastifyReply, found: StaticFile, path: string) {
+function send(request: FastifyRequest, reply: FastifyReply, found: StaticFile) {
   reply.header('X-Content-Type-Options', 'nosniff');
   reply.header('Referrer-Policy', 'no-referrer');
   reply.header('ETag', found.etag);
@@ -97,7 +97,7 @@ export const service: ServiceDefinition = {
       }
       const found = files.get(path);
       if (!found) return reply.code(404).type('text/plain; charset=utf-8').header('X-Content-Type-Options', 'nosniff').send('Not found');
-      return send(request, reply, found, path);
+      return send(request, reply, found);
     });
   },
 };

@@ -10,7 +10,7 @@ import type { ApiModel, Operation, Tag } from './normalize/model.js';
 import { resolveOptions, type ResolvedOptions, type ViewerOptions } from './options.js';
 import { authPanel, type OAuthDefaults } from './render/authpanel.js';
 import { h, inChunks, tr } from './render/dom.js';
-import { domId, renderOperation, type OperationView, type RenderContext } from './render/operation.js';
+import { renderOperation, type OperationView, type RenderContext } from './render/operation.js';
 import { SearchIndex } from './search.js';
 import { validate } from './validate.js';
 
@@ -52,7 +52,7 @@ export class SwaggerUi {
       if (auth) this.api.clientAuthorizations.add(name, auth);
     }
     window.addEventListener(LEARNED_EVENT, () => {
-      if (this.model) this.render();
+      if (this.model && this.root?.isConnected) this.render();
     });
     window.addEventListener('hashchange', () => this.openDeepLink());
     // "/" anywhere on the page (not while typing) jumps to search.
@@ -440,4 +440,3 @@ function storedTheme(): string | undefined {
   }
 }
 
-export { domId };
