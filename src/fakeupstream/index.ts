@@ -118,7 +118,7 @@ export async function startFakeUpstream(options: FakeUpstreamOptions = {}): Prom
       return sendJson(res, 401, { error: { message: 'Incorrect API key provided', type: 'invalid_request_error', code: 'invalid_api_key' } });
     }
     if (url.pathname === '/debug/stream') return slowStream(res, Number(url.searchParams.get('n') ?? 3), Number(url.searchParams.get('delay') ?? 20));
-    if (req.method === 'GET' && url.pathname === '/v1/models') {
+    if ((req.method === 'GET' || req.method === 'HEAD') && url.pathname === '/v1/models') {
       return sendJson(res, 200, { object: 'list', data: FAKE_MODELS.map((id) => ({ id, object: 'model', created: 1700000000, owned_by: 'fake-upstream' })) });
     }
     const route = req.method === 'POST' ? MODEL_ROUTES[url.pathname] : undefined;

@@ -101,6 +101,9 @@ describe.each(databaseKinds)('forwarding on %s', (kind) => {
     const sent = node.upstream.requests.at(-1)!;
     expect(sent.url).toBe('/v1/models');
     expect(sent.headers.authorization).toBe('Bearer operator-key');
+    const head = await fetch(`${node.url}/v1/models`, { method: 'HEAD', headers: { authorization: `Bearer ${key}` } });
+    expect(head.status).toBe(200);
+    expect(node.upstream.requests.at(-1)!.method).toBe('HEAD');
     const missing = await fetch(`${node.url}/v1/models`);
     expect(missing.status).toBe(422);
     expect(await missing.json()).toEqual({ detail: [{ loc: ['header', 'authorization'], msg: 'Field required', type: 'missing' }] });
