@@ -148,4 +148,22 @@ describe('try it out', () => {
     const sent = site.seen.filter((r) => r.url === '/zoo/v1/keepers').at(-1)!;
     expect(sent.headers.authorization).toBe(`Basic ${Buffer.from('ünï:p:w').toString('base64')}`);
   });
+
+  it('sends cookie api keys and cookie parameters as cookies to a same-site API', async () => {
+    const spec = JSON.stringify({ openapi: '3.0.0', info: { title: 'cookies', version: '1' }, servers: [{ url: site.url }], paths: {
+      '/files/echo/c': { get: { security: [{ session: [] }], parameters: [{ name: 'pref', in: 'cookie', schema: { type: 'string' } }], responses: { 200: { description: 'ok' } } } },
+    }, components: { securitySchemes: { session: { type: 'apiKey', in: 'cookie', name: 'sid' } } } });
+    await openViewer(page, site.url, `{ spec: ${spec} }`);
+    await page.locator('.qv-authorize').click();
+    const form = page.locator('form.qv-auth-scheme[aria-label=session]');
+    await form.getByLabel('Value').fill('s 1');
+    await form.getByRole('button', { name: 'Authorize' }).click();
+    const op = await expandOperation(page, 'default', 'get', '/files/echo/c');
+    await op.locator('input[name=pref]').fill('dark');
+    await op.locator('.qv-submit').click();
+    await op.locator('.qv-response-code').waitFor();
+    const cookie = String(site.seen.filter((r) => r.url === '/files/echo/c').at(-1)?.headers.cookie);
+    expect(cookie).toContain('sid=s%201');
+    expect(cookie).toContain('pref=dark');
+  });
 });

@@ -7,6 +7,8 @@ import type { Operation, SecurityRequirement } from './normalize/model.js';
 export interface PendingRequest {
   headers: Record<string, string>;
   query: [string, string][];
+  /** Cookies to set before sending (browsers refuse a Cookie header from scripts). */
+  cookies?: [string, string][];
 }
 
 export interface Authorization {
@@ -14,13 +16,15 @@ export interface Authorization {
 }
 
 export class ApiKeyAuthorization implements Authorization {
-  readonly type: 'header' | 'query';
+  readonly type: 'header' | 'query' | 'cookie';
   constructor(readonly name: string, readonly value: string, type: string = 'header') {
-    this.type = String(type).toLowerCase() === 'query' ? 'query' : 'header';
+    const where = String(type).toLowerCase();
+    this.type = where === 'query' || where === 'cookie' ? where : 'header';
   }
   apply(request: PendingRequest) {
     // Query keys and values are encoded when the URL is built (2.2.10 left keys raw).
     if (this.type === 'query') request.query.push([this.name, this.value]);
+    else if (this.type === 'cookie') (request.cookies ??= []).push([this.name, this.value]);
     else request.headers[this.name] = this.value;
   }
 }

@@ -21,6 +21,8 @@ export interface BuiltRequest {
   method: string;
   url: string;
   headers: Record<string, string>;
+  /** Set as page cookies before sending; shown in curl. */
+  cookies: [string, string][];
   body?: BodyInit;
   /** What curl would send as body (files shown as @name). */
   curlBody?: { kind: 'raw'; text: string } | { kind: 'form'; fields: [string, string][] } | { kind: 'urlencoded'; text: string };
@@ -39,22 +41,20 @@ export function isEmpty(value: Value) {
 
 export function buildRequest(input: RequestInput, authorize: (pending: PendingRequest) => void): BuiltRequest {
   const { op } = input;
-  const pending: PendingRequest = { headers: {}, query: [] };
+  const pending: PendingRequest = { headers: {}, query: [], cookies: [] };
   let path = op.path;
-  const cookies: string[] = [];
   for (const [param, value] of input.values) {
     if (isEmpty(value)) continue;
     const texts = joined(Array.isArray(value) ? value.filter((v) => v !== '') : value, param.collectionFormat);
     if (param.in === 'path') path = path.split(`{${param.name}}`).join(encodeURIComponent(texts.join(',')));
     else if (param.in === 'query') for (const text of texts) pending.query.push([param.name, text]);
     else if (param.in === 'header') pending.headers[param.name] = texts.join(',');
-    else if (param.in === 'cookie') cookies.push(`${param.name}=${encodeURIComponent(texts.join(','))}`);
+    else if (param.in === 'cookie') pending.cookies!.push([param.name, texts.join(',')]);
   }
   authorize(pending);
-  if (cookies.length) pending.headers.Cookie = cookies.join('; ');
   if (input.accept) pending.headers.Accept = input.accept;
 
-  const built: BuiltRequest = { method: op.method.toUpperCase(), url: withQuery(input.server.replace(/\/$/, '') + path, pending.query), headers: pending.headers };
+  const built: BuiltRequest = { method: op.method.toUpperCase(), url: withQuery(input.server.replace(/\/$/, '') + path, pending.query), headers: pending.headers, cookies: pending.cookies! };
   const body = input.body;
   if (body && body.fields) {
     const fields = body.fields.filter(([, v]) => !isEmpty(v));
@@ -89,6 +89,14 @@ export function buildRequest(input: RequestInput, authorize: (pending: PendingRe
   return built;
 }
 
+/**
+ * Cookie parameters and cookie api keys: scripts may not send a Cookie header, so they are set on
+ * the page; the browser then sends them to same-site APIs only.
+ */
+function setCookies(cookies: [string, string][]) {
+  for (const [name, value] of cookies) document.cookie = `${encodeURIComponent(name)}=${encodeURIComponent(value)}; path=/; SameSite=Lax`;
+}
+
 function shellQuote(text: string) {
   return `'${text.replace(/'/g, `'\\''`)}'`;
 }
@@ -96,6 +104,7 @@ function shellQuote(text: string) {
 export function curlOf(request: BuiltRequest): string {
   const parts = [`curl -X ${request.method}`];
   for (const [name, value] of Object.entries(request.headers)) parts.push(`--header ${shellQuote(`${name}: ${value}`)}`);
+  if (request.cookies.length) parts.push(`--cookie ${shellQuote(request.cookies.map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(v)}`).join('; '))}`);
   const body = request.curlBody;
   if (body?.kind === 'form') for (const [name, value] of body.fields) parts.push(`-F ${shellQuote(`${name}=${value}`)}`);
   else if (body) parts.push(`-d ${shellQuote(body.text)}`);
@@ -118,6 +127,7 @@ export interface Outcome {
 
 export async function send(request: BuiltRequest): Promise<Outcome> {
   const start = performance.now();
+  setCookies(request.cookies);
   let response: globalThis.Response;
   try {
     response = await fetch(request.url, { method: request.method, headers: request.headers, body: request.body, mode: 'cors', redirect: 'follow' });

@@ -44,7 +44,7 @@ function schemeForm(scheme: SecurityScheme, auth: ClientAuthorizations, redirect
     const value = field('Value', 'password');
     box.append(value.element);
     submit = () => {
-      if (value.input.value) auth.add(scheme.name, new ApiKeyAuthorization(scheme.paramName ?? scheme.name, value.input.value, scheme.in === 'query' ? 'query' : 'header'));
+      if (value.input.value) auth.add(scheme.name, new ApiKeyAuthorization(scheme.paramName ?? scheme.name, value.input.value, scheme.in ?? 'header'));
     };
   } else if (scheme.type === 'basic') {
     const user = field('Username', 'text', 'username');
