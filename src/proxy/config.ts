@@ -16,6 +16,11 @@ export interface ProxyConfig {
   recoveryIntervalMs: number;
   /** Largest amount one top-up may credit. */
   maxTopupMsat: number;
+  /**
+   * Token redemptions (top-ups, first uses of a token as the bearer) one client address may
+   * start per minute; each costs a swap at the mint. 0: no limit.
+   */
+  redeemLimitPerMinute: number;
   // --- forwarding, pricing, billing, admin page (area A part 2, src/proxy/forward-config.ts) ---
   forward: ForwardConfig;
 }
@@ -31,6 +36,7 @@ export function loadProxyConfig(env: Env): ProxyConfig {
     mintTimeoutMs: int(env, 'PROXY_MINT_TIMEOUT_MS', 10_000, 100, 300_000),
     recoveryIntervalMs: int(env, 'PROXY_RECOVERY_INTERVAL_MS', 30_000, 100, 86_400_000),
     maxTopupMsat: int(env, 'PROXY_MAX_TOPUP_MSAT', 1_000_000_000_000, 1000, Number.MAX_SAFE_INTEGER),
+    redeemLimitPerMinute: int(env, 'PROXY_REDEEM_LIMIT_PER_MINUTE', 60, 0, 1_000_000),
     forward: loadForwardConfig(env),
   };
 }

@@ -76,6 +76,7 @@ export function walletErrors(statuses: number[]): Record<string, TSchema> {
     401: 'Authorization malformed (neither form) or unknown API key',
     409: 'The same token or refund is being processed by another request; retry',
     422: 'A required input is missing',
+    429: 'Too many tokens redeemed from this address (PROXY_REDEEM_LIMIT_PER_MINUTE); see Retry-After',
     502: 'The mint answered nonsense or refused to issue; nothing was taken',
     503: 'The mint is unreachable (the token is untouched), or an operation is pending and will finish later',
   };

@@ -1,8 +1,10 @@
 // Area A part 1: `GET /` node information and the seed's wallet routes under /v1/wallet/.
 import type { FastifyInstance } from 'fastify';
+import type { FastifyRequest } from 'fastify';
 import { HttpError } from '../http/errors.js';
+import { hitRateLimit } from '../http/rate-limit.js';
 import type { ServiceContext } from '../services.js';
-import { apiKeyOf, authenticate, parseAuthorization } from './accounts.js';
+import { apiKeyOf, authenticate, findAccountByKey, parseAuthorization } from './accounts.js';
 import { startRecovery } from './recovery.js';
 import { AuthorizationHeader, NodeInfo, RefundResult, TopupQuery, TopupResult, WalletInfo, walletErrors } from './schemas.js';
 import { accountById, type Account } from './store.js';
@@ -18,6 +20,31 @@ export async function registerWalletRoutes(app: FastifyInstance, context: Servic
   // Finish what a crash or an unreachable mint left unfinished: now, then periodically.
   const recovery = startRecovery(wallet, config.recoveryIntervalMs, app.log);
   app.addHook('onClose', async () => recovery.stop());
+
+  // Each well-formed token a caller hands in costs a swap at the mint, forged or not: top-ups and
+  // first uses of a token as the bearer count against one per-address limit, kept in the
+  // database so that every process sharing it enforces the same limit.
+  const redeemRule = { limit: config.redeemLimitPerMinute, windowMs: 60_000 };
+  const limitRedemption = async (request: FastifyRequest) => {
+    if (redeemRule.limit === 0) return;
+    const hit = await hitRateLimit(context.db, `proxy-redeem:${request.ip}`, redeemRule);
+    if (hit.allowed) return;
+    const seconds = Math.max(1, Math.ceil(hit.retryAfterMs / 1000));
+    throw new HttpError(429, `Too many Cashu tokens redeemed from this address (at most ${redeemRule.limit} a minute); try again in ${seconds} s`, {
+      code: 'rate_limit_exceeded',
+      type: 'requests',
+      headers: { 'Retry-After': String(seconds) },
+    });
+  };
+  // A token as the bearer is redeemed by whichever route authenticates it (the wallet routes and
+  // forwarding alike), so this hook covers every route of the proxy. Known accounts, and tokens
+  // that will be refused without a swap (malformed, untrusted mint…), are not counted.
+  app.addHook('onRequest', async (request) => {
+    const credential = parseAuthorization(header(request.headers.authorization) ?? '');
+    if (redeemRule.limit === 0 || credential?.kind !== 'token') return;
+    if (await findAccountByKey(context, apiKeyOf(credential))) return;
+    if (await wallet.wouldSwap(credential.token)) await limitRedemption(request);
+  });
 
   app.get('/', { schema: { summary: 'Node information', response: { 200: NodeInfo } } }, async () => {
     let info: Record<string, unknown> = {
@@ -36,7 +63,7 @@ export async function registerWalletRoutes(app: FastifyInstance, context: Servic
     description:
       'The account the `Authorization` header names: its API key, balance, reserved amount, available amount, total spent and total requests (all integer millisatoshis except the request count), and its creation time. A Cashu token sent as the bearer is redeemed once and becomes the account.',
     headers: AuthorizationHeader,
-    response: { 200: WalletInfo, ...walletErrors([400, 401, 409, 422, 503]) },
+    response: { 200: WalletInfo, ...walletErrors([400, 401, 409, 422, 429, 503]) },
   };
   const info = async (request: { headers: Record<string, string | string[] | undefined> }) => {
     const authorization = header(request.headers.authorization);
@@ -52,15 +79,15 @@ export async function registerWalletRoutes(app: FastifyInstance, context: Servic
       schema: {
         summary: 'Top up the balance with a Cashu token',
         description:
-          "Redeems the token by a swap at its mint (NUT-03), so it cannot be spent again, and credits its value minus the mint's input fee. The same token credits once, however often and however concurrently it is sent. If the mint is unreachable the token is untouched (503).",
+          "Redeems the token by a swap at its mint (NUT-03), so it cannot be spent again, and credits its value minus the mint's input fee. The same token credits once, however often and however concurrently it is sent. If the mint is unreachable the token is untouched (503). Token redemptions are limited per client address (429 with Retry-After).",
         querystring: TopupQuery,
         headers: AuthorizationHeader,
-        response: { 200: TopupResult, ...walletErrors([400, 401, 409, 422, 502, 503]) },
+        response: { 200: TopupResult, ...walletErrors([400, 401, 409, 422, 429, 502, 503]) },
       },
     },
     async (request) => {
       const account = await authenticate(context, wallet, header(request.headers.authorization));
-      const result = await wallet.redeem(request.query.ecash_token, { credit: { accountId: account.id }, purpose: 'topup' });
+      const result = await wallet.redeem(request.query.ecash_token, { credit: { accountId: account.id }, purpose: 'topup', admit: () => limitRedemption(request) });
       if (result.creditedAccountId !== account.id) {
         throw new HttpError(400, 'This token has already been redeemed (it is spent)', { code: 'token_already_spent' });
       }
@@ -77,7 +104,7 @@ export async function registerWalletRoutes(app: FastifyInstance, context: Servic
         description:
           "Pays the whole available balance (in whole units of the account's mint) out as a new Cashu token of the account's mint and unit. The debit comes first and is given back if the token cannot be made. Amounts reserved by requests in flight stay. With nothing new to refund, the last refund's token is returned again (`repeated`), so an answer lost on the way can be fetched.",
         headers: AuthorizationHeader,
-        response: { 200: RefundResult, ...walletErrors([400, 401, 409, 422, 502, 503]) },
+        response: { 200: RefundResult, ...walletErrors([400, 401, 409, 422, 429, 502, 503]) },
       },
     },
     async (request) => {

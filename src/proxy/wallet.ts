@@ -116,12 +116,11 @@ export class NodeWallet {
    * Throws HttpError: 400 (malformed, spent, untrusted mint, below fees…), 409 (the same token
    * is being redeemed right now), 503 (mint unreachable: token untouched; or outcome pending).
    */
-  async redeem(token: string, options: { credit?: CreditTarget; purpose?: string } = {}): Promise<RedeemResult> {
-    const parsed = await parseToken(token, this.mints, (url) => this.client(url), this.config.maxTopupMsat);
+  async redeem(token: string, options: { credit?: CreditTarget; purpose?: string; admit?: () => Promise<void> } = {}): Promise<RedeemResult> {
+    const parsed = await this.readToken(token);
     const remaining = parsed.amount - parsed.fee;
-    if (remaining <= 0) {
-      throw tokenError('amount_below_fee', `The token is worth ${parsed.amount} ${parsed.unit} and the mint's input fee is ${parsed.fee} ${parsed.unit}: nothing would remain to credit`);
-    }
+    // The token would now cost a swap at the mint: the caller's last word (a rate limit) first.
+    await options.admit?.();
     const client = this.client(parsed.mintUrl);
     let keyset: KeysetWithKeys;
     try {
@@ -165,6 +164,26 @@ export class NodeWallet {
       return this.redeemResult(await this.drive(claimed, false));
     }
     throw new HttpError(409, 'This token is being redeemed by another request; try again in a moment', { code: 'redemption_in_progress' });
+  }
+
+  /** Decodes and checks a token (throws its HttpError), as redeem does before any swap. */
+  private async readToken(token: string) {
+    const parsed = await parseToken(token, this.mints, (url) => this.client(url), this.config.maxTopupMsat);
+    if (parsed.amount - parsed.fee <= 0) {
+      throw tokenError('amount_below_fee', `The token is worth ${parsed.amount} ${parsed.unit} and the mint's input fee is ${parsed.fee} ${parsed.unit}: nothing would remain to credit`);
+    }
+    return parsed;
+  }
+
+  /** True when redeem would take this token as far as a swap at the mint (it reads the mint's keysets, no more). */
+  async wouldSwap(token: string): Promise<boolean> {
+    try {
+      await this.readToken(token);
+      return true;
+    } catch (error) {
+      if (error instanceof HttpError) return false;
+      throw error;
+    }
   }
 
   /** Writes the operation and claims its proofs in one transaction; null if a proof is taken. */

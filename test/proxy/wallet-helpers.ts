@@ -5,10 +5,11 @@ export interface Answer {
   status: number;
   body: any;
   text: string;
+  headers: Headers;
 }
 
-export async function call(base: string, method: string, path: string, headers: Record<string, string> = {}): Promise<Answer> {
-  const response = await fetch(base + path, { method, headers });
+export async function call(base: string, method: string, path: string, headers: Record<string, string> = {}, payload?: string): Promise<Answer> {
+  const response = await fetch(base + path, { method, headers, body: payload });
   const text = await response.text();
   let body: unknown;
   try {
@@ -16,7 +17,7 @@ export async function call(base: string, method: string, path: string, headers: 
   } catch {
     body = undefined;
   }
-  return { status: response.status, body, text };
+  return { status: response.status, body, text, headers: response.headers };
 }
 
 export const bearer = (credential: string) => ({ authorization: `Bearer ${credential}` });
