@@ -5,6 +5,7 @@ import { chromium, type Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDevMint, type DevMint } from '../../src/devmint/index.js';
 import { Accounts } from '../../src/users/accounts.js';
+import { databaseKinds } from '../support/databases.js';
 import { chatBody, postJson, startNode, type Node } from './forward-helpers.js';
 import { openAccount, receiveAtMint } from './wallet-helpers.js';
 
@@ -194,5 +195,30 @@ describe('admin page', () => {
     }
     expect(statuses.at(-1)).toBe(429);
     expect(statuses.filter((s) => s === 401).length).toBeLessThanOrEqual(10);
+  });
+});
+
+describe.each(databaseKinds)('admin totals on %s', (kind) => {
+  it('match the database after billed requests', async () => {
+    const node = await startNode(kind, { env: { PROXY_ADMIN_PASSWORD: PASSWORD } });
+    try {
+      const keys = [await node.account(500_000), await node.account(70_000)];
+      for (const key of keys) expect((await postJson(`${node.url}/v1/chat/completions`, chatBody(), { authorization: `Bearer ${key}` })).status).toBe(200);
+      const login = await fetch(`${node.url}/admin/login`, { method: 'POST', redirect: 'manual', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: `password=${encodeURIComponent(PASSWORD)}` });
+      const cookie = login.headers.get('set-cookie')!.split(';')[0];
+      const html = await (await fetch(`${node.url}/admin/`, { headers: { cookie } })).text();
+      const shown = (id: string) => Number(new RegExp(`id="${id}" data-msat="(-?\\d+)"`).exec(html)![1]);
+      const ledger = await node.ledger();
+      const charged = ledger.reduce((sum, row) => sum + Number(row.charged_msat), 0);
+      const balances = (await Promise.all(keys.map((key) => node.balance(key)))).reduce((sum, b) => sum + b.balance, 0);
+      expect(shown('total-held')).toBe(balances);
+      expect(shown('total-held')).toBe(570_000 - charged);
+      expect(shown('total-earned')).toBe(charged);
+      expect(shown('total-earnings')).toBe(charged);
+      expect(shown('total-reserved')).toBe(0);
+      expect(html).toContain('id="total-requests">2 / 0<');
+    } finally {
+      await node.close();
+    }
   });
 });
