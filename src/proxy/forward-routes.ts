@@ -188,7 +188,7 @@ async function serveReserved(billed: Billed, pathAndQuery: string, plan: Reserva
   const { deps, request, reply, metered, reservation } = billed;
   const { billing } = deps;
   const config = deps.context.config.proxy.forward;
-  const body = upstreamBody(metered, plan) ?? Buffer.from(JSON.stringify(metered.body));
+  const body = upstreamBody(metered, plan);
   let response;
   try {
     response = await deps.upstream.request({
@@ -280,7 +280,7 @@ async function jsonBilled(billed: Billed, status: number, headers: Record<string
     json = undefined;
   }
   const usage = readUsage(json);
-  const measured = usage ?? estimateUsage(billed.metered.bodyBytes, raw.length);
+  const measured = usage ?? estimateUsage(billed.metered.raw.length, raw.length);
   const { cost, charged } = await settle(billed, measured, usage ? 'upstream' : 'estimate', status);
   setCostHeaders(reply, cost, charged);
   const change = await setChangeHeader(billed);
@@ -344,7 +344,7 @@ async function streamBilled(billed: Billed, status: number, headers: Record<stri
   }
   if (settled === null) {
     if (meter.contentBytes > 0) {
-      settled = await settle(billed, estimateUsage(billed.metered.bodyBytes, meter.contentBytes), 'estimate', status);
+      settled = await settle(billed, estimateUsage(billed.metered.raw.length, meter.contentBytes), 'estimate', status);
     } else {
       await deps.billing.release(reservation, failure ? `stream failed: ${(failure as Error).message}` : 'stream ended without content or usage', status);
     }

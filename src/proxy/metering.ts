@@ -49,8 +49,8 @@ export interface MeteredRequest {
   stream: boolean;
   /** Upper bound of the prompt's tokens (see promptTokenBound). */
   promptBound: number;
-  /** Bytes of the request body: a fair prompt estimate when the upstream reports no usage is bytes / 4. */
-  bodyBytes: number;
+  /** The request body as received (forwarded as it is when the node changes nothing). */
+  raw: Buffer;
   /** The output cap the caller asked for (per choice), null when it named none. */
   requestedMaxTokens: number | null;
   /** How many completions one request produces (n, best_of): output tokens are per choice. */
@@ -113,7 +113,7 @@ export function meterRequest(kind: BilledKind, raw: Buffer): MeteredRequest {
     model: object.model,
     stream: object.stream === true && kind !== 'embeddings',
     promptBound: promptTokenBound(object),
-    bodyBytes: raw.length,
+    raw,
     requestedMaxTokens,
     choices: Math.max(n, bestOf),
     body: object,
@@ -158,7 +158,7 @@ export function planReservation(
 }
 
 /** The body sent upstream: the output cap the reservation covers, and usage forced on streams. */
-export function upstreamBody(metered: MeteredRequest, plan: ReservationPlan): Buffer | null {
+export function upstreamBody(metered: MeteredRequest, plan: ReservationPlan): Buffer {
   const body = { ...metered.body };
   let changed = false;
   const field = maxTokensField(metered.kind, body);
@@ -173,7 +173,7 @@ export function upstreamBody(metered: MeteredRequest, plan: ReservationPlan): Bu
       changed = true;
     }
   }
-  return changed ? Buffer.from(JSON.stringify(body)) : null;
+  return changed ? Buffer.from(JSON.stringify(body)) : metered.raw;
 }
 
 export interface Usage {
