@@ -10,7 +10,7 @@ import type { ServiceContext } from '../services.js';
 import { authenticate, type Account } from './accounts.js';
 import { registerAdminRoutes } from './admin.js';
 import { Billing, type Reservation } from './billing.js';
-import { callerResponseHeaders, Upstream, upstreamFailure, upstreamRequestHeaders } from './forward.js';
+import { callerResponseHeaders, COST_HEADERS, RESERVED_HEADER, Upstream, upstreamFailure, upstreamRequestHeaders } from './forward.js';
 import {
   billedKind,
   costJson,
@@ -35,8 +35,6 @@ const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 /** Namespaces of this node that never go upstream (the platform keeps /api, /1, /docs, /openapi). */
 const LOCAL_PREFIXES = ['/admin', '/v1/wallet'];
 
-export const COST_HEADERS = { total: 'x-cashu-cost-msat', input: 'x-cost-input-msat', output: 'x-cost-output-msat', request: 'x-cost-request-msat' } as const;
-const RESERVED_HEADER = 'x-cashu-reserved-msat';
 
 interface Deps {
   context: ServiceContext;

@@ -10,8 +10,11 @@ import type { ForwardConfig } from './forward-config.js';
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-authenticate', 'proxy-authorization', 'proxy-connection', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'host', 'http2-settings']);
 /** The caller's credentials and identity never reach the upstream (this node is anonymous by design). */
 const CALLER_ONLY = new Set(['authorization', 'x-cashu', 'cookie', 'x-api-key', 'api_key', 'forwarded', 'x-forwarded-for', 'x-forwarded-host', 'x-forwarded-proto', 'x-real-ip', 'x-request-id']);
+/** The node's cost headers on billed answers (docs/proxy-billing.md). */
+export const COST_HEADERS = { total: 'x-cashu-cost-msat', input: 'x-cost-input-msat', output: 'x-cost-output-msat', request: 'x-cost-request-msat' } as const;
+export const RESERVED_HEADER = 'x-cashu-reserved-msat';
 /** Headers of the upstream's answer the node replaces with its own. */
-const NODE_OWNED = new Set(['x-cashu', 'x-cashu-cost-msat', 'x-cost-input-msat', 'x-cost-output-msat', 'x-cost-request-msat', 'x-cashu-reserved-msat', 'set-cookie', 'x-request-id']);
+const NODE_OWNED = new Set(['x-cashu', ...Object.values(COST_HEADERS), RESERVED_HEADER, 'set-cookie', 'x-request-id']);
 
 function connectionTokens(headers: IncomingHttpHeaders | Record<string, unknown>): Set<string> {
   const value = headers.connection;
