@@ -89,6 +89,22 @@ describe.each(databaseKinds)('X-Cashu payments on %s', (kind) => {
     expect(tokenSats(answer.headers.get('x-cashu')!)).toBe(1);
   });
 
+  it('counts new X-Cashu tokens against the per-address redemption limit', async () => {
+    const limited = await startNode(kind, { upstream: node.upstream, env: { PROXY_MINTS: mint.url, PROXY_REDEEM_LIMIT_PER_MINUTE: '1' } });
+    try {
+      const first = await postJson(`${limited.url}/v1/chat/completions`, chatBody(), { 'x-cashu': await mint.mintToken(5) });
+      expect(first.status).toBe(200);
+      const token = await mint.mintToken(5);
+      const second = await postJson(`${limited.url}/v1/chat/completions`, chatBody(), { 'x-cashu': token });
+      expect(second.status).toBe(429);
+      expect(second.headers.get('retry-after')).toMatch(/^\d+$/);
+      // Refused before any swap: the token is still good.
+      expect(await receiveAtMint(mint.url, token)).toBe(5);
+    } finally {
+      await limited.server.close();
+    }
+  });
+
   it('refuses what is not a token, and tokens of untrusted mints', async () => {
     const garbage = await postJson(`${node.url}/v1/chat/completions`, chatBody(), { 'x-cashu': 'not-a-token' });
     expect(garbage.status).toBe(400);
