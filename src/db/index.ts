@@ -50,7 +50,7 @@ export async function openDatabase(config: DatabaseConfig): Promise<Database> {
   native.pragma('synchronous = NORMAL');
   native.pragma('busy_timeout = 5000');
   native.pragma('foreign_keys = ON');
-  const kysely = new Kysely<DB>({ dialect: new SqliteDialect({ database: native }) });
+  const kysely = new Kysely<DB>({ dialect: new SqliteDialect({ database: withStatementCache(native) }) });
   return {
     kysely,
     dialect: 'sqlite',
@@ -59,5 +59,33 @@ export async function openDatabase(config: DatabaseConfig): Promise<Database> {
       await sql`select 1`.execute(kysely);
     },
     close: () => kysely.destroy(),
+  };
+}
+
+const STATEMENT_CACHE_SIZE = 500;
+
+/**
+ * Kysely prepares every query anew; better-sqlite3 statements can be reused, and parsing the
+ * same SQL again was a large part of a short request's time. Keep the most recent ones.
+ */
+function withStatementCache(native: BetterSqlite3.Database) {
+  const cache = new Map<string, BetterSqlite3.Statement>();
+  return {
+    close: () => native.close(),
+    prepare(sql: string) {
+      const cached = cache.get(sql);
+      // A statement still iterating (a streamed query) cannot run again yet: prepare a fresh one.
+      if (cached && !cached.busy) {
+        cache.delete(sql);
+        cache.set(sql, cached);
+        return cached;
+      }
+      const statement = native.prepare(sql);
+      if (!cached) {
+        cache.set(sql, statement);
+        if (cache.size > STATEMENT_CACHE_SIZE) cache.delete(cache.keys().next().value!);
+      }
+      return statement;
+    },
   };
 }
