@@ -19,6 +19,11 @@ const echo = (req: any, res: any) => {
     sendText(res, 200, JSON.stringify({ url: req.url, apiKey: req.headers.api_key ?? null }), 'application/json');
     return true;
   }
+  if (req.url.startsWith('/huge')) {
+    const items = Array.from({ length: 60000 }, (_, i) => ({ id: i, name: `item ${i}`, tags: ['a', 'b'], ok: i % 2 === 0, score: i / 7 }));
+    sendText(res, 200, JSON.stringify(items), 'application/json');
+    return true;
+  }
   if (req.url.startsWith('/big')) {
     const items = Array.from({ length: 4000 }, (_, i) => ({ id: i, name: `item ${i}`, ok: true }));
     sendText(res, 200, JSON.stringify(items), 'application/json');
@@ -155,6 +160,33 @@ describe('options', () => {
     await op.locator('.qv-response-code').waitFor();
     await page.waitForFunction(() => document.querySelectorAll('.qv-response-text .hl-number').length >= 4000);
   });
+
+  it('highlights a multi-megabyte (pretty-printed) response in slices, keeping the page responsive', async () => {
+    const spec = `{ openapi: '3.0.0', info: { title: 'Huge', version: '1' }, servers: [{ url: '${site.url}' }], paths: { '/huge': { get: { responses: { 200: { description: 'ok' } } } } } }`;
+    await openViewer(page, site.url, `{ spec: ${spec} }`);
+    const op = await expandOperation(page, 'default', 'get', '/huge');
+    await op.locator('.qv-submit').click();
+    await op.locator('.qv-response-code').waitFor();
+    // The whole body is on screen before it is coloured: the highlighter yields between slices.
+    const early = await page.evaluate(() => {
+      const blocks = document.querySelectorAll('.qv-response-text .hl-block');
+      // (the very last block holds only the closing bracket, which has no token to colour)
+      return { text: document.querySelector('.qv-response-text')!.textContent!.length, lastColoured: blocks[blocks.length - 2].childElementCount > 0 };
+    });
+    expect(early.text).toBeGreaterThan(4_000_000);
+    expect(early.lastColoured).toBe(false);
+    // …and the page answers while it colours.
+    const lag = await page.evaluate(() => new Promise<number>((resolve) => {
+      const t0 = performance.now();
+      setTimeout(() => resolve(performance.now() - t0 - 20), 20);
+    }));
+    expect(lag).toBeLessThan(500);
+    await page.waitForFunction(() => {
+      const blocks = document.querySelectorAll('.qv-response-text .hl-block');
+      return blocks[blocks.length - 2].childElementCount > 0;
+    }, undefined, { timeout: 60_000, polling: 500 });
+    await expect(op.locator('.qv-response-text .hl-block').nth(-2).locator('.hl-number').count()).resolves.toBeGreaterThan(0);
+  }, 90_000);
 
   it('jsonEditor: a form built from the body schema writes the JSON body', async () => {
     await openViewer(page, site.url, `{ url: ${PET}, jsonEditor: true }`);

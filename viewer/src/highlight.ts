@@ -1,5 +1,6 @@
-// Syntax highlighting of JSON and XML bodies without freezing: tokens are turned into spans in
-// time slices (a few ms each), so a multi-megabyte response stays scrollable while it colours.
+// Syntax highlighting of JSON and XML bodies without freezing: the text appears at once, then
+// blocks of lines are coloured in time slices (a few ms each), so a multi-megabyte response stays
+// scrollable while it colours.
 // `threshold` is highlightSizeThreshold: larger bodies are shown as plain text.
 
 const JSON_TOKEN = /("(?:\\.|[^"\\])*")(\s*:)?|(-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?)|\b(true|false|null)\b/g;
@@ -14,31 +15,55 @@ export function highlightInto(target: HTMLElement, source: string, language: Lan
     return Promise.resolve();
   }
   target.classList.add('qv-highlighted');
+  // The text is shown at once in blocks of lines; each block is then coloured in place. Blocks
+  // are separate boxes, so colouring one re-lays out that block only, never the whole body.
+  const lines = source.split('\n');
+  const blocks: HTMLElement[] = [];
+  for (let i = 0; i < lines.length; i += BLOCK_LINES) {
+    const block = document.createElement('div');
+    block.className = 'hl-block';
+    block.textContent = lines.slice(i, i + BLOCK_LINES).join('\n') + (i + BLOCK_LINES < lines.length ? '\n' : '');
+    blocks.push(block);
+  }
+  target.append(...blocks);
   const pattern = new RegExp(language === 'json' ? JSON_TOKEN : XML_TOKEN);
-  let position = 0;
+  let index = 0;
   return new Promise((resolve) => {
     const step = () => {
-      const fragment = document.createDocumentFragment();
       const start = performance.now();
-      let done = false;
-      while (performance.now() - start < 8) {
-        const match = pattern.exec(source);
-        if (!match) {
-          done = true;
-          break;
-        }
-        if (match.index > position) fragment.appendChild(document.createTextNode(source.slice(position, match.index)));
-        appendToken(fragment, match, language);
-        position = pattern.lastIndex;
-        if (match[0].length === 0) pattern.lastIndex++;
-      }
-      if (done && position < source.length) fragment.appendChild(document.createTextNode(source.slice(position)));
-      target.appendChild(fragment);
-      if (done) resolve();
-      else setTimeout(step, 0);
+      while (index < blocks.length && performance.now() - start < 8) colour(blocks[index++], pattern, language);
+      if (index < blocks.length) nextTask(step);
+      else resolve();
     };
     step();
   });
+}
+
+const BLOCK_LINES = 100;
+
+// Yields to the event loop (input, rendering) without setTimeout's 4 ms clamp.
+const channel = typeof MessageChannel === 'function' ? new MessageChannel() : undefined;
+const queued: (() => void)[] = [];
+if (channel) channel.port1.onmessage = () => queued.shift()?.();
+function nextTask(run: () => void) {
+  if (!channel) return void setTimeout(run, 0);
+  queued.push(run);
+  channel.port2.postMessage(null);
+}
+
+function colour(block: HTMLElement, pattern: RegExp, language: Language) {
+  const text = block.textContent ?? '';
+  const fragment = document.createDocumentFragment();
+  let position = 0;
+  pattern.lastIndex = 0;
+  for (let match = pattern.exec(text); match; match = pattern.exec(text)) {
+    if (match.index > position) fragment.appendChild(document.createTextNode(text.slice(position, match.index)));
+    appendToken(fragment, match, language);
+    position = pattern.lastIndex;
+    if (match[0].length === 0) pattern.lastIndex++;
+  }
+  if (position < text.length) fragment.appendChild(document.createTextNode(text.slice(position)));
+  block.replaceChildren(fragment);
 }
 
 function span(cls: string, text: string) {
