@@ -37,7 +37,9 @@ function format(r: BenchResult): string {
 
 const meta = { date: new Date().toISOString(), node: process.version, cpus: (await import('node:os')).cpus().length };
 mkdirSync(join(here, 'results'), { recursive: true });
-writeFileSync(join(here, 'results', 'latest.json'), JSON.stringify({ ...meta, results }, null, 2) + '\n');
+// A full run is `latest.json`; a partial one is named after the benchmarks it ran.
+const resultsFile = wanted.length ? `${wanted.join('+')}.json` : 'latest.json';
+writeFileSync(join(here, 'results', resultsFile), JSON.stringify({ ...meta, results }, null, 2) + '\n');
 
 const table = [
   `Last run: ${meta.date}, Node ${meta.node}, ${meta.cpus} CPUs.`,
@@ -53,5 +55,5 @@ const end = '<!-- results:end -->';
 if (wanted.length === 0 && readme.includes(start)) {
   writeFileSync(readmePath, readme.replace(new RegExp(`${start}[\\s\\S]*${end}`), `${start}\n${table}\n${end}`));
 }
-console.log(`\nresults written to bench/results/latest.json${failures.length ? `; FAILED: ${failures.join(', ')}` : ''}`);
+console.log(`\nresults written to bench/results/${resultsFile}${failures.length ? `; FAILED: ${failures.join(', ')}` : ''}`);
 process.exit(failures.length ? 1 : 0);

@@ -56,7 +56,7 @@ export async function migrate(database: Database): Promise<string[]> {
   }
   // better-sqlite3 runs on one connection; pin it and take the write lock up front.
   return database.kysely.connection().execute(async (conn) => {
-    await sql`begin immediate`.execute(conn);
+    await beginImmediate(conn);
     try {
       const applied = await apply(conn);
       await sql`commit`.execute(conn);
@@ -66,4 +66,21 @@ export async function migrate(database: Database): Promise<string[]> {
       throw error;
     }
   });
+}
+
+const MIGRATION_LOCK_WAIT_MS = 120_000;
+
+/** Takes SQLite's write lock, waiting longer than busy_timeout for another process's migrations. */
+async function beginImmediate(conn: Kysely<any>): Promise<void> {
+  const deadline = Date.now() + MIGRATION_LOCK_WAIT_MS;
+  for (;;) {
+    try {
+      await sql`begin immediate`.execute(conn);
+      return;
+    } catch (error) {
+      const busy = (error as { code?: string }).code?.startsWith('SQLITE_BUSY');
+      if (!busy || Date.now() > deadline) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+  }
 }

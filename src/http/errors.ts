@@ -113,7 +113,13 @@ export function fieldErrorsFromValidation(errors: AjvError[], context: string | 
   const where = CONTEXT_LOC[context ?? 'body'] ?? 'body';
   const seen = new Set<string>();
   const fields: FieldError[] = [];
+  // A failed anyOf/oneOf also reports every branch's own complaint about the same value;
+  // one message per value is clearer, so keep the union's error and drop the branches'.
+  const unionPaths = errors.filter((e) => e.keyword === 'anyOf' || e.keyword === 'oneOf').map((e) => e.instancePath);
+  const isBranchError = (e: AjvError) =>
+    e.keyword !== 'anyOf' && e.keyword !== 'oneOf' && e.keyword !== 'required' && unionPaths.some((path) => e.instancePath === path);
   for (const error of errors) {
+    if (isBranchError(error)) continue;
     const path = error.instancePath
       .split('/')
       .slice(1)
@@ -132,6 +138,10 @@ export function fieldErrorsFromValidation(errors: AjvError[], context: string | 
         break;
       case 'enum':
         field = { loc: [where, ...path], msg: `Input should be one of ${(error.params.allowedValues ?? []).map((v: unknown) => JSON.stringify(v)).join(', ')}`, type: 'enum' };
+        break;
+      case 'anyOf':
+      case 'oneOf':
+        field = { loc: [where, ...path], msg: 'Input does not match any of the allowed forms', type: 'union' };
         break;
       case 'maxLength':
         field = { loc: [where, ...path], msg: `String should have at most ${error.params.limit} characters`, type: 'string_too_long' };
