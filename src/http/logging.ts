@@ -1,6 +1,6 @@
 // Logger options: secrets never reach the log. Headers that carry credentials are censored,
 // and so are credential-bearing query parameters (ecash_token, api_key, dev_hash, token…).
-import type { FastifyServerOptions } from 'fastify';
+import type { FastifyReply, FastifyRequest, FastifyServerOptions } from 'fastify';
 
 const SECRET_QUERY_PARAMS = /^(ecash_token|cashu_token|token|api_key|api_secret|dev_hash|password|secret|reset_token|access_token|code|code_verifier)$/i;
 
@@ -57,4 +57,11 @@ export function loggerOptions(level: string): FastifyServerOptions['logger'] {
       },
     },
   };
+}
+
+/** The access log: one line per answered request, the URL without secrets, server errors as errors. */
+export function logRequest(request: FastifyRequest, reply: FastifyReply) {
+  const line = { req: request, status: reply.statusCode, ms: Math.round(reply.elapsedTime * 100) / 100 };
+  if (reply.statusCode >= 500) request.log.error(line, 'request failed');
+  else request.log.info(line, 'request completed');
 }
