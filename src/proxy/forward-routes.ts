@@ -6,9 +6,9 @@ import { PassThrough, type Readable } from 'node:stream';
 import { PaymentRequest } from '@cashu/cashu-ts';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { HttpError } from '../http/errors.js';
-import { hitRateLimit } from '../http/rate-limit.js';
 import type { ServiceContext } from '../services.js';
-import { apiKeyForToken, authenticate, findAccountByKey, type Account } from './accounts.js';
+import { authenticate, type Account } from './accounts.js';
+import { limitTokenRedemption } from './redeem-limit.js';
 import { registerAdminRoutes } from './admin.js';
 import { Billing, type Reservation } from './billing.js';
 import { callerResponseHeaders, COST_HEADERS, RESERVED_HEADER, Upstream, upstreamFailure, upstreamRequestHeaders } from './forward.js';
@@ -235,29 +235,11 @@ async function identifyPayer(deps: Deps, request: FastifyRequest, price: () => R
     }
     // The token is redeemed once into the account it names ("sk-" + sha256 of the token), the
     // same as a token used as bearer: a repeated token finds that account and its remainder.
-    await limitRedemption(deps, request, token);
+    await limitTokenRedemption(deps.context, deps.wallet, request.ip, token);
     return { account: await authenticate(deps.context, deps.wallet, `Bearer ${token}`), payment: 'x-cashu' };
   }
   if (request.headers.authorization === undefined) throw paymentRequired(deps, price());
   return { account: await authenticate(deps.context, deps.wallet, request.headers.authorization), payment: 'key' };
-}
-
-/**
- * A new X-Cashu token costs a swap at the mint: it counts against the same per-address budget
- * (PROXY_REDEEM_LIMIT_PER_MINUTE, key `proxy-redeem:<ip>`) as top-ups and tokens used as bearer
- * (wallet-routes.ts). Known tokens and tokens refused without a swap are not counted.
- */
-async function limitRedemption(deps: Deps, request: FastifyRequest, token: string) {
-  const rule = { limit: deps.context.config.proxy.redeemLimitPerMinute, windowMs: 60_000 };
-  if (rule.limit === 0 || (await findAccountByKey(deps.context, apiKeyForToken(token))) || !(await deps.wallet.wouldSwap(token))) return;
-  const hit = await hitRateLimit(deps.context.db, `proxy-redeem:${request.ip}`, rule);
-  if (hit.allowed) return;
-  const seconds = Math.max(1, Math.ceil(hit.retryAfterMs / 1000));
-  throw new HttpError(429, `Too many Cashu tokens redeemed from this address (at most ${rule.limit} a minute); try again in ${seconds} s`, {
-    code: 'rate_limit_exceeded',
-    type: 'requests',
-    headers: { 'Retry-After': String(seconds) },
-  });
 }
 
 function paymentRequired(deps: Deps, planned: ReturnType<typeof planReservation>): HttpError {

@@ -1,10 +1,9 @@
 // Area A part 1: `GET /` node information and the seed's wallet routes under /v1/wallet/.
 import type { FastifyInstance } from 'fastify';
-import type { FastifyRequest } from 'fastify';
 import { HttpError } from '../http/errors.js';
-import { hitRateLimit } from '../http/rate-limit.js';
 import type { ServiceContext } from '../services.js';
-import { apiKeyOf, authenticate, findAccountByKey, parseAuthorization } from './accounts.js';
+import { apiKeyOf, authenticate, parseAuthorization } from './accounts.js';
+import { countRedemption, limitTokenRedemption } from './redeem-limit.js';
 import { startRecovery } from './recovery.js';
 import { AuthorizationHeader, NodeInfo, RefundResult, TopupQuery, TopupResult, WalletInfo, walletErrors } from './schemas.js';
 import { accountById, type Account } from './store.js';
@@ -21,29 +20,11 @@ export async function registerWalletRoutes(app: FastifyInstance, context: Servic
   const recovery = startRecovery(wallet, config.recoveryIntervalMs, app.log);
   app.addHook('onClose', async () => recovery.stop());
 
-  // Each well-formed token a caller hands in costs a swap at the mint, forged or not: top-ups and
-  // first uses of a token as the bearer count against one per-address limit, kept in the
-  // database so that every process sharing it enforces the same limit.
-  const redeemRule = { limit: config.redeemLimitPerMinute, windowMs: 60_000 };
-  const limitRedemption = async (request: FastifyRequest) => {
-    if (redeemRule.limit === 0) return;
-    const hit = await hitRateLimit(context.db, `proxy-redeem:${request.ip}`, redeemRule);
-    if (hit.allowed) return;
-    const seconds = Math.max(1, Math.ceil(hit.retryAfterMs / 1000));
-    throw new HttpError(429, `Too many Cashu tokens redeemed from this address (at most ${redeemRule.limit} a minute); try again in ${seconds} s`, {
-      code: 'rate_limit_exceeded',
-      type: 'requests',
-      headers: { 'Retry-After': String(seconds) },
-    });
-  };
   // A token as the bearer is redeemed by whichever route authenticates it (the wallet routes and
-  // forwarding alike), so this hook covers every route of the proxy. Known accounts, and tokens
-  // that will be refused without a swap (malformed, untrusted mint…), are not counted.
+  // forwarding alike), so this hook covers every route of the proxy (see redeem-limit.ts).
   app.addHook('onRequest', async (request) => {
     const credential = parseAuthorization(header(request.headers.authorization) ?? '');
-    if (redeemRule.limit === 0 || credential?.kind !== 'token') return;
-    if (await findAccountByKey(context, apiKeyOf(credential))) return;
-    if (await wallet.wouldSwap(credential.token)) await limitRedemption(request);
+    if (credential?.kind === 'token') await limitTokenRedemption(context, wallet, request.ip, credential.token);
   });
 
   app.get('/', { schema: { summary: 'Node information', response: { 200: NodeInfo } } }, async () => {
@@ -87,7 +68,7 @@ export async function registerWalletRoutes(app: FastifyInstance, context: Servic
     },
     async (request) => {
       const account = await authenticate(context, wallet, header(request.headers.authorization));
-      const result = await wallet.redeem(request.query.ecash_token, { credit: { accountId: account.id }, purpose: 'topup', admit: () => limitRedemption(request) });
+      const result = await wallet.redeem(request.query.ecash_token, { credit: { accountId: account.id }, purpose: 'topup', admit: () => countRedemption(context, request.ip) });
       if (result.creditedAccountId !== account.id) {
         throw new HttpError(400, 'This token has already been redeemed (it is spent)', { code: 'token_already_spent' });
       }
