@@ -174,9 +174,8 @@ describe.skipIf(!postgresAvailable)('billing with two processes on one PostgreSQ
       const account = await b.balance(key);
       expect(account).toMatchObject({ reserved: 0, spent: charged, requests: served.length });
       expect(start - account.balance).toBe(charged);
-      // Both processes served some.
-      expect(answers.filter((x, i) => i % 2 === 1 && x.status === 200).length).toBeGreaterThan(0);
-      expect(answers.filter((x, i) => i % 2 === 0 && x.status === 200).length).toBeGreaterThan(0);
+      // Which process wins each race is the scheduler's choice (one may win all ten); what must
+      // hold is above: both answered from one balance, and no msat was spent twice.
       const ledger = await a.ledger();
       expect(ledger.filter((row) => row.status === 'settled').length).toBe(served.length + 1);
     } finally {

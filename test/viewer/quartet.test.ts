@@ -86,7 +86,9 @@ describe('/docs/ on quartet', () => {
       // Open every operation of the description: all of them render.
       for (const tag of await page.locator('.qv-tag-toggle').all()) await tag.click();
       for (const head of await page.locator('.qv-op-head').all()) await head.click();
-      await expect(page.locator('.qv-op-body:visible').count()).resolves.toBe(await page.locator('.qv-op').count());
+      // Bodies render when opened, possibly a frame later: wait for all of them, not just the first.
+      const operations = await page.locator('.qv-op').count();
+      await expect.poll(() => page.locator('.qv-op-body:visible').count(), { timeout: 10_000 }).toBe(operations);
     }
     expect(violations).toEqual([]);
     expect(errors).toEqual([]);
