@@ -1,7 +1,7 @@
 // Builds the one Fastify app that serves every mounted service, and runs it with a graceful
 // shutdown (stop accepting, finish in-flight requests, close the database).
 import { randomUUID } from 'node:crypto';
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyInstance } from 'fastify';
 import type { Config, ServiceName } from './config.js';
 import { openDatabase, type Database } from './db/index.js';
 import { migrate } from './db/migrate.js';
@@ -50,8 +50,8 @@ export async function buildServer(config: Config, options: BuildOptions = {}): P
     trustProxy: config.trustProxy,
     forceCloseConnections: 'idle',
     return503OnClosing: true,
-    // One access-log line per request (see logging.ts) instead of Fastify's two.
-    disableRequestLogging: true,
+    // One access-log line per request (logRequest below) instead of Fastify's two.
+    logController: new LogController({ disableRequestLogging: true }),
     requestIdHeader: false,
     genReqId: (request) => {
       const incoming = request.headers['x-request-id'];
