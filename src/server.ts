@@ -11,7 +11,7 @@ import { loggerOptions, logRequest } from './http/logging.js';
 import { MetricsRegistry, registerMetrics } from './http/metrics.js';
 import { OpenApiCollector } from './http/openapi.js';
 import { validatorCompiler } from './http/validation.js';
-import { serviceLoaders, type ServiceContext, type ServiceDefinition } from './services.js';
+import { LOCAL_PREFIXES, serviceLoaders, type LocalPrefix, type ServiceContext, type ServiceDefinition } from './services.js';
 import { createIdentity } from './users/identity.js';
 
 export interface BuiltServer {
@@ -22,13 +22,13 @@ export interface BuiltServer {
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
 const ALL_METHODS = ['GET', 'PUT', 'POST', 'DELETE', 'OPTIONS', 'HEAD', 'PATCH'] as const;
 
-/** Local prefixes and the error style of their 404s: these paths never go upstream. */
-const LOCAL_AREAS: { prefix: string; style: ErrorStyle }[] = [
-  { prefix: '/api', style: problemStyle },
-  { prefix: '/1', style: oneSkyStyle },
-  { prefix: '/docs', style: problemStyle },
-  { prefix: '/openapi', style: problemStyle },
-];
+/** The error style of each local prefix's 404s: these paths never go upstream. */
+const LOCAL_404_STYLES: Record<LocalPrefix, ErrorStyle> = {
+  '/api': problemStyle,
+  '/1': oneSkyStyle,
+  '/docs': problemStyle,
+  '/openapi': problemStyle,
+};
 
 export interface BuildOptions {
   /** Overrides the logger (tests pass a stream to read what is logged). */
@@ -111,7 +111,8 @@ export async function buildServer(config: Config, options: BuildOptions = {}): P
     app.get(`/openapi/${name}.json`, { schema: { hide: true } }, async () => (cached ??= collector.document()));
   }
 
-  for (const { prefix, style } of LOCAL_AREAS) {
+  for (const prefix of LOCAL_PREFIXES) {
+    const style = LOCAL_404_STYLES[prefix];
     const notFound = async (request: any, reply: any) =>
       sendError(reply, style, new HttpError(404, `No route ${request.method} ${request.url.split('?')[0]}`));
     for (const url of [prefix, `${prefix}/*`]) {

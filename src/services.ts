@@ -36,4 +36,10 @@ export const serviceLoaders: Record<ServiceName, () => Promise<ServiceDefinition
 };
 
 /** Path prefixes that belong to local services and never reach the proxy's upstream. */
-export const LOCAL_PREFIXES = ['/api/', '/1/', '/docs/', '/openapi/'] as const;
+export const LOCAL_PREFIXES = ['/api', '/1', '/docs', '/openapi'] as const;
+export type LocalPrefix = (typeof LOCAL_PREFIXES)[number];
+
+/** Whether `path` is one of `prefixes` or lies below one. */
+export function isUnderPrefix(path: string, prefixes: readonly string[]): boolean {
+  return prefixes.some((prefix) => path === prefix || path.startsWith(`${prefix}/`));
+}

@@ -9,6 +9,7 @@ import { HttpError } from '../http/errors.js';
 import type { ServiceContext } from '../services.js';
 import { authenticate, type Account } from './accounts.js';
 import { limitTokenRedemption } from './redeem-limit.js';
+import { isUnderPrefix, LOCAL_PREFIXES } from '../services.js';
 import { registerAdminRoutes } from './admin.js';
 import { Billing, type Reservation } from './billing.js';
 import { callerResponseHeaders, COST_HEADERS, RESERVED_HEADER, Upstream, upstreamFailure, upstreamRequestHeaders } from './forward.js';
@@ -33,8 +34,11 @@ import type { NodeWallet } from './wallet.js';
 
 const FORWARD_METHODS = ['GET', 'PUT', 'POST', 'DELETE', 'OPTIONS', 'HEAD', 'PATCH'] as const;
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
-/** Namespaces of this node that never go upstream (the platform keeps /api, /1, /docs, /openapi). */
-const LOCAL_PREFIXES = ['/admin', '/v1/wallet'];
+/**
+ * Paths that never go upstream: the platform's local prefixes and this node's own namespaces.
+ * The router matched the catch-all on the raw URL, so check again after dot segments resolve.
+ */
+const NEVER_FORWARDED = [...LOCAL_PREFIXES, '/admin', '/v1/wallet'];
 
 
 interface Deps {
@@ -88,7 +92,7 @@ export async function registerForwardRoutes(app: FastifyInstance, context: Servi
 
 async function forward(deps: Deps, request: FastifyRequest, reply: FastifyReply) {
   const { path, search } = normalizePath(request.url);
-  if (LOCAL_PREFIXES.some((prefix) => path === prefix || path.startsWith(`${prefix}/`))) {
+  if (isUnderPrefix(path, NEVER_FORWARDED)) {
     throw new HttpError(404, `No route ${request.method} ${path}`, { code: 'not_found' });
   }
   const kind = billedKind(request.method, path);

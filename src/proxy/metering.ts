@@ -16,7 +16,8 @@ const BILLED_SUFFIXES: [string, BilledKind][] = [
 
 /** The path as matched and forwarded: dot segments resolved, repeated and trailing slashes dropped. */
 export function normalizePath(rawUrl: string): { path: string; search: string } {
-  const url = new URL(rawUrl, 'http://node.invalid');
+  // Appended, not resolved: a raw URL starting with "//" would otherwise name a host.
+  const url = new URL(`http://node.invalid${rawUrl.startsWith('/') ? '' : '/'}${rawUrl}`);
   const path = url.pathname.replace(/\/{2,}/g, '/').replace(/(.)\/+$/, '$1');
   return { path, search: url.search };
 }
