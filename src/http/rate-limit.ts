@@ -33,14 +33,6 @@ export async function hitRateLimit(db: Database, key: string, rule: RateLimitRul
   return { allowed: hits <= rule.limit, hits, retryAfterMs: Math.max(0, Number(row.window_start) + rule.windowMs - now) };
 }
 
-/** Reads the current count without adding a hit. */
-export async function peekRateLimit(db: Database, key: string, rule: RateLimitRule, now = Date.now()): Promise<RateLimitResult> {
-  const row = await db.kysely.selectFrom('rate_limits').select(['hits', 'window_start']).where('key', '=', key).executeTakeFirst();
-  if (!row || Number(row.window_start) <= now - rule.windowMs) return { allowed: true, hits: 0, retryAfterMs: 0 };
-  const hits = Number(row.hits);
-  return { allowed: hits < rule.limit, hits, retryAfterMs: Math.max(0, Number(row.window_start) + rule.windowMs - now) };
-}
-
 export async function resetRateLimit(db: Database, key: string): Promise<void> {
   await db.kysely.deleteFrom('rate_limits').where('key', '=', key).execute();
 }

@@ -43,12 +43,6 @@ if (!postgresAvailable) {
 /** The kinds to run on; use with describe.each. PostgreSQL only when reachable. */
 export const databaseKinds: DatabaseKind[] = postgresAvailable ? ['sqlite', 'postgres'] : ['sqlite'];
 
-/** Every kind with a flag saying whether it runs here, for describe.skipIf reporting. */
-export const allDatabaseKinds = [
-  { kind: 'sqlite' as const, skip: false },
-  { kind: 'postgres' as const, skip: !postgresAvailable },
-];
-
 export async function createTestDatabase(kind: DatabaseKind): Promise<TestDatabase> {
   if (kind === 'sqlite') {
     const dir = mkdtempSync(join(tmpdir(), 'quartet-test-'));
