@@ -24,6 +24,8 @@ export interface LoadOptions {
   connections: number;
   durationMs: number;
   warmupMs?: number;
+  /** Requests a second in all (open loop); without it each connection sends as fast as answered. */
+  rate?: number;
 }
 
 export interface LoadResult {

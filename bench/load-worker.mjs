@@ -1,39 +1,52 @@
-// Closed-loop HTTP load generator, run in a worker thread so the load does not share the
-// event loop with the server under test. Each of `connections` loops sends a request,
-// waits for the whole answer, records the latency and sends the next.
+// HTTP load generator, run in a worker thread so the load does not share the event loop with
+// whatever the benchmark runs in its own thread. `connections` loops each send a request, wait
+// for the whole answer and record the latency. Closed loop by default (the next request goes
+// at once: the most the server carries); with `rate`, open loop at that many requests a second
+// in all, each request timed from when it was due, so a server that falls behind is charged
+// for the wait (no coordinated omission).
 import { parentPort, workerData } from 'node:worker_threads';
 import { Pool } from 'undici';
 
-const { url, method = 'GET', headers = {}, body, connections, durationMs, warmupMs = 500 } = workerData;
+const { url, method = 'GET', headers = {}, body, connections, durationMs, warmupMs = 500, rate } = workerData;
 const target = new URL(url);
 const pool = new Pool(target.origin, { connections, pipelining: 1 });
 const path = target.pathname + target.search;
 const latencies = [];
 let errors = 0;
 const statuses = {};
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
-async function loop(until, record) {
-  while (performance.now() < until) {
-    const started = performance.now();
-    try {
-      const response = await pool.request({ path, method, headers, body });
-      await response.body.dump();
-      if (record) {
-        latencies.push(performance.now() - started);
-        statuses[response.statusCode] = (statuses[response.statusCode] ?? 0) + 1;
-        if (response.statusCode >= 400) errors++;
-      }
-    } catch {
-      if (record) errors++;
+async function send(due, record) {
+  try {
+    const response = await pool.request({ path, method, headers, body });
+    await response.body.dump();
+    if (record) {
+      latencies.push(performance.now() - due);
+      statuses[response.statusCode] = (statuses[response.statusCode] ?? 0) + 1;
+      if (response.statusCode >= 400) errors++;
     }
+  } catch {
+    if (record) errors++;
   }
 }
 
-const warmupEnd = performance.now() + warmupMs;
-await Promise.all(Array.from({ length: connections }, () => loop(warmupEnd, false)));
+async function loop(index, from, until, record) {
+  if (!rate) {
+    while (performance.now() < until) await send(performance.now(), record);
+    return;
+  }
+  const interval = (connections * 1000) / rate;
+  for (let due = from + (index * interval) / connections; due < until; due += interval) {
+    const wait = due - performance.now();
+    if (wait > 0) await sleep(wait);
+    await send(due, record);
+  }
+}
+
+const run = (from, ms, record) => Promise.all(Array.from({ length: connections }, (_, i) => loop(i, from, from + ms, record)));
+await run(performance.now(), warmupMs, false);
 const started = performance.now();
-const end = started + durationMs;
-await Promise.all(Array.from({ length: connections }, () => loop(end, true)));
+await run(started, durationMs, true);
 const elapsed = performance.now() - started;
 await pool.close();
 latencies.sort((a, b) => a - b);

@@ -17,6 +17,8 @@ export interface Config {
   database: DatabaseConfig;
   services: ServiceName[];
   logLevel: string;
+  /** Write each log line before going on (slower); otherwise lines are written in the background. */
+  logSync: boolean;
   /** `'*'` allows every origin; otherwise the exact origins allowed. */
   corsOrigins: '*' | string[];
   bodyLimit: number;
@@ -62,6 +64,7 @@ export function loadConfig(env: Env): Config {
     database: parseDatabaseUrl(str(env, 'DATABASE_URL', 'sqlite:./data/quartet.db'), int(env, 'PG_POOL_SIZE', 10, 1, 1000)),
     services: [...new Set(services)] as ServiceName[],
     logLevel: oneOf(env, 'LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], 'info'),
+    logSync: bool(env, 'LOG_SYNC', false),
     corsOrigins: cors.includes('*') ? '*' : cors,
     bodyLimit: int(env, 'BODY_LIMIT', 1024 * 1024, 1024, 1024 * 1024 * 1024),
     trustProxy: bool(env, 'TRUST_PROXY', false),

@@ -7,7 +7,7 @@ import { openDatabase, type Database } from './db/index.js';
 import { migrate } from './db/migrate.js';
 import { registerCors } from './http/cors.js';
 import { errorHandlerFor, HttpError, oneSkyStyle, problemStyle, sendError, type ErrorStyle } from './http/errors.js';
-import { loggerOptions, logRequest } from './http/logging.js';
+import { loggerOptions, logRequest, stdoutDestination } from './http/logging.js';
 import { MetricsRegistry, registerMetrics } from './http/metrics.js';
 import { OpenApiCollector } from './http/openapi.js';
 import { validatorCompiler } from './http/validation.js';
@@ -45,7 +45,7 @@ export async function buildServer(config: Config, options: BuildOptions = {}): P
   }
 
   const app = Fastify({
-    logger: (options.logger ?? loggerOptions(config.logLevel)) as any,
+    logger: (options.logger ?? { ...(loggerOptions(config.logLevel) as object), stream: stdoutDestination(config.logSync) }) as any,
     bodyLimit: config.bodyLimit,
     trustProxy: config.trustProxy,
     forceCloseConnections: 'idle',
@@ -61,10 +61,15 @@ export async function buildServer(config: Config, options: BuildOptions = {}): P
   });
   app.setValidatorCompiler(validatorCompiler);
   app.setErrorHandler(errorHandlerFor(problemStyle));
-  app.addHook('onRequest', async (request, reply) => {
+  // Callback-style hooks: they run on every request, and an async one costs a promise each time.
+  app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
+    done();
   });
-  app.addHook('onResponse', async (request, reply) => logRequest(request, reply));
+  app.addHook('onResponse', (request, reply, done) => {
+    logRequest(request, reply);
+    done();
+  });
   app.addHook('onClose', async () => {
     await db.close();
   });

@@ -11,12 +11,14 @@ const MAX_REQUESTED_HEADERS = 4096;
 export function registerCors(app: FastifyInstance, allowed: '*' | string[]) {
   const allows = (origin: string) => allowed === '*' || allowed.includes(origin);
 
-  app.addHook('onRequest', async (request, reply) => {
+  // Callback style (no promise per request); an answer sent here ends the request without done().
+  app.addHook('onRequest', (request, reply, done) => {
     const origin = request.headers.origin;
+    if (!origin) return done();
     const isPreflight = request.method === 'OPTIONS' && typeof request.headers['access-control-request-method'] === 'string';
-    if (!origin || !allows(origin)) {
-      if (isPreflight && origin) return reply.code(403).type('text/plain').send('Origin not allowed');
-      return;
+    if (!allows(origin)) {
+      if (isPreflight) return void reply.code(403).type('text/plain').send('Origin not allowed');
+      return done();
     }
     const requested = request.headers['access-control-request-headers'];
     const allowHeaders =
@@ -30,7 +32,8 @@ export function registerCors(app: FastifyInstance, allowed: '*' | string[]) {
     if (allowed !== '*') reply.header('Vary', 'Origin');
     if (isPreflight) {
       reply.header('Access-Control-Max-Age', '600');
-      return reply.code(204).send();
+      return void reply.code(204).send();
     }
+    done();
   });
 }

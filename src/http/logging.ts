@@ -1,6 +1,7 @@
 // Logger options: secrets never reach the log. Headers that carry credentials are censored,
 // and so are credential-bearing query parameters (ecash_token, api_key, dev_hash, token…).
 import type { FastifyReply, FastifyRequest, FastifyServerOptions } from 'fastify';
+import pino from 'pino';
 
 const SECRET_QUERY_PARAMS = /^(ecash_token|cashu_token|token|api_key|api_secret|dev_hash|password|secret|reset_token|access_token|code|code_verifier)$/i;
 
@@ -41,6 +42,16 @@ function decodeSafe(text: string): string {
   } catch {
     return text;
   }
+}
+
+/**
+ * Standard output as the log destination. Written synchronously, every access-log line costs a
+ * system call on the request's path; in the background, lines that arrive while a write is under
+ * way go out together in the next one. They are flushed when the process exits, so only a crash
+ * that kills the process outright (SIGKILL, out of memory) can lose the last few lines.
+ */
+export function stdoutDestination(sync: boolean) {
+  return pino.destination({ dest: 1, sync });
 }
 
 export function loggerOptions(level: string): FastifyServerOptions['logger'] {

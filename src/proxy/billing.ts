@@ -9,6 +9,7 @@
 // the expensive part, and under load one commit then serves many requests.
 import { sql, type Transaction } from 'kysely';
 import type { Database } from '../db/index.js';
+import { prepared, type Params } from '../db/prepared.js';
 import type { DB } from '../db/schema.js';
 import type { Counter, MetricsRegistry } from '../http/metrics.js';
 import type { ForwardConfig } from './forward-config.js';
@@ -153,30 +154,19 @@ export class Billing {
   async reserve(request: ReserveRequest): Promise<Reservation | null> {
     const now = Date.now();
     const id = await this.transact(async (trx) => {
-      const held = await trx
-        .updateTable('proxy_accounts')
-        .set({ reserved_msat: sql<number>`reserved_msat + ${request.amountMsat}`, last_used_at: now })
-        .where('id', '=', request.accountId)
-        .where(sql<boolean>`balance_msat - reserved_msat >= ${request.amountMsat}`)
-        .executeTakeFirst();
-      if (Number(held.numUpdatedRows) !== 1) return null;
-      const row = await trx
-        .insertInto('proxy_requests')
-        .values({
-          account_id: request.accountId,
-          request_id: request.requestId,
-          path: request.path,
-          model: request.model,
-          stream: request.stream ? 1 : 0,
-          payment: request.payment,
-          status: 'reserved',
-          reserved_msat: request.amountMsat,
-          created_at: now,
-          heartbeat_at: now,
-        })
-        .returning('id')
-        .executeTakeFirstOrThrow();
-      return Number(row.id);
+      const held = await holdBalance.run(trx, { accountId: request.accountId, amountMsat: request.amountMsat, now });
+      if (Number(held.numAffectedRows) !== 1) return null;
+      const { rows } = await insertReservation.run(trx, {
+        accountId: request.accountId,
+        requestId: request.requestId,
+        path: request.path,
+        model: request.model,
+        stream: request.stream ? 1 : 0,
+        payment: request.payment,
+        reservedMsat: request.amountMsat,
+        now,
+      });
+      return Number(rows[0].id);
     });
     if (id === null) return null;
     this.live.add(id);
@@ -196,35 +186,20 @@ export class Billing {
     }
     const now = Date.now();
     const done = await this.transact(async (trx) => {
-      const ledger = await trx
-        .updateTable('proxy_requests')
-        .set({
-          status: 'settled',
-          charged_msat: charge,
-          cost_msat: cost.totalMsat,
-          input_msat: cost.inputMsat,
-          output_msat: cost.outputMsat,
-          prompt_tokens: usage.promptTokens,
-          completion_tokens: usage.completionTokens,
-          usage_source: settlement.usageSource,
-          upstream_status: settlement.upstreamStatus,
-          settled_at: now,
-        })
-        .where('id', '=', reservation.id)
-        .where('status', '=', 'reserved')
-        .executeTakeFirst();
-      if (Number(ledger.numUpdatedRows) !== 1) return false;
-      await trx
-        .updateTable('proxy_accounts')
-        .set({
-          reserved_msat: sql<number>`reserved_msat - ${reservation.reservedMsat}`,
-          balance_msat: sql<number>`balance_msat - ${charge}`,
-          total_spent_msat: sql<number>`total_spent_msat + ${charge}`,
-          total_requests: sql<number>`total_requests + 1`,
-          last_used_at: now,
-        })
-        .where('id', '=', reservation.accountId)
-        .execute();
+      const ledger = await settleReservation.run(trx, {
+        id: reservation.id,
+        chargedMsat: charge,
+        costMsat: cost.totalMsat,
+        inputMsat: cost.inputMsat,
+        outputMsat: cost.outputMsat,
+        promptTokens: usage.promptTokens,
+        completionTokens: usage.completionTokens,
+        usageSource: settlement.usageSource,
+        upstreamStatus: settlement.upstreamStatus,
+        now,
+      });
+      if (Number(ledger.numAffectedRows) !== 1) return false;
+      await chargeAccount.run(trx, { accountId: reservation.accountId, reservedMsat: reservation.reservedMsat, chargedMsat: charge, now });
       return true;
     });
     this.live.delete(reservation.id);
@@ -304,3 +279,79 @@ export class Billing {
     return released;
   }
 }
+
+// The statements every billed request runs (see ../db/prepared.ts for why they are prepared).
+
+const holdBalance = prepared((p: Params<{ accountId: number; amountMsat: number; now: number }>, db) =>
+  db
+    .updateTable('proxy_accounts')
+    .set({ reserved_msat: sql<number>`reserved_msat + ${p.amountMsat}`, last_used_at: p.now })
+    .where('id', '=', p.accountId)
+    .where(sql<boolean>`balance_msat - reserved_msat >= ${p.amountMsat}`),
+);
+
+const insertReservation = prepared(
+  (p: Params<{ accountId: number; requestId: string; path: string; model: string; stream: number; payment: 'key' | 'x-cashu'; reservedMsat: number; now: number }>, db) =>
+    db
+      .insertInto('proxy_requests')
+      .values({
+        account_id: p.accountId,
+        request_id: p.requestId,
+        path: p.path,
+        model: p.model,
+        stream: p.stream,
+        payment: p.payment,
+        status: 'reserved',
+        reserved_msat: p.reservedMsat,
+        created_at: p.now,
+        heartbeat_at: p.now,
+      })
+      .returning('id'),
+);
+
+const settleReservation = prepared(
+  (
+    p: Params<{
+      id: number;
+      chargedMsat: number;
+      costMsat: number;
+      inputMsat: number;
+      outputMsat: number;
+      promptTokens: number;
+      completionTokens: number;
+      usageSource: 'upstream' | 'estimate';
+      upstreamStatus: number;
+      now: number;
+    }>,
+    db,
+  ) =>
+    db
+      .updateTable('proxy_requests')
+      .set({
+        status: 'settled',
+        charged_msat: p.chargedMsat,
+        cost_msat: p.costMsat,
+        input_msat: p.inputMsat,
+        output_msat: p.outputMsat,
+        prompt_tokens: p.promptTokens,
+        completion_tokens: p.completionTokens,
+        usage_source: p.usageSource,
+        upstream_status: p.upstreamStatus,
+        settled_at: p.now,
+      })
+      .where('id', '=', p.id)
+      .where('status', '=', 'reserved'),
+);
+
+const chargeAccount = prepared((p: Params<{ accountId: number; reservedMsat: number; chargedMsat: number; now: number }>, db) =>
+  db
+    .updateTable('proxy_accounts')
+    .set({
+      reserved_msat: sql<number>`reserved_msat - ${p.reservedMsat}`,
+      balance_msat: sql<number>`balance_msat - ${p.chargedMsat}`,
+      total_spent_msat: sql<number>`total_spent_msat + ${p.chargedMsat}`,
+      total_requests: sql<number>`total_requests + 1`,
+      last_used_at: p.now,
+    })
+    .where('id', '=', p.accountId),
+);

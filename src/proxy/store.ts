@@ -2,6 +2,7 @@
 // atomic on SQLite and PostgreSQL alike and never a read-modify-write in JavaScript.
 import type { Kysely, Selectable, Transaction } from 'kysely';
 import { sql } from 'kysely';
+import { prepared, type Params } from '../db/prepared.js';
 import type { DB } from '../db/schema.js';
 import type { ProxyAccountsTable } from './tables.js';
 
@@ -38,9 +39,12 @@ export function toAccount(row: Selectable<ProxyAccountsTable>): Account {
   };
 }
 
+// Every request with a key runs this one: prepared (../db/prepared.ts).
+const byKeyHash = prepared((p: Params<{ keyHash: string }>, db) => db.selectFrom('proxy_accounts').selectAll().where('key_hash', '=', p.keyHash));
+
 export async function accountByKeyHash(db: Executor, keyHash: string): Promise<Account | null> {
-  const row = await db.selectFrom('proxy_accounts').selectAll().where('key_hash', '=', keyHash).executeTakeFirst();
-  return row ? toAccount(row) : null;
+  const { rows } = await byKeyHash.run(db, { keyHash });
+  return rows.length ? toAccount(rows[0]) : null;
 }
 
 export async function accountById(db: Executor, id: number): Promise<Account | null> {

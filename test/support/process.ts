@@ -12,14 +12,15 @@ export interface QuartetProcess {
   exited: Promise<number | null>;
 }
 
-export function spawnQuartet(args: string[], options: { cwd?: string; env?: Record<string, string> } = {}): QuartetProcess {
+/** `discardStdout`: the log is not kept (a benchmark's access log would fill memory). */
+export function spawnQuartet(args: string[], options: { cwd?: string; env?: Record<string, string>; discardStdout?: boolean } = {}): QuartetProcess {
   const child = spawn(process.execPath, [QUARTET_BIN, ...args], {
     cwd: options.cwd,
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', LOG_LEVEL: 'warn', ...options.env },
-    stdio: ['ignore', 'pipe', 'pipe'],
+    stdio: ['ignore', options.discardStdout ? 'ignore' : 'pipe', 'pipe'],
   });
   let output = '';
-  child.stdout!.on('data', (chunk) => (output += chunk));
+  child.stdout?.on('data', (chunk) => (output += chunk));
   child.stderr!.on('data', (chunk) => (output += chunk));
   const exited = once(child, 'exit').then(([code]) => code as number | null);
   return { child, output: () => output, exited };
