@@ -13,8 +13,11 @@ const commands: Record<string, () => Promise<Command>> = {
   serve: async () => ({
     summary: 'serve the mounted services (default)',
     async run(_args, env) {
+      const config = loadConfig(env);
+      const { isWorkerProcess, runPrimary } = await import('./workers.js');
+      if (config.workers > 1 && !isWorkerProcess()) return runPrimary(config);
       const { startServer } = await import('./server.js');
-      await startServer(loadConfig(env));
+      await startServer(config);
       return undefined;
     },
   }),

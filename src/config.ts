@@ -1,4 +1,5 @@
 // The whole configuration: the platform's variables here, each service's in its own config.ts.
+import { availableParallelism } from 'node:os';
 import { ConfigError, type Env, bool, int, list, oneOf, str } from './env.js';
 import { loadProxyConfig, type ProxyConfig } from './proxy/config.js';
 import { loadUsersConfig, type UsersConfig } from './users/config.js';
@@ -24,6 +25,8 @@ export interface Config {
   bodyLimit: number;
   trustProxy: boolean;
   shutdownTimeoutMs: number;
+  /** Processes serving the port (src/workers.ts); 1 serves from this process. */
+  workers: number;
   proxy: ProxyConfig;
   users: UsersConfig;
   quotes: QuotesConfig;
@@ -69,6 +72,7 @@ export function loadConfig(env: Env): Config {
     bodyLimit: int(env, 'BODY_LIMIT', 1024 * 1024, 1024, 1024 * 1024 * 1024),
     trustProxy: bool(env, 'TRUST_PROXY', false),
     shutdownTimeoutMs: int(env, 'SHUTDOWN_TIMEOUT_MS', 10_000, 0, 600_000),
+    workers: env.WORKERS?.trim() === 'auto' ? availableParallelism() : int(env, 'WORKERS', 1, 1, 256),
     proxy: loadProxyConfig(env),
     users: loadUsersConfig(env),
     quotes: loadQuotesConfig(env),

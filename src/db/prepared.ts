@@ -30,7 +30,7 @@ export function prepared<P extends Record<string, unknown>, R>(build: (params: P
     get: (_target, name) => new Placeholder(String(name)),
   });
   return {
-    run(db, values) {
+    async run(db, values) {
       const key = db.getExecutor().adapter;
       let entry = compiledFor.get(key);
       if (!entry) {

@@ -4,7 +4,7 @@
 // where processes on several machines must share one key, API keys stay disabled until the
 // variable is set (a per-machine file would make other machines' keys undecryptable).
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { linkSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import type { Config } from '../config.js';
 import { parseSecretKey } from './config.js';
@@ -34,13 +34,18 @@ export function loadSecretKey(config: Config): SecretKey {
 }
 
 function readOrCreate(file: string): SecretKey {
+  // Written whole to a private name, then linked into place: link fails if the file exists, so
+  // processes starting together keep one key, and none can read a half-written file.
+  const draft = `${file}.${process.pid}.${randomBytes(4).toString('hex')}`;
+  writeFileSync(draft, `${randomBytes(32).toString('hex')}\n`, { flag: 'wx', mode: 0o600 });
   try {
-    // 'wx' fails if the file exists, so two processes starting together keep one key.
-    writeFileSync(file, `${randomBytes(32).toString('hex')}\n`, { flag: 'wx', mode: 0o600 });
+    linkSync(draft, file);
     return { key: readKey(file), source: 'generated', file };
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
     return { key: readKey(file), source: 'file', file };
+  } finally {
+    unlinkSync(draft);
   }
 }
 

@@ -30,6 +30,8 @@ describe('configuration', () => {
     ['LOG_LEVEL', 'loud', /LOG_LEVEL: must be one of/],
     ['CORS_ORIGINS', 'not an origin', /CORS_ORIGINS:/],
     ['TRUST_PROXY', 'maybe', /TRUST_PROXY: expected true or false/],
+    ['WORKERS', '0', /WORKERS: must be between 1 and 256/],
+    ['LOG_SYNC', 'sometimes', /LOG_SYNC: expected true or false/],
   ])('an invalid %s=%s stops the start with exit code 2 and one line naming it', async (name, value, message) => {
     const cwd = tempDir();
     const run = spawnQuartet(['serve'], { cwd, env: { [name]: value } });

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseDatabaseUrl } from '../../src/config.js';
 import { openDatabase, type Database } from '../../src/db/index.js';
 import { allMigrations, migrate } from '../../src/db/migrate.js';
+import { prepared, type Params } from '../../src/db/prepared.js';
 import { hitRateLimit, resetRateLimit } from '../../src/http/rate-limit.js';
 import { createTestDatabase, databaseKinds, PG_ADMIN_URL, type TestDatabase } from '../support/databases.js';
 import { spawnQuartet } from '../support/process.js';
@@ -39,6 +40,23 @@ describe.each(databaseKinds)('storage on %s', (kind) => {
     const run = spawnQuartet(['migrate'], { env: { DATABASE_URL: database.url } });
     expect(await run.exited).toBe(0);
     expect(run.output()).toMatch(/database is up to date/);
+  });
+
+  it('runs a prepared query with new values each time, bound as parameters, inside and outside a transaction', async () => {
+    await migrate(first);
+    const bump = prepared((p: Params<{ key: string; by: number; now: number }>, db) =>
+      db
+        .insertInto('rate_limits')
+        .values({ key: p.key, hits: p.by, window_start: p.now })
+        .onConflict((conflict) => conflict.column('key').doUpdateSet({ hits: sql<number>`rate_limits.hits + ${p.by}` }))
+        .returning(['key', 'hits']),
+    );
+    const key = "prepared'); drop table rate_limits; --";
+    expect((await bump.run(first.kysely, { key, by: 2, now: 1 })).rows).toEqual([{ key, hits: 2 }]);
+    const inTransaction = await first.kysely.transaction().execute((trx) => bump.run(trx, { key, by: 5, now: 1 }));
+    expect(inTransaction.rows).toEqual([{ key, hits: 7 }]);
+    expect((await bump.run(second.kysely, { key: 'other', by: 1, now: 1 })).rows).toEqual([{ key: 'other', hits: 1 }]);
+    await expect(bump.run(first.kysely, { key, by: 1 } as never)).rejects.toThrow(/no value for parameter "now"/);
   });
 
   it('counts rate-limit hits exactly across two connections hitting at once', async () => {
