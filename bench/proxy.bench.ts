@@ -11,6 +11,8 @@ import { createHash, randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import pg from 'pg';
+import { parseDatabaseUrl } from '../src/config.js';
 import { openDatabase } from '../src/db/index.js';
 import { freePort, spawnQuartet, waitForHttp } from '../test/support/process.js';
 import { benchDuration, httpLoad, type BenchResult, type LoadResult } from './harness.js';
@@ -57,13 +59,19 @@ export default async function proxyBench(): Promise<BenchResult[]> {
   const [upstreamPort, nginxPort, nodePort] = [await freePort(), await freePort(), await freePort()];
   const upstream = spawnQuartet(['fake-upstream', '--port', String(upstreamPort)], { discardStdout: true });
   const nginx = startNginx(dir, nginxPort, upstreamPort);
-  const databaseUrl = `sqlite:${join(dir, 'bench.db')}`;
+  // BENCH_PROXY_DATABASE=postgres: a fresh database on the local server instead of SQLite.
+  const onPostgres = process.env.BENCH_PROXY_DATABASE === 'postgres';
+  const pgName = `quartet_bench_${randomBytes(4).toString('hex')}`;
+  if (onPostgres) await adminQuery(`create database ${pgName}`);
+  const databaseUrl = onPostgres ? `${PG_SERVER}/${pgName}` : `sqlite:${join(dir, 'bench.db')}`;
+  const workers = process.env.BENCH_PROXY_WORKERS ?? '1';
   const node = spawnQuartet(['serve'], {
     discardStdout: true,
     env: {
       PORT: String(nodePort),
       HOST: '127.0.0.1',
       DATABASE_URL: databaseUrl,
+      WORKERS: workers,
       LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info',
       SERVICES: 'proxy',
       PROXY_UPSTREAM_URL: `http://127.0.0.1:${upstreamPort}`,
@@ -76,7 +84,7 @@ export default async function proxyBench(): Promise<BenchResult[]> {
     await waitForHttp(`http://127.0.0.1:${nodePort}/healthz`);
     await waitForHttp(`http://127.0.0.1:${upstreamPort}/v1/models`);
     await waitForHttp(`http://127.0.0.1:${nginxPort}/v1/models`);
-    const db = await openDatabase({ kind: 'sqlite', file: join(dir, 'bench.db') });
+    const db = await openDatabase(parseDatabaseUrl(databaseUrl));
     await db.kysely
       .insertInto('proxy_accounts')
       .values({ key_hash: createHash('sha256').update(key).digest('hex'), key_prefix: key.slice(0, 12), balance_msat: 1e15, mint_url: MINT, unit: 'sat', created_at: Date.now(), last_used_at: null })
@@ -97,7 +105,7 @@ export default async function proxyBench(): Promise<BenchResult[]> {
       });
     // CPU time per request (the node's main thread; all of nginx's processes), read from /proc: a
     // figure that contention on a shared machine distorts far less than throughput and latency.
-    const nginxPids = () => [nginx.pid!, ...String(spawnSync('pgrep', ['-P', String(nginx.pid)]).stdout).split(/\s+/).filter(Boolean).map(Number)];
+    const withChildren = (pid: number) => [pid, ...String(spawnSync('pgrep', ['-P', String(pid)]).stdout).split(/\s+/).filter(Boolean).map(Number)];
     const cpu = { node: 0, nodeRequests: 0, nginx: 0, nginxRequests: 0 };
     const sent = (r: LoadResult) => r.requests + r.requestsPerSec * (WARMUP_MS / 1000);
 
@@ -105,15 +113,16 @@ export default async function proxyBench(): Promise<BenchResult[]> {
     const runs: Record<'direct' | 'nginx' | 'node', LoadResult[]> = { direct: [], nginx: [], node: [] };
     for (let round = 0; round < ROUNDS; round++) {
       runs.direct.push(await load(upstreamPort, false));
-      const pids = nginxPids();
+      const pids = withChildren(nginx.pid!);
       const nginxBefore = cpuMs(pids);
       const viaNginx = await load(nginxPort, false);
       cpu.nginx += cpuMs(pids) - nginxBefore;
       cpu.nginxRequests += sent(viaNginx);
       runs.nginx.push(viaNginx);
-      const nodeBefore = cpuMs([node.child.pid!]);
+      const nodePids = withChildren(node.child.pid!);
+      const nodeBefore = cpuMs(nodePids);
       const viaNode = await load(nodePort, true);
-      cpu.node += cpuMs([node.child.pid!]) - nodeBefore;
+      cpu.node += cpuMs(nodePids) - nodeBefore;
       cpu.nodeRequests += sent(viaNode);
       runs.node.push(viaNode);
     }
@@ -147,8 +156,8 @@ export default async function proxyBench(): Promise<BenchResult[]> {
         ratio: round(viaNode.requestsPerSec / viaNginx.requestsPerSec),
         goal: '>= 0.6',
         notes:
-          `median of ${ROUNDS} alternating runs; upstream alone ${Math.round(direct.requestsPerSec)} req/s; saturated p99 node ${viaNode.p99Ms.toFixed(1)} ms, nginx ${viaNginx.p99Ms.toFixed(1)} ms; ` +
-          `${errors} errors; ${settled} requests billed and settled; CPU per request: node ${perRequest(cpu.node, cpu.nodeRequests)} µs (main thread), nginx ${perRequest(cpu.nginx, cpu.nginxRequests)} µs`,
+          `${onPostgres ? 'PostgreSQL' : 'SQLite'}, WORKERS=${workers}; median of ${ROUNDS} alternating runs; upstream alone ${Math.round(direct.requestsPerSec)} req/s; saturated p99 node ${viaNode.p99Ms.toFixed(1)} ms, nginx ${viaNginx.p99Ms.toFixed(1)} ms; ` +
+          `${errors} errors; ${settled} requests billed and settled; CPU per request: node ${perRequest(cpu.node, cpu.nodeRequests)} µs (main threads), nginx ${perRequest(cpu.nginx, cpu.nginxRequests)} µs`,
       },
       {
         name: 'proxy: added latency p50 (billing on)',
@@ -174,6 +183,19 @@ export default async function proxyBench(): Promise<BenchResult[]> {
     nginx.kill('SIGQUIT');
     await Promise.race([Promise.all([node.exited, upstream.exited]), new Promise((resolve) => setTimeout(resolve, 5000))]);
     rmSync(dir, { recursive: true, force: true });
+    if (onPostgres) await adminQuery(`drop database if exists ${pgName} with (force)`);
+  }
+}
+
+const PG_SERVER = process.env.BENCH_PG_SERVER ?? 'postgres://postgres@127.0.0.1:5432';
+
+async function adminQuery(text: string) {
+  const client = new pg.Client({ connectionString: `${PG_SERVER}/postgres` });
+  await client.connect();
+  try {
+    await client.query(text);
+  } finally {
+    await client.end();
   }
 }
 

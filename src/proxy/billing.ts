@@ -5,8 +5,11 @@
 //   settle:  reserved -= x, balance -= charge (charge <= x), spent += charge, requests += 1
 //   release: reserved -= x
 // The ledger row's status moves once from 'reserved', which makes settle/release exactly-once.
-// Writes arriving together share one transaction (group commit): a commit, not a statement, is
-// the expensive part, and under load one commit then serves many requests.
+// Writes arriving together share one transaction (group commit): on SQLite a commit, not a
+// statement, is the expensive part, and under load one commit then serves many requests. On
+// PostgreSQL every statement is a round trip, so several such transactions run at once (each
+// on its own connection); their writes take account rows in ascending id order, which keeps
+// two of them from waiting on each other.
 import { sql, type Transaction } from 'kysely';
 import type { Database } from '../db/index.js';
 import { prepared, type Params } from '../db/prepared.js';
@@ -50,18 +53,25 @@ type Write<T> = (trx: Transaction<DB>) => Promise<T>;
 
 interface Queued {
   write: Write<unknown>;
+  /** The account whose row the write locks (the lock order); unknown ones go last. */
+  accountId: number;
   resolve(value: unknown): void;
   reject(error: unknown): void;
 }
 
 /** Most writes one shared transaction takes (it holds its row locks until it commits). */
 const MAX_BATCH = 64;
+/** Shared transactions at once on PostgreSQL (each holds a pooled connection while it runs). */
+const MAX_CONCURRENT_TRANSACTIONS = 4;
 
 export class Billing {
   /** Reservations this process is serving: their heartbeat keeps other processes' sweeps away. */
   private live = new Set<number>();
   private queue: Queued[] = [];
-  private flushing = false;
+  private scheduled = false;
+  private inFlight = 0;
+  /** Shared transactions running at once: one on SQLite's single connection. */
+  private maxInFlight: number;
   private timers: NodeJS.Timeout[] = [];
   private background = new Set<Promise<unknown>>();
 
@@ -69,6 +79,7 @@ export class Billing {
   private charged?: Counter;
 
   constructor(private db: Database, private config: ForwardConfig, private log: Logger, metrics?: MetricsRegistry) {
+    this.maxInFlight = db.dialect === 'postgres' ? MAX_CONCURRENT_TRANSACTIONS : 1;
     this.outcomes = metrics?.counter('quartet_proxy_billed_requests_total', 'Billed requests by outcome (settled, released, expired)');
     this.charged = metrics?.counter('quartet_proxy_charged_msat_total', 'Millisatoshis charged for requests');
   }
@@ -112,48 +123,48 @@ export class Billing {
    * transaction fails anyway (a deadlock between processes, say), nothing of it was kept and each
    * write is retried in a transaction of its own.
    */
-  private transact<T>(write: Write<T>): Promise<T> {
+  private transact<T>(accountId: number, write: Write<T>): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      this.queue.push({ write, resolve: resolve as (value: unknown) => void, reject });
-      if (!this.flushing) {
-        this.flushing = true;
-        setImmediate(() => void this.flush());
+      this.queue.push({ write, accountId, resolve: resolve as (value: unknown) => void, reject });
+      this.schedule();
+    });
+  }
+
+  /** Starts shared transactions for what is queued, once the writes of this moment are in. */
+  private schedule() {
+    if (this.scheduled || this.queue.length === 0 || this.inFlight >= this.maxInFlight) return;
+    this.scheduled = true;
+    setImmediate(() => {
+      this.scheduled = false;
+      while (this.queue.length && this.inFlight < this.maxInFlight) {
+        const batch = this.queue.splice(0, MAX_BATCH).sort((a, b) => a.accountId - b.accountId);
+        this.inFlight++;
+        void this.runBatch(batch).finally(() => {
+          this.inFlight--;
+          this.schedule();
+        });
       }
     });
   }
 
-  private async flush() {
+  private async runBatch(batch: Queued[]) {
     try {
-      await this.drainQueue();
-    } finally {
-      this.flushing = false;
-    }
-  }
-
-  private async drainQueue() {
-    while (this.queue.length) {
-      const batch = this.queue.splice(0, MAX_BATCH);
-      try {
-        const results = await this.db.kysely.transaction().execute(async (trx) => {
-          const out: unknown[] = [];
-          for (const item of batch) out.push(await item.write(trx));
-          return out;
-        });
-        batch.forEach((item, i) => item.resolve(results[i]));
-      } catch (error) {
-        if (batch.length === 1) {
-          batch[0].reject(error);
-          continue;
-        }
-        await Promise.all(batch.map((item) => this.db.kysely.transaction().execute(item.write).then(item.resolve, item.reject)));
-      }
+      const results = await this.db.kysely.transaction().execute(async (trx) => {
+        const out: unknown[] = [];
+        for (const item of batch) out.push(await item.write(trx));
+        return out;
+      });
+      batch.forEach((item, i) => item.resolve(results[i]));
+    } catch (error) {
+      if (batch.length === 1) return batch[0].reject(error);
+      await Promise.all(batch.map((item) => this.db.kysely.transaction().execute(item.write).then(item.resolve, item.reject)));
     }
   }
 
   /** Holds `amountMsat` of the account's available balance; null when it is not available. */
   async reserve(request: ReserveRequest): Promise<Reservation | null> {
     const now = Date.now();
-    const id = await this.transact(async (trx) => {
+    const id = await this.transact(request.accountId, async (trx) => {
       const held = await holdBalance.run(trx, { accountId: request.accountId, amountMsat: request.amountMsat, now });
       if (Number(held.numAffectedRows) !== 1) return null;
       const { rows } = await insertReservation.run(trx, {
@@ -185,7 +196,7 @@ export class Billing {
       this.log.warn({ reservation: reservation.id, cost: cost.totalMsat, reserved: reservation.reservedMsat }, 'request cost more than its reservation; the node absorbs the difference');
     }
     const now = Date.now();
-    const done = await this.transact(async (trx) => {
+    const done = await this.transact(reservation.accountId, async (trx) => {
       const ledger = await settleReservation.run(trx, {
         id: reservation.id,
         chargedMsat: charge,
@@ -211,7 +222,7 @@ export class Billing {
 
   /** Gives the whole reservation back (upstream failure, timeout, nothing delivered). */
   async release(reservation: Reservation, reason: string, upstreamStatus: number | null = null): Promise<void> {
-    await this.finish(reservation.id, 'released', reason, upstreamStatus);
+    await this.finish(reservation.id, reservation.accountId, 'released', reason, upstreamStatus);
     this.live.delete(reservation.id);
   }
 
@@ -230,9 +241,9 @@ export class Billing {
     }
   }
 
-  private async finish(id: number, status: 'released' | 'expired', reason: string, upstreamStatus: number | null, staleBefore?: number): Promise<boolean> {
+  private async finish(id: number, accountId: number, status: 'released' | 'expired', reason: string, upstreamStatus: number | null, staleBefore?: number): Promise<boolean> {
     const now = Date.now();
-    const done = await this.transact(async (trx) => {
+    const done = await this.transact(accountId, async (trx) => {
       let update = trx
         .updateTable('proxy_requests')
         .set({ status, error: reason.slice(0, 500), upstream_status: upstreamStatus, settled_at: now })
@@ -265,15 +276,15 @@ export class Billing {
     const before = Date.now() - this.config.staleReservationMs;
     const stale = await this.db.kysely
       .selectFrom('proxy_requests')
-      .select('id')
+      .select(['id', 'account_id'])
       .where('status', '=', 'reserved')
       .where('heartbeat_at', '<', before)
       .limit(500)
       .execute();
     let released = 0;
-    for (const { id } of stale) {
+    for (const { id, account_id } of stale) {
       if (this.live.has(Number(id))) continue;
-      if (await this.finish(Number(id), 'expired', 'no heartbeat: the serving process stopped', null, before)) released++;
+      if (await this.finish(Number(id), Number(account_id), 'expired', 'no heartbeat: the serving process stopped', null, before)) released++;
     }
     if (released) this.log.warn({ released }, 'released reservations of stopped processes');
     return released;
