@@ -1,9 +1,10 @@
 // One import: parse the uploaded bytes in their format, then apply them in ONE transaction
 // (strings or translations, file totals, state counts, the task's status), so a file is either
 // fully imported or not at all.
-import { sql, type Insertable, type Kysely, type Transaction } from 'kysely';
+import { sql, type Kysely, type Transaction } from 'kysely';
+import type { Dialect } from '../db/index.js';
 import type { DB } from '../db/schema.js';
-import type { QuoteStringRow, QuoteTranslationRow } from './tables.js';
+import { insertRows, updateRows, type Column } from './bulk.js';
 import { FORMATS, FormatError, isFileFormat, type ParsedUnit } from './formats/index.js';
 import { countWords } from './wordcount.js';
 import { addTargetLocales, chunks, countedLocales, findFile, recountFileLocale, type ImportRow } from './store.js';
@@ -29,7 +30,21 @@ function wordsOf(unit: Pick<ParsedUnit, 'source' | 'sourcePlural'>): number {
   return countWords(unit.source) + (unit.sourcePlural ? countWords(unit.sourcePlural) : 0);
 }
 
-export async function runImport(db: Kysely<DB>, job: ImportRow, payload: Buffer, now: () => number): Promise<ImportOutcome> {
+// Columns of the bulk writes (rows are arrays in this order).
+const STRING_COLUMNS: Column[] = [
+  { name: 'file_id', type: 'bigint' }, { name: 'key', type: 'text' }, { name: 'context', type: 'text' }, { name: 'source', type: 'text' },
+  { name: 'source_plural', type: 'text' }, { name: 'word_count', type: 'integer' }, { name: 'position', type: 'integer' }, { name: 'source_changed_at', type: 'bigint' },
+];
+const ID: Column[] = [{ name: 'id', type: 'bigint' }];
+const CHANGED_SOURCE = STRING_COLUMNS.slice(3); // source … source_changed_at
+const POSITION: Column[] = [{ name: 'position', type: 'integer' }];
+const TRANSLATION_KEY: Column[] = [{ name: 'string_id', type: 'bigint' }, { name: 'locale', type: 'text' }];
+const TRANSLATION_VALUES: Column[] = [
+  { name: 'forms', type: 'text' }, { name: 'is_empty', type: 'integer' }, { name: 'fuzzy', type: 'integer' }, { name: 'stale', type: 'integer' },
+  { name: 'previous', type: 'text' }, { name: 'translated_at', type: 'bigint' },
+];
+
+export async function runImport(db: Kysely<DB>, dialect: Dialect, job: ImportRow, payload: Buffer, now: () => number): Promise<ImportOutcome> {
   if (!isFileFormat(job.format)) throw new ImportError(`unknown file_format ${job.format}`);
   const parsed = await FORMATS[job.format].parse(payload);
   if (parsed.units.length === 0) throw new ImportError(`no strings found: is this really a ${job.format} file?`);
@@ -46,8 +61,8 @@ export async function runImport(db: Kysely<DB>, job: ImportRow, payload: Buffer,
     const at = now();
     const outcome =
       job.locale === project.base_locale
-        ? await importSource(trx, job, parsed.units, words, parsed.meta, at)
-        : await importTranslations(trx, job, parsed.units, parsed.meta, at);
+        ? await importSource(trx, dialect, job, parsed.units, words, parsed.meta, at)
+        : await importTranslations(trx, dialect, job, parsed.units, parsed.meta, at);
     await trx
       .updateTable('quote_imports')
       .set({ status: 'completed', message: null, payload: null, string_count: outcome.strings, word_count: outcome.words, finished_at: at })
@@ -57,7 +72,7 @@ export async function runImport(db: Kysely<DB>, job: ImportRow, payload: Buffer,
   });
 }
 
-async function importSource(trx: Transaction<DB>, job: ImportRow, units: ParsedUnit[], unitWords: number[], meta: Record<string, unknown>, at: number): Promise<ImportOutcome> {
+async function importSource(trx: Transaction<DB>, dialect: Dialect, job: ImportRow, units: ParsedUnit[], unitWords: number[], meta: Record<string, unknown>, at: number): Promise<ImportOutcome> {
   let file = await findFile(trx, job.project_id, job.file_name);
   if (!file) {
     const inserted = await trx
@@ -72,7 +87,10 @@ async function importSource(trx: Transaction<DB>, job: ImportRow, units: ParsedU
   for (const row of await trx.selectFrom('quote_strings').select(['id', 'key', 'source', 'source_plural', 'position']).where('file_id', '=', fileId).execute()) {
     existing.set(row.key, { id: Number(row.id), source: row.source, source_plural: row.source_plural, position: row.position });
   }
-  const inserts: Insertable<QuoteStringRow>[] = [];
+  const inserts: unknown[][] = [];
+  // Changed source texts restart the "outdated" clock; unchanged ones keep theirs.
+  const changed: unknown[][] = [];
+  const moved: unknown[][] = [];
   let words = 0;
   const seen = new Set<string>();
   units.forEach((unit, position) => {
@@ -82,21 +100,16 @@ async function importSource(trx: Transaction<DB>, job: ImportRow, units: ParsedU
     words += count;
     const old = existing.get(unit.key);
     if (!old) {
-      inserts.push({ file_id: fileId, key: unit.key, context: unit.context, source: unit.source, source_plural: unit.sourcePlural, word_count: count, position, source_changed_at: at });
+      inserts.push([fileId, unit.key, unit.context, unit.source, unit.sourcePlural, count, position, at]);
+    } else if (old.source !== unit.source || old.source_plural !== unit.sourcePlural) {
+      changed.push([old.id, unit.source, unit.sourcePlural, count, position, at]);
+    } else if (old.position !== position) {
+      moved.push([old.id, position]);
     }
   });
-  for (const batch of chunks(inserts)) await trx.insertInto('quote_strings').values(batch).execute();
-  // Changed source texts restart the "outdated" clock; unchanged ones keep theirs.
-  for (const [position, unit] of units.entries()) {
-    const old = existing.get(unit.key);
-    if (!old) continue;
-    const changed = old.source !== unit.source || old.source_plural !== unit.sourcePlural;
-    if (changed) {
-      await trx.updateTable('quote_strings').set({ source: unit.source, source_plural: unit.sourcePlural, word_count: unitWords[position], position, source_changed_at: at }).where('id', '=', old.id).execute();
-    } else if (old.position !== position) {
-      await trx.updateTable('quote_strings').set({ position }).where('id', '=', old.id).execute();
-    }
-  }
+  await insertRows(trx, dialect, 'quote_strings', STRING_COLUMNS, inserts);
+  await updateRows(trx, dialect, 'quote_strings', ID, CHANGED_SOURCE, changed);
+  await updateRows(trx, dialect, 'quote_strings', ID, POSITION, moved);
   if (job.keep_all_strings === 0) {
     const gone = [...existing.entries()].filter(([key]) => !seen.has(key)).map(([, row]) => row.id);
     for (const batch of chunks(gone)) await trx.deleteFrom('quote_strings').where('id', 'in', batch).execute();
@@ -119,7 +132,7 @@ function sameAsSource(forms: string[], source: string, plural: string | null): b
   return forms[0] === source && (forms.length < 2 || forms.slice(1).every((form) => form === (plural ?? source)));
 }
 
-async function importTranslations(trx: Transaction<DB>, job: ImportRow, units: ParsedUnit[], meta: Record<string, unknown>, at: number): Promise<ImportOutcome> {
+async function importTranslations(trx: Transaction<DB>, dialect: Dialect, job: ImportRow, units: ParsedUnit[], meta: Record<string, unknown>, at: number): Promise<ImportOutcome> {
   const file = await findFile(trx, job.project_id, job.file_name);
   if (!file) throw new ImportError(`upload "${job.file_name}" in the base language first: a translation needs its source strings`);
   await addTargetLocales(trx, job.project_id, [job.locale], at);
@@ -140,7 +153,8 @@ async function importTranslations(trx: Transaction<DB>, job: ImportRow, units: P
   let known = 0;
   let matched = 0;
   let words = 0;
-  const inserts: Insertable<QuoteTranslationRow>[] = [];
+  const inserts: unknown[][] = [];
+  const updates: unknown[][] = [];
   for (const unit of units) {
     const target = strings.get(unit.key);
     if (!target) continue; // not in the base file: nothing to translate
@@ -155,15 +169,14 @@ async function importTranslations(trx: Transaction<DB>, job: ImportRow, units: P
     const stale = unit.stale ? 1 : 0;
     const previous = unit.previous ?? null;
     const old = current.get(target.id);
-    if (!old) {
-      inserts.push({ string_id: target.id, locale: job.locale, forms, is_empty: isEmpty, fuzzy, stale, previous, translated_at: at });
-    } else if (old.forms !== forms || old.fuzzy !== fuzzy || old.stale !== stale || old.previous !== previous) {
-      // Only a change is a new translation: re-uploading the same file does not refresh it.
-      await trx.updateTable('quote_translations').set({ forms, is_empty: isEmpty, fuzzy, stale, previous, translated_at: at }).where('string_id', '=', target.id).where('locale', '=', job.locale).execute();
-    }
+    const row = [target.id, job.locale, forms, isEmpty, fuzzy, stale, previous, at];
+    if (!old) inserts.push(row);
+    // Only a change is a new translation: re-uploading the same file does not refresh it.
+    else if (old.forms !== forms || old.fuzzy !== fuzzy || old.stale !== stale || old.previous !== previous) updates.push(row);
   }
   if (known === 0) throw new ImportError(`none of the ${units.length} strings matches a string of "${file.name}" in the base language`);
-  for (const batch of chunks(inserts)) await trx.insertInto('quote_translations').values(batch).execute();
+  await insertRows(trx, dialect, 'quote_translations', [...TRANSLATION_KEY, ...TRANSLATION_VALUES], inserts);
+  await updateRows(trx, dialect, 'quote_translations', TRANSLATION_KEY, TRANSLATION_VALUES, updates);
   await recountFileLocale(trx, file.id, job.locale);
   const pluralForms = (meta.headers as Record<string, string> | undefined)?.['Plural-Forms'];
   if (pluralForms) await trx.updateTable('quote_file_locales').set({ plural_forms: pluralForms }).where('file_id', '=', file.id).where('locale', '=', job.locale).execute();

@@ -80,7 +80,7 @@ export class ImportQueue {
     const started = this.now();
     try {
       if (!job.payload) throw new Error('import has no payload');
-      const outcome = await runImport(this.db.kysely, job, Buffer.from(job.payload), this.now);
+      const outcome = await runImport(this.db.kysely, this.db.dialect, job, Buffer.from(job.payload), this.now);
       this.log.info({ importId: job.id, strings: outcome.strings, ms: this.now() - started }, 'import completed');
     } catch (error) {
       const message = failureMessage(error);

@@ -155,6 +155,37 @@ describe.each(databaseKinds)('file imports on %s', (kind) => {
     expect((await client.call('DELETE', `/1/projects/${project}/files?file_name=other.po`)).status).toBe(404);
   });
 
+  it('re-uploads of a PO file of 1,200 strings: changed translations, moved and changed sources', async () => {
+    // Enough strings for several statements of every bulk write (inserts and updates). Every
+    // 100th string is a plural (3 + 3 words), whose msgid_plural can change (a PO key is its msgid).
+    const project = await client.createProject('en-US', ['de-DE']);
+    const ids = Array.from({ length: 1200 }, (_, i) => i);
+    const po = (entries: string[]) => ['msgid ""', 'msgstr ""', '"Content-Type: text/plain; charset=UTF-8\\n"', '"Plural-Forms: nplurals=2; plural=(n != 1);\\n"', '', ...entries].join('\n');
+    const entry = (i: number, forms: string, plural = '') =>
+      i % 100 === 0 ? `msgid "String number ${i}"\nmsgid_plural "Strings number ${i}${plural}"\nmsgstr[0] "${forms}"\nmsgstr[1] "${forms}"\n` : `msgid "String number ${i}"\nmsgstr "${forms}"\n`;
+    const german = (i: number, fuzzy: boolean, text = `Zeichenkette ${i}`) => `${fuzzy ? '#, fuzzy\n' : ''}${entry(i, text)}`;
+    expect(await client.importFile(project, 'big.po', po(ids.map((i) => entry(i, ''))), 'GNU_PO')).toMatchObject({ status: 'completed', string_count: 1200, word_count: 3636 });
+    // Every other translation fuzzy, the last 100 missing (empty).
+    const first = ids.map((i) => german(i, i % 2 === 0, i >= 1100 ? '' : undefined));
+    expect(await client.importFile(project, 'big.po', po(first), 'GNU_PO', { locale: 'de-DE' })).toMatchObject({ status: 'completed', string_count: 1200 });
+    expect(await counts(project, 'big.po', 'de-DE', NA)).toEqual([550, 1683]);
+    expect(await counts(project, 'big.po', 'de-DE', NT)).toEqual([100, 303]);
+    // No longer fuzzy, a third reworded, the missing ones translated: all approved.
+    const second = ids.map((i) => german(i, false, i % 3 === 0 ? `Text Nummer ${i}` : undefined));
+    expect(await client.importFile(project, 'big.po', po(second), 'GNU_PO', { locale: 'de-DE' })).toMatchObject({ status: 'completed', string_count: 1200 });
+    expect(await counts(project, 'big.po', 'de-DE')).toEqual([0, 0]);
+    // The source in reverse order, the plurals changed: their translations are outdated.
+    const reversed = [...ids].reverse();
+    expect(await client.importFile(project, 'big.po', po(reversed.map((i) => entry(i, '', ' changed'))), 'GNU_PO')).toMatchObject({ status: 'completed', string_count: 1200, word_count: 3648 });
+    expect(await counts(project, 'big.po', 'de-DE', OD)).toEqual([12, 84]);
+    expect(await counts(project, 'big.po', 'de-DE')).toEqual([12, 84]);
+    const exported = (await client.get(`/1/projects/${project}/translations?locale=de-DE&source_file_name=big.po`)).text;
+    expect([...exported.matchAll(/^msgid "String number (\d+)"$/gm)].map((match) => Number(match[1]))).toEqual(reversed);
+    expect(exported).toContain('msgid "String number 1197"\nmsgstr "Text Nummer 1197"\n');
+    expect(exported).toContain('msgid "String number 1198"\nmsgstr "Zeichenkette 1198"\n');
+    expect(exported).toContain('msgid "String number 1100"\nmsgid_plural "Strings number 1100 changed"\nmsgstr[0] "Zeichenkette 1100"\n');
+  });
+
   it('imports a PO file of 100,000 strings', async () => {
     const project = await client.createProject();
     const lines = ['msgid ""', 'msgstr ""', '"Content-Type: text/plain; charset=UTF-8\\n"', ''];

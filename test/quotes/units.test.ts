@@ -36,14 +36,24 @@ describe('word counting', () => {
     expect(countWords(text)).toBe(words);
   });
 
-  it('agrees with Intl.Segmenter on ASCII text (the fast path)', () => {
-    const segmenter = new Intl.Segmenter(undefined, { granularity: 'word' });
-    const alphabet = "ab Z9 -!?()\"/\t\n.,':;_+=#*";
-    for (let i = 0; i < 5000; i++) {
+  const segmenter = new Intl.Segmenter(undefined, { granularity: 'word' });
+  const segmenterWords = (text: string) => [...segmenter.segment(text)].filter((s) => s.isWordLike).length;
+
+  it('agrees with Intl.Segmenter on ASCII and Latin text (the fast path)', () => {
+    const alphabet = "ab Z9 -!?()\"/\t\n.,':;_+=#*éßŁǅ×÷¿·\u00ad\u0301’";
+    for (let i = 0; i < 8000; i++) {
       let text = '';
       for (let j = 0; j < 12; j++) text += alphabet[(i * 7 + j * 13 + ((i * j) % 5)) % alphabet.length];
-      const expected = [...segmenter.segment(text)].filter((s) => s.isWordLike).length;
-      expect(countWords(text), JSON.stringify(text)).toBe(expected);
+      expect(countWords(text), JSON.stringify(text)).toBe(segmenterWords(text));
+    }
+  });
+
+  it('agrees with Intl.Segmenter on every Latin-1 and Latin Extended character', () => {
+    for (let code = 0x80; code <= 0x24f; code++) {
+      const c = String.fromCharCode(code);
+      for (const text of [c, `a${c}b`, `1${c}2`, `x ${c}${c} y`, `${c}.${c}`, `${c}'s`, `${c}_${c}`]) {
+        expect(countWords(text), `${JSON.stringify(text)} U+${code.toString(16)}`).toBe(segmenterWords(text));
+      }
     }
   });
 });
