@@ -2,8 +2,8 @@
 // whatever the benchmark runs in its own thread. `connections` loops each send a request, wait
 // for the whole answer and record the latency. Closed loop by default (the next request goes
 // at once: the most the server carries); with `rate`, open loop at that many requests a second
-// in all, each request timed from when it was due, so a server that falls behind is charged
-// for the wait (no coordinated omission).
+// in all, a request that goes late because the previous answer was late timed from when it was
+// due, so a server that falls behind is charged for the wait (no coordinated omission).
 import { parentPort, workerData } from 'node:worker_threads';
 import { Pool } from 'undici';
 
@@ -38,8 +38,13 @@ async function loop(index, from, until, record) {
   const interval = (connections * 1000) / rate;
   for (let due = from + (index * interval) / connections; due < until; due += interval) {
     const wait = due - performance.now();
-    if (wait > 0) await sleep(wait);
-    await send(due, record);
+    if (wait > 0) {
+      // Timers fire up to a millisecond off either way: time from the actual send.
+      await sleep(wait);
+      await send(performance.now(), record);
+    } else {
+      await send(due, record); // late because the last answer was: the wait is the server's
+    }
   }
 }
 

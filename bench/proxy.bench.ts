@@ -1,9 +1,10 @@
 // The proxy node with billing on (priced, reserved, settled from usage, in SQLite) against
 // nginx `proxy_pass` (Debian's package) to the same fake upstream, in the same run, 50
-// connections. Each runs in its own process, as an operator runs them, and the load comes from a
-// worker thread of this one. Two measurements:
+// connections. A bare Node proxy (bare-node-proxy.mjs) runs beside them as a second anchor: the
+// part of the gap to nginx that any Node proxy has. Each runs in its own process, as an operator
+// runs them, and the load comes from a worker thread of this one. Two measurements:
 // - throughput: closed loop (each connection sends again as soon as it is answered);
-// - added latency: open loop at a fixed rate that all three carry, each percentile minus the
+// - added latency: open loop at a fixed rate that all of them carry, each percentile minus the
 //   upstream's own at that rate. (At saturation a closed loop's latency is only its throughput
 //   seen from the other side: 50 connections / req/s.)
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
@@ -11,6 +12,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { parseDatabaseUrl } from '../src/config.js';
 import { openDatabase } from '../src/db/index.js';
@@ -21,6 +23,7 @@ const CONNECTIONS = 50;
 const WARMUP_MS = 500;
 const ROUNDS = 3;
 const MINT = 'http://127.0.0.1:3338';
+const BARE_PROXY = fileURLToPath(new URL('./bare-node-proxy.mjs', import.meta.url));
 
 function startNginx(dir: string, port: number, upstreamPort: number): ChildProcess {
   const conf = join(dir, 'nginx.conf');
@@ -56,9 +59,10 @@ http {
 export default async function proxyBench(): Promise<BenchResult[]> {
   if (spawnSync('nginx', ['-v']).error) throw new Error('nginx is not installed (apt-get install nginx-light)');
   const dir = mkdtempSync(join(tmpdir(), 'quartet-proxy-bench-'));
-  const [upstreamPort, nginxPort, nodePort] = [await freePort(), await freePort(), await freePort()];
+  const [upstreamPort, nginxPort, barePort, nodePort] = [await freePort(), await freePort(), await freePort(), await freePort()];
   const upstream = spawnQuartet(['fake-upstream', '--port', String(upstreamPort)], { discardStdout: true });
   const nginx = startNginx(dir, nginxPort, upstreamPort);
+  const bare = spawn(process.execPath, [BARE_PROXY, String(barePort), String(upstreamPort)], { stdio: 'ignore' });
   // BENCH_PROXY_DATABASE=postgres: a fresh database on the local server instead of SQLite.
   const onPostgres = process.env.BENCH_PROXY_DATABASE === 'postgres';
   const pgName = `quartet_bench_${randomBytes(4).toString('hex')}`;
@@ -84,6 +88,7 @@ export default async function proxyBench(): Promise<BenchResult[]> {
     await waitForHttp(`http://127.0.0.1:${nodePort}/healthz`);
     await waitForHttp(`http://127.0.0.1:${upstreamPort}/v1/models`);
     await waitForHttp(`http://127.0.0.1:${nginxPort}/v1/models`);
+    await waitForHttp(`http://127.0.0.1:${barePort}/v1/models`);
     const db = await openDatabase(parseDatabaseUrl(databaseUrl));
     await db.kysely
       .insertInto('proxy_accounts')
@@ -103,76 +108,78 @@ export default async function proxyBench(): Promise<BenchResult[]> {
         warmupMs: WARMUP_MS,
         rate,
       });
-    // CPU time per request (the node's main thread; all of nginx's processes), read from /proc: a
-    // figure that contention on a shared machine distorts far less than throughput and latency.
+    // CPU time per request (main threads; all of nginx's processes), read from /proc: a figure
+    // that contention on a shared machine distorts far less than throughput and latency.
     const withChildren = (pid: number) => [pid, ...String(spawnSync('pgrep', ['-P', String(pid)]).stdout).split(/\s+/).filter(Boolean).map(Number)];
-    const cpu = { node: 0, nodeRequests: 0, nginx: 0, nginxRequests: 0 };
-    const sent = (r: LoadResult) => r.requests + r.requestsPerSec * (WARMUP_MS / 1000);
+    const targets = {
+      direct: { port: upstreamPort, auth: false, pids: () => [] as number[] },
+      nginx: { port: nginxPort, auth: false, pids: () => withChildren(nginx.pid!) },
+      bare: { port: barePort, auth: false, pids: () => [bare.pid!] },
+      node: { port: nodePort, auth: true, pids: () => withChildren(node.child.pid!) },
+    };
+    type Target = keyof typeof targets;
+    const names = Object.keys(targets) as Target[];
+    const cpu = Object.fromEntries(names.map((name) => [name, { ms: 0, requests: 0 }])) as Record<Target, { ms: number; requests: number }>;
+    const runs = Object.fromEntries(names.map((name) => [name, [] as LoadResult[]])) as Record<Target, LoadResult[]>;
+    const paced = Object.fromEntries(names.map((name) => [name, [] as LoadResult[]])) as Record<Target, LoadResult[]>;
 
-    // Throughput: the three alternate, so drift hits all alike; the median run of each counts.
-    const runs: Record<'direct' | 'nginx' | 'node', LoadResult[]> = { direct: [], nginx: [], node: [] };
+    // Throughput: the four alternate, so drift hits all alike; the median run of each counts.
     for (let round = 0; round < ROUNDS; round++) {
-      runs.direct.push(await load(upstreamPort, false));
-      const pids = withChildren(nginx.pid!);
-      const nginxBefore = cpuMs(pids);
-      const viaNginx = await load(nginxPort, false);
-      cpu.nginx += cpuMs(pids) - nginxBefore;
-      cpu.nginxRequests += sent(viaNginx);
-      runs.nginx.push(viaNginx);
-      const nodePids = withChildren(node.child.pid!);
-      const nodeBefore = cpuMs(nodePids);
-      const viaNode = await load(nodePort, true);
-      cpu.node += cpuMs(nodePids) - nodeBefore;
-      cpu.nodeRequests += sent(viaNode);
-      runs.node.push(viaNode);
+      for (const name of names) {
+        const pids = targets[name].pids();
+        const before = cpuMs(pids);
+        const result = await load(targets[name].port, targets[name].auth);
+        cpu[name].ms += cpuMs(pids) - before;
+        cpu[name].requests += result.requests + result.requestsPerSec * (WARMUP_MS / 1000);
+        runs[name].push(result);
+      }
     }
     const median = (list: LoadResult[]) => [...list].sort((a, b) => a.requestsPerSec - b.requestsPerSec)[Math.floor(list.length / 2)];
-    const [direct, viaNginx, viaNode] = [median(runs.direct), median(runs.nginx), median(runs.node)];
+    const best = Object.fromEntries(names.map((name) => [name, median(runs[name])])) as Record<Target, LoadResult>;
 
-    // Added latency at a rate all three carry: half of what the slowest of them managed.
-    const rate = Math.round(Math.min(direct.requestsPerSec, viaNginx.requestsPerSec, viaNode.requestsPerSec) / 2);
-    const paced = { direct: [] as LoadResult[], nginx: [] as LoadResult[], node: [] as LoadResult[] };
+    // Added latency at a rate all of them carry: half of what the slowest managed.
+    const rate = Math.round(Math.min(...names.map((name) => best[name].requestsPerSec)) / 2);
     for (let round = 0; round < ROUNDS; round++) {
-      paced.direct.push(await load(upstreamPort, false, rate));
-      paced.nginx.push(await load(nginxPort, false, rate));
-      paced.node.push(await load(nodePort, true, rate));
+      for (const name of names) paced[name].push(await load(targets[name].port, targets[name].auth, rate));
     }
     const medianOf = (list: LoadResult[], q: 'p50Ms' | 'p99Ms') => list.map((r) => r[q]).sort((a, b) => a - b)[Math.floor(list.length / 2)];
-    const added = (list: LoadResult[], q: 'p50Ms' | 'p99Ms') => round(Math.max(0, medianOf(list, q) - medianOf(paced.direct, q)));
+    const added = (name: Target, q: 'p50Ms' | 'p99Ms') => round(Math.max(0, medianOf(paced[name], q) - medianOf(paced.direct, q)));
     const latencyNote = (q: 'p50Ms' | 'p99Ms') =>
-      `at ${rate} req/s, ${CONNECTIONS} connections, median of ${ROUNDS}: node ${medianOf(paced.node, q).toFixed(2)} ms, nginx ${medianOf(paced.nginx, q).toFixed(2)} ms, upstream alone ${medianOf(paced.direct, q).toFixed(2)} ms`;
+      `at ${rate} req/s, ${CONNECTIONS} connections, median of ${ROUNDS}: ` + names.map((name) => `${name === 'direct' ? 'upstream alone' : name} ${medianOf(paced[name], q).toFixed(2)} ms`).join(', ');
+    const perRequest = (name: Target) => Math.round((cpu[name].ms * 1000) / cpu[name].requests);
 
     const settled = await billed();
     await db.close();
-    const errors = [...runs.node, ...paced.node].reduce((n, r) => n + r.errors, 0) + [...runs.nginx, ...paced.nginx].reduce((n, r) => n + r.errors, 0);
-    const perRequest = (ms: number, n: number) => Math.round((ms * 1000) / n);
+    const errors = [...runs.node, ...paced.node, ...runs.nginx, ...paced.nginx].reduce((n, r) => n + r.errors, 0);
     return [
       {
         name: `proxy: billed chat completions throughput (${CONNECTIONS} connections)`,
-        value: Math.round(viaNode.requestsPerSec),
+        value: Math.round(best.node.requestsPerSec),
         unit: 'req/s',
         anchor: 'nginx proxy_pass to the same upstream',
-        anchorValue: Math.round(viaNginx.requestsPerSec),
-        ratio: round(viaNode.requestsPerSec / viaNginx.requestsPerSec),
+        anchorValue: Math.round(best.nginx.requestsPerSec),
+        ratio: round(best.node.requestsPerSec / best.nginx.requestsPerSec),
         goal: '>= 0.6',
         notes:
-          `${onPostgres ? 'PostgreSQL' : 'SQLite'}, WORKERS=${workers}; median of ${ROUNDS} alternating runs; upstream alone ${Math.round(direct.requestsPerSec)} req/s; saturated p99 node ${viaNode.p99Ms.toFixed(1)} ms, nginx ${viaNginx.p99Ms.toFixed(1)} ms; ` +
-          `${errors} errors; ${settled} requests billed and settled; CPU per request: node ${perRequest(cpu.node, cpu.nodeRequests)} µs (main threads), nginx ${perRequest(cpu.nginx, cpu.nginxRequests)} µs`,
+          `${onPostgres ? 'PostgreSQL' : 'SQLite'}, WORKERS=${workers}; median of ${ROUNDS} alternating runs; upstream alone ${Math.round(best.direct.requestsPerSec)} req/s; ` +
+          `bare Node proxy (bench/bare-node-proxy.mjs) ${Math.round(best.bare.requestsPerSec)} req/s = ${round(best.bare.requestsPerSec / best.nginx.requestsPerSec)}× nginx; ` +
+          `saturated p99 node ${best.node.p99Ms.toFixed(1)} ms, nginx ${best.nginx.p99Ms.toFixed(1)} ms; ${errors} errors; ${settled} requests billed and settled; ` +
+          `CPU per request: node ${perRequest('node')} µs, bare Node ${perRequest('bare')} µs, nginx ${perRequest('nginx')} µs`,
       },
       {
         name: 'proxy: added latency p50 (billing on)',
-        value: added(paced.node, 'p50Ms'),
+        value: added('node', 'p50Ms'),
         unit: 'ms',
         anchor: 'nginx added p50',
-        anchorValue: added(paced.nginx, 'p50Ms'),
+        anchorValue: added('nginx', 'p50Ms'),
         notes: latencyNote('p50Ms'),
       },
       {
         name: 'proxy: added latency p99 (billing on)',
-        value: added(paced.node, 'p99Ms'),
+        value: added('node', 'p99Ms'),
         unit: 'ms',
         anchor: 'nginx added p99',
-        anchorValue: added(paced.nginx, 'p99Ms'),
+        anchorValue: added('nginx', 'p99Ms'),
         goal: '<= 2 ms',
         notes: latencyNote('p99Ms'),
       },
@@ -181,6 +188,7 @@ export default async function proxyBench(): Promise<BenchResult[]> {
     node.child.kill('SIGTERM');
     upstream.child.kill('SIGTERM');
     nginx.kill('SIGQUIT');
+    bare.kill('SIGTERM');
     await Promise.race([Promise.all([node.exited, upstream.exited]), new Promise((resolve) => setTimeout(resolve, 5000))]);
     rmSync(dir, { recursive: true, force: true });
     if (onPostgres) await adminQuery(`drop database if exists ${pgName} with (force)`);
