@@ -7,7 +7,7 @@ import type { DB } from '../db/schema.js';
 import { insertRows, updateRows, type Column } from './bulk.js';
 import { FORMATS, FormatError, isFileFormat, type ParsedUnit } from './formats/index.js';
 import { countWords } from './wordcount.js';
-import { addTargetLocales, chunks, countedLocales, findFile, recountFileLocale, type ImportRow } from './store.js';
+import { addTargetLocales, chunks, countedLocales, dropPayloads, findFile, recountFileLocale, type ImportRow } from './store.js';
 
 /** Failures whose message is meant for the uploader (anything else is logged, not shown). */
 export class ImportError extends Error {}
@@ -65,9 +65,10 @@ export async function runImport(db: Kysely<DB>, dialect: Dialect, job: ImportRow
         : await importTranslations(trx, dialect, job, parsed.units, parsed.meta, at);
     await trx
       .updateTable('quote_imports')
-      .set({ status: 'completed', message: null, payload: null, string_count: outcome.strings, word_count: outcome.words, finished_at: at })
+      .set({ status: 'completed', message: null, string_count: outcome.strings, word_count: outcome.words, finished_at: at })
       .where('id', '=', job.id)
       .execute();
+    await dropPayloads(trx, [job.id]);
     return outcome;
   });
 }

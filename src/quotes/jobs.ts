@@ -7,7 +7,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Database } from '../db/index.js';
 import type { QuotesConfig } from './config.js';
 import { failureMessage, runImport } from './importer.js';
-import type { ImportRow } from './store.js';
+import { dropPayloads, type ImportRow } from './store.js';
 
 const MAX_ATTEMPTS = 3;
 
@@ -70,7 +70,9 @@ export class ImportQueue {
         .where('status', '=', 'queued')
         .executeTakeFirst();
       if (Number(claimed.numUpdatedRows) === 1) {
-        return (await kysely.selectFrom('quote_imports').selectAll().where('id', '=', next.id).executeTakeFirstOrThrow()) as any;
+        const job = (await kysely.selectFrom('quote_imports').selectAll().where('id', '=', next.id).executeTakeFirstOrThrow()) as ImportRow;
+        const stored = await kysely.selectFrom('quote_import_payloads').select('payload').where('import_id', '=', next.id).executeTakeFirst();
+        return { ...job, payload: stored?.payload ?? null };
       }
     }
     return null;
@@ -90,24 +92,31 @@ export class ImportQueue {
   }
 
   private async fail(id: number, message: string): Promise<void> {
-    await this.db.kysely
-      .updateTable('quote_imports')
-      .set({ status: 'failed', message, payload: null, finished_at: this.now() })
-      .where('id', '=', id)
-      .where('status', '=', 'running')
-      .execute();
+    await this.db.kysely.transaction().execute(async (trx) => {
+      const failed = await trx
+        .updateTable('quote_imports')
+        .set({ status: 'failed', message, finished_at: this.now() })
+        .where('id', '=', id)
+        .where('status', '=', 'running')
+        .executeTakeFirst();
+      if (Number(failed.numUpdatedRows)) await dropPayloads(trx, [id]);
+    });
   }
 
   private async recoverStale(): Promise<void> {
     const limit = this.now() - this.config.importStaleS * 1000;
     const kysely = this.db.kysely;
-    await kysely
-      .updateTable('quote_imports')
-      .set({ status: 'failed', message: `the import was interrupted ${MAX_ATTEMPTS} times (server restarts); upload the file again`, payload: null, finished_at: this.now() })
-      .where('status', '=', 'running')
-      .where('started_at', '<=', limit)
-      .where('attempts', '>=', MAX_ATTEMPTS)
-      .execute();
+    await kysely.transaction().execute(async (trx) => {
+      const failed = await trx
+        .updateTable('quote_imports')
+        .set({ status: 'failed', message: `the import was interrupted ${MAX_ATTEMPTS} times (server restarts); upload the file again`, finished_at: this.now() })
+        .where('status', '=', 'running')
+        .where('started_at', '<=', limit)
+        .where('attempts', '>=', MAX_ATTEMPTS)
+        .returning('id')
+        .execute();
+      await dropPayloads(trx, failed.map((row) => Number(row.id)));
+    });
     const requeued = await kysely
       .updateTable('quote_imports')
       .set({ status: 'queued' })

@@ -231,28 +231,32 @@ export async function registerQuoteRoutes(app: FastifyInstance, context: Service
       ? `the file is larger than the limit of ${quotes.maxFileBytes} bytes (QUOTES_MAX_FILE_BYTES)`
       : fileNameProblem(fileName);
     const now = Date.now();
-    const row = await kysely
-      .insertInto('quote_imports')
-      .values({
-        project_id: project.id,
-        file_name: fileName.slice(0, 255),
-        format,
-        locale: language.code,
-        keep_all_strings: keepAll ? 1 : 0,
-        allow_same_as_original: allowSame ? 1 : 0,
-        status: problem ? 'failed' : 'queued',
-        message: problem,
-        payload: problem ? null : bytes,
-        byte_count: bytes.length,
-        string_count: null,
-        word_count: null,
-        attempts: 0,
-        created_at: now,
-        started_at: null,
-        finished_at: problem ? now : null,
-      })
-      .returning('id')
-      .executeTakeFirstOrThrow();
+    // The upload is kept, apart from its import row, until the import ends (any process may run it).
+    const row = await kysely.transaction().execute(async (trx) => {
+      const inserted = await trx
+        .insertInto('quote_imports')
+        .values({
+          project_id: project.id,
+          file_name: fileName.slice(0, 255),
+          format,
+          locale: language.code,
+          keep_all_strings: keepAll ? 1 : 0,
+          allow_same_as_original: allowSame ? 1 : 0,
+          status: problem ? 'failed' : 'queued',
+          message: problem,
+          byte_count: bytes.length,
+          string_count: null,
+          word_count: null,
+          attempts: 0,
+          created_at: now,
+          started_at: null,
+          finished_at: problem ? now : null,
+        })
+        .returning('id')
+        .executeTakeFirstOrThrow();
+      if (!problem) await trx.insertInto('quote_import_payloads').values({ import_id: Number(inserted.id), payload: bytes }).execute();
+      return inserted;
+    });
     if (!problem) queue.kick();
     return reply.code(201).send({
       meta: { status: 201 },

@@ -153,6 +153,11 @@ export async function findImport(db: Q, projectId: number, id: number): Promise<
     .executeTakeFirst()) as ImportRow | undefined;
 }
 
+/** Drops the stored uploads of imports that have ended. */
+export async function dropPayloads(db: Q, importIds: number[]): Promise<void> {
+  if (importIds.length) await db.deleteFrom('quote_import_payloads').where('import_id', 'in', importIds).execute();
+}
+
 // ---- orders and the translators' backlog -------------------------------------------------------
 
 /** Each translator's end of assigned work in a language, for work still running at `now`. */

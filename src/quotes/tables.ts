@@ -91,7 +91,6 @@ export interface QuoteImportRow {
   /** queued | running | completed | failed */
   status: string;
   message: string | null;
-  payload: Buffer | null;
   byte_count: number;
   string_count: number | null;
   word_count: number | null;
@@ -99,6 +98,12 @@ export interface QuoteImportRow {
   created_at: number;
   started_at: number | null;
   finished_at: number | null;
+}
+
+/** An uploaded file, kept until its import ends (apart: a status change then leaves it alone). */
+export interface QuoteImportPayloadRow {
+  import_id: number;
+  payload: Buffer;
 }
 
 export interface QuoteOrderRow {
@@ -146,6 +151,7 @@ export interface QuotesTables {
   quote_translations: QuoteTranslationRow;
   quote_file_locales: QuoteFileLocaleRow;
   quote_imports: QuoteImportRow;
+  quote_import_payloads: QuoteImportPayloadRow;
   quote_orders: QuoteOrderRow;
   quote_assignments: QuoteAssignmentRow;
 }

@@ -117,6 +117,8 @@ describe.each(databaseKinds)('file imports on %s', (kind) => {
     const broken = fixture('messages.pot').toString().replace('msgid "Quit"', '') + '\nmsgid "unterminated\n';
     expect((await client.importFile(project, 'messages.po', broken, 'GNU_PO', { is_keeping_all_strings: 'false' })).status).toBe('failed');
     expect((await client.get(`/1/projects/${project}/files`)).body.data[0]).toMatchObject({ string_count: 8, word_count: 39 });
+    // Uploads are kept only until their import ends, failed or not.
+    expect(await server.db.kysely.selectFrom('quote_import_payloads').select('import_id').execute()).toEqual([]);
   });
 
   it('refuses bad upload requests with a 4xx in the OneSky shape', async () => {
@@ -211,14 +213,25 @@ describe('oversize uploads and interrupted imports', () => {
     // A process died while importing: the row says running, with its payload still stored.
     const row = await server.db.kysely
       .insertInto('quote_imports')
-      .values({ project_id: project, file_name: 'other.po', format: 'GNU_PO', locale: 'en-US', keep_all_strings: 1, allow_same_as_original: 0, status: 'running', message: null, payload: fixture('other.pot'), byte_count: 10, string_count: null, word_count: null, attempts: 1, created_at: Date.now(), started_at: Date.now() - 60_000, finished_at: null })
+      .values({ project_id: project, file_name: 'other.po', format: 'GNU_PO', locale: 'en-US', keep_all_strings: 1, allow_same_as_original: 0, status: 'running', message: null, byte_count: 10, string_count: null, word_count: null, attempts: 1, created_at: Date.now(), started_at: Date.now() - 60_000, finished_at: null })
       .returning('id')
       .executeTakeFirstOrThrow();
+    await server.db.kysely.insertInto('quote_import_payloads').values({ import_id: Number(row.id), payload: fixture('other.pot') }).execute();
+    // And one interrupted for the third time: it fails.
+    const third = await server.db.kysely
+      .insertInto('quote_imports')
+      .values({ project_id: project, file_name: 'third.po', format: 'GNU_PO', locale: 'en-US', keep_all_strings: 1, allow_same_as_original: 0, status: 'running', message: null, byte_count: 10, string_count: null, word_count: null, attempts: 3, created_at: Date.now(), started_at: Date.now() - 60_000, finished_at: null })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    await server.db.kysely.insertInto('quote_import_payloads').values({ import_id: Number(third.id), payload: fixture('other.pot') }).execute();
     const database = server.database;
     await server.close({ keepDatabase: true });
     server = await startQuotesServer('sqlite', { QUOTES_IMPORT_STALE_S: '0' }, database);
     const again = new Client(server.url, client.apiKey, client.apiSecret, client.token);
     expect(await again.waitImport(project, Number(row.id))).toMatchObject({ status: 'completed', string_count: 2 });
+    expect(await again.waitImport(project, Number(third.id))).toMatchObject({ status: 'failed', message: expect.stringContaining('interrupted 3 times') });
+    // Uploads are kept only until their import ends.
+    expect(await server.db.kysely.selectFrom('quote_import_payloads').select('import_id').execute()).toEqual([]);
     await server.close();
     await database.drop();
     server = undefined as any;
