@@ -30,6 +30,8 @@ describe('WORKERS', () => {
     try {
       await waitForHttp(`http://127.0.0.1:${port}/healthz`);
       const first = await until(() => (workersOf(primary).length === 2 ? workersOf(primary) : undefined));
+      // The primary hands connections only to workers that listen already.
+      await until(() => (run.output().split('Server listening').length - 1 >= 2 ? true : undefined));
       // Each new connection goes to the next worker: both answer, and they share one database.
       const email = `w${Date.now()}@example.com`;
       const register = await fetch(`http://127.0.0.1:${port}/api/users/register`, {
