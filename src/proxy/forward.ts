@@ -1,8 +1,8 @@
-// The connection to the upstream: one undici Agent with connect, header and idle timeouts;
+// The connection to the upstream: one undici Pool with connect, header and idle timeouts;
 // the headers that cross in each direction; and upstream failures mapped to 502/504.
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Readable } from 'node:stream';
-import { Agent, errors as undiciErrors, type Dispatcher } from 'undici';
+import { Pool, errors as undiciErrors, type Dispatcher } from 'undici';
 import { HttpError } from '../http/errors.js';
 import type { ForwardConfig } from './forward-config.js';
 
@@ -62,16 +62,15 @@ export interface UpstreamRequest {
   signal?: AbortSignal;
 }
 
+/** The upstream's one origin, as a pool of kept-alive connections (an Agent's per-origin lookup is not needed). */
 export class Upstream {
-  private agent: Agent;
-  private origin: string;
+  private pool: Pool;
   private basePath: string;
 
   constructor(private config: ForwardConfig) {
     const url = new URL(config.upstreamUrl);
-    this.origin = url.origin;
     this.basePath = url.pathname.replace(/\/+$/, '');
-    this.agent = new Agent({
+    this.pool = new Pool(url.origin, {
       connect: { timeout: config.connectTimeoutMs },
       headersTimeout: config.upstreamTimeoutMs,
       bodyTimeout: config.upstreamTimeoutMs,
@@ -83,8 +82,7 @@ export class Upstream {
   /** Sends a request; failures to connect or to hear back become 502/504 HttpErrors. */
   async request(request: UpstreamRequest): Promise<Dispatcher.ResponseData> {
     try {
-      return await this.agent.request({
-        origin: this.origin,
+      return await this.pool.request({
         path: this.basePath + request.pathAndQuery,
         method: request.method as Dispatcher.HttpMethod,
         headers: request.headers,
@@ -97,7 +95,7 @@ export class Upstream {
   }
 
   close(): Promise<void> {
-    return this.agent.close();
+    return this.pool.close();
   }
 }
 
