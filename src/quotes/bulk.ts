@@ -25,35 +25,39 @@ const POSTGRES_ROWS = 10_000;
 
 const quoted = (name: string) => `"${name}"`;
 
-/** INSERT INTO table (columns) the rows (each an array in column order). */
-export async function insertRows(db: Q, dialect: Dialect, table: string, columns: Column[], rows: unknown[][]): Promise<void> {
+/**
+ * INSERT INTO table (columns) rows, given as their values one after another in column order
+ * (one flat array: no array per row for 100,000 rows).
+ */
+export async function insertRows(db: Q, dialect: Dialect, table: string, columns: Column[], values: unknown[]): Promise<void> {
   const names = columns.map((column) => quoted(column.name)).join(', ');
-  for (const batch of batches(dialect, columns.length, rows)) {
-    const source = dialect === 'postgres' ? `select * from ${unnest(columns)}` : `values ${sqliteRows(columns.length, batch.length)}`;
+  for (const batch of batches(dialect, columns.length, values)) {
+    const source = dialect === 'postgres' ? `select * from ${unnest(columns)}` : `values ${sqliteRows(columns.length, batch.length / columns.length)}`;
     await db.executeQuery(CompiledQuery.raw(`insert into ${quoted(table)} (${names}) ${source}`, parameters(dialect, columns.length, batch)));
   }
 }
 
 /**
- * UPDATE table SET the set columns WHERE the key columns match, for each row (key values first,
- * then the set values, in the order of `columns`).
+ * UPDATE table SET the set columns WHERE the key columns match, for each row; `values` as for
+ * insertRows, each row's key values first.
  */
-export async function updateRows(db: Q, dialect: Dialect, table: string, keys: Column[], set: Column[], rows: unknown[][]): Promise<void> {
+export async function updateRows(db: Q, dialect: Dialect, table: string, keys: Column[], set: Column[], values: unknown[]): Promise<void> {
   const columns = [...keys, ...set];
   // SQLite names the columns of a VALUES list column1, column2, …
   const ref = (i: number) => (dialect === 'postgres' ? `v.${quoted(columns[i].name)}` : `v.column${i + 1}`);
   const assignments = set.map((column, i) => `${quoted(column.name)} = ${ref(keys.length + i)}`).join(', ');
   const match = keys.map((column, i) => `t.${quoted(column.name)} = ${ref(i)}`).join(' and ');
-  for (const batch of batches(dialect, columns.length, rows)) {
-    const source = dialect === 'postgres' ? unnest(columns) : `(values ${sqliteRows(columns.length, batch.length)}) as v`;
+  for (const batch of batches(dialect, columns.length, values)) {
+    const source = dialect === 'postgres' ? unnest(columns) : `(values ${sqliteRows(columns.length, batch.length / columns.length)}) as v`;
     await db.executeQuery(CompiledQuery.raw(`update ${quoted(table)} as t set ${assignments} from ${source} where ${match}`, parameters(dialect, columns.length, batch)));
   }
 }
 
-function batches(dialect: Dialect, width: number, rows: unknown[][]): unknown[][][] {
-  const size = dialect === 'postgres' ? POSTGRES_ROWS : Math.min(SQLITE_ROWS, Math.floor(SQLITE_MAX_VALUES / width));
-  const out: unknown[][][] = [];
-  for (let i = 0; i < rows.length; i += size) out.push(rows.slice(i, i + size));
+/** The values in slices of whole rows, as many rows as one statement takes. */
+function batches(dialect: Dialect, width: number, values: unknown[]): unknown[][] {
+  const rows = dialect === 'postgres' ? POSTGRES_ROWS : Math.min(SQLITE_ROWS, Math.floor(SQLITE_MAX_VALUES / width));
+  const out: unknown[][] = [];
+  for (let i = 0; i < values.length; i += rows * width) out.push(values.slice(i, i + rows * width));
   return out;
 }
 
@@ -69,10 +73,8 @@ function sqliteRows(width: number, rows: number): string {
   return new Array(rows).fill(row).join(', ');
 }
 
-/** SQLite: the rows' values one after another; PostgreSQL: one array per column. */
-function parameters(dialect: Dialect, width: number, rows: unknown[][]): unknown[] {
-  if (dialect === 'postgres') return Array.from({ length: width }, (_, i) => rows.map((row) => row[i]));
-  const values: unknown[] = [];
-  for (const row of rows) for (const value of row) values.push(value);
-  return values;
+/** SQLite: the values as they are; PostgreSQL: one array per column. */
+function parameters(dialect: Dialect, width: number, values: unknown[]): unknown[] {
+  if (dialect !== 'postgres') return values;
+  return Array.from({ length: width }, (_, column) => values.filter((_, i) => i % width === column));
 }

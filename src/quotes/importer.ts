@@ -88,10 +88,11 @@ async function importSource(trx: Transaction<DB>, dialect: Dialect, job: ImportR
   for (const row of await trx.selectFrom('quote_strings').select(['id', 'key', 'source', 'source_plural', 'position']).where('file_id', '=', fileId).execute()) {
     existing.set(row.key, { id: Number(row.id), source: row.source, source_plural: row.source_plural, position: row.position });
   }
-  const inserts: unknown[][] = [];
+  // Rows for the bulk writes, their values one after another (bulk.ts).
+  const inserts: unknown[] = [];
   // Changed source texts restart the "outdated" clock; unchanged ones keep theirs.
-  const changed: unknown[][] = [];
-  const moved: unknown[][] = [];
+  const changed: unknown[] = [];
+  const moved: unknown[] = [];
   let words = 0;
   const seen = new Set<string>();
   units.forEach((unit, position) => {
@@ -101,11 +102,11 @@ async function importSource(trx: Transaction<DB>, dialect: Dialect, job: ImportR
     words += count;
     const old = existing.get(unit.key);
     if (!old) {
-      inserts.push([fileId, unit.key, unit.context, unit.source, unit.sourcePlural, count, position, at]);
+      inserts.push(fileId, unit.key, unit.context, unit.source, unit.sourcePlural, count, position, at);
     } else if (old.source !== unit.source || old.source_plural !== unit.sourcePlural) {
-      changed.push([old.id, unit.source, unit.sourcePlural, count, position, at]);
+      changed.push(old.id, unit.source, unit.sourcePlural, count, position, at);
     } else if (old.position !== position) {
-      moved.push([old.id, position]);
+      moved.push(old.id, position);
     }
   });
   await insertRows(trx, dialect, 'quote_strings', STRING_COLUMNS, inserts);
@@ -154,8 +155,8 @@ async function importTranslations(trx: Transaction<DB>, dialect: Dialect, job: I
   let known = 0;
   let matched = 0;
   let words = 0;
-  const inserts: unknown[][] = [];
-  const updates: unknown[][] = [];
+  const inserts: unknown[] = [];
+  const updates: unknown[] = [];
   for (const unit of units) {
     const target = strings.get(unit.key);
     if (!target) continue; // not in the base file: nothing to translate
@@ -170,10 +171,9 @@ async function importTranslations(trx: Transaction<DB>, dialect: Dialect, job: I
     const stale = unit.stale ? 1 : 0;
     const previous = unit.previous ?? null;
     const old = current.get(target.id);
-    const row = [target.id, job.locale, forms, isEmpty, fuzzy, stale, previous, at];
-    if (!old) inserts.push(row);
     // Only a change is a new translation: re-uploading the same file does not refresh it.
-    else if (old.forms !== forms || old.fuzzy !== fuzzy || old.stale !== stale || old.previous !== previous) updates.push(row);
+    const rows = !old ? inserts : old.forms !== forms || old.fuzzy !== fuzzy || old.stale !== stale || old.previous !== previous ? updates : null;
+    rows?.push(target.id, job.locale, forms, isEmpty, fuzzy, stale, previous, at);
   }
   if (known === 0) throw new ImportError(`none of the ${units.length} strings matches a string of "${file.name}" in the base language`);
   await insertRows(trx, dialect, 'quote_translations', [...TRANSLATION_KEY, ...TRANSLATION_VALUES], inserts);

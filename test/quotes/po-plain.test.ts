@@ -77,7 +77,7 @@ describe('the plain PO reader', () => {
     const pick = <T,>(items: T[]): T => items[random(items.length)];
     const headers = [HEADER, 'msgid ""\nmsgstr ""\n"Plural-Forms: nplurals=3; plural=0;\\n"\n', 'msgid ""\nmsgstr ""\n"Plural-Forms: nplurals=INTEGER; plural=EXPRESSION;\\n"\n', '# no header\n', ''];
     const texts = ['Hello', 'Open %s', 'a\\nb', 'tab\\there', 'say \\"hi\\"', 'back\\\\slash', 'bell\\a', '0', '1', '12', '007', 'toString', '', 'Ünïcödé 日本', 'Hello', 'World'];
-    const comments = ['# translator', '#. extracted', '#: file.c:1', '#, fuzzy', '#, fuzzy, c-format', '#,fuzzy', '#| msgid "Old"', '#|msgid "x"', '#', '#\r', '   #, fuzzy'];
+    const comments = ['# translator', '#. extracted', '#: file.c:1', '#, fuzzy', '#, fuzzy, c-format', '#,fuzzy', '#| msgid "Old"', '#|msgid "x"', '#', '#\r', '#\r, fuzzy', '   #, fuzzy'];
     const inserted = ['#, fuzzy', '# x', '#| msgid "q"', '', '"cont"', 'msgctxt "z"', 'msgstr[1] "s"', 'msgid_plural "p"', '#~ msgid "o"', ' \t ', '\r', 'msgid "a\rb"'];
     const mutations: ((lines: string[], at: number) => void)[] = [
       (lines, at) => lines.splice(at, 1),

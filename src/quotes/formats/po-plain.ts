@@ -65,8 +65,12 @@ export function readPlainEntries(body: string, shared: PlainContext): PoEntry[] 
     if (first === '#') {
       if (body[i + 1] === '~' || (field !== '' && field !== 'msgstr') || !finish()) return null;
       field = '';
-      const line = body.slice(i + 1, end);
-      comments.push(line.includes('\r') ? line.replace(/\r/g, '') : line);
+      // Only flags (#,) and previous strings (#|) matter to quartet; gettext-parser drops CRs.
+      const kind = body[i + 1];
+      if (kind === ',' || kind === '|' || kind === '\r') {
+        const line = body.slice(i + 1, end).replace(/\r/g, '');
+        if (line[0] === ',' || line[0] === '|') comments.push(line);
+      }
       continue;
     }
 
@@ -100,10 +104,12 @@ export function readPlainEntries(body: string, shared: PlainContext): PoEntry[] 
       }
       if (field !== '' && field !== 'msgstr' && field !== 'msgctxt') return null;
       entry = { msgid: value, msgstr: [] };
-      // gettext-parser keeps no context for an empty msgctxt, and only the comments it found.
+      // gettext-parser keeps no context for an empty msgctxt.
       if (field === 'msgctxt' && context) entry.msgctxt = context;
-      if (comments.length) entry.comments = commentsOf(comments) as PoEntry['comments'];
-      comments = [];
+      if (comments.length) {
+        entry.comments = commentsOf(comments) as PoEntry['comments'];
+        comments = [];
+      }
       field = 'msgid';
     } else if (keyword === 'msgid_plural') {
       if (field !== 'msgid') return null;

@@ -24,6 +24,7 @@ export function poKey(context: string | null, msgid: string): string {
 // Templates (xgettext) say `nplurals=INTEGER`; for validation only, such a header gets the
 // number of plural forms the file actually uses.
 const SLICE_ENTRIES = 250;
+const PAUSE_MS = 10;
 
 /** `plainReader: false` parses every slice with gettext-parser (the tests compare both ways). */
 export function parsePo(bytes: Buffer, formatName: string, options: { plainReader?: boolean } = {}): ParsedFile {
@@ -61,12 +62,19 @@ function parsePoSlices(bytes: Buffer, formatName: string, pause: () => Promise<v
   const validationHeader = withPluralCount(header, bodies);
   const plain = plainReader ? plainContext(validationHeader) : null;
   const result = () => ({ units, meta: { headers: pickHeaders(headers) } });
-  // Synchronous when `pause` returns nothing; otherwise one slice per turn of the event loop.
+  // Synchronous when `pause` returns nothing; otherwise other work runs every PAUSE_MS.
+  let last = performance.now();
   const run = (index: number): ParsedFile | Promise<ParsedFile> => {
     for (let i = index; i < bodies.length; i++) {
       collect((plain && readPlainEntries(bodies[i], plain)) ?? tableEntries(parse(validationHeader + '\n' + bodies[i], true)));
-      const waiting = i + 1 < bodies.length ? pause() : undefined;
-      if (waiting) return waiting.then(() => run(i + 1));
+      if (i + 1 === bodies.length || performance.now() - last < PAUSE_MS) continue;
+      const waiting = pause();
+      if (waiting) {
+        return waiting.then(() => {
+          last = performance.now();
+          return run(i + 1);
+        });
+      }
     }
     return result();
   };
