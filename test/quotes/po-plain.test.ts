@@ -24,37 +24,31 @@ function expectSameAsGettextParser(text: string): void {
 const isPlain = (body: string) => readPlainEntries(body, { nplurals: 2, headerFirst: true }) !== null;
 
 describe('the plain PO reader', () => {
-  const plain: [string, string][] = [
-    ['comments of every kind', '# translator\n#. extracted\n#: a.c:1 b.c:2\n#, fuzzy, c-format\n#| msgid "Old"\nmsgid "New"\nmsgstr "Neu"\n'],
-    ['contexts, empty and numeric ones, and numeric msgids', 'msgid "b"\nmsgstr ""\n\nmsgctxt "menu"\nmsgid "Open"\nmsgstr "x"\n\nmsgctxt ""\nmsgid "Open"\nmsgstr "y"\n\nmsgctxt "9"\nmsgid "10"\nmsgstr ""\n\nmsgid "2"\nmsgstr ""\n\nmsgid "1"\nmsgstr ""\n'],
-    ['plurals and continuation lines', 'msgid ""\n"One "\n"file"\nmsgid_plural "%d "\n"files"\nmsgstr[0] "Eine"\n" Datei"\nmsgstr[1] ""\n'],
-    ['escapes, CRLF, indentation and no blank lines', 'msgid "a\\"b\\\\c\\td\\ne\\a"\r\nmsgstr "x"  \r\n  #, fuzzy\r\n\tmsgid "日本語"\r\nmsgstr "y"\r\n'],
-    ['msgstr[0] without a plural', 'msgid "a"\nmsgstr[0] "b"\n'],
+  // [case, body, read by the plain reader (else left to gettext-parser)]
+  const cases: [string, string, boolean][] = [
+    ['comments of every kind', '# translator\n#. extracted\n#: a.c:1 b.c:2\n#, fuzzy, c-format\n#| msgid "Old"\nmsgid "New"\nmsgstr "Neu"\n', true],
+    ['contexts, empty and numeric ones, and numeric msgids', 'msgid "b"\nmsgstr ""\n\nmsgctxt "menu"\nmsgid "Open"\nmsgstr "x"\n\nmsgctxt ""\nmsgid "Open"\nmsgstr "y"\n\nmsgctxt "9"\nmsgid "10"\nmsgstr ""\n\nmsgid "2"\nmsgstr ""\n\nmsgid "1"\nmsgstr ""\n', true],
+    ['plurals and continuation lines', 'msgid ""\n"One "\n"file"\nmsgid_plural "%d "\n"files"\nmsgstr[0] "Eine"\n" Datei"\nmsgstr[1] ""\n', true],
+    ['escapes, CRLF, indentation and no blank lines', 'msgid "a\\"b\\\\c\\td\\ne\\a"\r\nmsgstr "x"  \r\n  #, fuzzy\r\n\tmsgid "日本語"\r\nmsgstr "y"\r\n', true],
+    ['msgstr[0] without a plural', 'msgid "a"\nmsgstr[0] "b"\n', true],
+    ['obsolete entries', 'msgid "a"\nmsgstr "b"\n\n#~ msgid "gone"\n#~ msgstr "weg"\n', false],
+    ['a duplicate', 'msgid "a"\nmsgstr ""\n\nmsgid "a"\nmsgstr ""\n', false],
+    ['a name of Object.prototype (gettext-parser calls it a duplicate)', 'msgid "constructor"\nmsgstr ""\n', false],
+    ['an empty msgid', 'msgid ""\nmsgstr "x"\n', false],
+    ['too few plural forms', 'msgid "a"\nmsgid_plural "b"\nmsgstr[0] ""\n', false],
+    ['two msgstr for a singular', 'msgid "a"\nmsgstr "b"\nmsgstr "c"\n', false],
+    ['a missing msgstr', 'msgid "a"\n\nmsgid "b"\nmsgstr ""\n', false],
+    ['no space after the keyword', 'msgid"a"\nmsgstr ""\n', false],
+    ['two strings on a line', 'msgid "a" "b"\nmsgstr ""\n', false],
+    ['an unterminated string', 'msgid "a\nmsgstr ""\n', false],
+    ['a backslash continuing the line', 'msgid "a\\\nb"\nmsgstr ""\n', false],
+    ['single quotes', "msgid 'a'\nmsgstr ''\n", false],
+    ['a comment inside an entry', 'msgid "a"\n# here\nmsgstr ""\n', false],
+    ['an unknown keyword', 'msgid "a"\nmsgfoo "b"\nmsgstr ""\n', false],
+    ['a string before any keyword', '"b"\nmsgid "a"\nmsgstr ""\n', false],
   ];
-  it.each(plain)('reads %s as gettext-parser does', (_name, body) => {
-    expect(isPlain(body)).toBe(true);
-    expectSameAsGettextParser(`${HEADER}\n${body}`);
-  });
-
-  const other: [string, string][] = [
-    ['obsolete entries', 'msgid "a"\nmsgstr "b"\n\n#~ msgid "gone"\n#~ msgstr "weg"\n'],
-    ['a duplicate', 'msgid "a"\nmsgstr ""\n\nmsgid "a"\nmsgstr ""\n'],
-    ['a name of Object.prototype (gettext-parser calls it a duplicate)', 'msgid "constructor"\nmsgstr ""\n'],
-    ['an empty msgid', 'msgid ""\nmsgstr "x"\n'],
-    ['too few plural forms', 'msgid "a"\nmsgid_plural "b"\nmsgstr[0] ""\n'],
-    ['two msgstr for a singular', 'msgid "a"\nmsgstr "b"\nmsgstr "c"\n'],
-    ['a missing msgstr', 'msgid "a"\n\nmsgid "b"\nmsgstr ""\n'],
-    ['no space after the keyword', 'msgid"a"\nmsgstr ""\n'],
-    ['two strings on a line', 'msgid "a" "b"\nmsgstr ""\n'],
-    ['an unterminated string', 'msgid "a\nmsgstr ""\n'],
-    ['a backslash continuing the line', 'msgid "a\\\nb"\nmsgstr ""\n'],
-    ['single quotes', "msgid 'a'\nmsgstr ''\n"],
-    ['a comment inside an entry', 'msgid "a"\n# here\nmsgstr ""\n'],
-    ['an unknown keyword', 'msgid "a"\nmsgfoo "b"\nmsgstr ""\n'],
-    ['a string before any keyword', '"b"\nmsgid "a"\nmsgstr ""\n'],
-  ];
-  it.each(other)('leaves %s to gettext-parser', (_name, body) => {
-    expect(isPlain(body)).toBe(false);
+  it.each(cases)('%s: same as gettext-parser (plain layout: %s)', (_name, body, plain) => {
+    expect(isPlain(body)).toBe(plain);
     expectSameAsGettextParser(`${HEADER}\n${body}`);
   });
 
