@@ -43,9 +43,8 @@ export function readPlainEntries(body: string, shared: PlainContext): PoEntry[] 
   const finish = (): boolean => {
     if (!entry) return true;
     const { msgid, msgid_plural: plural, msgstr } = entry;
-    const context = entry.msgctxt ?? '';
-    let taken = msgids.get(context);
-    if (!taken) msgids.set(context, (taken = new Set()));
+    let taken = msgids.get(entry.msgctxt ?? '');
+    if (!taken) msgids.set(entry.msgctxt ?? '', (taken = new Set()));
     if (msgid === '' || PROTOTYPE_NAMES.has(msgid) || plural === '' || taken.has(msgid)) return false;
     if (msgstr.length !== (plural === undefined ? 1 : shared.nplurals)) return false;
     taken.add(msgid);
