@@ -159,4 +159,11 @@ describe('PO reading', () => {
     const units = parsePo(Buffer.from(text), 'GNU_PO').units;
     expect(units.map((u) => [u.source, u.fuzzy, u.stale])).toEqual([['a', false, false], ['New text', true, true], ['Same', true, false]]);
   });
+
+  it('finds the fuzzy flag on any of several flag lines, by either reader', () => {
+    const text = '#, c-format\n#, fuzzy\nmsgid "a %d"\nmsgstr "b %d"\n\n#, c-format\n#, no-wrap\nmsgid "c"\nmsgstr "d"\n';
+    for (const plainReader of [true, false]) {
+      expect(parsePo(Buffer.from(text), 'GNU_PO', { plainReader }).units.map((u) => u.fuzzy)).toEqual([true, false]);
+    }
+  });
 });

@@ -194,7 +194,7 @@ function toUnit(entry: PoEntry): ParsedUnit {
     source: entry.msgid,
     sourcePlural: entry.msgid_plural ?? null,
     forms: entry.msgstr ?? [],
-    fuzzy: !!flags && flags.split(',').some((flag) => flag.trim() === 'fuzzy'),
+    fuzzy: !!flags && flags.split(/[,\n]/).some((flag) => flag.trim() === 'fuzzy'),
     stale: previous !== null && previous !== entry.msgid,
     previous: entry.comments?.previous ?? null,
   };
