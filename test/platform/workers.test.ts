@@ -11,12 +11,12 @@ const workersOf = (pid: number) =>
     .filter(Boolean)
     .map(Number);
 
-async function until<T>(probe: () => T | undefined, timeoutMs = 30_000): Promise<T> {
+async function until<T>(probe: () => T | undefined, explain: () => string, timeoutMs = 45_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = probe();
     if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error('timed out');
+    if (Date.now() > deadline) throw new Error(`timed out; the output so far:\n${explain()}`);
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
 }
@@ -29,9 +29,9 @@ describe('WORKERS', () => {
     const primary = run.child.pid!;
     try {
       await waitForHttp(`http://127.0.0.1:${port}/healthz`);
-      const first = await until(() => (workersOf(primary).length === 2 ? workersOf(primary) : undefined));
+      const first = await until(() => (workersOf(primary).length === 2 ? workersOf(primary) : undefined), run.output);
       // The primary hands connections only to workers that listen already.
-      await until(() => (run.output().split('Server listening').length - 1 >= 2 ? true : undefined));
+      await until(() => (run.output().split('Server listening').length - 1 >= 2 ? true : undefined), run.output);
       // Each new connection goes to the next worker: both answer, and they share one database.
       const email = `w${Date.now()}@example.com`;
       const register = await fetch(`http://127.0.0.1:${port}/api/users/register`, {
@@ -59,7 +59,7 @@ describe('WORKERS', () => {
       const replaced = await until(() => {
         const now = workersOf(primary);
         return now.length === 2 && !now.includes(first[0]) ? now : undefined;
-      });
+      }, run.output);
       expect(replaced).toContain(first[1]);
       expect((await fetch(`http://127.0.0.1:${port}/healthz`)).status).toBe(200);
 
@@ -72,5 +72,5 @@ describe('WORKERS', () => {
       run.child.kill('SIGKILL');
       rmSync(cwd, { recursive: true, force: true });
     }
-  }, 60_000);
+  }, 120_000);
 });
