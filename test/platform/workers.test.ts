@@ -5,8 +5,9 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { freePort, spawnQuartet, waitForHttp } from '../support/process.js';
 
+// The primary's children that run quartet (tsx may also start an esbuild service as a child).
 const workersOf = (pid: number) =>
-  String(spawnSync('pgrep', ['-P', String(pid)]).stdout)
+  String(spawnSync('pgrep', ['-P', String(pid), '-f', 'bin/quartet.js']).stdout)
     .split(/\s+/)
     .filter(Boolean)
     .map(Number);
