@@ -53,7 +53,7 @@ type Write<T> = (trx: Transaction<DB>) => Promise<T>;
 
 interface Queued {
   write: Write<unknown>;
-  /** The account whose row the write locks (the lock order); unknown ones go last. */
+  /** The account whose row the write locks: a shared transaction takes them in ascending order. */
   accountId: number;
   resolve(value: unknown): void;
   reject(error: unknown): void;
