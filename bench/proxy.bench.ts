@@ -16,7 +16,7 @@ import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { parseDatabaseUrl } from '../src/config.js';
 import { openDatabase } from '../src/db/index.js';
-import { freePort, spawnQuartet, waitForHttp } from '../test/support/process.js';
+import { childPids, freePort, spawnQuartet, waitForHttp } from '../test/support/process.js';
 import { benchDuration, httpLoad, type BenchResult, type LoadResult } from './harness.js';
 
 const CONNECTIONS = 50;
@@ -110,7 +110,7 @@ export default async function proxyBench(): Promise<BenchResult[]> {
       });
     // CPU time per request (main threads; all of nginx's processes), read from /proc: a figure
     // that contention on a shared machine distorts far less than throughput and latency.
-    const withChildren = (pid: number) => [pid, ...String(spawnSync('pgrep', ['-P', String(pid)]).stdout).split(/\s+/).filter(Boolean).map(Number)];
+    const withChildren = (pid: number) => [pid, ...childPids(pid)];
     const targets = {
       direct: { port: upstreamPort, auth: false, pids: () => [] as number[] },
       nginx: { port: nginxPort, auth: false, pids: () => withChildren(nginx.pid!) },

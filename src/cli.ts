@@ -1,7 +1,6 @@
 // `quartet <command>`: serve (default), migrate, and the services' admin commands.
 import { loadConfig } from './config.js';
-import { openDatabase } from './db/index.js';
-import { migrate } from './db/migrate.js';
+import { migrateDatabase } from './db/migrate.js';
 import { ConfigError, loadEnv, type Env } from './env.js';
 
 export interface Command {
@@ -24,14 +23,8 @@ const commands: Record<string, () => Promise<Command>> = {
   migrate: async () => ({
     summary: 'apply pending database migrations and exit',
     async run(_args, env) {
-      const config = loadConfig(env);
-      const db = await openDatabase(config.database);
-      try {
-        const applied = await migrate(db);
-        console.log(applied.length ? `applied: ${applied.join(', ')}` : 'database is up to date');
-      } finally {
-        await db.close();
-      }
+      const applied = await migrateDatabase(loadConfig(env).database);
+      console.log(applied.length ? `applied: ${applied.join(', ')}` : 'database is up to date');
       return 0;
     },
   }),

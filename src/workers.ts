@@ -6,8 +6,7 @@
 import cluster, { type Worker } from 'node:cluster';
 import pino from 'pino';
 import type { Config } from './config.js';
-import { openDatabase } from './db/index.js';
-import { migrate } from './db/migrate.js';
+import { migrateDatabase } from './db/migrate.js';
 import { stdoutDestination } from './http/logging.js';
 
 /** A worker that dies this soon after starting counts toward giving up. */
@@ -24,12 +23,7 @@ export function isWorkerProcess(): boolean {
 export async function runPrimary(config: Config): Promise<number> {
   const log = pino({ level: config.logLevel, base: { role: 'primary', pid: process.pid } }, stdoutDestination(config.logSync));
   // Migrating here first spares the workers a race for the migration lock at every start.
-  const db = await openDatabase(config.database);
-  try {
-    await migrate(db);
-  } finally {
-    await db.close();
-  }
+  await migrateDatabase(config.database);
 
   let stopping = false;
   let exitCode = 0;

@@ -3,7 +3,8 @@
 // tasks, 2xxx proxy, 3xxx quotes); each is applied once, in name order, whatever was applied before.
 import { type Kysely, sql } from 'kysely';
 import { columnsFor, type Columns } from './columns.js';
-import type { Database } from './index.js';
+import type { DatabaseConfig } from '../config.js';
+import { openDatabase, type Database } from './index.js';
 import { platformMigrations } from './platform-migrations.js';
 import { usersMigrations } from '../users/migrations.js';
 import { proxyMigrations } from '../proxy/migrations.js';
@@ -82,5 +83,15 @@ async function beginImmediate(conn: Kysely<any>): Promise<void> {
       if (!busy || Date.now() > deadline) throw error;
       await new Promise((resolve) => setTimeout(resolve, 200));
     }
+  }
+}
+
+/** Opens the database, applies what is pending and closes it (`quartet migrate`; a WORKERS primary). */
+export async function migrateDatabase(config: DatabaseConfig): Promise<string[]> {
+  const db = await openDatabase(config);
+  try {
+    return await migrate(db);
+  } finally {
+    await db.close();
   }
 }

@@ -1,16 +1,11 @@
-import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { freePort, spawnQuartet, waitForHttp } from '../support/process.js';
+import { childPids, freePort, spawnQuartet, waitForHttp } from '../support/process.js';
 
 // The primary's children that run quartet (tsx may also start an esbuild service as a child).
-const workersOf = (pid: number) =>
-  String(spawnSync('pgrep', ['-P', String(pid), '-f', 'bin/quartet.js']).stdout)
-    .split(/\s+/)
-    .filter(Boolean)
-    .map(Number);
+const workersOf = (pid: number) => childPids(pid, 'bin/quartet.js');
 
 async function until<T>(probe: () => T | undefined, explain: () => string, timeoutMs = 45_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;

@@ -1,5 +1,5 @@
 // Runs the quartet CLI as a child process, the way an operator would.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
 
@@ -51,4 +51,13 @@ export async function freePort(): Promise<number> {
   server.close();
   await once(server, 'close');
   return port;
+}
+
+/** The child processes of `pid`, those whose command line contains `pattern` when one is given. */
+export function childPids(pid: number, pattern?: string): number[] {
+  const args = ['-P', String(pid), ...(pattern ? ['-f', pattern] : [])];
+  return String(spawnSync('pgrep', args).stdout)
+    .split(/\s+/)
+    .filter(Boolean)
+    .map(Number);
 }
