@@ -3,7 +3,7 @@
 import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
-import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
+import { CompiledQuery, Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
 import pg from 'pg';
 import type { DatabaseConfig } from '../config.js';
 import type { DB } from './schema.js';
@@ -60,6 +60,25 @@ export async function openDatabase(config: DatabaseConfig): Promise<Database> {
     },
     close: () => kysely.destroy(),
   };
+}
+
+/**
+ * Runs `work` in a transaction that holds SQLite's write lock from its start (`begin immediate`):
+ * a deferred transaction that reads and then writes fails at once, without waiting, when another
+ * process wrote in between. On PostgreSQL an ordinary transaction (the statements lock rows).
+ */
+export async function writeTransaction<T>(db: Database, work: (trx: Kysely<DB>) => Promise<T>): Promise<T> {
+  return db.kysely.connection().execute(async (connection) => {
+    await connection.executeQuery(CompiledQuery.raw(db.dialect === 'sqlite' ? 'begin immediate' : 'begin'));
+    try {
+      const result = await work(connection);
+      await connection.executeQuery(CompiledQuery.raw('commit'));
+      return result;
+    } catch (error) {
+      await connection.executeQuery(CompiledQuery.raw('rollback')).catch(() => {});
+      throw error;
+    }
+  });
 }
 
 const STATEMENT_CACHE_SIZE = 500;

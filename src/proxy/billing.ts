@@ -5,14 +5,17 @@
 //   settle:  reserved -= x, balance -= charge (charge <= x), spent += charge, requests += 1
 //   release: reserved -= x
 // The ledger row's status moves once from 'reserved', which makes settle/release exactly-once.
-// Writes arriving together share one transaction (group commit): on SQLite a commit, not a
-// statement, is the expensive part, and under load one commit then serves many requests. On
-// PostgreSQL every statement is a round trip, so several such transactions run at once (each
-// on its own connection); their writes take account rows in ascending id order, which keeps
-// two of them from waiting on each other.
-import { sql, type Transaction } from 'kysely';
-import type { Database } from '../db/index.js';
-import { prepared, type Params } from '../db/prepared.js';
+//
+// Steps arriving together share one transaction (group commit), written set-wise: the accounts
+// they touch are locked and read once (in ascending id order, so two transactions never wait on
+// each other in a cycle), the ledger rows change in one statement per kind, and each account
+// gets one update with the sum of its steps. On SQLite a commit, not a statement, is the
+// expensive part, and under load one commit serves many requests. On PostgreSQL every statement
+// is a round trip: a transaction holds its accounts' row locks for four of them whatever its
+// size, and several such transactions run at once, each on its own connection.
+import type { Kysely } from 'kysely';
+import { updateRows, insertRows, type Column, type SetColumn } from '../db/bulk.js';
+import { writeTransaction, type Database, type Dialect } from '../db/index.js';
 import type { DB } from '../db/schema.js';
 import type { Counter, MetricsRegistry } from '../http/metrics.js';
 import type { ForwardConfig } from './forward-config.js';
@@ -49,17 +52,24 @@ interface Logger {
   error(obj: object, msg: string): void;
 }
 
-type Write<T> = (trx: Transaction<DB>) => Promise<T>;
-
-interface Queued {
-  write: Write<unknown>;
-  /** The account whose row the write locks: a shared transaction takes them in ascending order. */
+/** One step of a shared transaction. */
+type Work = (
+  | { kind: 'reserve'; request: ReserveRequest }
+  | { kind: 'settle'; id: number; charged: number; cost: Cost; usage: Usage; usageSource: string; upstreamStatus: number }
+  | { kind: 'finish'; id: number; status: 'released' | 'expired'; reason: string; upstreamStatus: number | null; staleBefore?: number }
+) & {
+  /** The account whose row the step changes. */
   accountId: number;
+};
+
+/** A queued step, with the caller waiting for its result. */
+type Step = Work & {
+  now: number;
   resolve(value: unknown): void;
   reject(error: unknown): void;
-}
+};
 
-/** Most writes one shared transaction takes (it holds its row locks until it commits). */
+/** Most steps one shared transaction takes. */
 const MAX_BATCH = 64;
 /** Shared transactions at once on PostgreSQL (each holds a pooled connection while it runs). */
 const MAX_CONCURRENT_TRANSACTIONS = 4;
@@ -67,9 +77,11 @@ const MAX_CONCURRENT_TRANSACTIONS = 4;
 export class Billing {
   /** Reservations this process is serving: their heartbeat keeps other processes' sweeps away. */
   private live = new Set<number>();
-  private queue: Queued[] = [];
+  private queue: Step[] = [];
   private scheduled = false;
   private inFlight = 0;
+  /** Accounts whose steps a running shared transaction has: their next steps wait for it. */
+  private busyAccounts = new Set<number>();
   /** Shared transactions running at once: one on SQLite's single connection. */
   private maxInFlight: number;
   private timers: NodeJS.Timeout[] = [];
@@ -117,68 +129,66 @@ export class Billing {
     this.hold(promise).catch((error) => this.log.error({ err: error }, 'billing background task failed'));
   }
 
-  /**
-   * Runs `write` in a transaction shared with the other billing writes queued at this moment.
-   * Each write is a few conditional statements that cannot fail on their own; if the shared
-   * transaction fails anyway (a deadlock between processes, say), nothing of it was kept and each
-   * write is retried in a transaction of its own.
-   */
-  private transact<T>(accountId: number, write: Write<T>): Promise<T> {
+  /** Queues a step for the next shared transaction; resolves with its result. */
+  private enqueue<T>(work: Work): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      this.queue.push({ write, accountId, resolve: resolve as (value: unknown) => void, reject });
+      this.queue.push({ ...work, now: Date.now(), resolve: resolve as (value: unknown) => void, reject });
       this.schedule();
     });
   }
 
-  /** Starts shared transactions for what is queued, once the writes of this moment are in. */
+  /** Starts shared transactions for what is queued, once the steps of this moment are in. */
   private schedule() {
     if (this.scheduled || this.queue.length === 0 || this.inFlight >= this.maxInFlight) return;
     this.scheduled = true;
     setImmediate(() => {
       this.scheduled = false;
-      while (this.queue.length && this.inFlight < this.maxInFlight) {
-        const batch = this.queue.splice(0, MAX_BATCH).sort((a, b) => a.accountId - b.accountId);
+      while (this.inFlight < this.maxInFlight) {
+        const batch = this.takeBatch();
+        if (!batch.length) break;
         this.inFlight++;
         void this.runBatch(batch).finally(() => {
           this.inFlight--;
+          for (const step of batch) this.busyAccounts.delete(step.accountId);
           this.schedule();
         });
       }
     });
   }
 
-  private async runBatch(batch: Queued[]) {
+  /**
+   * The queued steps of accounts no running transaction has, up to MAX_BATCH. A transaction
+   * never waits for another of this process on an account's row lock: one hot account's steps
+   * gather into the next transaction instead (measured on PostgreSQL with one account: 2,400
+   * requests/s this way, 1,800 with four transactions contending for its row).
+   */
+  private takeBatch(): Step[] {
+    const batch: Step[] = [];
+    const rest: Step[] = [];
+    for (const step of this.queue) (batch.length < MAX_BATCH && !this.busyAccounts.has(step.accountId) ? batch : rest).push(step);
+    this.queue = rest;
+    for (const step of batch) this.busyAccounts.add(step.accountId);
+    return batch;
+  }
+
+  /**
+   * Runs the steps in one transaction. Each step is conditional and cannot fail on its own; if
+   * the transaction fails anyway (a lost connection, say), nothing of it was kept, and each step
+   * is tried again in a transaction of its own.
+   */
+  private async runBatch(batch: Step[]) {
     try {
-      const results = await this.db.kysely.transaction().execute(async (trx) => {
-        const out: unknown[] = [];
-        for (const item of batch) out.push(await item.write(trx));
-        return out;
-      });
-      batch.forEach((item, i) => item.resolve(results[i]));
+      const results = await writeTransaction(this.db, (trx) => applySteps(trx, this.db.dialect, batch));
+      batch.forEach((step, i) => step.resolve(results[i]));
     } catch (error) {
       if (batch.length === 1) return batch[0].reject(error);
-      await Promise.all(batch.map((item) => this.db.kysely.transaction().execute(item.write).then(item.resolve, item.reject)));
+      await Promise.all(batch.map((step) => this.runBatch([step])));
     }
   }
 
   /** Holds `amountMsat` of the account's available balance; null when it is not available. */
   async reserve(request: ReserveRequest): Promise<Reservation | null> {
-    const now = Date.now();
-    const id = await this.transact(request.accountId, async (trx) => {
-      const held = await holdBalance.run(trx, { accountId: request.accountId, amountMsat: request.amountMsat, now });
-      if (Number(held.numAffectedRows) !== 1) return null;
-      const { rows } = await insertReservation.run(trx, {
-        accountId: request.accountId,
-        requestId: request.requestId,
-        path: request.path,
-        model: request.model,
-        stream: request.stream ? 1 : 0,
-        payment: request.payment,
-        reservedMsat: request.amountMsat,
-        now,
-      });
-      return Number(rows[0].id);
-    });
+    const id = await this.enqueue<number | null>({ kind: 'reserve', accountId: request.accountId, request });
     if (id === null) return null;
     this.live.add(id);
     return { id, accountId: request.accountId, reservedMsat: request.amountMsat };
@@ -195,24 +205,7 @@ export class Billing {
     if (charge < cost.totalMsat) {
       this.log.warn({ reservation: reservation.id, cost: cost.totalMsat, reserved: reservation.reservedMsat }, 'request cost more than its reservation; the node absorbs the difference');
     }
-    const now = Date.now();
-    const done = await this.transact(reservation.accountId, async (trx) => {
-      const ledger = await settleReservation.run(trx, {
-        id: reservation.id,
-        chargedMsat: charge,
-        costMsat: cost.totalMsat,
-        inputMsat: cost.inputMsat,
-        outputMsat: cost.outputMsat,
-        promptTokens: usage.promptTokens,
-        completionTokens: usage.completionTokens,
-        usageSource: settlement.usageSource,
-        upstreamStatus: settlement.upstreamStatus,
-        now,
-      });
-      if (Number(ledger.numAffectedRows) !== 1) return false;
-      await chargeAccount.run(trx, { accountId: reservation.accountId, reservedMsat: reservation.reservedMsat, chargedMsat: charge, now });
-      return true;
-    });
+    const done = await this.enqueue<boolean>({ kind: 'settle', accountId: reservation.accountId, id: reservation.id, charged: charge, cost, usage, usageSource: settlement.usageSource, upstreamStatus: settlement.upstreamStatus });
     this.live.delete(reservation.id);
     if (!done) return 0;
     this.outcomes?.inc({ outcome: 'settled' });
@@ -242,23 +235,7 @@ export class Billing {
   }
 
   private async finish(id: number, accountId: number, status: 'released' | 'expired', reason: string, upstreamStatus: number | null, staleBefore?: number): Promise<boolean> {
-    const now = Date.now();
-    const done = await this.transact(accountId, async (trx) => {
-      let update = trx
-        .updateTable('proxy_requests')
-        .set({ status, error: reason.slice(0, 500), upstream_status: upstreamStatus, settled_at: now })
-        .where('id', '=', id)
-        .where('status', '=', 'reserved');
-      if (staleBefore !== undefined) update = update.where('heartbeat_at', '<', staleBefore);
-      const row = await update.returning(['account_id', 'reserved_msat']).executeTakeFirst();
-      if (!row) return false;
-      await trx
-        .updateTable('proxy_accounts')
-        .set({ reserved_msat: sql<number>`reserved_msat - ${Number(row.reserved_msat)}` })
-        .where('id', '=', Number(row.account_id))
-        .execute();
-      return true;
-    });
+    const done = await this.enqueue<boolean>({ kind: 'finish', accountId, id, status, reason, upstreamStatus, staleBefore });
     if (done) this.outcomes?.inc({ outcome: status });
     return done;
   }
@@ -291,78 +268,145 @@ export class Billing {
   }
 }
 
-// The statements every billed request runs (see ../db/prepared.ts for why they are prepared).
+/** What a shared transaction changes on one account: sums of its steps. */
+interface AccountChange {
+  /** balance - reserved as read under the lock, then as the steps leave it. */
+  available: number;
+  reserved: number;
+  balance: number;
+  spent: number;
+  requests: number;
+  usedAt: number | null;
+}
 
-const holdBalance = prepared((p: Params<{ accountId: number; amountMsat: number; now: number }>, db) =>
-  db
-    .updateTable('proxy_accounts')
-    .set({ reserved_msat: sql<number>`reserved_msat + ${p.amountMsat}`, last_used_at: p.now })
-    .where('id', '=', p.accountId)
-    .where(sql<boolean>`balance_msat - reserved_msat >= ${p.amountMsat}`),
-);
+const ID: Column[] = [{ name: 'id', type: 'bigint' }];
+const SETTLED_COLUMNS: SetColumn[] = [
+  { name: 'status', type: 'text' },
+  { name: 'charged_msat', type: 'bigint' },
+  { name: 'cost_msat', type: 'bigint' },
+  { name: 'input_msat', type: 'bigint' },
+  { name: 'output_msat', type: 'bigint' },
+  { name: 'prompt_tokens', type: 'integer' },
+  { name: 'completion_tokens', type: 'integer' },
+  { name: 'usage_source', type: 'text' },
+  { name: 'upstream_status', type: 'integer' },
+  { name: 'settled_at', type: 'bigint' },
+];
+const ACCOUNT_CHANGE_COLUMNS: SetColumn[] = [
+  { name: 'reserved_msat', type: 'bigint', combine: 'add' },
+  { name: 'balance_msat', type: 'bigint', combine: 'add' },
+  { name: 'total_spent_msat', type: 'bigint', combine: 'add' },
+  { name: 'total_requests', type: 'bigint', combine: 'add' },
+  { name: 'last_used_at', type: 'bigint', combine: 'unless-null' },
+];
+const RESERVATION_COLUMNS: Column[] = [
+  { name: 'account_id', type: 'bigint' },
+  { name: 'request_id', type: 'text' },
+  { name: 'path', type: 'text' },
+  { name: 'model', type: 'text' },
+  { name: 'stream', type: 'integer' },
+  { name: 'payment', type: 'text' },
+  { name: 'status', type: 'text' },
+  { name: 'reserved_msat', type: 'bigint' },
+  { name: 'created_at', type: 'bigint' },
+  { name: 'heartbeat_at', type: 'bigint' },
+];
+const STILL_RESERVED = `t."status" = 'reserved'`;
 
-const insertReservation = prepared(
-  (p: Params<{ accountId: number; requestId: string; path: string; model: string; stream: number; payment: 'key' | 'x-cashu'; reservedMsat: number; now: number }>, db) =>
-    db
-      .insertInto('proxy_requests')
-      .values({
-        account_id: p.accountId,
-        request_id: p.requestId,
-        path: p.path,
-        model: p.model,
-        stream: p.stream,
-        payment: p.payment,
-        status: 'reserved',
-        reserved_msat: p.reservedMsat,
-        created_at: p.now,
-        heartbeat_at: p.now,
-      })
-      .returning('id'),
-);
+/** The steps of one shared transaction, set-wise (see the top of this file); their results in order. */
+async function applySteps(trx: Kysely<DB>, dialect: Dialect, steps: Step[]): Promise<unknown[]> {
+  const results: unknown[] = new Array(steps.length).fill(null);
 
-const settleReservation = prepared(
-  (
-    p: Params<{
-      id: number;
-      chargedMsat: number;
-      costMsat: number;
-      inputMsat: number;
-      outputMsat: number;
-      promptTokens: number;
-      completionTokens: number;
-      usageSource: 'upstream' | 'estimate';
-      upstreamStatus: number;
-      now: number;
-    }>,
-    db,
-  ) =>
-    db
+  // 1. Lock the accounts, in ascending id order, and read what each has available.
+  const accountIds = [...new Set(steps.map((step) => step.accountId))].sort((a, b) => a - b);
+  let read = trx.selectFrom('proxy_accounts').select(['id', 'balance_msat', 'reserved_msat']).where('id', 'in', accountIds).orderBy('id');
+  if (dialect === 'postgres') read = read.forUpdate();
+  const accounts = new Map<number, AccountChange>();
+  for (const row of await read.execute()) {
+    accounts.set(Number(row.id), { available: Number(row.balance_msat) - Number(row.reserved_msat), reserved: 0, balance: 0, spent: 0, requests: 0, usedAt: null });
+  }
+
+  // 2. Settle and release ledger rows still reserved; what they held becomes available again.
+  const settles = steps.flatMap((step, i) => (step.kind === 'settle' ? [{ step, i }] : []));
+  if (settles.length) {
+    const values = settles.flatMap(({ step }) => [
+      step.id,
+      'settled',
+      step.charged,
+      step.cost.totalMsat,
+      step.cost.inputMsat,
+      step.cost.outputMsat,
+      step.usage.promptTokens,
+      step.usage.completionTokens,
+      step.usageSource,
+      step.upstreamStatus,
+      step.now,
+    ]);
+    const rows = await updateRows<{ id: number; reserved_msat: number }>(trx, dialect, 'proxy_requests', ID, SETTLED_COLUMNS, values, { where: STILL_RESERVED, returning: ['id', 'reserved_msat'] });
+    const held = new Map(rows.map((row) => [Number(row.id), Number(row.reserved_msat)]));
+    for (const { step, i } of settles) {
+      const reserved = held.get(step.id);
+      const account = accounts.get(step.accountId);
+      results[i] = reserved !== undefined && account !== undefined;
+      if (reserved === undefined || !account) continue;
+      account.reserved -= reserved;
+      account.balance -= step.charged;
+      account.spent += step.charged;
+      account.requests += 1;
+      account.available += reserved - step.charged;
+      account.usedAt = step.now;
+    }
+  }
+  for (const [i, step] of steps.entries()) {
+    if (step.kind !== 'finish') continue;
+    let update = trx
       .updateTable('proxy_requests')
-      .set({
-        status: 'settled',
-        charged_msat: p.chargedMsat,
-        cost_msat: p.costMsat,
-        input_msat: p.inputMsat,
-        output_msat: p.outputMsat,
-        prompt_tokens: p.promptTokens,
-        completion_tokens: p.completionTokens,
-        usage_source: p.usageSource,
-        upstream_status: p.upstreamStatus,
-        settled_at: p.now,
-      })
-      .where('id', '=', p.id)
-      .where('status', '=', 'reserved'),
-);
+      .set({ status: step.status, error: step.reason.slice(0, 500), upstream_status: step.upstreamStatus, settled_at: step.now })
+      .where('id', '=', step.id)
+      .where('account_id', '=', step.accountId)
+      .where('status', '=', 'reserved');
+    if (step.staleBefore !== undefined) update = update.where('heartbeat_at', '<', step.staleBefore);
+    const row = await update.returning('reserved_msat').executeTakeFirst();
+    const account = accounts.get(step.accountId);
+    results[i] = row !== undefined && account !== undefined;
+    if (!row || !account) continue;
+    account.reserved -= Number(row.reserved_msat);
+    account.available += Number(row.reserved_msat);
+  }
 
-const chargeAccount = prepared((p: Params<{ accountId: number; reservedMsat: number; chargedMsat: number; now: number }>, db) =>
-  db
-    .updateTable('proxy_accounts')
-    .set({
-      reserved_msat: sql<number>`reserved_msat - ${p.reservedMsat}`,
-      balance_msat: sql<number>`balance_msat - ${p.chargedMsat}`,
-      total_spent_msat: sql<number>`total_spent_msat + ${p.chargedMsat}`,
-      total_requests: sql<number>`total_requests + 1`,
-      last_used_at: p.now,
-    })
-    .where('id', '=', p.accountId),
-);
+  // 3. Hold new reservations, in the order they came, from what is available now.
+  const holds: { step: Step & { kind: 'reserve' }; i: number }[] = [];
+  for (const [i, step] of steps.entries()) {
+    if (step.kind !== 'reserve') continue;
+    const account = accounts.get(step.accountId);
+    const amount = step.request.amountMsat;
+    if (!account || account.available < amount) continue; // result stays null: not available
+    account.available -= amount;
+    account.reserved += amount;
+    account.usedAt = step.now;
+    holds.push({ step, i });
+  }
+
+  // 4. One update per account with the sums.
+  const changes = [...accounts].filter(([, c]) => c.reserved || c.balance || c.spent || c.requests || c.usedAt !== null);
+  if (changes.length) {
+    const values = changes.flatMap(([id, c]) => [id, c.reserved, c.balance, c.spent, c.requests, c.usedAt]);
+    await updateRows(trx, dialect, 'proxy_accounts', ID, ACCOUNT_CHANGE_COLUMNS, values);
+  }
+
+  // 5. The ledger rows of the new reservations. A multi-row insert numbers its rows in order, so
+  // the returned ids sorted are the holds' ids in order; the request ids confirm it.
+  if (holds.length) {
+    const values = holds.flatMap(({ step }) => {
+      const r = step.request;
+      return [r.accountId, r.requestId, r.path, r.model, r.stream ? 1 : 0, r.payment, 'reserved', r.amountMsat, step.now, step.now];
+    });
+    const rows = await insertRows<{ id: number; request_id: string }>(trx, dialect, 'proxy_requests', RESERVATION_COLUMNS, values, ['id', 'request_id']);
+    rows.sort((a, b) => Number(a.id) - Number(b.id));
+    if (rows.length !== holds.length || rows.some((row, k) => row.request_id !== holds[k].step.request.requestId)) {
+      throw new Error('the ledger rows of new reservations came back in an unexpected order');
+    }
+    holds.forEach(({ i }, k) => (results[i] = Number(rows[k].id)));
+  }
+  return results;
+}

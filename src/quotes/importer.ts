@@ -4,7 +4,7 @@
 import { sql, type Kysely, type Transaction } from 'kysely';
 import type { Dialect } from '../db/index.js';
 import type { DB } from '../db/schema.js';
-import { insertRows, updateRows, type Column } from './bulk.js';
+import { insertRows, updateRows, type Column } from '../db/bulk.js';
 import { FORMATS, FormatError, isFileFormat, type ParsedUnit } from './formats/index.js';
 import { countWords } from './wordcount.js';
 import { addTargetLocales, chunks, countedLocales, dropPayloads, findFile, recountFileLocale, type ImportRow } from './store.js';

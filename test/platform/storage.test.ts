@@ -2,7 +2,8 @@ import { sql } from 'kysely';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseDatabaseUrl } from '../../src/config.js';
-import { openDatabase, type Database } from '../../src/db/index.js';
+import { insertRows, updateRows } from '../../src/db/bulk.js';
+import { openDatabase, writeTransaction, type Database } from '../../src/db/index.js';
 import { allMigrations, migrate } from '../../src/db/migrate.js';
 import { prepared, type Params } from '../../src/db/prepared.js';
 import { hitRateLimit, resetRateLimit } from '../../src/http/rate-limit.js';
@@ -57,6 +58,48 @@ describe.each(databaseKinds)('storage on %s', (kind) => {
     expect(inTransaction.rows).toEqual([{ key, hits: 7 }]);
     expect((await bump.run(second.kysely, { key: 'other', by: 1, now: 1 })).rows).toEqual([{ key: 'other', hits: 1 }]);
     await expect(bump.run(first.kysely, { key, by: 1 } as never)).rejects.toThrow(/no value for parameter "now"/);
+  });
+
+  it('writes many rows a statement: inserts and conditional, combining updates, values bound, changed rows returned', async () => {
+    await migrate(first);
+    const hostile = "bulk'); drop table rate_limits; --";
+    const columns = [
+      { name: 'key', type: 'text' as const },
+      { name: 'hits', type: 'integer' as const },
+      { name: 'window_start', type: 'bigint' as const },
+    ];
+    const inserted = await insertRows(first.kysely, first.dialect, 'rate_limits', columns, ['bulk:a', 1, 100, hostile, 2, 200, 'bulk:c', 1, 300], ['key']);
+    expect(inserted.map((row) => row.key)).toEqual(['bulk:a', hostile, 'bulk:c']);
+    const changed = await updateRows(
+      first.kysely,
+      first.dialect,
+      'rate_limits',
+      [columns[0]],
+      [
+        { ...columns[1], combine: 'add' },
+        { ...columns[2], combine: 'unless-null' },
+      ],
+      ['bulk:a', 5, null, hostile, 5, 999, 'bulk:c', -1, 301, 'bulk:none', 1, 1],
+      { where: 't."hits" < 2', returning: ['key', 'hits', 'window_start'] },
+    );
+    expect(changed.map((row) => [row.key, Number(row.hits), Number(row.window_start)]).sort()).toEqual([
+      ['bulk:a', 6, 100],
+      ['bulk:c', 0, 301],
+    ]);
+    const stored = await first.kysely.selectFrom('rate_limits').select(['key', 'hits']).where('key', '=', hostile).executeTakeFirstOrThrow();
+    expect(Number(stored.hits)).toBe(2);
+    expect(await updateRows(first.kysely, first.dialect, 'rate_limits', [columns[0]], [columns[1]], [])).toEqual([]);
+  });
+
+  it('keeps nothing of a write transaction that fails', async () => {
+    await migrate(first);
+    const attempt = writeTransaction(first, async (trx) => {
+      await trx.insertInto('rate_limits').values({ key: 'tx:kept?', hits: 1, window_start: 1 }).execute();
+      throw new Error('failed after a write');
+    });
+    await expect(attempt).rejects.toThrow('failed after a write');
+    expect(await first.kysely.selectFrom('rate_limits').select('key').where('key', '=', 'tx:kept?').execute()).toEqual([]);
+    expect(await writeTransaction(first, async (trx) => (await trx.selectFrom('rate_limits').select('key').where('key', '=', 'bulk:a').execute()).length)).toBe(1);
   });
 
   it('counts rate-limit hits exactly across two connections hitting at once', async () => {

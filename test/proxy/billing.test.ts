@@ -187,9 +187,54 @@ describe.skipIf(!postgresAvailable)('billing with two processes on one PostgreSQ
   }, 60_000);
 });
 
-describe('group commit', () => {
+describe.each(databaseKinds)('group commit on %s', (kind) => {
+  it('settles, releases and reserves arriving together on several accounts as if one after another', async () => {
+    const node = await startNode(kind);
+    try {
+      const db = node.server.db;
+      const billing = new Billing(db, node.server.config.proxy.forward, { warn() {}, error() {} });
+      await node.account(10_000);
+      await node.account(10_000);
+      const [a, b] = (await db.kysely.selectFrom('proxy_accounts').select('id').orderBy('id').execute()).map((row) => Number(row.id));
+      const request = (accountId: number, amountMsat: number, requestId: string) => ({ accountId, amountMsat, requestId, path: '/v1/chat/completions', model: 'test/model', stream: false, payment: 'key' as const });
+      const first = (await billing.reserve(request(a, 6000, 'first')))!;
+      const toRelease = (await billing.reserve(request(b, 1000, 'released')))!;
+      const settlement = { cost: { inputMsat: 400, outputMsat: 600, requestMsat: 0, totalMsat: 1000 }, usage: { promptTokens: 4, completionTokens: 6 }, usageSource: 'upstream' as const, upstreamStatus: 200 };
+      // All queued in one tick: the settle and the release come first and free what they held,
+      // then the holds are taken in order from what each account has left.
+      const [charged, , ...held] = await Promise.all([
+        billing.settle(first, settlement),
+        billing.release(toRelease, 'test'),
+        billing.reserve(request(a, 5000, 'a1')),
+        billing.reserve(request(a, 5000, 'a2')),
+        billing.reserve(request(a, 1000, 'a3')),
+        billing.reserve(request(b, 4000, 'b1')),
+        billing.reserve(request(b, 7000, 'b2')),
+      ]);
+      expect(charged).toBe(1000);
+      expect(held.map((r) => (r ? r.reservedMsat : null))).toEqual([5000, null, 1000, 4000, null]);
+      const ledger = await db.kysely.selectFrom('proxy_requests').select(['id', 'request_id', 'account_id', 'reserved_msat', 'status', 'charged_msat']).orderBy('id').execute();
+      const byId = new Map(ledger.map((row) => [Number(row.id), row]));
+      for (const [i, name] of ['a1', 'a2', 'a3', 'b1', 'b2'].entries()) {
+        const reservation = held[i];
+        if (!reservation) continue;
+        expect(byId.get(reservation.id)).toMatchObject({ request_id: name, account_id: reservation.accountId, reserved_msat: reservation.reservedMsat, status: 'reserved' });
+      }
+      expect(byId.get(first.id)).toMatchObject({ status: 'settled', charged_msat: 1000 });
+      expect(byId.get(toRelease.id)).toMatchObject({ status: 'released', charged_msat: 0 });
+      const accounts = await db.kysely.selectFrom('proxy_accounts').select(['balance_msat', 'reserved_msat', 'total_spent_msat', 'total_requests']).orderBy('id').execute();
+      expect(accounts.map((row) => Object.values(row).map(Number))).toEqual([
+        [9000, 6000, 1000, 1],
+        [10_000, 4000, 0, 0],
+      ]);
+      await billing.close();
+    } finally {
+      await node.close();
+    }
+  });
+
   it('keeps the other writes of a shared transaction when one of them fails', async () => {
-    const node = await startNode('sqlite');
+    const node = await startNode(kind);
     try {
       const db = node.server.db;
       const billing = new Billing(db, node.server.config.proxy.forward, { warn() {}, error() {} });
