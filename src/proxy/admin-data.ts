@@ -23,23 +23,25 @@ export interface NodeTotals {
 }
 
 const num = (value: unknown) => Number(value ?? 0);
+/** Written as a literal, so the partial index of live reservations (migration 2102) serves it. */
+const STILL_RESERVED = sql<boolean>`status = 'reserved'`;
 
 export async function nodeTotals(db: Database): Promise<NodeTotals> {
   const k = db.kysely;
-  const [accounts, requests, withdrawn] = await Promise.all([
+  // Earned is the accounts' spent counters, kept in the same transaction as each charge: a sum
+  // over accounts, not over the whole ledger.
+  const [accounts, live, withdrawn] = await Promise.all([
     k.selectFrom('proxy_accounts').select([
       sql<number>`coalesce(sum(balance_msat), 0)`.as('held'),
       sql<number>`coalesce(sum(reserved_msat), 0)`.as('reserved'),
+      sql<number>`coalesce(sum(total_spent_msat), 0)`.as('earned'),
+      sql<number>`coalesce(sum(total_requests), 0)`.as('settled'),
       sql<number>`count(*)`.as('count'),
     ]).executeTakeFirstOrThrow(),
-    k.selectFrom('proxy_requests').select([
-      sql<number>`coalesce(sum(case when status = 'settled' then charged_msat else 0 end), 0)`.as('earned'),
-      sql<number>`coalesce(sum(case when status = 'settled' then 1 else 0 end), 0)`.as('settled'),
-      sql<number>`coalesce(sum(case when status = 'reserved' then 1 else 0 end), 0)`.as('live'),
-    ]).executeTakeFirstOrThrow(),
+    k.selectFrom('proxy_requests').select(sql<number>`count(*)`.as('count')).where(STILL_RESERVED).executeTakeFirstOrThrow(),
     k.selectFrom('proxy_withdrawals').select(sql<number>`coalesce(sum(amount_msat), 0)`.as('total')).where('status', '!=', 'failed').executeTakeFirstOrThrow(),
   ]);
-  const earnedMsat = num(requests.earned);
+  const earnedMsat = num(accounts.earned);
   const withdrawnMsat = num(withdrawn.total);
   return {
     heldMsat: num(accounts.held),
@@ -48,8 +50,8 @@ export async function nodeTotals(db: Database): Promise<NodeTotals> {
     withdrawnMsat,
     earningsMsat: earnedMsat - withdrawnMsat,
     accounts: num(accounts.count),
-    settledRequests: num(requests.settled),
-    inFlight: num(requests.live),
+    settledRequests: num(accounts.settled),
+    inFlight: num(live.count),
   };
 }
 
@@ -113,7 +115,7 @@ export async function withdrawEarnings(db: Database, wallet: NodeWallet, amountM
   const now = Date.now();
   const id = await db.kysely.transaction().execute(async (trx) => {
     await trx.updateTable('proxy_node_lock').set({ version: sql<number>`version + 1` }).where('id', '=', 1).execute();
-    const earned = await trx.selectFrom('proxy_requests').select(sql<number>`coalesce(sum(charged_msat), 0)`.as('total')).where('status', '=', 'settled').executeTakeFirstOrThrow();
+    const earned = await trx.selectFrom('proxy_accounts').select(sql<number>`coalesce(sum(total_spent_msat), 0)`.as('total')).executeTakeFirstOrThrow();
     const withdrawn = await trx.selectFrom('proxy_withdrawals').select(sql<number>`coalesce(sum(amount_msat), 0)`.as('total')).where('status', '!=', 'failed').executeTakeFirstOrThrow();
     const available = num(earned.total) - num(withdrawn.total);
     if (amountMsat > available) throw new HttpError(400, `The node's earnings are ${available} msat; ${amountMsat} msat cannot be withdrawn`);

@@ -13,7 +13,7 @@
 // expensive part, and under load one commit serves many requests. On PostgreSQL every statement
 // is a round trip: a transaction holds its accounts' row locks for four of them whatever its
 // size, and several such transactions run at once, each on its own connection.
-import type { Kysely } from 'kysely';
+import { CompiledQuery, sql, type Kysely } from 'kysely';
 import { updateRows, insertRows, type Column, type SetColumn } from '../db/bulk.js';
 import { writeTransaction, type Database, type Dialect } from '../db/index.js';
 import type { DB } from '../db/schema.js';
@@ -254,7 +254,7 @@ export class Billing {
     const stale = await this.db.kysely
       .selectFrom('proxy_requests')
       .select(['id', 'account_id'])
-      .where('status', '=', 'reserved')
+      .where(sql<boolean>`status = 'reserved'`) // a literal: the partial index of live reservations serves it
       .where('heartbeat_at', '<', before)
       .limit(500)
       .execute();
@@ -312,6 +312,10 @@ const RESERVATION_COLUMNS: Column[] = [
   { name: 'heartbeat_at', type: 'bigint' },
 ];
 const STILL_RESERVED = `t."status" = 'reserved'`;
+// The same text for any number of accounts (SQLite reuses its prepared statement). On SQLite the
+// transaction already holds the write lock (begin immediate).
+const LOCK_ACCOUNTS_POSTGRES = 'select "id", "balance_msat", "reserved_msat" from "proxy_accounts" where "id" = any($1::bigint[]) order by "id" for update';
+const LOCK_ACCOUNTS_SQLITE = 'select "id", "balance_msat", "reserved_msat" from "proxy_accounts" where "id" in (select value from json_each(?)) order by "id"';
 
 /** The steps of one shared transaction, set-wise (see the top of this file); their results in order. */
 async function applySteps(trx: Kysely<DB>, dialect: Dialect, steps: Step[]): Promise<unknown[]> {
@@ -319,10 +323,9 @@ async function applySteps(trx: Kysely<DB>, dialect: Dialect, steps: Step[]): Pro
 
   // 1. Lock the accounts, in ascending id order, and read what each has available.
   const accountIds = [...new Set(steps.map((step) => step.accountId))].sort((a, b) => a - b);
-  let read = trx.selectFrom('proxy_accounts').select(['id', 'balance_msat', 'reserved_msat']).where('id', 'in', accountIds).orderBy('id');
-  if (dialect === 'postgres') read = read.forUpdate();
+  const read = dialect === 'postgres' ? CompiledQuery.raw(LOCK_ACCOUNTS_POSTGRES, [accountIds]) : CompiledQuery.raw(LOCK_ACCOUNTS_SQLITE, [JSON.stringify(accountIds)]);
   const accounts = new Map<number, AccountChange>();
-  for (const row of await read.execute()) {
+  for (const row of (await trx.executeQuery<{ id: number; balance_msat: number; reserved_msat: number }>(read)).rows) {
     accounts.set(Number(row.id), { available: Number(row.balance_msat) - Number(row.reserved_msat), reserved: 0, balance: 0, spent: 0, requests: 0, usedAt: null });
   }
 
