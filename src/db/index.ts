@@ -6,6 +6,7 @@ import BetterSqlite3 from 'better-sqlite3';
 import { CompiledQuery, Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
 import pg from 'pg';
 import type { DatabaseConfig } from '../config.js';
+import { FALLBACK_AUTOCHECKPOINT_PAGES, startCheckpointer } from './checkpointer.js';
 import type { DB } from './schema.js';
 
 export type Dialect = 'sqlite' | 'postgres';
@@ -50,6 +51,9 @@ export async function openDatabase(config: DatabaseConfig): Promise<Database> {
   native.pragma('synchronous = NORMAL');
   native.pragma('busy_timeout = 5000');
   native.pragma('foreign_keys = ON');
+  // Checkpoints in a worker thread (./checkpointer.ts), not on the event loop.
+  const checkpointer = file === ':memory:' ? null : startCheckpointer(file);
+  if (checkpointer) native.pragma(`wal_autocheckpoint = ${FALLBACK_AUTOCHECKPOINT_PAGES}`);
   const kysely = new Kysely<DB>({ dialect: new SqliteDialect({ database: withStatementCache(native) }) });
   return {
     kysely,
@@ -58,7 +62,10 @@ export async function openDatabase(config: DatabaseConfig): Promise<Database> {
       if (!native.open) throw new Error('database is closed');
       await sql`select 1`.execute(kysely);
     },
-    close: () => kysely.destroy(),
+    close: async () => {
+      await checkpointer?.stop();
+      await kysely.destroy();
+    },
   };
 }
 

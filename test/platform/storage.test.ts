@@ -1,3 +1,6 @@
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { sql } from 'kysely';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -139,5 +142,28 @@ describe.skipIf(!databaseKinds.includes('postgres'))('readiness on PostgreSQL', 
     const run = spawnQuartet(['serve'], { env: { DATABASE_URL: 'postgres://postgres@127.0.0.1:1/none', PORT: '0' } });
     expect(await run.exited).toBe(1);
     expect(run.output()).toMatch(/ECONNREFUSED|connect/);
+  });
+});
+
+describe('SQLite checkpoints', () => {
+  it('are made by a worker thread: the log reaches the database file without a checkpoint on the main connection', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'quartet-checkpoint-'));
+    const file = join(dir, 'checkpoint.db');
+    const db = await openDatabase(parseDatabaseUrl(`sqlite:${file}`));
+    try {
+      await migrate(db);
+      const before = statSync(file).size;
+      // About 2 MB in one commit: 500 pages, well under the main connection's autocheckpoint.
+      const payload = 'x'.repeat(4000);
+      await writeTransaction(db, async (trx) => {
+        for (let i = 0; i < 500; i++) await trx.insertInto('rate_limits').values({ key: `checkpoint:${i}:${payload}`, hits: 1, window_start: i }).execute();
+      });
+      const deadline = Date.now() + 10_000;
+      while (statSync(file).size < before + 1_000_000 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(statSync(file).size).toBeGreaterThan(before + 1_000_000);
+    } finally {
+      await db.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
