@@ -1,7 +1,7 @@
 // The SQL of users, sessions, password resets, photos, the mail outbox and API keys.
 // Every multi-row change runs in one transaction; every query is parameterized by Kysely.
 import type { Kysely, Transaction } from 'kysely';
-import type { Database } from '../db/index.js';
+import { writeTransaction, type Database } from '../db/index.js';
 import type { DB } from '../db/schema.js';
 
 type Db = Kysely<DB> | Transaction<DB>;
@@ -211,7 +211,12 @@ export class UsersStore {
    * by the number of simultaneous requests, which is harmless).
    */
   async insertApiKey(row: { user_id: number; api_key: string; secret_encrypted: Buffer; name: string; created_at: number }, max: number): Promise<boolean> {
-    return this.db.transaction().execute(async (trx) => {
+    // The user's row is locked first (PostgreSQL; SQLite's begin immediate locks the database),
+    // so two requests at once cannot both count max - 1 pairs and both insert.
+    return writeTransaction(this.database, async (trx) => {
+      let owner = trx.selectFrom('users').select('id').where('id', '=', row.user_id);
+      if (this.database.dialect === 'postgres') owner = owner.forUpdate();
+      await owner.execute();
       const count = await trx.selectFrom('api_keys').select((eb) => eb.fn.countAll<number>().as('n')).where('user_id', '=', row.user_id).executeTakeFirstOrThrow();
       if (Number(count.n) >= max) return false;
       await trx.insertInto('api_keys').values(row).execute();

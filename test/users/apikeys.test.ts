@@ -51,6 +51,16 @@ describe.each(databaseKinds)('API keys and identity on %s', (kind) => {
     expect(statuses).toEqual([...Array(10).fill(201), 409]);
   });
 
+  it('keeps the limit of 10 pairs when 30 requests for one user arrive at once', async () => {
+    const owner = await registerAndLogin(server.url, 'racingkeys');
+    const statuses = await Promise.all(Array.from({ length: 30 }, async () => (await call(server.url, 'POST', '/api/users/apikeys', { token: owner.token })).status));
+    expect(statuses.filter((status) => status === 201)).toHaveLength(10);
+    expect(statuses.filter((status) => status === 409)).toHaveLength(20);
+    const listed = await call(server.url, 'GET', '/api/users/apikeys', { token: owner.token });
+    expect(listed.status).toBe(200);
+    expect(JSON.stringify(listed.body).match(/"api_key"/g)).toHaveLength(10);
+  });
+
   it("deleting a user revokes their pairs", async () => {
     const owner = await registerAndLogin(server.url, 'leaving');
     const { api_key } = (await call(server.url, 'POST', '/api/users/apikeys', { token: owner.token })).body;
