@@ -3,6 +3,7 @@
 // the layout real files have, or it would speed nothing up.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import gettextParser from 'gettext-parser';
 import { describe, expect, it } from 'vitest';
 import { parsePo } from '../../src/quotes/formats/po.js';
 import { readPlainEntries } from '../../src/quotes/formats/po-plain.js';
@@ -50,6 +51,26 @@ describe('the plain PO reader', () => {
   it.each(cases)('%s: same as gettext-parser (plain layout: %s)', (_name, body, plain) => {
     expect(isPlain(body)).toBe(plain);
     expectSameAsGettextParser(`${HEADER}\n${body}`);
+  });
+
+  it("names an error's line in the file, also in a later slice", () => {
+    const entries = Array.from({ length: 700 }, (_, i) => `msgid "Text ${i}"\nmsgstr "T ${i}"\n`);
+    const broken = 'msgid "broken"\nmsgstr "a"b"\n';
+    for (const at of [10, 600]) {
+      const text = `${HEADER}\n${entries.slice(0, at).join('\n')}\n${broken}\n${entries.slice(at).join('\n')}`;
+      // gettext-parser reading the whole file at once says where the error is.
+      let whole = '';
+      try {
+        gettextParser.po.parse(text);
+      } catch (error) {
+        whole = (error as Error).message;
+      }
+      const line = Number(/at line (\d+)/.exec(whole)?.[1]);
+      expect(text.split('\n')[line - 1]).toContain('msgstr "a');
+      for (const plainReader of [true, false]) {
+        expect(outcome(text, plainReader)).toEqual({ error: expect.stringContaining(`at line ${line}.`) });
+      }
+    }
   });
 
   it('gives the fixtures and a file of several slices as gettext-parser does', () => {

@@ -39,11 +39,13 @@ export function parsePoAsync(bytes: Buffer, formatName: string): Promise<ParsedF
 function parsePoSlices(bytes: Buffer, formatName: string, pause: () => Promise<void> | undefined, plainReader: boolean): ParsedFile | Promise<ParsedFile> {
   if (bytes.includes(0)) throw new FormatError(`binary content (NUL bytes) is not a ${formatName} file (UTF-16 PO files are not supported)`);
   const split = utf8Slices(bytes);
-  const parse = (input: Buffer | string, validation: boolean): GetTextTranslations => {
+  /** `fileLine` maps a line of `input` to the file's (a slice is parsed after the header). */
+  const parse = (input: Buffer | string, validation: boolean, fileLine = (line: number) => line): GetTextTranslations => {
     try {
       return gettextParser.po.parse(input, { defaultCharset: 'utf-8', validation });
     } catch (error) {
-      throw new FormatError(`not a valid ${formatName} file: ${(error as Error).message.replace(/^Error parsing PO data: /, '')}`);
+      const message = (error as Error).message.replace(/^Error parsing PO data: /, '').replace(/ at line (\d+)/, (_, line: string) => ` at line ${fileLine(Number(line))}`);
+      throw new FormatError(`not a valid ${formatName} file: ${message}`);
     }
   };
   const units: ParsedUnit[] = [];
@@ -57,16 +59,18 @@ function parsePoSlices(bytes: Buffer, formatName: string, pause: () => Promise<v
     collect(tableEntries(parsed));
     return { units, meta: { headers: pickHeaders(parsed.headers ?? {}) } };
   }
-  const { header, bodies } = split;
+  const { header, bodies, firstLines } = split;
   const headers = header ? parse(header, false).headers ?? {} : {};
   const validationHeader = withPluralCount(header, bodies);
   const plain = plainReader ? plainContext(validationHeader) : null;
+  const headerLines = validationHeader.split('\n').length;
   const result = () => ({ units, meta: { headers: pickHeaders(headers) } });
   // Synchronous when `pause` returns nothing; otherwise other work runs every PAUSE_MS.
   let last = performance.now();
   const run = (index: number): ParsedFile | Promise<ParsedFile> => {
     for (let i = index; i < bodies.length; i++) {
-      collect((plain && readPlainEntries(bodies[i], plain)) ?? tableEntries(parse(validationHeader + '\n' + bodies[i], true)));
+      const input = validationHeader + '\n' + bodies[i];
+      collect((plain && readPlainEntries(bodies[i], plain)) ?? tableEntries(parse(input, true, (line) => line - headerLines + firstLines[i] - 1)));
       if (i + 1 === bodies.length || performance.now() - last < PAUSE_MS) continue;
       const waiting = pause();
       if (waiting) {
@@ -119,8 +123,11 @@ function withPluralCount(header: string, bodies: string[]): string {
   return header.replace(/(msgstr[ \t]+"[^"\n]*")/, `$1\n${line}`);
 }
 
-/** A UTF-8 file as its header entry and slices of whole entries; null for a legacy charset. */
-function utf8Slices(bytes: Buffer): { header: string; bodies: string[] } | null {
+/**
+ * A UTF-8 file as its header entry and slices of whole entries, with the file's line number of
+ * each slice's first line (for error messages); null for a legacy charset.
+ */
+function utf8Slices(bytes: Buffer): { header: string; bodies: string[]; firstLines: number[] } | null {
   const head = bytes.subarray(0, 8192).toString('latin1');
   const charset = /charset=([A-Za-z0-9_-]+)/i.exec(head)?.[1];
   if (charset && !/^(utf-?8|charset)$/i.test(charset)) return null;
@@ -131,8 +138,12 @@ function utf8Slices(bytes: Buffer): { header: string; bodies: string[] } | null 
     throw new FormatError('the PO file declares UTF-8 (or no charset) but is not valid UTF-8');
   }
   const bodies: string[] = [];
+  const firstLines: number[] = [];
   let header = '';
   let start = 0;
+  // A slice starts with the line break of the blank line before it: on that blank line.
+  let line = 1;
+  let startLine = 1;
   let entries = 0;
   let position = 0;
   // The keyword of the last line that is not a string continuation ("…") or blank.
@@ -150,12 +161,15 @@ function utf8Slices(bytes: Buffer): { header: string; bodies: string[] } | null 
           if (/^(\s*#[^\n]*\n)*\s*msgid\s+""\s*\n\s*msgstr/.test(entry)) {
             header = entry;
             start = lineEnd;
+            startLine = line;
             entries = 0;
           }
         }
         if (entries >= SLICE_ENTRIES) {
           bodies.push(text.slice(start, lineEnd));
+          firstLines.push(startLine);
           start = lineEnd;
+          startLine = line;
           entries = 0;
         }
       }
@@ -164,6 +178,7 @@ function utf8Slices(bytes: Buffer): { header: string; bodies: string[] } | null 
       keyword = text.slice(first, first + 6);
     }
     position = lineEnd + 1;
+    line++;
   }
   if (!header && bodies.length === 0 && /^(\s*#[^\n]*\n)*\s*msgid\s+""\s*\n\s*msgstr/.test(text.slice(start))) {
     // A file that is only a header entry (no blank line after it).
@@ -171,8 +186,11 @@ function utf8Slices(bytes: Buffer): { header: string; bodies: string[] } | null 
     start = text.length;
   }
   const rest = text.slice(start);
-  if (rest.trim() !== '' || bodies.length === 0) bodies.push(rest);
-  return { header, bodies };
+  if (rest.trim() !== '' || bodies.length === 0) {
+    bodies.push(rest);
+    firstLines.push(startLine);
+  }
+  return { header, bodies, firstLines };
 }
 
 function firstNonSpace(text: string, from: number, to: number): number {
