@@ -398,15 +398,18 @@ async function applySteps(trx: Kysely<DB>, dialect: Dialect, steps: Step[]): Pro
   }
 
   // 5. The ledger rows of the new reservations. A multi-row insert numbers its rows in order, so
-  // the returned ids sorted are the holds' ids in order; the request ids confirm it.
+  // the returned ids sorted are the holds' ids in order; each row's account and amount confirm
+  // it (a caller may choose its request id, so two holds can share one).
   if (holds.length) {
     const values = holds.flatMap(({ step }) => {
       const r = step.request;
       return [r.accountId, r.requestId, r.path, r.model, r.stream ? 1 : 0, r.payment, 'reserved', r.amountMsat, step.now, step.now];
     });
-    const rows = await insertRows<{ id: number; request_id: string }>(trx, dialect, 'proxy_requests', RESERVATION_COLUMNS, values, ['id', 'request_id']);
+    const rows = await insertRows<{ id: number; request_id: string; account_id: number; reserved_msat: number }>(trx, dialect, 'proxy_requests', RESERVATION_COLUMNS, values, ['id', 'request_id', 'account_id', 'reserved_msat']);
     rows.sort((a, b) => Number(a.id) - Number(b.id));
-    if (rows.length !== holds.length || rows.some((row, k) => row.request_id !== holds[k].step.request.requestId)) {
+    const matches = (row: (typeof rows)[number], request: ReserveRequest) =>
+      row.request_id === request.requestId && Number(row.account_id) === request.accountId && Number(row.reserved_msat) === request.amountMsat;
+    if (rows.length !== holds.length || rows.some((row, k) => !matches(row, holds[k].step.request))) {
       throw new Error('the ledger rows of new reservations came back in an unexpected order');
     }
     holds.forEach(({ i }, k) => (results[i] = Number(rows[k].id)));

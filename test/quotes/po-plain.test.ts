@@ -3,7 +3,7 @@
 // the layout real files have, or it would speed nothing up.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import gettextParser from 'gettext-parser';
+import * as gettextParser from 'gettext-parser';
 import { describe, expect, it } from 'vitest';
 import { parsePo } from '../../src/quotes/formats/po.js';
 import { readPlainEntries } from '../../src/quotes/formats/po-plain.js';
