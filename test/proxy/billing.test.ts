@@ -185,6 +185,39 @@ describe.skipIf(!postgresAvailable)('billing with two processes on one PostgreSQ
       await database.drop();
     }
   }, 60_000);
+
+  it('keeps every account of many exact when both serve them at once', async () => {
+    const database = await createTestDatabase('postgres');
+    const upstream = await startFakeUpstream({ apiKey: 'operator-key' });
+    const a = await startNode('postgres', { database, upstream });
+    const b = await startNode('postgres', { database, upstream });
+    try {
+      const probe = await a.account(1_000_000);
+      const cost = testCost((await postJson(`${a.url}/v1/chat/completions`, chatBody(), auth(probe))).json.usage);
+      const start = 4 * cost;
+      const keys = await Promise.all(Array.from({ length: 6 }, () => a.account(start)));
+      upstream.faults.delayMs = 10;
+      // Shared transactions of both processes take these accounts' rows in many combinations.
+      const answers = await Promise.all(
+        Array.from({ length: 240 }, async (_, i) => ({ key: keys[i % keys.length], answer: await postJson(`${(i % 2 ? a : b).url}/v1/chat/completions`, chatBody(), auth(keys[i % keys.length])) })),
+      );
+      expect(answers.every(({ answer }) => answer.status === 200 || answer.status === 402)).toBe(true);
+      for (const key of keys) {
+        const served = answers.filter((x) => x.key === key && x.answer.status === 200);
+        expect(served.length).toBeGreaterThan(0);
+        expect(served.length).toBeLessThanOrEqual(4);
+        const charged = served.reduce((sum, x) => sum + Number(x.answer.headers.get('x-cashu-cost-msat')), 0);
+        const account = await b.balance(key);
+        expect(account).toMatchObject({ reserved: 0, spent: charged, requests: served.length });
+        expect(start - account.balance).toBe(charged);
+      }
+    } finally {
+      await a.close();
+      await b.close();
+      await upstream.close();
+      await database.drop();
+    }
+  }, 60_000);
 });
 
 describe.each(databaseKinds)('group commit on %s', (kind) => {
