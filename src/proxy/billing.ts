@@ -129,10 +129,15 @@ export class Billing {
     this.hold(promise).catch((error) => this.log.error({ err: error }, 'billing background task failed'));
   }
 
-  /** Queues a step for the next shared transaction; resolves with its result. */
+  /** Queues a step (a new object, which it keeps) for the next shared transaction; resolves with its result. */
   private enqueue<T>(work: Work): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      this.queue.push({ ...work, now: Date.now(), resolve: resolve as (value: unknown) => void, reject });
+      // The caller's fresh object becomes the queued step (a spread copy of it showed in profiles).
+      const step = work as Step;
+      step.now = Date.now();
+      step.resolve = resolve as (value: unknown) => void;
+      step.reject = reject;
+      this.queue.push(step);
       this.schedule();
     });
   }
