@@ -101,3 +101,36 @@ async function waitForAccount(context: ServiceContext, apiKey: string, withinMs:
   }
   return null;
 }
+
+// Account ids by key hash, per app. A key names its account for good (no route changes a key or
+// deletes an account), so a request whose key was seen before needs no lookup: the billing
+// transaction reads the balance anyway. Whatever ever revokes keys must forget them here.
+const KNOWN_ACCOUNTS_MAX = 10_000;
+const knownAccounts = new WeakMap<ServiceContext, Map<string, number>>();
+
+function known(context: ServiceContext): Map<string, number> {
+  let map = knownAccounts.get(context);
+  if (!map) knownAccounts.set(context, (map = new Map()));
+  return map;
+}
+
+/** The account an Authorization header names, as authenticate() finds or opens it: its id and key hash. */
+export async function authenticateAccountId(context: ServiceContext, wallet: NodeWallet, authorization: string | undefined): Promise<{ accountId: number; keyHash: string }> {
+  const credential = authorization === undefined ? null : parseAuthorization(authorization);
+  if (credential) {
+    const hash = keyHash(apiKeyOf(credential));
+    const id = known(context).get(hash);
+    if (id !== undefined) return { accountId: id, keyHash: hash };
+  }
+  const account = await authenticate(context, wallet, authorization);
+  const map = known(context);
+  if (map.size >= KNOWN_ACCOUNTS_MAX) map.delete(map.keys().next().value!);
+  map.set(account.keyHash, account.id);
+  return { accountId: account.id, keyHash: account.keyHash };
+}
+
+/** Drops a key from the known accounts (its account was not found). */
+export function forgetAccount(context: ServiceContext, hash: string): void {
+  known(context).delete(hash);
+}
+

@@ -30,13 +30,21 @@ export interface Reservation {
 
 export interface ReserveRequest {
   accountId: number;
-  amountMsat: number;
+  /**
+   * The amount to hold, given what the account has available under the transaction's lock; null
+   * (or more than is available) refuses the reservation. Called once per attempt, the last call
+   * being the one that counts.
+   */
+  amountFor(availableMsat: number): number | null;
   requestId: string;
   path: string;
   model: string;
   stream: boolean;
   payment: 'key' | 'x-cashu';
 }
+
+/** A held reservation, or a refusal with what the account had available (null: no such account). */
+export type ReserveResult = { reservation: Reservation; availableMsat: number } | { reservation: null; availableMsat: number | null };
 
 export interface Settlement {
   cost: Cost;
@@ -191,12 +199,12 @@ export class Billing {
     }
   }
 
-  /** Holds `amountMsat` of the account's available balance; null when it is not available. */
-  async reserve(request: ReserveRequest): Promise<Reservation | null> {
-    const id = await this.enqueue<number | null>({ kind: 'reserve', accountId: request.accountId, request });
-    if (id === null) return null;
-    this.live.add(id);
-    return { id, accountId: request.accountId, reservedMsat: request.amountMsat };
+  /** Holds what `amountFor` asks of the account's available balance, if it is available. */
+  async reserve(request: ReserveRequest): Promise<ReserveResult> {
+    const held = await this.enqueue<{ id: number | null; amountMsat: number; availableMsat: number | null }>({ kind: 'reserve', accountId: request.accountId, request });
+    if (held.id === null) return { reservation: null, availableMsat: held.availableMsat };
+    this.live.add(held.id);
+    return { reservation: { id: held.id, accountId: request.accountId, reservedMsat: held.amountMsat }, availableMsat: held.availableMsat! };
   }
 
   /**
@@ -383,16 +391,18 @@ async function applySteps(trx: Kysely<DB>, dialect: Dialect, steps: Step[]): Pro
   }
 
   // 3. Hold new reservations, in the order they came, from what is available now.
-  const holds: { step: Step & { kind: 'reserve' }; i: number }[] = [];
+  const holds: { step: Step & { kind: 'reserve' }; i: number; amount: number }[] = [];
   for (const [i, step] of steps.entries()) {
     if (step.kind !== 'reserve') continue;
     const account = accounts.get(step.accountId);
-    const amount = step.request.amountMsat;
-    if (!account || account.available < amount) continue; // result stays null: not available
+    const available = account ? Math.max(0, account.available) : null;
+    const amount = account ? step.request.amountFor(account.available) : null;
+    results[i] = { id: null, amountMsat: 0, availableMsat: available };
+    if (!account || amount === null || !Number.isSafeInteger(amount) || amount <= 0 || amount > account.available) continue;
     account.available -= amount;
     account.reserved += amount;
     account.usedAt = step.now;
-    holds.push({ step, i });
+    holds.push({ step, i, amount });
   }
 
   // 4. One update per account with the sums.
@@ -406,18 +416,18 @@ async function applySteps(trx: Kysely<DB>, dialect: Dialect, steps: Step[]): Pro
   // the returned ids sorted are the holds' ids in order; each row's account and amount confirm
   // it (a caller may choose its request id, so two holds can share one).
   if (holds.length) {
-    const values = holds.flatMap(({ step }) => {
+    const values = holds.flatMap(({ step, amount }) => {
       const r = step.request;
-      return [r.accountId, r.requestId, r.path, r.model, r.stream ? 1 : 0, r.payment, 'reserved', r.amountMsat, step.now, step.now];
+      return [r.accountId, r.requestId, r.path, r.model, r.stream ? 1 : 0, r.payment, 'reserved', amount, step.now, step.now];
     });
     const rows = await insertRows<{ id: number; request_id: string; account_id: number; reserved_msat: number }>(trx, dialect, 'proxy_requests', RESERVATION_COLUMNS, values, ['id', 'request_id', 'account_id', 'reserved_msat']);
     rows.sort((a, b) => Number(a.id) - Number(b.id));
-    const matches = (row: (typeof rows)[number], request: ReserveRequest) =>
-      row.request_id === request.requestId && Number(row.account_id) === request.accountId && Number(row.reserved_msat) === request.amountMsat;
-    if (rows.length !== holds.length || rows.some((row, k) => !matches(row, holds[k].step.request))) {
+    const matches = (row: (typeof rows)[number], hold: (typeof holds)[number]) =>
+      row.request_id === hold.step.request.requestId && Number(row.account_id) === hold.step.accountId && Number(row.reserved_msat) === hold.amount;
+    if (rows.length !== holds.length || rows.some((row, k) => !matches(row, holds[k]))) {
       throw new Error('the ledger rows of new reservations came back in an unexpected order');
     }
-    holds.forEach(({ i }, k) => (results[i] = Number(rows[k].id)));
+    holds.forEach(({ i, amount }, k) => (results[i] = { id: Number(rows[k].id), amountMsat: amount, availableMsat: (results[i] as { availableMsat: number }).availableMsat }));
   }
   return results;
 }

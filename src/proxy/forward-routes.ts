@@ -7,7 +7,7 @@ import { PaymentRequest } from '@cashu/cashu-ts';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { HttpError } from '../http/errors.js';
 import type { ServiceContext } from '../services.js';
-import { authenticate, type Account } from './accounts.js';
+import { authenticateAccountId, forgetAccount } from './accounts.js';
 import { limitTokenRedemption } from './redeem-limit.js';
 import { isUnderPrefix, LOCAL_PREFIXES } from '../services.js';
 import { registerAdminRoutes } from './admin.js';
@@ -111,7 +111,7 @@ async function forwardFree(deps: Deps, request: FastifyRequest, reply: FastifyRe
   if (request.headers.authorization === undefined && typeof request.headers['x-cashu'] === 'string') {
     throw new HttpError(401, 'This path is free but needs an API key: send Authorization: Bearer sk-… (X-Cashu pays for billed paths only)', { code: 'invalid_authorization' });
   }
-  await authenticate(deps.context, deps.wallet, request.headers.authorization);
+  await authenticateAccountId(deps.context, deps.wallet, request.headers.authorization);
   const raw = request.raw;
   const response = await deps.upstream.request({
     method: request.method,
@@ -130,7 +130,9 @@ function hasBody(raw: IncomingMessage): boolean {
 // Billed paths.
 
 interface Payer {
-  account: Account;
+  accountId: number;
+  /** The hash of the account's key (its cache entry, see accounts.ts). */
+  keyHash: string;
   payment: 'key' | 'x-cashu';
 }
 
@@ -149,35 +151,29 @@ async function forwardBilled(deps: Deps, request: FastifyRequest, reply: Fastify
   const payer = await identifyPayer(deps, request, () => planReservation(metered, price, 0, limits));
   const roundToSat = payer.payment === 'x-cashu';
 
-  // Reserve; a concurrent request may take the balance between our read and our reservation,
-  // so plan again from a fresh read (at most three times) before answering 402.
-  let account = payer.account;
-  let reservation: Reservation | null = null;
+  // The plan (how much to hold, and the max_tokens that fits it) is made from the balance as the
+  // billing transaction reads it under its lock, so no concurrent request can take it in between.
   let plan: ReservationPlan | null = null;
-  for (let attempt = 0; attempt < 3 && !reservation; attempt++) {
-    const available = account.balanceMsat - account.reservedMsat;
-    const planned = planReservation(metered, price, available, limits);
-    plan = planned.plan;
-    if (!plan) throw await withChange({ deps, payer, request }, insufficientBalance(planned.minimumMsat, planned.fullMsat, available));
-    if (roundToSat) plan = { ...plan, reserveMsat: Math.min(Math.ceil(plan.reserveMsat / 1000) * 1000, available) };
-    reservation = await billing.reserve({
-      accountId: account.id,
-      amountMsat: plan.reserveMsat,
-      requestId: request.id,
-      path,
-      model: model.id,
-      stream: metered.stream,
-      payment: payer.payment,
-    });
-    if (!reservation) {
-      const fresh = await context.db.kysely.selectFrom('proxy_accounts').select(['balance_msat', 'reserved_msat']).where('id', '=', account.id).executeTakeFirst();
-      if (!fresh) throw new HttpError(401, 'Unknown account', { code: 'invalid_api_key' });
-      account = { ...account, balanceMsat: Number(fresh.balance_msat), reservedMsat: Number(fresh.reserved_msat) };
-    }
+  const { reservation, availableMsat } = await billing.reserve({
+    accountId: payer.accountId,
+    amountFor(available) {
+      plan = planReservation(metered, price, available, limits).plan;
+      if (plan && roundToSat) plan = { ...plan, reserveMsat: Math.min(Math.ceil(plan.reserveMsat / 1000) * 1000, available) };
+      return plan ? plan.reserveMsat : null;
+    },
+    requestId: request.id,
+    path,
+    model: model.id,
+    stream: metered.stream,
+    payment: payer.payment,
+  });
+  if (availableMsat === null) {
+    forgetAccount(context, payer.keyHash);
+    throw new HttpError(401, 'Unknown account', { code: 'invalid_api_key' });
   }
   if (!reservation || !plan) {
     const planned = planReservation(metered, price, 0, limits);
-    throw await withChange({ deps, payer, request }, insufficientBalance(planned.minimumMsat, planned.fullMsat, account.balanceMsat - account.reservedMsat));
+    throw await withChange({ deps, payer, request }, insufficientBalance(planned.minimumMsat, planned.fullMsat, availableMsat));
   }
 
   const billed: Billed = { deps, request, reply, metered, model, price, reservation, payer, roundToSat };
@@ -240,10 +236,10 @@ async function identifyPayer(deps: Deps, request: FastifyRequest, price: () => R
     // The token is redeemed once into the account it names ("sk-" + sha256 of the token), the
     // same as a token used as bearer: a repeated token finds that account and its remainder.
     await limitTokenRedemption(deps.context, deps.wallet, request.ip, token);
-    return { account: await authenticate(deps.context, deps.wallet, `Bearer ${token}`), payment: 'x-cashu' };
+    return { ...(await authenticateAccountId(deps.context, deps.wallet, `Bearer ${token}`)), payment: 'x-cashu' };
   }
   if (request.headers.authorization === undefined) throw paymentRequired(deps, price());
-  return { account: await authenticate(deps.context, deps.wallet, request.headers.authorization), payment: 'key' };
+  return { ...(await authenticateAccountId(deps.context, deps.wallet, request.headers.authorization)), payment: 'key' };
 }
 
 function paymentRequired(deps: Deps, planned: ReturnType<typeof planReservation>): HttpError {
@@ -404,10 +400,10 @@ function setCostHeaders(reply: FastifyReply, cost: Cost, charged: number) {
  */
 async function changeFields({ deps, payer, request }: Pick<Billed, 'deps' | 'payer' | 'request'>): Promise<{ change?: string; change_msat?: number; change_error?: string }> {
   if (payer.payment !== 'x-cashu') return {};
-  const row = await deps.context.db.kysely.selectFrom('proxy_accounts').select(['balance_msat', 'reserved_msat']).where('id', '=', payer.account.id).executeTakeFirst();
+  const row = await deps.context.db.kysely.selectFrom('proxy_accounts').select(['balance_msat', 'reserved_msat']).where('id', '=', payer.accountId).executeTakeFirst();
   if (!row || Number(row.balance_msat) - Number(row.reserved_msat) < 1000) return {};
   try {
-    const refund = await deps.wallet.refund(payer.account.id);
+    const refund = await deps.wallet.refund(payer.accountId);
     return { change: refund.token, change_msat: refund.msats };
   } catch (error) {
     request.log.warn({ err: error }, 'X-Cashu change could not be issued; it stays with the token\'s account');

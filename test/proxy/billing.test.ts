@@ -229,9 +229,9 @@ describe.each(databaseKinds)('group commit on %s', (kind) => {
       await node.account(10_000);
       await node.account(10_000);
       const [a, b] = (await db.kysely.selectFrom('proxy_accounts').select('id').orderBy('id').execute()).map((row) => Number(row.id));
-      const request = (accountId: number, amountMsat: number, requestId: string) => ({ accountId, amountMsat, requestId, path: '/v1/chat/completions', model: 'test/model', stream: false, payment: 'key' as const });
-      const first = (await billing.reserve(request(a, 6000, 'first')))!;
-      const toRelease = (await billing.reserve(request(b, 1000, 'released')))!;
+      const request = (accountId: number, amountMsat: number, requestId: string) => ({ accountId, amountFor: () => amountMsat, requestId, path: '/v1/chat/completions', model: 'test/model', stream: false, payment: 'key' as const });
+      const first = (await billing.reserve(request(a, 6000, 'first'))).reservation!;
+      const toRelease = (await billing.reserve(request(b, 1000, 'released'))).reservation!;
       const settlement = { cost: { inputMsat: 400, outputMsat: 600, requestMsat: 0, totalMsat: 1000 }, usage: { promptTokens: 4, completionTokens: 6 }, usageSource: 'upstream' as const, upstreamStatus: 200 };
       // All queued in one tick: the settle and the release come first and free what they held,
       // then the holds are taken in order from what each account has left.
@@ -245,11 +245,13 @@ describe.each(databaseKinds)('group commit on %s', (kind) => {
         billing.reserve(request(b, 7000, 'b2')),
       ]);
       expect(charged).toBe(1000);
-      expect(held.map((r) => (r ? r.reservedMsat : null))).toEqual([5000, null, 1000, 4000, null]);
+      expect(held.map((r) => (r.reservation ? r.reservation.reservedMsat : null))).toEqual([5000, null, 1000, 4000, null]);
+      // A refusal says what was available: a2 came after a1 took 5000 of 9000; b2 after b1 took 4000 of 10,000.
+      expect(held.map((r) => r.availableMsat)).toEqual([9000, 4000, 4000, 10_000, 6000]);
       const ledger = await db.kysely.selectFrom('proxy_requests').select(['id', 'request_id', 'account_id', 'reserved_msat', 'status', 'charged_msat']).orderBy('id').execute();
       const byId = new Map(ledger.map((row) => [Number(row.id), row]));
       for (const [i, name] of ['a1', 'a2', 'a3', 'b1', 'b2'].entries()) {
-        const reservation = held[i];
+        const reservation = held[i].reservation;
         if (!reservation) continue;
         expect(byId.get(reservation.id)).toMatchObject({ request_id: name, account_id: reservation.accountId, reserved_msat: reservation.reservedMsat, status: 'reserved' });
       }
@@ -274,9 +276,9 @@ describe.each(databaseKinds)('group commit on %s', (kind) => {
       await node.account(10_000);
       await node.account(10_000);
       const [a, b] = await db.kysely.selectFrom('proxy_accounts').select('id').orderBy('id').execute();
-      const request = (accountId: number) => ({ accountId: Number(accountId), amountMsat: 1000, requestId: 'r', path: '/v1/chat/completions', model: 'test/model', stream: false, payment: 'key' as const });
-      const ra = (await billing.reserve(request(a.id)))!;
-      const rb = (await billing.reserve(request(b.id)))!;
+      const request = (accountId: number) => ({ accountId: Number(accountId), amountFor: () => 1000, requestId: 'r', path: '/v1/chat/completions', model: 'test/model', stream: false, payment: 'key' as const });
+      const ra = (await billing.reserve(request(a.id))).reservation!;
+      const rb = (await billing.reserve(request(b.id))).reservation!;
       // Break account a behind the billing's back: settling it now violates 0 <= reserved.
       await db.kysely.updateTable('proxy_accounts').set({ reserved_msat: 0 }).where('id', '=', a.id).execute();
       const settlement = { cost: { inputMsat: 100, outputMsat: 200, requestMsat: 0, totalMsat: 300 }, usage: { promptTokens: 100, completionTokens: 100 }, usageSource: 'upstream' as const, upstreamStatus: 200 };
