@@ -153,40 +153,10 @@ describe('reservations of a stopped process', () => {
 });
 
 describe.skipIf(!postgresAvailable)('billing with two processes on one PostgreSQL', () => {
-  it('never lets the two spend the same millisatoshi', async () => {
-    const database = await createTestDatabase('postgres');
-    const upstream = await startFakeUpstream({ apiKey: 'operator-key' });
-    const a = await startNode('postgres', { database, upstream });
-    const b = await startNode('postgres', { database, upstream });
-    try {
-      const probe = await a.account(1_000_000);
-      const one = await postJson(`${a.url}/v1/chat/completions`, chatBody(), auth(probe));
-      const cost = testCost(one.json.usage);
-      const start = 10 * cost;
-      const key = await a.account(start);
-      upstream.faults.delayMs = 20;
-      const answers = await Promise.all(Array.from({ length: 200 }, (_, i) => postJson(`${(i % 2 ? a : b).url}/v1/chat/completions`, chatBody(), auth(key))));
-      expect(answers.every((x) => x.status === 200 || x.status === 402)).toBe(true);
-      const served = answers.filter((x) => x.status === 200);
-      expect(served.length).toBeGreaterThan(0);
-      expect(served.length).toBeLessThanOrEqual(10);
-      const charged = served.reduce((sum, x) => sum + Number(x.headers.get('x-cashu-cost-msat')), 0);
-      const account = await b.balance(key);
-      expect(account).toMatchObject({ reserved: 0, spent: charged, requests: served.length });
-      expect(start - account.balance).toBe(charged);
-      // Which process wins each race is the scheduler's choice (one may win all ten); what must
-      // hold is above: both answered from one balance, and no msat was spent twice.
-      const ledger = await a.ledger();
-      expect(ledger.filter((row) => row.status === 'settled').length).toBe(served.length + 1);
-    } finally {
-      await a.close();
-      await b.close();
-      await upstream.close();
-      await database.drop();
-    }
-  }, 60_000);
+  type Answer = Awaited<ReturnType<typeof postJson>>;
 
-  it('keeps every account of many exact when both serve them at once', async () => {
+  /** Two nodes on one fresh database and one upstream; `cost` is what one test request costs. */
+  async function withTwoNodes(run: (nodes: { a: Node; b: Node; upstream: Awaited<ReturnType<typeof startFakeUpstream>>; cost: number }) => Promise<void>) {
     const database = await createTestDatabase('postgres');
     const upstream = await startFakeUpstream({ apiKey: 'operator-key' });
     const a = await startNode('postgres', { database, upstream });
@@ -194,30 +164,50 @@ describe.skipIf(!postgresAvailable)('billing with two processes on one PostgreSQ
     try {
       const probe = await a.account(1_000_000);
       const cost = testCost((await postJson(`${a.url}/v1/chat/completions`, chatBody(), auth(probe))).json.usage);
-      const start = 4 * cost;
-      const keys = await Promise.all(Array.from({ length: 6 }, () => a.account(start)));
-      upstream.faults.delayMs = 10;
-      // Shared transactions of both processes take these accounts' rows in many combinations.
-      const answers = await Promise.all(
-        Array.from({ length: 240 }, async (_, i) => ({ key: keys[i % keys.length], answer: await postJson(`${(i % 2 ? a : b).url}/v1/chat/completions`, chatBody(), auth(keys[i % keys.length])) })),
-      );
-      expect(answers.every(({ answer }) => answer.status === 200 || answer.status === 402)).toBe(true);
-      for (const key of keys) {
-        const served = answers.filter((x) => x.key === key && x.answer.status === 200);
-        expect(served.length).toBeGreaterThan(0);
-        expect(served.length).toBeLessThanOrEqual(4);
-        const charged = served.reduce((sum, x) => sum + Number(x.answer.headers.get('x-cashu-cost-msat')), 0);
-        const account = await b.balance(key);
-        expect(account).toMatchObject({ reserved: 0, spent: charged, requests: served.length });
-        expect(start - account.balance).toBe(charged);
-      }
+      await run({ a, b, upstream, cost });
     } finally {
       await a.close();
       await b.close();
       await upstream.close();
       await database.drop();
     }
-  }, 60_000);
+  }
+
+  /** A key's answers: at most `most` served, and its account charged exactly what they cost. */
+  async function expectExact(node: Node, key: string, start: number, answers: Answer[], most: number) {
+    expect(answers.every((x) => x.status === 200 || x.status === 402)).toBe(true);
+    const served = answers.filter((x) => x.status === 200);
+    expect(served.length).toBeGreaterThan(0);
+    expect(served.length).toBeLessThanOrEqual(most);
+    const charged = served.reduce((sum, x) => sum + Number(x.headers.get('x-cashu-cost-msat')), 0);
+    const account = await node.balance(key);
+    expect(account).toMatchObject({ reserved: 0, spent: charged, requests: served.length });
+    expect(start - account.balance).toBe(charged);
+    return served.length;
+  }
+
+  it('never lets the two spend the same millisatoshi', () =>
+    withTwoNodes(async ({ a, b, upstream, cost }) => {
+      const start = 10 * cost;
+      const key = await a.account(start);
+      upstream.faults.delayMs = 20;
+      const answers = await Promise.all(Array.from({ length: 200 }, (_, i) => postJson(`${(i % 2 ? a : b).url}/v1/chat/completions`, chatBody(), auth(key))));
+      const served = await expectExact(b, key, start, answers, 10);
+      // Which process wins each race is the scheduler's choice (one may win all ten); what must
+      // hold is above: both answered from one balance, and no msat was spent twice.
+      const ledger = await a.ledger();
+      expect(ledger.filter((row) => row.status === 'settled').length).toBe(served + 1);
+    }), 60_000);
+
+  it('keeps every account of many exact when both serve them at once', () =>
+    withTwoNodes(async ({ a, b, upstream, cost }) => {
+      const start = 4 * cost;
+      const keys = await Promise.all(Array.from({ length: 6 }, () => a.account(start)));
+      upstream.faults.delayMs = 10;
+      // Shared transactions of both processes take these accounts' rows in many combinations.
+      const answers = await Promise.all(Array.from({ length: 240 }, (_, i) => postJson(`${(i % 2 ? a : b).url}/v1/chat/completions`, chatBody(), auth(keys[i % keys.length]))));
+      for (const [k, key] of keys.entries()) await expectExact(b, key, start, answers.filter((_, i) => i % keys.length === k), 4);
+    }), 60_000);
 });
 
 describe.each(databaseKinds)('group commit on %s', (kind) => {
