@@ -83,8 +83,10 @@ const MAX_BATCH = 64;
 const MAX_CONCURRENT_TRANSACTIONS = 4;
 
 export class Billing {
-  /** Reservations this process is serving: their heartbeat keeps other processes' sweeps away. */
-  private live = new Set<number>();
+  /** Reservations this process is serving, with their accounts: their heartbeat keeps other processes' sweeps away. */
+  private live = new Map<number, number>();
+  /** Callers waiting for a reservation of an account to be settled or released (see `freed`). */
+  private waiting = new Map<number, Set<() => void>>();
   private queue: Step[] = [];
   private scheduled = false;
   private inFlight = 0;
@@ -203,7 +205,7 @@ export class Billing {
   async reserve(request: ReserveRequest): Promise<ReserveResult> {
     const held = await this.enqueue<{ id: number | null; amountMsat: number; availableMsat: number | null }>({ kind: 'reserve', accountId: request.accountId, request });
     if (held.id === null) return { reservation: null, availableMsat: held.availableMsat };
-    this.live.add(held.id);
+    this.live.set(held.id, request.accountId);
     return { reservation: { id: held.id, accountId: request.accountId, reservedMsat: held.amountMsat }, availableMsat: held.availableMsat! };
   }
 
@@ -220,6 +222,7 @@ export class Billing {
     }
     const done = await this.enqueue<boolean>({ kind: 'settle', accountId: reservation.accountId, id: reservation.id, charged: charge, cost, usage, usageSource: settlement.usageSource, upstreamStatus: settlement.upstreamStatus });
     this.live.delete(reservation.id);
+    this.wake(reservation.accountId);
     if (!done) return 0;
     this.outcomes?.inc({ outcome: 'settled' });
     this.charged?.inc({}, charge);
@@ -230,6 +233,35 @@ export class Billing {
   async release(reservation: Reservation, reason: string, upstreamStatus: number | null = null): Promise<void> {
     await this.finish(reservation.id, reservation.accountId, 'released', reason, upstreamStatus);
     this.live.delete(reservation.id);
+    this.wake(reservation.accountId);
+  }
+
+  /**
+   * Waits until a reservation of the account that this process serves is settled or released
+   * (a request usually costs less than it reserved, so a refused one may fit then), at most
+   * `withinMs`. False at once when this process serves none of the account's reservations.
+   */
+  async freed(accountId: number, withinMs: number): Promise<boolean> {
+    if (![...this.live.values()].includes(accountId)) return false;
+    let waiters = this.waiting.get(accountId);
+    if (!waiters) this.waiting.set(accountId, (waiters = new Set()));
+    const set = waiters;
+    return new Promise<boolean>((resolve) => {
+      const done = (woken: boolean) => {
+        clearTimeout(timer);
+        set.delete(wake);
+        if (set.size === 0 && this.waiting.get(accountId) === set) this.waiting.delete(accountId);
+        resolve(woken);
+      };
+      const wake = () => done(true);
+      const timer = setTimeout(() => done(false), withinMs);
+      set.add(wake);
+    });
+  }
+
+  private wake(accountId: number) {
+    const waiters = this.waiting.get(accountId);
+    if (waiters) for (const wake of [...waiters]) wake();
   }
 
   /**
@@ -254,7 +286,7 @@ export class Billing {
   }
 
   private async heartbeat() {
-    const ids = [...this.live];
+    const ids = [...this.live.keys()];
     const now = Date.now();
     for (let i = 0; i < ids.length; i += 500) {
       await this.db.kysely.updateTable('proxy_requests').set({ heartbeat_at: now }).where('id', 'in', ids.slice(i, i + 500)).where('status', '=', 'reserved').execute();

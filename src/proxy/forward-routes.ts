@@ -11,7 +11,7 @@ import { authenticateAccountId, forgetAccount } from './accounts.js';
 import { limitTokenRedemption } from './redeem-limit.js';
 import { isUnderPrefix, LOCAL_PREFIXES } from '../services.js';
 import { registerAdminRoutes } from './admin.js';
-import { Billing, type Reservation } from './billing.js';
+import { Billing, type Reservation, type ReserveRequest } from './billing.js';
 import { callerResponseHeaders, COST_HEADERS, RESERVED_HEADER, Upstream, upstreamFailure, upstreamRequestHeaders } from './forward.js';
 import {
   billedKind,
@@ -34,6 +34,8 @@ import type { NodeWallet } from './wallet.js';
 
 const FORWARD_METHODS = ['GET', 'PUT', 'POST', 'DELETE', 'OPTIONS', 'HEAD', 'PATCH'] as const;
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+/** How long a refused reservation waits for one of its account's requests to finish, each time. */
+const RESERVATION_WAIT_MS = 2000;
 /**
  * Paths that never go upstream: the platform's local prefixes and this node's own namespaces.
  * The router matched the catch-all on the raw URL, so check again after dot segments resolve.
@@ -154,7 +156,7 @@ async function forwardBilled(deps: Deps, request: FastifyRequest, reply: Fastify
   // The plan (how much to hold, and the max_tokens that fits it) is made from the balance as the
   // billing transaction reads it under its lock, so no concurrent request can take it in between.
   let plan: ReservationPlan | null = null;
-  const { reservation, availableMsat } = await billing.reserve({
+  const wanted: ReserveRequest = {
     accountId: payer.accountId,
     amountFor(available) {
       plan = planReservation(metered, price, available, limits).plan;
@@ -166,7 +168,14 @@ async function forwardBilled(deps: Deps, request: FastifyRequest, reply: Fastify
     model: model.id,
     stream: metered.stream,
     payment: payer.payment,
-  });
+  };
+  let { reservation, availableMsat } = await billing.reserve(wanted);
+  // Refused while this account's other requests here hold reservations: they usually settle
+  // below what they held, so wait for one to finish and try again (twice at most).
+  for (let retry = 0; retry < 2 && !reservation && availableMsat !== null; retry++) {
+    if (!(await billing.freed(payer.accountId, RESERVATION_WAIT_MS))) break;
+    ({ reservation, availableMsat } = await billing.reserve(wanted));
+  }
   if (availableMsat === null) {
     forgetAccount(context, payer.keyHash);
     throw new HttpError(401, 'Unknown account', { code: 'invalid_api_key' });

@@ -258,6 +258,30 @@ describe.each(databaseKinds)('group commit on %s', (kind) => {
     }
   });
 
+  it("tells a refused request when the account's reservation it waits for is settled", async () => {
+    const node = await startNode(kind);
+    try {
+      const db = node.server.db;
+      const billing = new Billing(db, node.server.config.proxy.forward, { warn() {}, error() {} });
+      await node.account(3000);
+      const [{ id }] = await db.kysely.selectFrom('proxy_accounts').select('id').execute();
+      const accountId = Number(id);
+      const request = (amountMsat: number) => ({ accountId, amountFor: () => amountMsat, requestId: 'w', path: '/v1/chat/completions', model: 'test/model', stream: false, payment: 'key' as const });
+      expect(await billing.freed(accountId, 1000)).toBe(false); // nothing of it in flight: no wait
+      const first = (await billing.reserve(request(2500))).reservation!;
+      expect(await billing.reserve(request(2000))).toEqual({ reservation: null, availableMsat: 500 });
+      const waited = billing.freed(accountId, 5000);
+      const settlement = { cost: { inputMsat: 40, outputMsat: 60, requestMsat: 0, totalMsat: 100 }, usage: { promptTokens: 4, completionTokens: 6 }, usageSource: 'upstream' as const, upstreamStatus: 200 };
+      await billing.settle(first, settlement);
+      expect(await waited).toBe(true);
+      expect((await billing.reserve(request(2000))).reservation).toMatchObject({ accountId, reservedMsat: 2000 });
+      expect(await billing.freed(accountId, 50)).toBe(false); // the hold is live, but nothing finishes in 50 ms
+      await billing.close();
+    } finally {
+      await node.close();
+    }
+  });
+
   it('keeps the other writes of a shared transaction when one of them fails', async () => {
     const node = await startNode(kind);
     try {
