@@ -34,7 +34,7 @@ import type { NodeWallet } from './wallet.js';
 
 const FORWARD_METHODS = ['GET', 'PUT', 'POST', 'DELETE', 'OPTIONS', 'HEAD', 'PATCH'] as const;
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
-/** How long a refused reservation waits for one of its account's requests to finish, each time. */
+/** How long, in all, a refused reservation waits for its account's requests in flight to finish. */
 const RESERVATION_WAIT_MS = 2000;
 /**
  * Paths that never go upstream: the platform's local prefixes and this node's own namespaces.
@@ -171,9 +171,11 @@ async function forwardBilled(deps: Deps, request: FastifyRequest, reply: Fastify
   };
   let { reservation, availableMsat } = await billing.reserve(wanted);
   // Refused while this account's other requests here hold reservations: they usually settle
-  // below what they held, so wait for one to finish and try again (twice at most).
-  for (let retry = 0; retry < 2 && !reservation && availableMsat !== null; retry++) {
-    if (!(await billing.freed(payer.accountId, RESERVATION_WAIT_MS))) break;
+  // below what they held (a small balance is held whole by one lowered request at a time), so
+  // wait for them and try again, as long as some are in flight, for up to RESERVATION_WAIT_MS.
+  const deadline = Date.now() + RESERVATION_WAIT_MS;
+  while (!reservation && availableMsat !== null && Date.now() < deadline) {
+    if (!(await billing.freed(payer.accountId, deadline - Date.now()))) break;
     ({ reservation, availableMsat } = await billing.reserve(wanted));
   }
   if (availableMsat === null) {
