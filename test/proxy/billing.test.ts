@@ -211,22 +211,37 @@ describe.skipIf(!postgresAvailable)('billing with two processes on one PostgreSQ
 });
 
 describe.each(databaseKinds)('group commit on %s', (kind) => {
-  it('settles, releases and reserves arriving together on several accounts as if one after another', async () => {
+  /** A Billing of its own on a fresh node's database, with accounts of these balances (ids in order). */
+  async function withBilling(balances: number[], run: (billing: Billing, db: Node['server']['db'], accountIds: number[]) => Promise<void>) {
     const node = await startNode(kind);
     try {
       const db = node.server.db;
       const billing = new Billing(db, node.server.config.proxy.forward, { warn() {}, error() {} });
-      await node.account(10_000);
-      await node.account(10_000);
-      const [a, b] = (await db.kysely.selectFrom('proxy_accounts').select('id').orderBy('id').execute()).map((row) => Number(row.id));
-      const request = (accountId: number, amountMsat: number, requestId: string) => ({ accountId, amountFor: () => amountMsat, requestId, path: '/v1/chat/completions', model: 'test/model', stream: false, payment: 'key' as const });
+      for (const balance of balances) await node.account(balance);
+      const accountIds = (await db.kysely.selectFrom('proxy_accounts').select('id').orderBy('id').execute()).map((row) => Number(row.id));
+      await run(billing, db, accountIds);
+      await billing.close();
+    } finally {
+      await node.close();
+    }
+  }
+  const request = (accountId: number, amountMsat: number, requestId = 'r') => ({ accountId, amountFor: () => amountMsat, requestId, path: '/v1/chat/completions', model: 'test/model', stream: false, payment: 'key' as const });
+  /** A settlement of `totalMsat`, 40% input and 60% output. */
+  const settlementOf = (totalMsat: number) => ({
+    cost: { inputMsat: Math.round(totalMsat * 0.4), outputMsat: totalMsat - Math.round(totalMsat * 0.4), requestMsat: 0, totalMsat },
+    usage: { promptTokens: 4, completionTokens: 6 },
+    usageSource: 'upstream' as const,
+    upstreamStatus: 200,
+  });
+
+  it('settles, releases and reserves arriving together on several accounts as if one after another', () =>
+    withBilling([10_000, 10_000], async (billing, db, [a, b]) => {
       const first = (await billing.reserve(request(a, 6000, 'first'))).reservation!;
       const toRelease = (await billing.reserve(request(b, 1000, 'released'))).reservation!;
-      const settlement = { cost: { inputMsat: 400, outputMsat: 600, requestMsat: 0, totalMsat: 1000 }, usage: { promptTokens: 4, completionTokens: 6 }, usageSource: 'upstream' as const, upstreamStatus: 200 };
       // All queued in one tick: the settle and the release come first and free what they held,
       // then the holds are taken in order from what each account has left.
       const [charged, , ...held] = await Promise.all([
-        billing.settle(first, settlement),
+        billing.settle(first, settlementOf(1000)),
         billing.release(toRelease, 'test'),
         billing.reserve(request(a, 5000, 'a1')),
         billing.reserve(request(a, 5000, 'a2')),
@@ -252,58 +267,30 @@ describe.each(databaseKinds)('group commit on %s', (kind) => {
         [9000, 6000, 1000, 1],
         [10_000, 4000, 0, 0],
       ]);
-      await billing.close();
-    } finally {
-      await node.close();
-    }
-  });
+    }));
 
-  it("tells a refused request when the account's reservation it waits for is settled", async () => {
-    const node = await startNode(kind);
-    try {
-      const db = node.server.db;
-      const billing = new Billing(db, node.server.config.proxy.forward, { warn() {}, error() {} });
-      await node.account(3000);
-      const [{ id }] = await db.kysely.selectFrom('proxy_accounts').select('id').execute();
-      const accountId = Number(id);
-      const request = (amountMsat: number) => ({ accountId, amountFor: () => amountMsat, requestId: 'w', path: '/v1/chat/completions', model: 'test/model', stream: false, payment: 'key' as const });
+  it("tells a refused request when the account's reservation it waits for is settled", () =>
+    withBilling([3000], async (billing, _db, [accountId]) => {
       expect(await billing.freed(accountId, 1000)).toBe(false); // nothing of it in flight: no wait
-      const first = (await billing.reserve(request(2500))).reservation!;
-      expect(await billing.reserve(request(2000))).toEqual({ reservation: null, availableMsat: 500 });
+      const first = (await billing.reserve(request(accountId, 2500))).reservation!;
+      expect(await billing.reserve(request(accountId, 2000))).toEqual({ reservation: null, availableMsat: 500 });
       const waited = billing.freed(accountId, 5000);
-      const settlement = { cost: { inputMsat: 40, outputMsat: 60, requestMsat: 0, totalMsat: 100 }, usage: { promptTokens: 4, completionTokens: 6 }, usageSource: 'upstream' as const, upstreamStatus: 200 };
-      await billing.settle(first, settlement);
+      await billing.settle(first, settlementOf(100));
       expect(await waited).toBe(true);
-      expect((await billing.reserve(request(2000))).reservation).toMatchObject({ accountId, reservedMsat: 2000 });
+      expect((await billing.reserve(request(accountId, 2000))).reservation).toMatchObject({ accountId, reservedMsat: 2000 });
       expect(await billing.freed(accountId, 50)).toBe(false); // the hold is live, but nothing finishes in 50 ms
-      await billing.close();
-    } finally {
-      await node.close();
-    }
-  });
+    }));
 
-  it('keeps the other writes of a shared transaction when one of them fails', async () => {
-    const node = await startNode(kind);
-    try {
-      const db = node.server.db;
-      const billing = new Billing(db, node.server.config.proxy.forward, { warn() {}, error() {} });
-      await node.account(10_000);
-      await node.account(10_000);
-      const [a, b] = await db.kysely.selectFrom('proxy_accounts').select('id').orderBy('id').execute();
-      const request = (accountId: number) => ({ accountId: Number(accountId), amountFor: () => 1000, requestId: 'r', path: '/v1/chat/completions', model: 'test/model', stream: false, payment: 'key' as const });
-      const ra = (await billing.reserve(request(a.id))).reservation!;
-      const rb = (await billing.reserve(request(b.id))).reservation!;
+  it('keeps the other writes of a shared transaction when one of them fails', () =>
+    withBilling([10_000, 10_000], async (billing, db, [a, b]) => {
+      const ra = (await billing.reserve(request(a, 1000))).reservation!;
+      const rb = (await billing.reserve(request(b, 1000))).reservation!;
       // Break account a behind the billing's back: settling it now violates 0 <= reserved.
-      await db.kysely.updateTable('proxy_accounts').set({ reserved_msat: 0 }).where('id', '=', a.id).execute();
-      const settlement = { cost: { inputMsat: 100, outputMsat: 200, requestMsat: 0, totalMsat: 300 }, usage: { promptTokens: 100, completionTokens: 100 }, usageSource: 'upstream' as const, upstreamStatus: 200 };
-      const [first, second] = await Promise.allSettled([billing.settle(ra, settlement), billing.settle(rb, settlement)]);
+      await db.kysely.updateTable('proxy_accounts').set({ reserved_msat: 0 }).where('id', '=', a).execute();
+      const [first, second] = await Promise.allSettled([billing.settle(ra, settlementOf(300)), billing.settle(rb, settlementOf(300))]);
       expect(first.status).toBe('rejected');
       expect(second).toEqual({ status: 'fulfilled', value: 300 });
       const rows = await db.kysely.selectFrom('proxy_accounts').select(['id', 'balance_msat', 'reserved_msat']).orderBy('id').execute();
       expect(rows.map((r) => [Number(r.balance_msat), Number(r.reserved_msat)])).toEqual([[10_000, 0], [9_700, 0]]);
-      await billing.close();
-    } finally {
-      await node.close();
-    }
-  });
+    }));
 });
