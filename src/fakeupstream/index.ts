@@ -14,8 +14,17 @@ export interface FakeUpstreamFaults {
   status: number | null;
   /** Destroy the connection after this many stream events. */
   resetAfterChunks: number | null;
-  /** Stream without the usage chunk even when `stream_options.include_usage` asks for it. */
+  /**
+   * Report no usage: streams without the usage chunk even when `stream_options.include_usage`
+   * asks for it, JSON answers without `usage`.
+   */
   omitUsage: boolean;
+  /**
+   * JSON text sent as the `usage` value instead of the computed one (JSON answers, the usage
+   * chunk, the responses API's `response.usage`): a lying or broken upstream, e.g.
+   * `{"prompt_tokens":1e15,"completion_tokens":-3}` or `"lots"`.
+   */
+  usage: string | null;
   /** Pause between stream events. */
   chunkDelayMs: number;
   /** Fixed completion length in tokens (still capped by max_tokens). */
@@ -86,7 +95,11 @@ const defaultFaults = (): FakeUpstreamFaults => ({
   omitUsage: false,
   chunkDelayMs: 0,
   completionTokens: null,
+  usage: null,
 });
+
+/** Stands for the usage in an answer's JSON until `faults.usage` replaces it. */
+const USAGE_MARKER = '\u0000fake-usage\u0000';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -95,6 +108,15 @@ export async function startFakeUpstream(options: FakeUpstreamOptions = {}): Prom
   const requests: RecordedRequest[] = [];
   const maxRecorded = options.maxRecorded ?? 1000;
   let counter = 0;
+
+  /** An answer's JSON text, with the usage faults applied to every usage it reports. */
+  const encode = (value: unknown): string => {
+    if (!faults.omitUsage && faults.usage === null) return JSON.stringify(value);
+    const replaced = faults.omitUsage ? undefined : USAGE_MARKER;
+    const text = JSON.stringify(value, (key, v) => (key === 'usage' && v !== null ? replaced : v));
+    return faults.usage === null ? text : text.split(JSON.stringify(USAGE_MARKER)).join(faults.usage);
+  };
+  const sendAnswer = (res: ServerResponse, body: unknown) => sendJson(res, 200, body, encode(body));
 
   const server = createServer((req, res) => {
     handle(req, res).catch((error) => {
@@ -144,7 +166,7 @@ export async function startFakeUpstream(options: FakeUpstreamOptions = {}): Prom
       const usage = chatUsage(promptTokens, n);
       const base = { id: `chatcmpl-${id}`, created: Math.floor(Date.now() / 1000), model: body.model };
       if (body.stream !== true) {
-        return sendJson(res, 200, {
+        return sendAnswer(res, {
           ...base,
           object: 'chat.completion',
           choices: [{ index: 0, message: { role: 'assistant', content: words.join(''), refusal: null }, logprobs: null, finish_reason: finish }],
@@ -167,7 +189,8 @@ export async function startFakeUpstream(options: FakeUpstreamOptions = {}): Prom
       const usage = { prompt_tokens: promptTokens, completion_tokens: n, total_tokens: promptTokens + n };
       const base = { id: `cmpl-${id}`, object: 'text_completion', created: Math.floor(Date.now() / 1000), model: body.model };
       if (body.stream !== true) {
-        return sendJson(res, 200, { ...base, choices: [{ index: 0, text: words.join(''), logprobs: null, finish_reason: finish }], usage });
+        const choices = [{ index: 0, text: words.join(''), logprobs: null, finish_reason: finish }];
+        return sendAnswer(res, { ...base, choices, usage });
       }
       const events = words.map((word, i) => ({ ...base, choices: [{ index: 0, text: word, logprobs: null, finish_reason: i === words.length - 1 ? finish : null }] }));
       return streamEvents(res, events, body, { ...base, choices: [], usage });
@@ -180,7 +203,8 @@ export async function startFakeUpstream(options: FakeUpstreamOptions = {}): Prom
         const embedding = body.encoding_format === 'base64' ? Buffer.from(new Float32Array(vector).buffer).toString('base64') : vector;
         return { object: 'embedding', index, embedding };
       });
-      return sendJson(res, 200, { object: 'list', data, model: body.model, usage: { prompt_tokens: promptTokens, total_tokens: promptTokens } });
+      const usage = { prompt_tokens: promptTokens, total_tokens: promptTokens };
+      return sendAnswer(res, { object: 'list', data, model: body.model, usage });
     },
     '/v1/responses': (body, res, id) => {
       const input = typeof body.input === 'string' ? body.input : JSON.stringify(body.input ?? '');
@@ -197,11 +221,11 @@ export async function startFakeUpstream(options: FakeUpstreamOptions = {}): Prom
         output: [{ type: 'message', id: `msg_${id}`, status: 'completed', role: 'assistant', content: [{ type: 'output_text', text, annotations: [] }] }],
         usage,
       };
-      if (body.stream !== true) return sendJson(res, 200, response);
+      if (body.stream !== true) return sendAnswer(res, response);
       res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' });
       res.write(`event: response.output_text.delta\ndata: ${JSON.stringify({ type: 'response.output_text.delta', delta: text })}\n\n`);
       const completed = faults.omitUsage ? { ...response, usage: null } : response;
-      res.end(`event: response.completed\ndata: ${JSON.stringify({ type: 'response.completed', response: completed })}\n\n`);
+      res.end(`event: response.completed\ndata: ${encode({ type: 'response.completed', response: completed })}\n\n`);
     },
   };
 
@@ -221,7 +245,7 @@ export async function startFakeUpstream(options: FakeUpstreamOptions = {}): Prom
         return;
       }
       if (res.destroyed) return;
-      res.write(`data: ${JSON.stringify(event)}\n\n`);
+      res.write(`data: ${encode(event)}\n\n`);
       sent++;
       if (faults.chunkDelayMs > 0) await sleep(faults.chunkDelayMs);
     }
@@ -294,8 +318,7 @@ function parseBody(raw: string, contentType: string | undefined): unknown {
   return raw;
 }
 
-function sendJson(res: ServerResponse, status: number, body: unknown) {
-  const text = JSON.stringify(body);
+function sendJson(res: ServerResponse, status: number, body: unknown, text = JSON.stringify(body)) {
   res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
   res.end(text);
 }

@@ -15,6 +15,7 @@ import { Billing, type Reservation, type ReserveRequest } from './billing.js';
 import { callerResponseHeaders, COST_HEADERS, RESERVED_HEADER, Upstream, upstreamFailure, upstreamRequestHeaders } from './forward.js';
 import {
   billedKind,
+  billedUsage,
   costJson,
   estimateUsage,
   meterRequest,
@@ -23,6 +24,7 @@ import {
   readUsage,
   upstreamBody,
   type MeteredRequest,
+  type ReportedUsage,
   type ReservationPlan,
   type Usage,
 } from './metering.js';
@@ -290,9 +292,9 @@ async function jsonBilled(billed: Billed, status: number, headers: Record<string
   } catch {
     json = undefined;
   }
-  const usage = readUsage(json);
-  const measured = usage ?? estimateUsage(billed.metered.raw.length, raw.length);
-  const { cost, charged } = await settle(billed, measured, usage ? 'upstream' : 'estimate', status);
+  const reported = readUsage(json, billed.metered.kind);
+  const estimate = () => estimateUsage(billed.metered.raw.length, raw.length);
+  const { cost, charged } = await settle(billed, reported, estimate, status);
   setCostHeaders(reply, cost, charged);
   const change = await setChangeHeader(billed);
   if (!json || typeof json !== 'object' || Array.isArray(json)) {
@@ -327,13 +329,14 @@ async function streamBilled(billed: Billed, status: number, headers: Record<stri
     if (!out.write(text)) await drainedOrClosed(out, reply.raw);
   };
 
-  const meter = new SseMeter();
+  const meter = new SseMeter(billed.metered.kind);
+  const estimate = () => estimateUsage(billed.metered.raw.length, meter.contentBytes);
   let settled: { cost: Cost; charged: number } | null = null;
   let failure: unknown = null;
   const handle = async (events: ReturnType<SseMeter['push']>) => {
     for (const event of events) {
       if (settled === null && event.usage) {
-        settled = await settle(billed, event.usage, 'upstream', status);
+        settled = await settle(billed, event.usage, estimate, status);
         const change = await changeFields(billed);
         await write(event.json ? withFields(event, { cost: { ...costJson(settled.cost, settled.charged), ...change } }) : event.text);
       } else {
@@ -355,7 +358,7 @@ async function streamBilled(billed: Billed, status: number, headers: Record<stri
   }
   if (settled === null) {
     if (meter.contentBytes > 0) {
-      settled = await settle(billed, estimateUsage(billed.metered.raw.length, meter.contentBytes), 'estimate', status);
+      settled = await settle(billed, null, estimate, status);
     } else {
       await deps.billing.release(reservation, failure ? `stream failed: ${(failure as Error).message}` : 'stream ended without content or usage', status);
     }
@@ -385,7 +388,17 @@ function drainedOrClosed(out: PassThrough, response: NodeJS.EventEmitter): Promi
   });
 }
 
-async function settle(billed: Billed, usage: Usage, usageSource: 'upstream' | 'estimate', upstreamStatus: number): Promise<{ cost: Cost; charged: number }> {
+/** Settles from the upstream's usage, its missing or unreadable counts estimated (see billedUsage). */
+async function settle(
+  billed: Billed,
+  reported: ReportedUsage | null,
+  estimate: () => Usage,
+  upstreamStatus: number,
+): Promise<{ cost: Cost; charged: number }> {
+  const { usage, source: usageSource } = billedUsage(reported, estimate);
+  if (reported && usageSource === 'estimate') {
+    billed.request.log.warn({ reported }, 'the upstream reported unreadable usage; the missing counts are estimated');
+  }
   const cost = costOf(billed.price, usage.promptTokens, usage.completionTokens);
   const charged = await billed.deps.billing.settle(billed.reservation, { cost, usage, usageSource, upstreamStatus, roundToSat: billed.roundToSat });
   return { cost, charged };

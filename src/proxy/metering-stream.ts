@@ -2,7 +2,7 @@
 // responses API's `response.completed`), counts the content delivered (for billing a stream that
 // ends without usage), and notices `data: [DONE]`, after which nothing more may be sent.
 import { StringDecoder } from 'node:string_decoder';
-import { readUsage, type Usage } from './metering.js';
+import { readUsage, type BilledKind, type ReportedUsage } from './metering.js';
 
 export interface SseEvent {
   /** The event's text as received, including its terminating blank line. */
@@ -10,7 +10,8 @@ export interface SseEvent {
   /** The parsed JSON of its data, when it has JSON data. */
   json?: Record<string, unknown>;
   done: boolean;
-  usage: Usage | null;
+  /** The usage it reports (see readUsage), null when it reports none. */
+  usage: ReportedUsage | null;
 }
 
 const BOUNDARY = /\r\n\r\n|\n\n|\r\r/;
@@ -21,6 +22,8 @@ export class SseMeter {
   /** UTF-8 bytes of the generated text seen so far. */
   contentBytes = 0;
   done = false;
+
+  constructor(private readonly kind: BilledKind) {}
 
   /** The complete events in this chunk of bytes (an incomplete tail waits for the next chunk). */
   push(chunk: Buffer): SseEvent[] {
@@ -67,7 +70,7 @@ export class SseMeter {
       const json = JSON.parse(data);
       if (json && typeof json === 'object' && !Array.isArray(json)) {
         event.json = json;
-        event.usage = readUsage(json);
+        event.usage = readUsage(json, this.kind);
         this.contentBytes += deliveredBytes(json);
       }
     } catch {

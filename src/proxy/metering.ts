@@ -2,7 +2,7 @@
 // output cap and streaming flag of a request body, a safe upper bound of its prompt tokens,
 // the reservation plan, and the usage read back from the upstream's answer.
 import { HttpError, type FieldError } from '../http/errors.js';
-import { ceilTimes, unitsAffordable, type Cost, type Price } from './pricing.js';
+import { ceilTimes, MAX_AMOUNT, unitsAffordable, type Cost, type Price } from './pricing.js';
 
 export type BilledKind = 'chat' | 'completions' | 'embeddings' | 'responses';
 
@@ -185,20 +185,62 @@ export interface Usage {
   completionTokens: number;
 }
 
-/** Usage of an OpenAI-style answer: `usage` (chat, completions, embeddings) or `response.usage` (responses API). */
-export function readUsage(json: unknown): Usage | null {
-  const node = json as any;
-  const usage = node?.usage ?? node?.response?.usage;
-  if (!usage || typeof usage !== 'object') return null;
-  const prompt = usage.prompt_tokens ?? usage.input_tokens;
-  const completion = usage.completion_tokens ?? usage.output_tokens ?? 0;
-  const count = (n: unknown) => Number.isSafeInteger(n) && (n as number) >= 0;
-  return count(prompt) && count(completion) ? { promptTokens: prompt, completionTokens: completion } : null;
+/** The usage an upstream reported: a count it left out or sent unreadable is null. */
+export interface ReportedUsage {
+  promptTokens: number | null;
+  completionTokens: number | null;
+}
+
+/**
+ * A reported token count: a JSON number of at least 0, fractions rounded up, anything above
+ * MAX_AMOUNT (1e300, or 1e999 which parses as Infinity) taken as MAX_AMOUNT. Negative or not a
+ * number: null. The upstream is trusted up to the reservation: the charge never exceeds it.
+ */
+function tokenCount(value: unknown): number | null {
+  if (typeof value !== 'number' || Number.isNaN(value) || value < 0) return null;
+  return value >= MAX_AMOUNT ? MAX_AMOUNT : Math.ceil(value) + 0; // + 0: never -0
+}
+
+/**
+ * Usage of an OpenAI-style answer: `usage` (chat, completions, embeddings) or `response.usage`
+ * (responses API); null when the answer reports none (no such field, or null). Embeddings
+ * produce no output tokens, so a missing completion count is 0 there.
+ */
+export function readUsage(json: unknown, kind: BilledKind): ReportedUsage | null {
+  if (!json || typeof json !== 'object') return null;
+  const node = json as { usage?: unknown; response?: unknown };
+  const response = node.response && typeof node.response === 'object' ? (node.response as { usage?: unknown }) : null;
+  const usage = node.usage ?? response?.usage;
+  if (usage === undefined || usage === null) return null;
+  const fields = typeof usage === 'object' && !Array.isArray(usage) ? (usage as Record<string, unknown>) : {};
+  const completion = fields.completion_tokens ?? fields.output_tokens;
+  return {
+    promptTokens: tokenCount(fields.prompt_tokens ?? fields.input_tokens),
+    completionTokens: completion === undefined && kind === 'embeddings' ? 0 : tokenCount(completion),
+  };
 }
 
 /** When the upstream reports no usage: about four bytes a token, for the prompt and for what was delivered. */
 export function estimateUsage(promptBytes: number, outputBytes: number): Usage {
   return { promptTokens: Math.ceil(promptBytes / 4), completionTokens: Math.ceil(outputBytes / 4) };
+}
+
+/**
+ * The usage billed: the upstream's counts where it reported readable ones, the estimate for the
+ * rest (source 'estimate' then), so an upstream sending garbage never makes a request free.
+ */
+export function billedUsage(
+  reported: ReportedUsage | null,
+  estimate: () => Usage,
+): { usage: Usage; source: 'upstream' | 'estimate' } {
+  const prompt = reported?.promptTokens ?? null;
+  const completion = reported?.completionTokens ?? null;
+  if (prompt !== null && completion !== null) {
+    return { usage: { promptTokens: prompt, completionTokens: completion }, source: 'upstream' };
+  }
+  const guess = estimate();
+  const usage = { promptTokens: prompt ?? guess.promptTokens, completionTokens: completion ?? guess.completionTokens };
+  return { usage, source: 'estimate' };
 }
 
 /** The cost object added to JSON answers (and to a stream's usage chunk). */

@@ -159,4 +159,15 @@ export const proxyMigrations: Migration[] = [
       await db.schema.createIndex('proxy_requests_live').on('proxy_requests').column('heartbeat_at').where(sql.ref('status'), '=', sql.lit('reserved')).execute();
     },
   },
+  {
+    // Token counts are 64-bit: an upstream reporting more than 2^31 tokens made the settlement
+    // fail on PostgreSQL ("out of range for type integer"). SQLite's integers already are.
+    name: '2103_proxy_requests_token_bigint',
+    async up(db, t) {
+      if (t.dialect !== 'postgres') return;
+      for (const column of ['prompt_tokens', 'completion_tokens']) {
+        await db.schema.alterTable('proxy_requests').alterColumn(column, (col) => col.setDataType('bigint')).execute();
+      }
+    },
+  },
 ];

@@ -61,10 +61,20 @@ export function parseDecimal(text: string): Fraction | null {
   return exp >= 0 ? reduce(digits * 10n ** BigInt(exp), 1n) : reduce(digits, 10n ** BigInt(-exp));
 }
 
-/** ceil(n × f): what `n` units cost, never rounded in the node's disfavour. */
+/**
+ * The largest amount the node computes with (msat, tokens): every such number is an exact double
+ * and fits a bigint column. Amounts above it are far beyond any balance (90,000 BTC), so a cost
+ * that large is simply more than its reservation.
+ */
+export const MAX_AMOUNT = Number.MAX_SAFE_INTEGER;
+const MAX_AMOUNT_BIG = BigInt(MAX_AMOUNT);
+
+const saturated = (n: bigint): number => (n > MAX_AMOUNT_BIG ? MAX_AMOUNT : Number(n));
+
+/** ceil(n × f): what `n` units cost, never rounded in the node's disfavour (at most MAX_AMOUNT). */
 export function ceilTimes(n: number, f: Fraction): number {
   const product = BigInt(n) * f.num;
-  return Number((product + f.den - 1n) / f.den);
+  return saturated((product + f.den - 1n) / f.den);
 }
 
 /** How many units `msat` pays for at price `f` (Infinity when they are free). */
@@ -77,7 +87,8 @@ export function costOf(price: Price, promptTokens: number, completionTokens: num
   const inputMsat = ceilTimes(promptTokens, price.prompt);
   const outputMsat = ceilTimes(completionTokens, price.completion);
   const requestMsat = ceilTimes(1, price.request);
-  return { inputMsat, outputMsat, requestMsat, totalMsat: inputMsat + outputMsat + requestMsat };
+  const totalMsat = saturated(BigInt(inputMsat) + BigInt(outputMsat) + BigInt(requestMsat));
+  return { inputMsat, outputMsat, requestMsat, totalMsat };
 }
 
 /** Reads models in OpenRouter's format (`{data:[{id, pricing:{prompt, completion, request?}}]}` or a bare array). */
