@@ -7,6 +7,7 @@ import { openDatabase, type Database } from './db/index.js';
 import { migrate } from './db/migrate.js';
 import { registerCors } from './http/cors.js';
 import { errorHandlerFor, HttpError, oneSkyStyle, problemStyle, sendError, type ErrorStyle } from './http/errors.js';
+import { installJsonParser } from './http/json-depth.js';
 import { loggerOptions, logRequest, stdoutDestination } from './http/logging.js';
 import { MetricsRegistry, registerMetrics } from './http/metrics.js';
 import { OpenApiCollector } from './http/openapi.js';
@@ -60,6 +61,7 @@ export async function buildServer(config: Config, options: BuildOptions = {}): P
     routerOptions: { maxParamLength: 500 },
   });
   app.setValidatorCompiler(validatorCompiler);
+  installJsonParser(app);
   app.setErrorHandler(errorHandlerFor(problemStyle));
   // Callback-style hooks: they run on every request, and an async one costs a promise each time.
   app.addHook('onRequest', (request, reply, done) => {

@@ -6,6 +6,7 @@ import { PassThrough, type Readable } from 'node:stream';
 import { PaymentRequest } from '@cashu/cashu-ts';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { HttpError } from '../http/errors.js';
+import { nestedDeeperThan } from '../http/json-depth.js';
 import type { ServiceContext } from '../services.js';
 import { authenticateAccountId, forgetAccount } from './accounts.js';
 import { limitTokenRedemption } from './redeem-limit.js';
@@ -297,8 +298,9 @@ async function jsonBilled(billed: Billed, status: number, headers: Record<string
   const { cost, charged } = await settle(billed, reported, estimate, status);
   setCostHeaders(reply, cost, charged);
   const change = await setChangeHeader(billed);
-  if (!json || typeof json !== 'object' || Array.isArray(json)) {
-    // Not a JSON object (an upstream ignoring accept-encoding: identity, say): passed on unchanged.
+  if (!json || typeof json !== 'object' || Array.isArray(json) || nestedDeeperThan(json)) {
+    // Not a JSON object (an upstream ignoring accept-encoding: identity, say), or too deep to
+    // re-serialize safely: passed on unchanged (the cost is in the headers).
     return reply.code(status).headers(callerResponseHeaders(headers)).send(raw);
   }
   const out = Buffer.from(JSON.stringify({ ...json, cost: { ...costJson(cost, charged), ...change } }));

@@ -2,12 +2,13 @@
 // responses API's `response.completed`), counts the content delivered (for billing a stream that
 // ends without usage), and notices `data: [DONE]`, after which nothing more may be sent.
 import { StringDecoder } from 'node:string_decoder';
+import { nestedDeeperThan } from '../http/json-depth.js';
 import { readUsage, type BilledKind, type ReportedUsage } from './metering.js';
 
 export interface SseEvent {
   /** The event's text as received, including its terminating blank line. */
   text: string;
-  /** The parsed JSON of its data, when it has JSON data. */
+  /** The parsed JSON of its data, when it has JSON data (not nested too deep to re-serialize). */
   json?: Record<string, unknown>;
   done: boolean;
   /** The usage it reports (see readUsage), null when it reports none. */
@@ -69,7 +70,8 @@ export class SseMeter {
     try {
       const json = JSON.parse(data);
       if (json && typeof json === 'object' && !Array.isArray(json)) {
-        event.json = json;
+        // Too deep to re-serialize: billed from, but passed on as it came.
+        if (!nestedDeeperThan(json)) event.json = json;
         event.usage = readUsage(json, this.kind);
         this.contentBytes += deliveredBytes(json);
       }

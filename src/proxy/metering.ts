@@ -2,6 +2,7 @@
 // output cap and streaming flag of a request body, a safe upper bound of its prompt tokens,
 // the reservation plan, and the usage read back from the upstream's answer.
 import { HttpError, type FieldError } from '../http/errors.js';
+import { nestedDeeperThan, tooDeepError } from '../http/json-depth.js';
 import { ceilTimes, MAX_AMOUNT, unitsAffordable, type Cost, type Price } from './pricing.js';
 
 export type BilledKind = 'chat' | 'completions' | 'embeddings' | 'responses';
@@ -101,6 +102,8 @@ export function meterRequest(kind: BilledKind, raw: Buffer): MeteredRequest {
   if (!body || typeof body !== 'object' || Array.isArray(body)) {
     throw invalid([{ loc: ['body'], msg: 'Input should be a valid dictionary', type: 'dict_type' }]);
   }
+  // Before anything walks it: the prompt bound and the re-serialized body recurse.
+  if (nestedDeeperThan(body)) throw tooDeepError();
   const object = body as Record<string, unknown>;
   if (typeof object.model !== 'string' || object.model === '') {
     throw invalid([{ loc: ['body', 'model'], msg: object.model === undefined ? 'Field required' : 'Input should be a non-empty string', type: object.model === undefined ? 'missing' : 'string_type' }]);

@@ -4,6 +4,7 @@
 import type { Static, TObject } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
 import { fieldErrorsFromValidation, HttpError, type FieldError } from '../http/errors.js';
+import { nestedDeeperThan, tooDeepError } from '../http/json-depth.js';
 import { validatorCompiler } from '../http/validation.js';
 
 const GET_BODY_LIMIT = 16 * 1024;
@@ -64,9 +65,13 @@ async function readGetBody(request: FastifyRequest): Promise<unknown> {
     if (size > GET_BODY_LIMIT) throw new HttpError(413, 'Request body is too large');
     chunks.push(chunk);
   }
+  let body: unknown;
   try {
-    return JSON.parse(Buffer.concat(chunks).toString('utf8'));
+    body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
   } catch {
     throw new HttpError(400, 'Malformed JSON body', { code: 'malformed_json' });
   }
+  // Read by hand, so not checked by the shared JSON parser: the same depth limit here.
+  if (nestedDeeperThan(body)) throw tooDeepError();
+  return body;
 }

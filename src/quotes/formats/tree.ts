@@ -4,7 +4,7 @@
 import { FormatError, type ExportRequest, type ParsedUnit } from './types.js';
 import { keyPath, pathKey } from './text.js';
 
-const MAX_DEPTH = 64;
+export const MAX_DEPTH = 64;
 
 export function flattenTree(root: unknown, formatName: string): ParsedUnit[] {
   if (root === null || typeof root !== 'object') throw new FormatError(`a ${formatName} file must hold an object of strings`);
