@@ -1,7 +1,7 @@
 // A depth limit for JSON from outside (request bodies, upstream answers). JSON.parse is iterative,
 // but JSON.stringify and most walkers recurse: a 12 KB body of 5,000 nested brackets overflowed
-// the stack (a 500). Every JSON body is checked here once, without recursion, before anything
-// walks it, and refused in its area's shape.
+// the stack (a 500). JSON is checked here once, without recursion, before anything walks it; a
+// request body too deep is refused in its area's shape.
 import type { FastifyInstance } from 'fastify';
 import { HttpError } from './errors.js';
 
@@ -10,19 +10,21 @@ export const MAX_JSON_DEPTH = 128;
 
 /** Whether a parsed JSON value nests objects and arrays deeper than `max`; iterative, stops at the first too deep. */
 export function nestedDeeperThan(value: unknown, max = MAX_JSON_DEPTH): boolean {
-  const nodes: object[] = [];
-  const depths: number[] = [];
-  const push = (node: unknown, depth: number) => {
-    if (node === null || typeof node !== 'object') return;
-    nodes.push(node);
-    depths.push(depth);
-  };
-  push(value, 1);
+  if (value === null || typeof value !== 'object') return false;
+  if (max < 1) return true;
+  const nodes: object[] = [value];
+  const depths: number[] = [1];
   while (nodes.length) {
     const node = nodes.pop()!;
     const depth = depths.pop()!;
-    if (depth > max) return true;
-    for (const child of Array.isArray(node) ? node : Object.values(node)) push(child, depth + 1);
+    const children: unknown[] = Array.isArray(node) ? node : Object.values(node);
+    for (let i = 0; i < children.length; i++) {
+      const child = children[i];
+      if (child === null || typeof child !== 'object') continue;
+      if (depth === max) return true;
+      nodes.push(child);
+      depths.push(depth + 1);
+    }
   }
   return false;
 }
@@ -31,9 +33,9 @@ export function nestedDeeperThan(value: unknown, max = MAX_JSON_DEPTH): boolean 
  * The input error for a too deep body: FastAPI's 422 in area A, 400 with the field in areas B
  * and C (each error handler renders `fields` its way).
  */
-export function tooDeepError(loc: (string | number)[] = ['body']): HttpError {
+export function tooDeepError(): HttpError {
   const msg = `JSON nested deeper than ${MAX_JSON_DEPTH} levels`;
-  return new HttpError(422, msg, { fields: [{ loc, msg, type: 'json_too_deep' }] });
+  return new HttpError(422, msg, { fields: [{ loc: ['body'], msg, type: 'json_too_deep' }] });
 }
 
 /** Fastify's own JSON body parser (prototype poisoning refused), plus the depth limit. */
