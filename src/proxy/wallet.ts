@@ -293,9 +293,10 @@ export class NodeWallet {
   }
 
   /**
-   * Refunds an account's whole available balance (in whole units of its mint) as a token:
-   * the debit and the journal entry are one transaction, the debit is given back if the token
-   * cannot be made, and the token is stored so that a repeated call returns it again.
+   * Hands out the oldest finished refund token no answer has carried yet; else refunds the
+   * account's whole available balance (in whole units of its mint) as a token: the debit and the
+   * journal entry are one transaction, the debit is given back if the token cannot be made, and
+   * the token is stored so that a repeated call returns it again.
    */
   async refund(accountId: number): Promise<RefundResult> {
     // A token finished after its own call had answered 503 goes out before anything else, so that
