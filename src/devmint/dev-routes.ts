@@ -23,6 +23,7 @@ export function registerDevRoutes(app: FastifyInstance, core: MintCore, faults: 
           dropSwaps: { type: 'boolean' },
           loseSwapResponses: { type: 'boolean' },
           lie: { type: 'boolean' },
+          noRestore: { type: 'boolean' },
           forMs: { type: 'integer', minimum: 1 },
         },
         [],

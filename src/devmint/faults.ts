@@ -19,6 +19,8 @@ export interface FaultSettings {
   loseSwapResponses?: boolean;
   /** Every /v1 request gets 200 with a nonsense body and does nothing. */
   lie?: boolean;
+  /** No NUT-09: POST /v1/restore answers 404 as if the route did not exist, and /v1/info says so. */
+  noRestore?: boolean;
 }
 
 export interface FaultChange extends FaultSettings {
@@ -64,7 +66,7 @@ export class Faults {
   }
 
   async clear(): Promise<void> {
-    await this.set({ down: false, delayMs: 0, holdSwaps: false, failSwaps: false, dropSwaps: false, loseSwapResponses: false, lie: false });
+    await this.set({ down: false, delayMs: 0, holdSwaps: false, failSwaps: false, dropSwaps: false, loseSwapResponses: false, lie: false, noRestore: false });
   }
 
   get current(): FaultSettings {

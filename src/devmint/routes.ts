@@ -34,7 +34,7 @@ export function registerNutRoutes(app: FastifyInstance, core: MintCore, faults: 
       '5': { methods: [{ ...method, options: { amountless: false } }], disabled: false },
       '7': { supported: true },
       '8': { supported: true },
-      '9': { supported: true },
+      '9': { supported: !faults.current.noRestore },
       '12': { supported: true },
     },
   }));
@@ -93,8 +93,16 @@ export function registerNutRoutes(app: FastifyInstance, core: MintCore, faults: 
     async (request) => meltView(await melts.melt(request.body.quote, request.body.inputs, request.body.outputs ?? [])),
   );
 
-  app.post<{ Body: { outputs: BlindedMessage[] } }>('/v1/restore', { schema: body({ outputs }, ['outputs']) }, async (request) =>
-    ledger.restore(request.body.outputs),
+  app.post<{ Body: { outputs: BlindedMessage[] } }>(
+    '/v1/restore',
+    {
+      schema: body({ outputs }, ['outputs']),
+      // A mint without NUT-09 has no such route: the 404 of any unknown path, whatever the body.
+      onRequest: async (request, reply) => {
+        if (faults.current.noRestore) return reply.code(404).send({ detail: `no route ${request.method} ${request.url}`, code: Codes.generic });
+      },
+    },
+    async (request) => ledger.restore(request.body.outputs),
   );
 
   app.post<{ Body: { Ys: string[] } }>(

@@ -170,4 +170,24 @@ export const proxyMigrations: Migration[] = [
       }
     },
   },
+  {
+    // Two facts the wallet's journal lacked (docs/proxy-wallet.md). claimed_at: when a refund
+    // answer first carried the operation's token, so that a token finished by the recovery is
+    // handed out by the next refund call instead of being stranded behind a newer one.
+    // maybe_swapped: 0 once the mint refused every swap this operation sent, so that "spent"
+    // then means spent elsewhere (final) rather than maybe by us (restore or retry).
+    name: '2104_proxy_refund_claims',
+    async up(db, t) {
+      const ops = () => db.schema.alterTable('proxy_mint_ops');
+      await ops().addColumn('claimed_at', t.bigint).execute();
+      await ops().addColumn('maybe_swapped', 'integer', (col) => col.notNull().defaultTo(1)).execute();
+      // Tokens finished before this migration count as handed out (GET /v1/wallet/refunds lists them all).
+      await db
+        .updateTable('proxy_mint_ops')
+        .set({ claimed_at: sql`updated_at` })
+        .where('kind', '=', 'issue')
+        .where('state', '=', 'done')
+        .execute();
+    },
+  },
 ];

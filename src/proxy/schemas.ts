@@ -44,12 +44,49 @@ export const TopupResult = Type.Object({
 });
 
 export const RefundResult = Type.Object({
-  msats: Msat('Taken from the balance and paid out as the token'),
-  token: Type.String({ description: "A Cashu token (cashuB…) of the account's mint and unit; the mint's input fee, if any, is taken from its amount" }),
+  msats: Msat('Taken from the balance for this token'),
+  fee_msats: Msat("The mint's input fee on the swap that made the token, taken from it: it is worth msats - fee_msats"),
+  token: Type.String({ description: "A Cashu token (cashuB…) of the account's mint and unit" }),
   mint: Type.String(),
   unit: Type.String(),
-  balance: Msat('What remains: reserved amounts and less than one unit of the mint'),
-  repeated: Type.Boolean({ description: 'True when this repeats the answer of an earlier refund (nothing new was available)' }),
+  balance: Msat('What remains: reserved amounts, under one unit, or what came in while an older token went out'),
+  repeated: Type.Boolean({
+    description: 'True when the token was made by an earlier refund call (its answer was lost, or it finished later)',
+  }),
+  unclaimed: Type.Integer({
+    description:
+      'Further refund tokens finished but not yet handed out: each refund call hands out one, the oldest first ' +
+      '(GET /v1/wallet/refunds lists them all)',
+  }),
+});
+
+export const RefundsQuery = Type.Object(
+  {
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 50, description: 'At most this many' })),
+    before: Type.Optional(Type.Integer({ minimum: 1, description: 'Only refunds older than this id (`next_before`)' })),
+  },
+  { additionalProperties: false },
+);
+
+const RefundEntry = Type.Object({
+  id: Type.Integer(),
+  state: Type.Union([Type.Literal('pending'), Type.Literal('done')], {
+    description: 'done: the token exists; pending: debited, not confirmed by the mint yet (the recovery finishes it)',
+  }),
+  msats: Msat('Taken from the balance'),
+  fee_msats: Type.Union([Type.Integer(), Type.Null()], {
+    description: "The mint's input fee taken from the token's amount (millisatoshis); null until the swap is prepared",
+  }),
+  token: Type.Union([Type.String(), Type.Null()], { description: 'The Cashu token; null while pending' }),
+  mint: Type.String(),
+  unit: Type.String(),
+  created_at: Type.Integer({ description: 'When the refund was asked for, Unix seconds (UTC)' }),
+  claimed: Type.Boolean({ description: 'A refund answer has carried this token' }),
+});
+
+export const RefundList = Type.Object({
+  refunds: Type.Array(RefundEntry, { description: 'Newest first; failed ones (debit given back) are left out' }),
+  next_before: Type.Union([Type.Integer(), Type.Null()], { description: '`before` of the next page; null at the end' }),
 });
 
 const OpenAiError = Type.Object({

@@ -4,7 +4,7 @@ import type { Kysely, Selectable, Transaction } from 'kysely';
 import { sql } from 'kysely';
 import { prepared, type Params } from '../db/prepared.js';
 import type { DB } from '../db/schema.js';
-import type { ProxyAccountsTable } from './tables.js';
+import type { ProxyAccountsTable, ProxyMintOpsTable } from './tables.js';
 
 export type Executor = Kysely<DB> | Transaction<DB>;
 
@@ -124,5 +124,48 @@ export async function restoreDebit(db: Executor, accountId: number, amountMsat: 
     .updateTable('proxy_accounts')
     .set({ balance_msat: sql<number>`balance_msat + ${amountMsat}` })
     .where('id', '=', accountId)
+    .execute();
+}
+
+// Refund tokens of an account (issue operations debited from it, purpose refund).
+
+const refundsOf = (db: Executor, accountId: number) =>
+  db
+    .selectFrom('proxy_mint_ops')
+    .selectAll()
+    .where('debit_account_id', '=', accountId)
+    .where('kind', '=', 'issue')
+    .where('purpose', '=', 'refund');
+
+/** Finished refund tokens no refund answer has carried yet. */
+const unclaimed = (db: Executor, accountId: number) =>
+  refundsOf(db, accountId).where('state', '=', 'done').where('claimed_at', 'is', null);
+
+type MintOpRow = Selectable<ProxyMintOpsTable>;
+
+/** The account's refunds that took money (not failed), newest first: `limit` of them before id `before`. */
+export async function refundOps(db: Executor, accountId: number, page: { before?: number; limit: number }) {
+  let query = refundsOf(db, accountId).where('state', '!=', 'failed');
+  if (page.before !== undefined) query = query.where('id', '<', page.before);
+  return query.orderBy('id', 'desc').limit(page.limit).execute();
+}
+
+/** The oldest refund token that is finished but no refund answer has carried yet. */
+export async function oldestUnclaimedRefund(db: Executor, accountId: number): Promise<MintOpRow | undefined> {
+  return unclaimed(db, accountId).orderBy('id').limit(1).executeTakeFirst();
+}
+
+export async function countUnclaimedRefunds(db: Executor, accountId: number): Promise<number> {
+  const row = await unclaimed(db, accountId).clearSelect().select(sql<number>`count(*)`.as('count')).executeTakeFirst();
+  return Number(row?.count ?? 0);
+}
+
+/** Records that a refund answer carried this token (the first time only). */
+export async function markRefundClaimed(db: Executor, opId: number, now: number): Promise<void> {
+  await db
+    .updateTable('proxy_mint_ops')
+    .set({ claimed_at: now })
+    .where('id', '=', opId)
+    .where('claimed_at', 'is', null)
     .execute();
 }

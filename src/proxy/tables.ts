@@ -41,6 +41,10 @@ export interface ProxyMintOpsTable {
   error: string | null;
   attempts: Generated<number>;
   lease_until: number;
+  /** Issue: when a refund answer first carried the token (null: finished, never handed out). */
+  claimed_at: number | null;
+  /** 1 while some swap this operation sent may have been performed; 0 once the mint refused them all. */
+  maybe_swapped: Generated<number>;
   created_at: number;
   updated_at: number;
 }

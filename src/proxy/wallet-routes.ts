@@ -5,7 +5,17 @@ import type { ServiceContext } from '../services.js';
 import { apiKeyOf, authenticate, parseAuthorization } from './accounts.js';
 import { countRedemption, limitTokenRedemption } from './redeem-limit.js';
 import { startRecovery } from './recovery.js';
-import { AuthorizationHeader, NodeInfo, RefundResult, TopupQuery, TopupResult, WalletInfo, walletErrors } from './schemas.js';
+import {
+  AuthorizationHeader,
+  NodeInfo,
+  RefundList,
+  RefundResult,
+  RefundsQuery,
+  TopupQuery,
+  TopupResult,
+  WalletInfo,
+  walletErrors,
+} from './schemas.js';
 import { accountById, type Account } from './store.js';
 import { proxyState } from './state.js';
 
@@ -83,7 +93,13 @@ export async function registerWalletRoutes(app: FastifyInstance, context: Servic
       schema: {
         summary: 'Refund the available balance as a Cashu token',
         description:
-          "Pays the whole available balance (in whole units of the account's mint) out as a new Cashu token of the account's mint and unit. The debit comes first and is given back if the token cannot be made. Amounts reserved by requests in flight stay. With nothing new to refund, the last refund's token is returned again (`repeated`), so an answer lost on the way can be fetched.",
+          "Pays the whole available balance (in whole units of the account's mint) out as a new Cashu token of " +
+          "the account's mint and unit; the mint's input fee comes out of the token (`fee_msats`). The debit comes " +
+          'first and is given back if the token cannot be made. Amounts reserved by requests in flight stay. A token ' +
+          'finished after its call had answered 503 (the recovery made it) is handed out first, before any new ' +
+          'refund: one per call, the oldest first (`repeated`; `unclaimed` counts the others). With nothing new to ' +
+          "refund, the last refund's token is returned again (`repeated`), so an answer lost on the way can be " +
+          'fetched. GET /v1/wallet/refunds lists every refund token.',
         headers: AuthorizationHeader,
         response: { 200: RefundResult, ...walletErrors([400, 401, 409, 422, 429, 502, 503]) },
       },
@@ -92,7 +108,51 @@ export async function registerWalletRoutes(app: FastifyInstance, context: Servic
       const account = await authenticate(context, wallet, header(request.headers.authorization));
       const refund = await wallet.refund(account.id);
       const after = await accountById(context.db.kysely, account.id);
-      return { msats: refund.msats, token: refund.token, mint: refund.mintUrl, unit: refund.unit, balance: after!.balanceMsat, repeated: refund.repeated };
+      return {
+        msats: refund.msats,
+        fee_msats: refund.feeMsat,
+        token: refund.token,
+        mint: refund.mintUrl,
+        unit: refund.unit,
+        balance: after!.balanceMsat,
+        repeated: refund.repeated,
+        unclaimed: refund.unclaimed,
+      };
+    },
+  );
+
+  app.get<{ Querystring: { limit?: number; before?: number } }>(
+    '/v1/wallet/refunds',
+    {
+      schema: {
+        summary: 'List the refund tokens of the account',
+        description:
+          'Every refund of the account that took money, newest first, with its token once the mint has made it ' +
+          '(`pending` until then: the recovery finishes it). Failed refunds gave their debit back and are not ' +
+          'listed. Paged by `limit` and `before`.',
+        querystring: RefundsQuery,
+        headers: AuthorizationHeader,
+        response: { 200: RefundList, ...walletErrors([400, 401, 409, 422, 429, 503]) },
+      },
+    },
+    async (request) => {
+      const account = await authenticate(context, wallet, header(request.headers.authorization));
+      const limit = request.query.limit ?? 50;
+      const refunds = await wallet.refunds(account.id, { before: request.query.before, limit });
+      return {
+        refunds: refunds.map((r) => ({
+          id: r.id,
+          state: r.state,
+          msats: r.msats,
+          fee_msats: r.feeMsat,
+          token: r.token,
+          mint: r.mintUrl,
+          unit: r.unit,
+          created_at: Math.floor(r.createdAt / 1000),
+          claimed: r.claimed,
+        })),
+        next_before: refunds.length === limit ? refunds[refunds.length - 1].id : null,
+      };
     },
   );
 }

@@ -22,7 +22,19 @@ import {
   type KeysetWithKeys,
   type WireProof,
 } from './mint-client.js';
-import { type Account, accountById, creditAccount, createFundedAccount, debitAvailable, restoreDebit, type Executor } from './store.js';
+import {
+  type Account,
+  accountById,
+  countUnclaimedRefunds,
+  creditAccount,
+  createFundedAccount,
+  debitAvailable,
+  markRefundClaimed,
+  oldestUnclaimedRefund,
+  refundOps,
+  restoreDebit,
+  type Executor,
+} from './store.js';
 import type { ProxyMintOpsTable } from './tables.js';
 import { inputFee, mintFailure, msatToUnit, parseToken, proofY, tokenError, unitToMsat } from './tokens.js';
 
@@ -43,12 +55,33 @@ export interface RedeemResult {
 }
 
 export interface RefundResult {
+  /** Taken from the balance. */
   msats: number;
+  /** The mint's input fee on the swap that made the token: the token is worth msats − feeMsat. */
+  feeMsat: number;
   token: string;
   mintUrl: string;
   unit: string;
-  /** True when this is the answer of an earlier refund, fetched again. */
+  /** True when the token was made by an earlier refund call, not by this one. */
   repeated: boolean;
+  /** Further refund tokens of the account finished but not yet handed out by a refund answer. */
+  unclaimed: number;
+}
+
+/** A refund as GET /v1/wallet/refunds lists it. */
+export interface RefundRecord {
+  id: number;
+  /** pending: debited, the token not made yet (the recovery finishes it); done: the token exists. */
+  state: 'pending' | 'done';
+  msats: number;
+  /** Known once the swap is journaled. */
+  feeMsat: number | null;
+  token: string | null;
+  mintUrl: string;
+  unit: string;
+  createdAt: number;
+  /** A refund answer has carried the token. */
+  claimed: boolean;
 }
 
 export interface WalletLogger {
@@ -260,11 +293,16 @@ export class NodeWallet {
   }
 
   /**
-   * Refunds an account's whole available balance (in whole units of its mint) as a token:
-   * the debit and the journal entry are one transaction, the debit is given back if the token
-   * cannot be made, and the token is stored so that a repeated call returns it again.
+   * Hands out the oldest finished refund token no answer has carried yet; else refunds the
+   * account's whole available balance (in whole units of its mint) as a token: the debit and the
+   * journal entry are one transaction, the debit is given back if the token cannot be made, and
+   * the token is stored so that a repeated call returns it again.
    */
   async refund(accountId: number): Promise<RefundResult> {
+    // A token finished after its own call had answered 503 goes out before anything else, so that
+    // a newer refund can never hide it: one token per call, the oldest first.
+    const unclaimed = await oldestUnclaimedRefund(this.db.kysely, accountId);
+    if (unclaimed) return this.refundAnswer(normalizeOp(unclaimed), true);
     for (let attempt = 0; attempt < 5; attempt++) {
       const now = Date.now();
       const started = await this.db.kysely.transaction().execute(async (trx) => {
@@ -285,10 +323,7 @@ export class NodeWallet {
         throw error;
       });
       if (started === null) continue;
-      if (started.op) {
-        const done = await this.runIssue(started.op, started.units);
-        return { msats: done.debit_msat, token: done.result!, mintUrl: done.mint_url, unit: done.unit, repeated: false };
-      }
+      if (started.op) return this.refundAnswer(await this.runIssue(started.op, started.units), false);
       return this.latestRefund(accountId);
     }
     throw new HttpError(409, 'The balance is changing right now; try the refund again', { code: 'balance_changing' });
@@ -312,7 +347,38 @@ export class NodeWallet {
       if (!claimed) throw new HttpError(409, 'A refund of this account is in progress; call refund again in a moment to fetch its token', { code: 'refund_in_progress' });
       op = claimed.state === 'preparing' ? await this.abandonPreparing(claimed) : await this.drive(claimed, false);
     }
-    return { msats: op.debit_msat, token: op.result!, mintUrl: op.mint_url, unit: op.unit, repeated: true };
+    return this.refundAnswer(op, true);
+  }
+
+  /** The answer carrying a finished refund's token; from now on the token counts as handed out. */
+  private async refundAnswer(op: MintOp, repeated: boolean): Promise<RefundResult> {
+    const db = this.db.kysely;
+    if (op.claimed_at === null) await markRefundClaimed(db, op.id, Date.now());
+    return {
+      msats: op.debit_msat,
+      feeMsat: issueFeeMsat(op)!,
+      token: op.result!,
+      mintUrl: op.mint_url,
+      unit: op.unit,
+      repeated,
+      unclaimed: await countUnclaimedRefunds(db, op.debit_account_id!),
+    };
+  }
+
+  /** The account's refunds that took money, newest first (a page of at most `limit`). */
+  async refunds(accountId: number, page: { before?: number; limit: number }): Promise<RefundRecord[]> {
+    const rows = await refundOps(this.db.kysely, accountId, page);
+    return rows.map(normalizeOp).map((op) => ({
+      id: op.id,
+      state: op.state === 'done' ? 'done' : 'pending',
+      msats: op.debit_msat,
+      feeMsat: issueFeeMsat(op),
+      token: op.result,
+      mintUrl: op.mint_url,
+      unit: op.unit,
+      createdAt: op.created_at,
+      claimed: op.claimed_at !== null,
+    }));
   }
 
   private issueOpValues(mintUrl: string, unit: string, purpose: string, accountId: number | null, debitMsat: number, now: number) {
@@ -361,15 +427,20 @@ export class NodeWallet {
           .orderBy('amount', 'desc')
           .limit(MAX_INPUTS)
           .execute();
+        // Inputs worth the amount suffice: the mint's fee comes out of the token (worth units − fee),
+        // and the change (sum − units) comes back, so the node's holdings drop by exactly `units`.
         const picked: typeof pool = [];
         let sum = 0;
         for (const proof of pool) {
-          if (sum >= units + inputFee(picked.map((p) => p.keyset_id), keysets)) break;
+          if (sum >= units) break;
           picked.push(proof);
           sum += Number(proof.amount);
         }
         const fee = inputFee(picked.map((p) => p.keyset_id), keysets);
-        if (sum < units + fee) throw new HttpError(503, `The node holds too little at the mint ${op.mint_url} to issue this token now; nothing was taken`, { code: 'insufficient_node_funds', type: 'api_error' });
+        if (sum < units) {
+          const message = `The node holds too little at ${op.mint_url} to issue this token now; nothing was taken`;
+          throw new HttpError(503, message, { code: 'insufficient_node_funds', type: 'api_error' });
+        }
         if (units - fee <= 0) throw tokenError('amount_below_fee', `The amount is not more than the mint's input fee (${fee} ${op.unit})`);
         const reserved = await trx
           .updateTable('proxy_proofs')
@@ -424,6 +495,8 @@ export class NodeWallet {
     const client = this.client(op.mint_url);
     const outputs = journal.outputs.map((o) => OutputData.deserialize(o));
     const blinded = outputs.map(toBlinded);
+    // Whether a swap sent before this one may have been performed (fresh: none was sent).
+    const sentBefore = !fresh && op.maybe_swapped === 1;
     if (!fresh) {
       let states;
       try {
@@ -434,11 +507,16 @@ export class NodeWallet {
       if (states.some((s) => s === 'PENDING')) throw await this.stillPending(op, new Error('the mint reports the inputs PENDING'));
       if (states.some((s) => s === 'SPENT')) return this.recoverSignatures(op, journal, outputs, blinded);
       // Nothing happened at the mint: send the same swap again (same outputs, so it is safe).
+      // Written first: a crash while it is on its way must not read as "never sent".
+      if (!sentBefore) op = await this.setMaybeSwapped(op);
     }
     let signatures: BlindSignature[];
     try {
       signatures = await client.swap(journal.inputs, blinded);
     } catch (error) {
+      // The mint refused this swap, and no earlier one may have happened: none of ours was
+      // performed, so "spent" can only mean spent by someone else (stillPending writes it down).
+      if (error instanceof MintRejectedError && error.status < 500 && !sentBefore) op = { ...op, maybe_swapped: 0 };
       return this.afterSwapFailure(op, journal, outputs, blinded, error);
     }
     return this.complete(op, journal, outputs, signatures);
@@ -471,6 +549,8 @@ export class NodeWallet {
 
   /** The inputs are spent: get the signatures on our journaled outputs back (NUT-09). */
   private async recoverSignatures(op: MintOp, journal: Journal, outputs: OutputData[], blinded: BlindedMessage[]): Promise<MintOp> {
+    // The mint refused every swap we sent: someone else spent the inputs, whatever restore says.
+    if (op.maybe_swapped === 0) return this.spentElsewhere(op);
     const client = this.client(op.mint_url);
     let restored: (BlindSignature | null)[];
     try {
@@ -491,13 +571,17 @@ export class NodeWallet {
       throw await this.stillPending(op, error);
     }
     if (restored.every((s) => s !== null)) return this.complete(op, journal, outputs, restored as BlindSignature[]);
-    if (restored.every((s) => s === null)) {
-      // The mint signed none of our outputs: the inputs were spent by someone else.
-      await this.fail(op, 'inputs spent elsewhere', { releaseInputs: false, inputsSpent: true });
-      if (op.kind === 'redeem') throw tokenError('token_already_spent', 'This token has already been spent');
-      throw new HttpError(502, `The node's proofs at ${op.mint_url} were spent elsewhere; nothing was taken from your balance`, { code: 'mint_error', type: 'api_error' });
-    }
+    // The mint signed none of our outputs: the inputs were spent by someone else.
+    if (restored.every((s) => s === null)) return this.spentElsewhere(op);
     throw await this.stillPending(op, new MintProtocolError(op.mint_url, 'restore returned only some of the signatures'));
+  }
+
+  /** The inputs were spent, not by this operation: it ends failed (final). */
+  private async spentElsewhere(op: MintOp): Promise<never> {
+    await this.fail(op, 'inputs spent elsewhere', { releaseInputs: false, inputsSpent: true });
+    if (op.kind === 'redeem') throw tokenError('token_already_spent', 'This token has already been spent');
+    const message = `The node's proofs at ${op.mint_url} were spent elsewhere; nothing was taken from your balance`;
+    throw new HttpError(502, message, { code: 'mint_error', type: 'api_error' });
   }
 
   /** Unblinds, checks, and settles the operation in one transaction (exactly once). */
@@ -611,12 +695,25 @@ export class NodeWallet {
     return row ? normalizeOp(row) : null;
   }
 
+  /** Records, before a swap is sent again, that it may be performed (see drive). */
+  private async setMaybeSwapped(op: MintOp): Promise<MintOp> {
+    await this.db.kysely
+      .updateTable('proxy_mint_ops')
+      .set({ maybe_swapped: 1 })
+      .where('id', '=', op.id)
+      .where('state', '=', 'pending')
+      .execute();
+    return { ...op, maybe_swapped: 1 };
+  }
+
   /** Leaves the operation pending for a later attempt; returns the caller's 503. */
   private async stillPending(op: MintOp, error: unknown): Promise<HttpError> {
+    const now = Date.now();
     this.log.warn({ opId: op.id, mint: op.mint_url, err: messageOf(error) }, 'mint operation left pending');
     await this.db.kysely
       .updateTable('proxy_mint_ops')
-      .set({ lease_until: 0, error: messageOf(error).slice(0, 500), updated_at: Date.now() })
+      // maybe_swapped: a refusal just noted in memory (see drive) is written down with the rest.
+      .set({ lease_until: 0, error: messageOf(error).slice(0, 500), maybe_swapped: op.maybe_swapped, updated_at: now })
       .where('id', '=', op.id)
       .where('state', '=', 'pending')
       .execute();
@@ -697,6 +794,15 @@ function toBlinded(output: OutputData): BlindedMessage {
   return { amount: Number(output.blindedMessage.amount.toString()), id: output.blindedMessage.id, B_: output.blindedMessage.B_ };
 }
 
+/** An issue's mint fee (its inputs minus its outputs) in msat; null before it is journaled. */
+function issueFeeMsat(op: MintOp): number | null {
+  if (!op.request) return null;
+  const journal = parseJournal(op);
+  const inputs = journal.inputs.reduce((sum, p) => sum + p.amount, 0);
+  const outputs = journal.outputs.reduce((sum, o) => sum + Number(o.blindedMessage.amount), 0);
+  return unitToMsat(inputs - outputs, op.unit);
+}
+
 function parseJournal(op: MintOp): Journal {
   if (!op.request) throw new Error(`mint operation ${op.id} has no journal`);
   return JSON.parse(op.request) as Journal;
@@ -713,6 +819,8 @@ function normalizeOp(row: MintOp): MintOp {
     debit_msat: Number(row.debit_msat),
     attempts: Number(row.attempts),
     lease_until: Number(row.lease_until),
+    claimed_at: row.claimed_at === null ? null : Number(row.claimed_at),
+    maybe_swapped: Number(row.maybe_swapped),
     created_at: Number(row.created_at),
     updated_at: Number(row.updated_at),
   };

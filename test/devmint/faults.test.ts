@@ -100,6 +100,23 @@ describe('dev mint faults', () => {
     expect((await http(mint, 'POST', '/v1/swap', { inputs: wire([recovered]), outputs: outputs(mint.keysetId(), [8]).wire })).status).toBe(200);
   });
 
+  test('noRestore: a mint without NUT-09 (404 on POST /v1/restore, /v1/info says so); swaps unaffected', async () => {
+    const proofs = await mintProofs(await walletFor(mint), mint, 8);
+    const made = outputs(mint.keysetId(), [8]);
+    expect((await http(mint, 'POST', '/dev/faults', { noRestore: true })).status).toBe(200);
+    expect(mint.faults.current).toEqual({ noRestore: true });
+    expect((await http(mint, 'GET', '/v1/info')).body.nuts['9']).toEqual({ supported: false });
+    expect((await http(mint, 'POST', '/v1/swap', { inputs: wire(proofs), outputs: made.wire })).status).toBe(200);
+    for (const payload of [{ outputs: made.wire }, { nonsense: 1 }]) {
+      const restore = await http(mint, 'POST', '/v1/restore', payload);
+      expect(restore.status).toBe(404);
+      expect(restore.body).toEqual({ detail: 'no route POST /v1/restore', code: 0 });
+    }
+    await mint.faults.clear();
+    expect((await http(mint, 'GET', '/v1/info')).body.nuts['9']).toEqual({ supported: true });
+    expect((await http(mint, 'POST', '/v1/restore', { outputs: made.wire })).body.signatures).toHaveLength(1);
+  });
+
   test('holdSwaps: swaps wait unperformed; released they are performed, even for a client that hung up meanwhile', async () => {
     const [a, b] = [await mintProofs(await walletFor(mint), mint, 4), await mintProofs(await walletFor(mint), mint, 2)];
     await mint.faults.set({ holdSwaps: true });

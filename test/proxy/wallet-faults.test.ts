@@ -6,6 +6,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startDevMint, type DevMint } from '../../src/devmint/index.js';
 import { databaseKinds } from '../support/databases.js';
 import { startTestServer, type TestServer } from '../support/server.js';
+import { expectMoneyBalanced } from './money.js';
 import { info, openAccount, receiveAtMint, refund, topup, waitFor } from './wallet-helpers.js';
 
 describe.each(databaseKinds)('wallet against a misbehaving mint on %s', (kind) => {
@@ -98,6 +99,10 @@ describe.each(databaseKinds)('wallet against a misbehaving mint on %s', (kind) =
     expect(fetched.body).toMatchObject({ msats: 11_000, repeated: true });
     expect(await receiveAtMint(mint.url, fetched.body.token)).toBe(11);
   });
+
+  it('after all of the above, every msat the node took is in a balance or paid back', async () => {
+    await expectMoneyBalanced(server.db);
+  });
 });
 
 // A retry of the same request must finish a pending top-up by itself. The background recovery
@@ -140,5 +145,6 @@ describe.each(databaseKinds)('a retry with no background recovery on %s', (kind)
     expect(again.status).toBe(400);
     expect(again.body.error.code).toBe('token_already_spent');
     expect((await info(base, key)).body.balance).toBe(21_000);
+    await expectMoneyBalanced(server.db);
   });
 });

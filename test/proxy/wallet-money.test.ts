@@ -1,0 +1,243 @@
+// Money under faults (issue 12, items 3–5): refund tokens the recovery finished late, refunds at
+// a mint that charges input fees, and tokens spent elsewhere at a mint without NUT-09 restore.
+// Each scenario ends with the money invariant (money.ts): every msat the node took is in a
+// balance, in its earnings, or paid back, and the mint's ledger agrees.
+import { getTokenMetadata } from '@cashu/cashu-ts';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { startDevMint, type DevMint } from '../../src/devmint/index.js';
+import { createTestDatabase, databaseKinds } from '../support/databases.js';
+import { startTestServer, type TestServer } from '../support/server.js';
+import { expectMoneyBalanced } from './money.js';
+import { bearer, call, info, openAccount, receiveAtMint, refund, topup, waitFor } from './wallet-helpers.js';
+import type { Answer } from './wallet-helpers.js';
+
+const tokenSats = (token: string) => Number(getTokenMetadata(token).amount);
+
+/** Calls refund until an answer repeats a token already received: every token it handed out. */
+async function refundEverything(base: string, key: string): Promise<Answer[]> {
+  const answers: Answer[] = [];
+  for (let i = 0; i < 6; i++) {
+    const answer = await refund(base, key);
+    expect(answer.status, answer.text).toBe(200);
+    if (answers.some((a) => a.body.token === answer.body.token)) return answers;
+    answers.push(answer);
+  }
+  throw new Error('refund keeps handing out new tokens');
+}
+
+async function unfinishedOps(server: TestServer): Promise<number> {
+  const unfinished = server.db.kysely.selectFrom('proxy_mint_ops').where('state', 'in', ['preparing', 'pending']);
+  const open = await unfinished.select('id').execute();
+  return open.length;
+}
+
+describe.each(databaseKinds)('refund tokens finished by the recovery on %s', (kind) => {
+  let mint: DevMint;
+  let server: TestServer;
+  let base: string;
+  const env = (recoveryMs = '200') => ({
+    SERVICES: 'proxy',
+    PROXY_MINTS: mint.url,
+    PROXY_MINT_TIMEOUT_MS: '1000',
+    PROXY_RECOVERY_INTERVAL_MS: recoveryMs,
+  });
+
+  beforeAll(async () => {
+    mint = await startDevMint({ unit: 'sat', inputFeePpk: 0, port: 0 });
+    server = await startTestServer(kind, { env: env() });
+    base = server.url;
+  });
+  afterEach(() => mint.faults.clear());
+  afterAll(async () => {
+    await server?.close();
+    await mint?.close();
+  });
+
+  it('the mint goes down during a refund and finishes it later: that token is handed out, not stranded', async () => {
+    const key = await openAccount(base, await mint.mintToken(20));
+    await mint.faults.set({ holdSwaps: true });
+    const during = refund(base, key);
+    await waitFor('the refund swap to reach the mint', async () => mint.faults.heldSwaps === 1);
+    await mint.faults.set({ down: true }); // with the swap inside it
+    const down = await during;
+    expect(down.status).toBe(503);
+    expect(down.body.error.code).toBe('issue_pending');
+    expect((await info(base, key)).body.balance).toBe(0);
+    // Back up, the mint performs the swap it held; the recovery restores the token (NUT-09).
+    await mint.faults.set({ down: false, holdSwaps: false });
+    await waitFor('the recovery to finish the refund', async () => (await unfinishedOps(server)) === 0);
+
+    expect((await topup(base, key, await mint.mintToken(5))).body).toMatchObject({ balance: 5_000 });
+    const answers = await refundEverything(base, key);
+    const paid = { fee_msats: 0, token: expect.any(String), mint: mint.url, unit: 'sat', unclaimed: 0 };
+    expect(answers.map((a) => a.body)).toEqual([
+      { ...paid, msats: 20_000, balance: 5_000, repeated: true }, // the late token first
+      { ...paid, msats: 5_000, balance: 0, repeated: false },
+    ]);
+    let received = 0;
+    for (const answer of answers) received += await receiveAtMint(mint.url, answer.body.token);
+    expect(received).toBe(25);
+
+    const listed = await call(base, 'GET', '/v1/wallet/refunds', bearer(key));
+    expect(listed.status).toBe(200);
+    expect(listed.body).toEqual({
+      refunds: [
+        expect.objectContaining({ state: 'done', msats: 5_000, fee_msats: 0, token: answers[1].body.token }),
+        expect.objectContaining({ state: 'done', msats: 20_000, fee_msats: 0, token: answers[0].body.token }),
+      ],
+      next_before: null,
+    });
+    expect(listed.body.refunds.map((r: { claimed: boolean }) => r.claimed)).toEqual([true, true]);
+    await expectMoneyBalanced(server.db);
+  });
+
+  it('several late tokens: one per call, the oldest first, with the number still waiting', async () => {
+    // A node whose recovery runs at start-up only, so both refunds stay pending until its restart.
+    const database = await createTestDatabase(kind);
+    const startOnly = () => startTestServer(kind, { env: env('86400000'), database });
+    let node: TestServer | undefined = await startOnly();
+    try {
+      const key = await openAccount(node.url, await mint.mintToken(7));
+      await mint.faults.set({ failSwaps: true });
+      expect((await refund(node.url, key)).body.error.code).toBe('issue_pending');
+      await mint.faults.set({ failSwaps: false });
+      expect((await topup(node.url, key, await mint.mintToken(4))).body).toMatchObject({ balance: 4_000 });
+      await mint.faults.set({ failSwaps: true });
+      expect((await refund(node.url, key)).body.error.code).toBe('issue_pending');
+      await mint.faults.set({ failSwaps: false });
+      await node.close();
+      node = undefined;
+      const restarted = (node = await startOnly());
+      await waitFor('the start-up recovery to finish both refunds', async () => (await unfinishedOps(restarted)) === 0);
+
+      const pending = await call(restarted.url, 'GET', '/v1/wallet/refunds?limit=1', bearer(key));
+      expect(pending.body.refunds).toEqual([expect.objectContaining({ state: 'done', msats: 4_000, claimed: false })]);
+      const nextPage = `/v1/wallet/refunds?limit=1&before=${pending.body.next_before}`;
+      const next = await call(restarted.url, 'GET', nextPage, bearer(key));
+      expect(next.body.refunds).toEqual([expect.objectContaining({ state: 'done', msats: 7_000, claimed: false })]);
+
+      const answers = await refundEverything(restarted.url, key);
+      const seen = answers.map((a) => [a.body.msats, a.body.repeated, a.body.unclaimed]);
+      expect(seen).toEqual([[7_000, true, 1], [4_000, true, 0]]);
+      expect(await receiveAtMint(mint.url, answers[0].body.token)).toBe(7);
+      expect(await receiveAtMint(mint.url, answers[1].body.token)).toBe(4);
+      await expectMoneyBalanced(restarted.db);
+    } finally {
+      await node?.close();
+      await database.drop();
+    }
+  });
+
+  it('GET /v1/wallet/refunds: its inputs are checked and it is described in /openapi/proxy.json', async () => {
+    const key = await openAccount(base, await mint.mintToken(1));
+    const none = await call(base, 'GET', '/v1/wallet/refunds', bearer(key));
+    expect(none.body).toEqual({ refunds: [], next_before: null });
+    for (const query of ['limit=0', 'limit=101', 'limit=x', 'before=0', 'other=1']) {
+      const answer = await call(base, 'GET', `/v1/wallet/refunds?${query}`, bearer(key));
+      expect(answer.status, query).toBe(422);
+      expect(answer.body.detail[0].loc[0]).toBe('query');
+    }
+    expect((await call(base, 'GET', '/v1/wallet/refunds')).status).toBe(422);
+    expect((await call(base, 'GET', '/v1/wallet/refunds', bearer(`sk-${'0'.repeat(64)}`))).status).toBe(401);
+    const spec = (await call(base, 'GET', '/openapi/proxy.json')).body;
+    const route = spec.paths['/v1/wallet/refunds'].get;
+    expect(route.parameters).toContainEqual(expect.objectContaining({ name: 'limit', in: 'query' }));
+    const fields = (op: any) => Object.keys(op.responses['200'].content['application/json'].schema.properties);
+    expect(fields(route)).toEqual(['refunds', 'next_before']);
+    const refundFields = fields(spec.paths['/v1/wallet/refund'].post);
+    expect(refundFields).toEqual(expect.arrayContaining(['fee_msats', 'unclaimed', 'repeated']));
+  });
+});
+
+describe.each(databaseKinds)('refunds at a mint that charges input fees on %s', (kind) => {
+  let mint: DevMint;
+  let server: TestServer;
+
+  beforeAll(async () => {
+    mint = await startDevMint({ unit: 'sat', inputFeePpk: 400, port: 0 });
+    server = await startTestServer(kind, { env: { SERVICES: 'proxy', PROXY_MINTS: mint.url } });
+  });
+  afterAll(async () => {
+    await server?.close();
+    await mint?.close();
+  });
+
+  it('every user can leave, the last one too: the token is worth the refund minus the fee', async () => {
+    const base = server.url;
+    // 100 = 64 + 32 + 4 and 50 = 32 + 16 + 2: three inputs each, a fee of ceil(3 × 400 / 1000) = 2 sat.
+    const first = await openAccount(base, await mint.mintToken(100));
+    const second = await openAccount(base, await mint.mintToken(50));
+    expect((await info(base, first)).body.balance).toBe(98_000);
+    expect((await info(base, second)).body.balance).toBe(48_000);
+    // The second leaves first; the first is then the last user at the mint.
+    const answers = [await refund(base, second), await refund(base, first)];
+    expect(answers.map((a) => [a.status, a.body.error?.code])).toEqual([[200, undefined], [200, undefined]]);
+    for (const [answer, msats] of [[answers[0], 48_000], [answers[1], 98_000]] as const) {
+      expect(answer.body).toMatchObject({ msats, balance: 0, repeated: false });
+      expect(answer.body.fee_msats).toBeGreaterThan(0);
+      expect(tokenSats(answer.body.token) * 1000).toBe(msats - answer.body.fee_msats);
+      expect(await receiveAtMint(mint.url, answer.body.token)).toBeGreaterThan(0);
+    }
+    const book = await expectMoneyBalanced(server.db);
+    expect(book).toMatchObject({ takenMsat: 146_000, paidBackMsat: 146_000, heldMsat: 0 });
+  });
+});
+
+describe.each(databaseKinds)('a mint without NUT-09 restore on %s', (kind) => {
+  let mint: DevMint;
+  let server: TestServer;
+  let base: string;
+
+  beforeAll(async () => {
+    mint = await startDevMint({ unit: 'sat', inputFeePpk: 0, port: 0 });
+    const env = { PROXY_MINTS: mint.url, PROXY_MINT_TIMEOUT_MS: '1000', PROXY_RECOVERY_INTERVAL_MS: '200' };
+    server = await startTestServer(kind, { env: { SERVICES: 'proxy', ...env } });
+    base = server.url;
+  });
+  afterEach(() => mint.faults.clear());
+  afterAll(async () => {
+    await server?.close();
+    await mint?.close();
+  });
+
+  it('a token spent elsewhere: 400 token_already_spent at once, as bearer and as top-up, never retried', async () => {
+    const key = await openAccount(base, await mint.mintToken(3));
+    const [asBearer, asTopup] = [await mint.mintToken(9), await mint.mintToken(6)];
+    await mint.faults.set({ noRestore: true });
+    for (const t of [asBearer, asTopup]) await receiveAtMint(mint.url, t); // spent by someone else
+    for (let i = 0; i < 2; i++) {
+      for (const answer of [await info(base, asBearer), await topup(base, key, asTopup)]) {
+        expect(answer.status, answer.text).toBe(400);
+        expect(answer.body.error).toMatchObject({ code: 'token_already_spent', type: 'invalid_request_error' });
+      }
+    }
+    expect(await unfinishedOps(server)).toBe(0);
+    expect((await info(base, key)).body.balance).toBe(3_000);
+    await expectMoneyBalanced(server.db);
+  });
+
+  it('a swap whose answer was lost may be ours: it stays pending, and is credited once restore is back', async () => {
+    const key = await openAccount(base, await mint.mintToken(5));
+    const t = await mint.mintToken(12);
+    await mint.faults.set({ noRestore: true, loseSwapResponses: true });
+    const lost = await topup(base, key, t);
+    expect(lost.status).toBe(503);
+    expect(lost.body.error.code).toBe('redemption_pending');
+    await mint.faults.set({ loseSwapResponses: false });
+    // The recovery retries it (a resend is refused: spent, by us), and must not give up on it.
+    const op = () =>
+      server.db.kysely
+        .selectFrom('proxy_mint_ops')
+        .select(['state', 'attempts'])
+        .where('kind', '=', 'redeem')
+        .orderBy('id', 'desc')
+        .executeTakeFirstOrThrow();
+    await waitFor('two recovery attempts', async () => Number((await op()).attempts) >= 2);
+    expect((await op()).state).toBe('pending');
+    expect((await info(base, key)).body.balance).toBe(5_000);
+    await mint.faults.set({ noRestore: false });
+    await waitFor('the top-up to be credited', async () => (await info(base, key)).body.balance === 17_000);
+    expect((await topup(base, key, t)).status).toBe(400);
+    await expectMoneyBalanced(server.db);
+  });
+});
