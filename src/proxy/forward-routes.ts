@@ -91,6 +91,7 @@ export async function registerForwardRoutes(app: FastifyInstance, context: Servi
           402: { description: 'No credential, or the balance cannot cover the request (OpenAI error shape)' },
           422: { description: 'Validation error (FastAPI shape)' },
           502: { description: 'The upstream could not be reached' },
+          503: { description: 'No BTC/USD rate, or the operator\'s limit of requests in flight reached (Retry-After)' },
           504: { description: 'The upstream did not answer in time' },
         },
       },
