@@ -40,14 +40,28 @@ export interface RecordedRequest {
   at: number;
 }
 
+/** Counters of connections' fates, for tests of a client (the proxy node) that gives up. */
+export interface FakeUpstreamStats {
+  /** Requests that arrived (counted before their body is read). */
+  received: number;
+  /** Requests being answered right now, and the most there were at once. */
+  open: number;
+  maxOpen: number;
+  /** Requests whose connection closed before their answer was complete (the client gave up, or a reset fault). */
+  closedEarly: number;
+}
+
 export interface FakeUpstream {
   url: string;
   port: number;
   faults: FakeUpstreamFaults;
   /** The most recent requests, oldest first (at most `maxRecorded`). */
   requests: RecordedRequest[];
+  stats: FakeUpstreamStats;
   /** Puts every fault back to its default. */
   resetFaults(): void;
+  /** Sets every counter of `stats` to zero (`open` stays: those requests are still open). */
+  resetStats(): void;
   close(): Promise<void>;
 }
 
@@ -108,6 +122,7 @@ export async function startFakeUpstream(options: FakeUpstreamOptions = {}): Prom
   const requests: RecordedRequest[] = [];
   const maxRecorded = options.maxRecorded ?? 1000;
   let counter = 0;
+  const stats: FakeUpstreamStats = { received: 0, open: 0, maxOpen: 0, closedEarly: 0 };
 
   /** An answer's JSON text, with the usage faults applied to every usage it reports. */
   const encode = (value: unknown): string => {
@@ -119,6 +134,12 @@ export async function startFakeUpstream(options: FakeUpstreamOptions = {}): Prom
   const sendAnswer = (res: ServerResponse, body: unknown) => sendJson(res, 200, body, encode(body));
 
   const server = createServer((req, res) => {
+    stats.received++;
+    stats.maxOpen = Math.max(stats.maxOpen, ++stats.open);
+    res.once('close', () => {
+      stats.open--;
+      if (!res.writableFinished) stats.closedEarly++;
+    });
     handle(req, res).catch((error) => {
       if (!res.headersSent) sendJson(res, 500, { error: { message: String(error?.message ?? error), type: 'server_error', code: null } });
       else res.destroy();
@@ -262,7 +283,9 @@ export async function startFakeUpstream(options: FakeUpstreamOptions = {}): Prom
     port,
     faults,
     requests,
+    stats,
     resetFaults: () => Object.assign(faults, defaultFaults()),
+    resetStats: () => Object.assign(stats, { received: 0, maxOpen: stats.open, closedEarly: 0 }),
     close: () =>
       new Promise<void>((resolve) => {
         server.close(() => resolve());

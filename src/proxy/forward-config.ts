@@ -16,6 +16,10 @@ export interface ForwardConfig {
   connectTimeoutMs: number;
   /** Longest silence from the upstream: before its headers, and between two body chunks. */
   upstreamTimeoutMs: number;
+  /**
+   * Most requests in flight to the upstream at once (each holds one HTTP/1.1 connection); beyond
+   * it a request is refused with 503 and Retry-After, never queued. 0: no limit.
+   */
   upstreamConnections: number;
   /** JSON file of models and prices; null uses the bundled models.default.json. */
   modelsFile: string | null;
@@ -67,7 +71,7 @@ export function loadForwardConfig(env: Env): ForwardConfig {
     upstreamKey: optionalStr(env, 'PROXY_UPSTREAM_KEY') ?? null,
     connectTimeoutMs: int(env, 'PROXY_UPSTREAM_CONNECT_TIMEOUT_MS', 5_000, 10, 600_000),
     upstreamTimeoutMs: int(env, 'PROXY_UPSTREAM_TIMEOUT_MS', 300_000, 10, 3_600_000),
-    upstreamConnections: int(env, 'PROXY_UPSTREAM_CONNECTIONS', 256, 1, 100_000),
+    upstreamConnections: int(env, 'PROXY_UPSTREAM_CONNECTIONS', 0, 0, 1_000_000),
     modelsFile: optionalStr(env, 'PROXY_MODELS_FILE') ?? null,
     btcUsd: decimal(env, 'PROXY_BTC_USD'),
     priceFeeds: urlList(env, 'PROXY_PRICE_FEEDS', []),

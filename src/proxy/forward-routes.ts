@@ -13,7 +13,15 @@ import { limitTokenRedemption } from './redeem-limit.js';
 import { isUnderPrefix, LOCAL_PREFIXES } from '../services.js';
 import { registerAdminRoutes } from './admin.js';
 import { Billing, type Reservation, type ReserveRequest } from './billing.js';
-import { callerResponseHeaders, COST_HEADERS, RESERVED_HEADER, Upstream, upstreamFailure, upstreamRequestHeaders } from './forward.js';
+import {
+  CallerConnection,
+  callerResponseHeaders,
+  COST_HEADERS,
+  RESERVED_HEADER,
+  Upstream,
+  upstreamFailure,
+  upstreamRequestHeaders,
+} from './forward.js';
 import {
   billedKind,
   billedUsage,
@@ -86,6 +94,7 @@ export async function registerForwardRoutes(app: FastifyInstance, context: Servi
           402: { description: 'No credential, or the balance cannot cover the request (OpenAI error shape)' },
           422: { description: 'Validation error (FastAPI shape)' },
           502: { description: 'The upstream could not be reached' },
+          503: { description: 'No BTC/USD rate, or the operator\'s limit of requests in flight reached (Retry-After)' },
           504: { description: 'The upstream did not answer in time' },
         },
       },
@@ -101,14 +110,21 @@ async function forward(deps: Deps, request: FastifyRequest, reply: FastifyReply)
     throw new HttpError(404, `No route ${request.method} ${path}`, { code: 'not_found' });
   }
   const kind = billedKind(request.method, path);
-  if (!kind) return forwardFree(deps, request, reply, path + search);
-  return forwardBilled(deps, request, reply, path, path + search, kind);
+  const caller = new CallerConnection(reply.raw);
+  if (!kind) return forwardFree(deps, request, reply, path + search, caller);
+  return forwardBilled(deps, request, reply, path, path + search, kind, caller);
 }
 
 // -------------------------------------------------------------------------------------------
 // Free paths: streamed both ways, no charge, a valid key required.
 
-async function forwardFree(deps: Deps, request: FastifyRequest, reply: FastifyReply, pathAndQuery: string) {
+async function forwardFree(
+  deps: Deps,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  pathAndQuery: string,
+  caller: CallerConnection,
+) {
   const config = deps.context.config.proxy.forward;
   if (!SAFE_METHODS.has(request.method) && !config.forwardUnbilledWrites) {
     throw new HttpError(403, `${request.method} ${pathAndQuery.split('?')[0]} is not a billed path, and this node forwards only GET, HEAD and OPTIONS on unbilled paths (PROXY_FORWARD_UNBILLED_WRITES)`, { code: 'not_forwarded' });
@@ -123,6 +139,7 @@ async function forwardFree(deps: Deps, request: FastifyRequest, reply: FastifyRe
     pathAndQuery,
     headers: upstreamRequestHeaders(raw.headers, config),
     body: hasBody(raw) ? raw : null,
+    signal: caller.signal,
   });
   return reply.code(response.statusCode).headers(callerResponseHeaders(response.headers)).send(response.body);
 }
@@ -141,7 +158,15 @@ interface Payer {
   payment: 'key' | 'x-cashu';
 }
 
-async function forwardBilled(deps: Deps, request: FastifyRequest, reply: FastifyReply, path: string, pathAndQuery: string, kind: NonNullable<ReturnType<typeof billedKind>>) {
+async function forwardBilled(
+  deps: Deps,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  path: string,
+  pathAndQuery: string,
+  kind: NonNullable<ReturnType<typeof billedKind>>,
+  caller: CallerConnection,
+) {
   const { context, billing } = deps;
   const config = context.config.proxy.forward;
   const metered = meterRequest(kind, await readBody(request.raw, config.maxBodyBytes));
@@ -152,6 +177,8 @@ async function forwardBilled(deps: Deps, request: FastifyRequest, reply: Fastify
   }
   const price = await pricing.price(model);
   const limits = { maxOutputTokens: config.maxOutputTokens, minOutputTokens: config.minOutputTokens, modelMaxTokens: model.maxCompletionTokens };
+  // A node at its operator's limit says so before a token is swapped or a reservation made.
+  deps.upstream.checkCapacity();
 
   const payer = await identifyPayer(deps, request, () => planReservation(metered, price, 0, limits));
   const roundToSat = payer.payment === 'x-cashu';
@@ -190,7 +217,7 @@ async function forwardBilled(deps: Deps, request: FastifyRequest, reply: Fastify
     throw await withChange({ deps, payer, request }, insufficientBalance(planned.minimumMsat, planned.fullMsat, availableMsat));
   }
 
-  const billed: Billed = { deps, request, reply, metered, model, price, reservation, payer, roundToSat };
+  const billed: Billed = { deps, request, reply, caller, metered, model, price, reservation, payer, roundToSat };
   return billing.hold(
     serveReserved(billed, pathAndQuery, plan).finally(() => billing.abandon(reservation, 'the request failed before it was settled')),
   );
@@ -209,6 +236,8 @@ async function serveReserved(billed: Billed, pathAndQuery: string, plan: Reserva
       pathAndQuery,
       headers: upstreamRequestHeaders(request.raw.headers, config, { length: body.length }),
       body,
+      // A caller gone by now (while its reservation waited, say) is never sent upstream.
+      signal: billed.caller.signal,
     });
   } catch (error) {
     await billing.release(reservation, (error as Error).message);
@@ -231,6 +260,8 @@ interface Billed {
   deps: Deps;
   request: FastifyRequest;
   reply: FastifyReply;
+  /** Its leaving before the answer's first byte cancels the upstream request (nothing billed). */
+  caller: CallerConnection;
   metered: MeteredRequest;
   model: Model;
   price: Price;
@@ -309,17 +340,14 @@ async function jsonBilled(billed: Billed, status: number, headers: Record<string
 
 /**
  * An SSE answer, passed on event by event. Billed from the usage event (the node's cost fields are
- * added to it, before `[DONE]`); nothing is sent after `[DONE]`. If the caller leaves, the
- * upstream is still read to its usage; if the upstream ends without usage, what was delivered is
- * billed by estimate (nothing delivered: nothing charged).
+ * added to it, before `[DONE]`); nothing is sent after `[DONE]`. If the caller leaves after its
+ * first event, the upstream is still read to its usage (before it: the upstream request is
+ * aborted, nothing is charged); if the upstream ends without usage, what was delivered is billed
+ * by estimate (nothing delivered: nothing charged).
  */
 async function streamBilled(billed: Billed, status: number, headers: Record<string, string | string[] | undefined>, body: Readable) {
-  const { deps, reply, request, reservation } = billed;
+  const { deps, reply, request, reservation, caller } = billed;
   const out = new PassThrough();
-  let clientGone = false;
-  reply.raw.on('close', () => {
-    if (!reply.raw.writableFinished) clientGone = true;
-  });
   reply
     .code(status)
     .headers(callerResponseHeaders(headers, { dropLength: true }))
@@ -327,7 +355,8 @@ async function streamBilled(billed: Billed, status: number, headers: Record<stri
     .send(out);
 
   const write = async (text: string) => {
-    if (clientGone || out.destroyed) return;
+    if (caller.gone || out.destroyed) return;
+    caller.answering();
     if (!out.write(text)) await drainedOrClosed(out, reply.raw);
   };
 
@@ -337,6 +366,7 @@ async function streamBilled(billed: Billed, status: number, headers: Record<stri
   let failure: unknown = null;
   const handle = async (events: ReturnType<SseMeter['push']>) => {
     for (const event of events) {
+      if (caller.cancelled) return true; // left before its first event: events still buffered are not billed
       if (settled === null && event.usage) {
         settled = await settle(billed, event.usage, estimate, status);
         const change = await changeFields(billed);
@@ -359,13 +389,18 @@ async function streamBilled(billed: Billed, status: number, headers: Record<stri
     failure = error;
   }
   if (settled === null) {
-    if (meter.contentBytes > 0) {
+    if (meter.contentBytes > 0 && !caller.cancelled) {
       settled = await settle(billed, null, estimate, status);
     } else {
-      await deps.billing.release(reservation, failure ? `stream failed: ${(failure as Error).message}` : 'stream ended without content or usage', status);
+      const reason = caller.cancelled
+        ? 'the caller left before the answer began'
+        : failure
+          ? `stream failed: ${(failure as Error).message}`
+          : 'stream ended without content or usage';
+      await deps.billing.release(reservation, reason, status);
     }
   }
-  if (failure && !clientGone) {
+  if (failure && !caller.gone) {
     // The upstream broke the stream: break ours too, so the caller sees it was cut short.
     request.log.warn({ err: failure }, 'upstream stream failed');
     out.destroy(failure as Error);

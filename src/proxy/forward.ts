@@ -1,6 +1,7 @@
-// The connection to the upstream: one undici Pool with connect, header and idle timeouts;
-// the headers that cross in each direction; and upstream failures mapped to 502/504.
-import type { IncomingHttpHeaders } from 'node:http';
+// The connection to the upstream: one undici Pool with connect, header and idle timeouts and
+// the operator's limit on requests in flight; the caller's connection, whose leaving cancels the
+// upstream request; the headers that cross in each direction; upstream failures mapped to 502/504.
+import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
 import type { Readable } from 'node:stream';
 import { Pool, errors as undiciErrors, type Dispatcher } from 'undici';
 import { HttpError } from '../http/errors.js';
@@ -62,10 +63,17 @@ export interface UpstreamRequest {
   signal?: AbortSignal;
 }
 
-/** The upstream's one origin, as a pool of kept-alive connections (an Agent's per-origin lookup is not needed). */
+/**
+ * The upstream's one origin, as a pool of kept-alive connections (an Agent's per-origin lookup is
+ * not needed). The pool has no connection limit of its own, so no request ever waits in it for a
+ * free connection (HTTP/1.1: one connection per live stream); the operator's limit
+ * (PROXY_UPSTREAM_CONNECTIONS) is counted here and answered with 503 at once.
+ */
 export class Upstream {
   private pool: Pool;
   private basePath: string;
+  /** Requests sent and not yet over: from their sending until their answer's body is closed. */
+  private inFlight = 0;
 
   constructor(private config: ForwardConfig) {
     const url = new URL(config.upstreamUrl);
@@ -74,15 +82,30 @@ export class Upstream {
       connect: { timeout: config.connectTimeoutMs },
       headersTimeout: config.upstreamTimeoutMs,
       bodyTimeout: config.upstreamTimeoutMs,
-      connections: config.upstreamConnections,
+      connections: null,
       keepAliveTimeout: 30_000,
     });
   }
 
-  /** Sends a request; failures to connect or to hear back become 502/504 HttpErrors. */
+  /** 503 with Retry-After when the operator's limit of requests in flight is reached. */
+  checkCapacity(): void {
+    const limit = this.config.upstreamConnections;
+    if (limit > 0 && this.inFlight >= limit) {
+      const message = `This node is forwarding as many requests at once as its operator allows (${limit}); try again`;
+      throw new HttpError(503, message, { code: 'node_busy', headers: { 'retry-after': '1' } });
+    }
+  }
+
+  /**
+   * Sends a request; failures to connect or to hear back become 502/504 HttpErrors, an aborted
+   * `signal` a 499 (nothing is sent when it is aborted already).
+   */
   async request(request: UpstreamRequest): Promise<Dispatcher.ResponseData> {
+    this.checkCapacity();
+    this.inFlight++;
+    let response: Dispatcher.ResponseData;
     try {
-      return await this.pool.request({
+      response = await this.pool.request({
         path: this.basePath + request.pathAndQuery,
         method: request.method as Dispatcher.HttpMethod,
         headers: request.headers,
@@ -90,12 +113,52 @@ export class Upstream {
         signal: request.signal,
       });
     } catch (error) {
+      this.inFlight--;
       throw upstreamFailure(error);
     }
+    // Read to its end, destroyed or aborted, the body closes (undici's bodies auto-destroy).
+    response.body.once('close', () => this.inFlight--);
+    return response;
   }
 
   close(): Promise<void> {
     return this.pool.close();
+  }
+}
+
+/**
+ * The caller's side of one forwarded request. Until the node starts writing the answer
+ * (`answering()`), the caller leaving aborts `signal`: the upstream request is never sent, or is
+ * cancelled, and nothing is billed. Once the answer is on its way, a stream is still read to its
+ * usage and billed (what was delivered was delivered).
+ */
+export class CallerConnection {
+  private controller = new AbortController();
+  readonly signal = this.controller.signal;
+  /** The caller left before its answer was complete. */
+  gone = false;
+  private answered = false;
+
+  constructor(response: ServerResponse) {
+    // The response's 'close': the request's own 'close' fires as soon as its body has been read.
+    // It also follows a normal end, which `writableFinished` tells apart.
+    const closed = () => {
+      if (response.writableFinished) return;
+      this.gone = true;
+      if (!this.answered) this.controller.abort();
+    };
+    if (response.destroyed) closed();
+    else response.once('close', closed);
+  }
+
+  /** The caller left before the first byte of its answer was written (the request is cancelled). */
+  get cancelled(): boolean {
+    return this.signal.aborted;
+  }
+
+  /** The first byte of the answer is being written: from now on the caller leaving cancels nothing. */
+  answering(): void {
+    this.answered = true;
   }
 }
 
