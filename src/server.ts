@@ -6,13 +6,21 @@ import type { Config, ServiceName } from './config.js';
 import { openDatabase, type Database } from './db/index.js';
 import { migrate } from './db/migrate.js';
 import { registerCors } from './http/cors.js';
-import { errorHandlerFor, HttpError, oneSkyStyle, problemStyle, sendError, type ErrorStyle } from './http/errors.js';
+import {
+  answerConnect,
+  clientErrorHandler,
+  errorHandlerFor,
+  errorStyleFor,
+  frameworkErrorHandler,
+  HttpError,
+  sendError,
+} from './http/errors.js';
 import { installJsonParser } from './http/json-depth.js';
 import { loggerOptions, logRequest, stdoutDestination } from './http/logging.js';
 import { MetricsRegistry, registerMetrics } from './http/metrics.js';
 import { OpenApiCollector } from './http/openapi.js';
 import { validatorCompiler } from './http/validation.js';
-import { LOCAL_PREFIXES, serviceLoaders, type LocalPrefix, type ServiceContext, type ServiceDefinition } from './services.js';
+import { LOCAL_PREFIXES, serviceLoaders, type ServiceContext, type ServiceDefinition } from './services.js';
 import { createIdentity } from './users/identity.js';
 
 export interface BuiltServer {
@@ -21,15 +29,10 @@ export interface BuiltServer {
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
-const ALL_METHODS = ['GET', 'PUT', 'POST', 'DELETE', 'OPTIONS', 'HEAD', 'PATCH'] as const;
-
-/** The error style of each local prefix's 404s: these paths never go upstream. */
-const LOCAL_404_STYLES: Record<LocalPrefix, ErrorStyle> = {
-  '/api': problemStyle,
-  '/1': oneSkyStyle,
-  '/docs': problemStyle,
-  '/openapi': problemStyle,
-};
+/** The methods routes are served for; any other one is answered 405 before anything else runs. */
+const ALL_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const;
+const ROUTED_METHODS = new Set<string>(ALL_METHODS);
+const ALLOW = ALL_METHODS.join(', ');
 
 export interface BuildOptions {
   /** Overrides the logger (tests pass a stream to read what is logged). */
@@ -50,7 +53,11 @@ export async function buildServer(config: Config, options: BuildOptions = {}): P
     bodyLimit: config.bodyLimit,
     trustProxy: config.trustProxy,
     forceCloseConnections: 'idle',
-    return503OnClosing: true,
+    // The 503s of the drain, bad URLs and malformed HTTP are answered in the area's shape
+    // (the onRequest hook below, errors.ts) rather than in Fastify's.
+    return503OnClosing: false,
+    frameworkErrors: frameworkErrorHandler,
+    clientErrorHandler,
     // One access-log line per request (logRequest below) instead of Fastify's two.
     logController: new LogController({ disableRequestLogging: true }),
     requestIdHeader: false,
@@ -62,10 +69,27 @@ export async function buildServer(config: Config, options: BuildOptions = {}): P
   });
   app.setValidatorCompiler(validatorCompiler);
   installJsonParser(app);
-  app.setErrorHandler(errorHandlerFor(problemStyle));
+  app.setErrorHandler(errorHandlerFor());
+  let closing = false;
+  app.addHook('preClose', (done) => {
+    closing = true;
+    done();
+  });
   // Callback-style hooks: they run on every request, and an async one costs a promise each time.
+  // An answer sent here ends the request without done().
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
+    if (closing) {
+      // Requests still arriving on open connections during the drain (Fastify's return503OnClosing).
+      reply.header('connection', 'close');
+      const error = new HttpError(503, 'The server is shutting down; try again');
+      return void sendError(reply, errorStyleFor(request.url), error);
+    }
+    if (!ROUTED_METHODS.has(request.method)) {
+      const message = `Method ${request.method} is not allowed; this server serves ${ALLOW}`;
+      const error = new HttpError(405, message, { headers: { allow: ALLOW } });
+      return void sendError(reply, errorStyleFor(request.url), error);
+    }
     done();
   });
   app.addHook('onResponse', (request, reply, done) => {
@@ -76,6 +100,7 @@ export async function buildServer(config: Config, options: BuildOptions = {}): P
     await db.close();
   });
 
+  app.server.on('connect', answerConnect(ALLOW));
   registerCors(app, config.corsOrigins);
   const metrics = new MetricsRegistry();
   registerMetrics(app, metrics);
@@ -119,7 +144,7 @@ export async function buildServer(config: Config, options: BuildOptions = {}): P
   }
 
   for (const prefix of LOCAL_PREFIXES) {
-    const style = LOCAL_404_STYLES[prefix];
+    const style = errorStyleFor(prefix);
     const notFound = async (request: any, reply: any) =>
       sendError(reply, style, new HttpError(404, `No route ${request.method} ${request.url.split('?')[0]}`));
     for (const url of [prefix, `${prefix}/*`]) {
@@ -135,9 +160,10 @@ export async function buildServer(config: Config, options: BuildOptions = {}): P
       ...(config.services.includes('docs') ? { docs: '/docs/' } : {}),
     }));
   }
-  app.setNotFoundHandler((request, reply) =>
-    sendError(reply, problemStyle, new HttpError(404, `No route ${request.method} ${request.url.split('?')[0]}`)),
-  );
+  app.setNotFoundHandler((request, reply) => {
+    const error = new HttpError(404, `No route ${request.method} ${request.url.split('?')[0]}`);
+    return sendError(reply, errorStyleFor(request.url), error);
+  });
 
   await app.ready();
   return { app, db };

@@ -8,6 +8,7 @@ import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, extname, join, relative, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { HttpError, problemStyle, sendError } from '../http/errors.js';
 import type { ServiceDefinition } from '../services.js';
 
 export const VIEWER_DIR = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'dist', 'viewer');
@@ -92,11 +93,16 @@ export const service: ServiceDefinition = {
     app.get('/docs', { schema: { hide: true } }, async (_request, reply) => reply.redirect('/docs/'));
     app.get('/docs/*', { schema: { hide: true } }, async (request, reply) => {
       const path = (request.params as { '*': string })['*'].split('?')[0];
+      // Errors under /docs/ are problem+json, as for every local prefix but /1 (errors.ts).
       if (!files.size) {
-        return reply.code(503).type('text/plain; charset=utf-8').send('The viewer is not built: run `npm run build:viewer`.');
+        const message = 'The viewer is not built: run `npm run build:viewer`.';
+        return sendError(reply, problemStyle, new HttpError(503, message));
       }
       const found = files.get(path);
-      if (!found) return reply.code(404).type('text/plain; charset=utf-8').header('X-Content-Type-Options', 'nosniff').send('Not found');
+      if (!found) {
+        reply.header('X-Content-Type-Options', 'nosniff');
+        return sendError(reply, problemStyle, new HttpError(404, `No file /docs/${path.slice(0, 200)}`));
+      }
       return send(request, reply, found);
     });
   },

@@ -2,6 +2,7 @@
 // on every answer to an allowed origin, and every header the viewer sends (Content-Type,
 // Authorization, custom api-key headers…) allowed by echoing the preflight's request.
 import type { FastifyInstance } from 'fastify';
+import { errorStyleFor, HttpError, sendError } from './errors.js';
 
 export const CORS_METHODS = 'GET, PUT, POST, DELETE, PATCH, OPTIONS, HEAD';
 const DEFAULT_HEADERS = 'Content-Type, Authorization, X-Cashu, X-Request-Id, api_key, X-API-Key';
@@ -17,8 +18,9 @@ export function registerCors(app: FastifyInstance, allowed: '*' | string[]) {
     if (!origin) return done();
     const isPreflight = request.method === 'OPTIONS' && typeof request.headers['access-control-request-method'] === 'string';
     if (!allows(origin)) {
-      if (isPreflight) return void reply.code(403).type('text/plain').send('Origin not allowed');
-      return done();
+      if (!isPreflight) return done();
+      // In the shape of the path's area, as every error answer (errors.ts).
+      return void sendError(reply, errorStyleFor(request.url), new HttpError(403, 'Origin not allowed'));
     }
     const requested = request.headers['access-control-request-headers'];
     const allowHeaders =

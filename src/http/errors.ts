@@ -4,7 +4,12 @@
 //   fastapi  – area A input errors: {"detail":[{loc,msg,type}]} with status 422
 //   openai   – area A billing/upstream errors: {"error":{message,type,code}}
 //   onesky   – area C: {"meta":{"status","message"},"data":{}}
-import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+// Which one an answer takes depends on the path alone (errorStyleFor): every error path, the
+// framework's own included, goes through that one mapping.
+import type { IncomingMessage } from 'node:http';
+import type { Duplex } from 'node:stream';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { LocalPrefix } from '../services.js';
 
 export interface FieldError {
   /** Where the input lives: body, query, header, path, then the path into it. */
@@ -33,8 +38,9 @@ export interface ErrorStyle {
 
 const STATUS_TITLES: Record<number, string> = {
   400: 'Bad Request', 401: 'Unauthorized', 402: 'Payment Required', 403: 'Forbidden', 404: 'Not Found',
-  405: 'Method Not Allowed', 409: 'Conflict', 410: 'Gone', 413: 'Payload Too Large', 415: 'Unsupported Media Type',
-  422: 'Unprocessable Content', 429: 'Too Many Requests', 500: 'Internal Server Error', 502: 'Bad Gateway',
+  405: 'Method Not Allowed', 408: 'Request Timeout', 409: 'Conflict', 410: 'Gone', 413: 'Payload Too Large',
+  414: 'URI Too Long', 415: 'Unsupported Media Type', 422: 'Unprocessable Content', 429: 'Too Many Requests',
+  431: 'Request Header Fields Too Large', 500: 'Internal Server Error', 502: 'Bad Gateway',
   503: 'Service Unavailable', 504: 'Gateway Timeout',
 };
 
@@ -99,6 +105,31 @@ export const oneSkyStyle: ErrorStyle = {
   }),
 };
 
+/**
+ * The error shape of each local prefix. Every other path – the proxy's, /v1/…, `/` and the
+ * platform routes (/healthz, /readyz, /metrics), which share the proxy's namespace – is area A's.
+ */
+const PREFIX_STYLES: Record<LocalPrefix, ErrorStyle> = {
+  '/api': problemStyle,
+  '/1': oneSkyStyle,
+  '/docs': problemStyle,
+  '/openapi': problemStyle,
+};
+const PREFIXES = Object.entries(PREFIX_STYLES);
+
+/** The error shape of an answer to `url` (a request target, as sent), by the area its path lies in. */
+export function errorStyleFor(url: string): ErrorStyle {
+  let path = url.replace(/^[a-z][a-z0-9+.-]*:\/\/[^/?]*/i, '').split('?')[0];
+  try {
+    // As the router sees it: %61pi is /api, but %2F stays a character of its segment.
+    path = decodeURI(path);
+  } catch {
+    // malformed percent-encoding: the raw path decides
+  }
+  for (const [prefix, style] of PREFIXES) if (path === prefix || path.startsWith(`${prefix}/`)) return style;
+  return openAiStyle;
+}
+
 const CONTEXT_LOC: Record<string, string> = { body: 'body', querystring: 'query', headers: 'header', params: 'path' };
 
 interface AjvError {
@@ -146,6 +177,17 @@ export function fieldErrorsFromValidation(errors: AjvError[], context: string | 
       case 'maxLength':
         field = { loc: [where, ...path], msg: `String should have at most ${error.params.limit} characters`, type: 'string_too_long' };
         break;
+      // Pydantic's words, as the FastAPI shape of area A uses them.
+      case 'maximum': {
+        const msg = `Input should be less than or equal to ${error.params.limit}`;
+        field = { loc: [where, ...path], msg, type: 'less_than_equal' };
+        break;
+      }
+      case 'minimum': {
+        const msg = `Input should be greater than or equal to ${error.params.limit}`;
+        field = { loc: [where, ...path], msg, type: 'greater_than_equal' };
+        break;
+      }
       case 'minLength':
         field = { loc: [where, ...path], msg: `String should have at least ${error.params.limit} characters`, type: 'string_too_short' };
         break;
@@ -178,9 +220,13 @@ export function sendError(reply: FastifyReply, style: ErrorStyle, error: HttpErr
   return send(reply, error.status, style.render(error.status, error.message, error), error.options.headers);
 }
 
-/** The error handler of a service: every failure leaves in that service's shape. */
-export function errorHandlerFor(style: ErrorStyle) {
+/**
+ * The error handler of a service: every failure leaves in that service's shape. Without a
+ * style (the root scope: platform routes, local 404s), the path's area decides.
+ */
+export function errorHandlerFor(fixed?: ErrorStyle) {
   return function handleError(this: unknown, error: FastifyError | HttpError, request: FastifyRequest, reply: FastifyReply) {
+    const style = fixed ?? errorStyleFor(request.url);
     if (error instanceof HttpError) {
       if (error.status >= 500) request.log.error({ err: error }, error.message);
       return sendError(reply, style, error);
@@ -217,4 +263,62 @@ function clientMessage(error: FastifyError): string {
     default:
       return error.statusCode === 400 && error instanceof SyntaxError ? 'Malformed JSON body' : error.message;
   }
+}
+
+const FRAMEWORK_MESSAGES = new Map([
+  ['FST_ERR_BAD_URL', 'The URL is malformed: invalid percent-encoding'],
+  ['FST_ERR_MAX_PARAM_LENGTH', 'A path parameter is too long'],
+]);
+
+/** Fastify's `frameworkErrors`: a URL the router cannot read, answered in the path's area shape. */
+export function frameworkErrorHandler(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
+  reply.header('x-request-id', request.id);
+  const status = error.statusCode ?? 500;
+  if (status >= 500) request.log.error({ err: error }, 'router error');
+  const message = FRAMEWORK_MESSAGES.get(error.code) ?? (status >= 500 ? 'Internal server error' : 'Bad request');
+  return sendError(reply, errorStyleFor(request.url), new HttpError(status, message));
+}
+
+const CLIENT_ERRORS = new Map<string | undefined, [number, string]>([
+  ['ERR_HTTP_REQUEST_TIMEOUT', [408, 'The request took too long to arrive']],
+  ['HPE_HEADER_OVERFLOW', [431, 'The request headers are too large']],
+]);
+
+/** Answers on a bare socket (no request object exists) in the shape of `target`'s area, then closes it. */
+function answerOnSocket(socket: Duplex, target: string, status: number, message: string, headers = '') {
+  const rendered = errorStyleFor(target).render(status, message);
+  const body = JSON.stringify(rendered.body);
+  if (socket.writable) {
+    socket.write(
+      `HTTP/1.1 ${status} ${statusTitle(status)}\r\nContent-Type: ${rendered.contentType}\r\n${headers}` +
+        `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    );
+  }
+  socket.destroy();
+}
+
+/**
+ * The server's `clientError` handler: HTTP that Node's parser refuses (unknown method, bad
+ * request line, headers too large, too slow) gets an answer in the area's shape, read from the
+ * request line when the refused bytes hold it (else area A's, as for any path outside the
+ * local prefixes), and the connection is closed.
+ */
+export function clientErrorHandler(
+  this: FastifyInstance,
+  error: Error & { code?: string; rawPacket?: unknown },
+  socket: Duplex,
+) {
+  // A reset connection has nobody to answer.
+  if (error.code === 'ECONNRESET' || socket.destroyed) return;
+  this.log.trace({ err: error }, 'client error');
+  const [status, message] = CLIENT_ERRORS.get(error.code) ?? [400, 'Malformed HTTP request'];
+  const head = Buffer.isBuffer(error.rawPacket) ? error.rawPacket.subarray(0, 4096).toString('latin1') : '';
+  answerOnSocket(socket, /^[!-~]+ (\S+)/.exec(head)?.[1] ?? '/', status, message);
+}
+
+/** CONNECT never reaches the router (Node hands it to 'connect'): a 405 like any other method. */
+export function answerConnect(allow: string) {
+  const message = `Method CONNECT is not allowed; this server serves ${allow}`;
+  return (request: IncomingMessage, socket: Duplex) =>
+    answerOnSocket(socket, request.url ?? '/', 405, message, `Allow: ${allow}\r\n`);
 }

@@ -25,7 +25,33 @@ function makeAjv(coerce: boolean) {
 const strict = makeAjv(false);
 const coercing = makeAjv(true);
 
+/**
+ * The largest id a request may name (15 digits): ids count up from 1 and stay far below it, and
+ * it fits every id column (64-bit) and a JSON number exactly. A larger one is a 400, as any
+ * malformed id is; never a database error.
+ */
+export const MAX_ID = 999_999_999_999_999;
+/** The largest page number of a paged list: its offset stays a small, safe integer. */
+export const MAX_PAGE = 1_000_000;
+
+/**
+ * A copy of a route schema where every integer without bounds of its own is bounded to the
+ * safe integers, so "99999999999999999999999" or "1e400" (coerced to Infinity) is refused with
+ * a 400 naming the field in any service. Walks our own schemas, once per route.
+ */
+function boundIntegers(schema: unknown): unknown {
+  if (Array.isArray(schema)) return schema.map(boundIntegers);
+  if (!schema || typeof schema !== 'object') return schema;
+  const copy: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(schema)) copy[key] = boundIntegers(value);
+  if (copy.type === 'integer' || (Array.isArray(copy.type) && copy.type.includes('integer'))) {
+    copy.maximum ??= Number.MAX_SAFE_INTEGER;
+    copy.minimum ??= Number.MIN_SAFE_INTEGER;
+  }
+  return copy;
+}
+
 export const validatorCompiler: FastifySchemaCompiler<any> = ({ schema, httpPart }) => {
   const ajv = httpPart === 'body' ? strict : coercing;
-  return ajv.compile(schema);
+  return ajv.compile(boundIntegers(schema) as object);
 };

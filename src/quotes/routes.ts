@@ -4,6 +4,7 @@ import multipart from '@fastify/multipart';
 import { Type } from '@sinclair/typebox';
 import { sql } from 'kysely';
 import { HttpError } from '../http/errors.js';
+import { readMultipartBody } from '../http/multipart.js';
 import type { Principal } from '../http/auth.js';
 import type { ServiceContext } from '../services.js';
 import { makeAuthenticator } from './auth.js';
@@ -26,13 +27,18 @@ export async function registerQuoteRoutes(app: FastifyInstance, context: Service
   const { db, config } = context;
   const quotes = config.quotes;
   const kysely = db.kysely;
+  const uploadLimits = { fileSize: quotes.maxFileBytes, files: 1, fields: 20, fieldSize: 4096, parts: 25 };
   await app.register(multipart, {
-    attachFieldsToBody: true,
     throwFileSizeLimit: false,
     // Keep "../x.po" as sent (busboy would strip it): a path in a file name fails the import.
     preservePath: true,
-    limits: { fileSize: quotes.maxFileBytes, files: 1, fields: 20, fieldSize: 4096, parts: 25 },
+    limits: uploadLimits,
   } as Parameters<typeof multipart>[1]);
+  // The whole form is read before the handler (as attachFieldsToBody would), so credentials sent
+  // as parts are checked in preHandler; a malformed form is a 400/413 here, not a 500.
+  app.addHook('preValidation', async (request) => {
+    if (request.isMultipart()) request.body = await readMultipartBody(request, uploadLimits);
+  });
   const authenticate = makeAuthenticator(context.identity, quotes.timestampWindowS);
   // Every route but /1/locales is signed. Credentials in the query string or a bearer header
   // are checked before the body is read (an upload is refused before it is buffered); those
@@ -269,7 +275,7 @@ export async function registerQuoteRoutes(app: FastifyInstance, context: Service
       summary: 'Status of an import: in-progress, completed or failed (with a message)',
       tags: ['files'],
       security,
-      params: Type.Object({ project_id: Type.Integer({ minimum: 1 }), import_id: Type.Integer({ minimum: 1 }) }),
+      params: S.ImportParams,
       querystring: Type.Object(S.AuthQuery),
       response: S.envelope(200, S.ImportTask),
     },
@@ -485,7 +491,7 @@ export async function registerQuoteRoutes(app: FastifyInstance, context: Service
       summary: 'One order with its tasks',
       tags: ['orders'],
       security,
-      params: Type.Object({ project_id: Type.Integer({ minimum: 1 }), order_id: Type.Integer({ minimum: 1 }) }),
+      params: S.OrderParams,
       querystring: Type.Object(S.AuthQuery),
       response: S.envelope(200, S.Order),
     },

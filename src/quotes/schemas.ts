@@ -1,5 +1,6 @@
 // TypeBox schemas of the /1 routes: they validate requests and produce /openapi/quotes.json.
 import { Type, type TSchema } from '@sinclair/typebox';
+import { MAX_ID, MAX_PAGE } from '../http/validation.js';
 import { FILE_FORMATS } from './formats/index.js';
 import { SPECIALIZATIONS } from './rates.js';
 
@@ -46,7 +47,12 @@ const Time = (name: string) => ({
   [`${name}_at_timestamp`]: Type.Union([Type.Integer({ description: 'Unix seconds' }), Type.Null()]),
 });
 
-export const ProjectParams = Type.Object({ project_id: Type.Integer({ minimum: 1, description: 'project id' }) });
+/** An id in the path: past MAX_ID it names nothing that can exist, and is refused as malformed (400). */
+const Id = (description: string) => Type.Integer({ minimum: 1, maximum: MAX_ID, description });
+
+export const ProjectParams = Type.Object({ project_id: Id('project id') });
+export const ImportParams = Type.Object({ project_id: Id('project id'), import_id: Id('import id') });
+export const OrderParams = Type.Object({ project_id: Id('project id'), order_id: Id('order id') });
 
 export const Project = Type.Object({
   id: Type.Integer(),
@@ -84,7 +90,7 @@ export const ProjectLanguage = Type.Object({
 });
 
 export const PageQuery = {
-  page: Type.Optional(Type.Integer({ minimum: 1, default: 1 })),
+  page: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_PAGE, default: 1 })),
   per_page: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 50 })),
 };
 

@@ -2,6 +2,7 @@
 // must agree), size-limited, stored in the database and served with nosniff.
 import type { FastifyRequest } from 'fastify';
 import { HttpError } from '../http/errors.js';
+import { multipartError, refuseTruncated } from '../http/multipart.js';
 import { badInput, validateBody } from './input.js';
 import { MultipartUpdateFields, UpdateJsonBody } from './schemas.js';
 
@@ -64,23 +65,33 @@ interface MultipartUpdate {
 
 /** Reads a multipart update: text fields and exactly one file part named `photo`. */
 async function readMultipart(request: FastifyRequest, maxBytes: number): Promise<MultipartUpdate> {
-  const result: MultipartUpdate = { fields: {} };
-  const parts = request.parts({ limits: { fileSize: maxBytes, files: 1, fields: 5, parts: 6, fieldSize: 4096 } });
-  for await (const part of parts) {
-    if (part.type === 'file') {
-      if (part.fieldname !== 'photo') {
-        part.file.resume();
-        throw badInput([{ loc: ['body', part.fieldname], msg: 'Unknown file field; the file goes in "photo"', type: 'extra_forbidden' }]);
+  // Part names come from the caller: a null-prototype object holds them.
+  const result: MultipartUpdate = { fields: Object.create(null) };
+  const limits = { fileSize: maxBytes, files: 1, fields: 5, parts: 6, fieldSize: 4096 };
+  try {
+    for await (const part of request.parts({ limits })) {
+      if (part.type === 'file') {
+        if (part.fieldname !== 'photo') {
+          part.file.resume();
+          const msg = 'Unknown file field; the file goes in "photo"';
+          throw badInput([{ loc: ['body', part.fieldname], msg, type: 'extra_forbidden' }]);
+        }
+        const bytes = await part.toBuffer().catch((error) => {
+          if (error?.code !== 'FST_REQ_FILE_TOO_LARGE') throw error;
+          throw new HttpError(413, `The photo exceeds ${maxBytes} bytes`, { code: 'photo_too_large' });
+        });
+        result.photo = { bytes, declared: part.mimetype };
+      } else {
+        refuseTruncated(part, limits);
+        if (typeof part.value !== 'string') {
+          throw badInput([{ loc: ['body', part.fieldname], msg: 'Expected text', type: 'string_type' }]);
+        }
+        result.fields[part.fieldname] = part.value;
       }
-      const bytes = await part.toBuffer().catch((error) => {
-        if (error?.code === 'FST_REQ_FILE_TOO_LARGE') throw new HttpError(413, `The photo exceeds ${maxBytes} bytes`, { code: 'photo_too_large' });
-        throw error;
-      });
-      result.photo = { bytes, declared: part.mimetype };
-    } else {
-      if (typeof part.value !== 'string') throw badInput([{ loc: ['body', part.fieldname], msg: 'Expected text', type: 'string_type' }]);
-      result.fields[part.fieldname] = part.value;
     }
+  } catch (error) {
+    // A malformed, truncated or oversized form is the caller's fault (400/413), not a 500.
+    throw multipartError(error, limits);
   }
   return result;
 }

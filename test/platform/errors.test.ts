@@ -1,5 +1,13 @@
+import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { fieldErrorsFromValidation } from '../../src/http/errors.js';
+import {
+  clientErrorHandler,
+  errorStyleFor,
+  fieldErrorsFromValidation,
+  oneSkyStyle,
+  openAiStyle,
+  problemStyle,
+} from '../../src/http/errors.js';
 import { validatorCompiler } from '../../src/http/validation.js';
 
 function validate(schema: object, value: unknown, httpPart = 'body') {
@@ -37,5 +45,50 @@ describe('validation errors', () => {
     expect(validate(schema, { id: '12ab' })).toEqual([
       { loc: ['body', 'id'], msg: 'Input does not match any of the allowed forms', type: 'union' },
     ]);
+  });
+});
+
+describe('the path → area → shape mapping', () => {
+  it.each([
+    ['/api/tasks/1', problemStyle],
+    ['/api', problemStyle],
+    ['/%61pi/tasks', problemStyle], // the router decodes it to /api/tasks
+    ['/1/projects?page=2', oneSkyStyle],
+    ['/1', oneSkyStyle],
+    ['http://example.test/1/projects', oneSkyStyle], // absolute-form request target
+    ['/docs/index.html', problemStyle],
+    ['/openapi/', problemStyle],
+    ['/1x', openAiStyle],
+    ['/apis/x', openAiStyle],
+    ['/v1/chat/completions', openAiStyle],
+    ['/healthz', openAiStyle],
+    ['/', openAiStyle],
+    ['/1/%zz', oneSkyStyle], // malformed percent-encoding: the raw path decides
+  ])('%s', (url, style) => {
+    expect(errorStyleFor(url)).toBe(style);
+  });
+
+  function clientError(code: string, rawPacket?: Buffer): string {
+    const socket = new PassThrough();
+    let written = '';
+    socket.on('data', (chunk) => (written += chunk));
+    const log = { trace: () => {} };
+    clientErrorHandler.call({ log } as any, Object.assign(new Error(code), { code, rawPacket }), socket);
+    socket.read();
+    return written;
+  }
+
+  it('answers a request that timed out before its request line was read with 408 in area A\'s shape', () => {
+    const answer = clientError('ERR_HTTP_REQUEST_TIMEOUT');
+    expect(answer).toMatch(/^HTTP\/1\.1 408 Request Timeout\r\n/);
+    const body = JSON.parse(answer.split('\r\n\r\n')[1]);
+    expect(body).toEqual({ error: { message: expect.any(String), type: 'invalid_request_error', code: null } });
+  });
+
+  it('reads the area from the refused bytes when they hold the request line', () => {
+    const answer = clientError('HPE_INVALID_HEADER_TOKEN', Buffer.from('GET /1/projects HTTP/1.1\r\nBad Header\r\n'));
+    expect(answer).toMatch(/^HTTP\/1\.1 400 Bad Request\r\n/);
+    const body = JSON.parse(answer.split('\r\n\r\n')[1]);
+    expect(body).toEqual({ meta: { status: 400, message: 'Malformed HTTP request' }, data: {} });
   });
 });
