@@ -43,7 +43,7 @@ async function main(argv: string[]): Promise<number | void> {
     console.log(usage());
     return 0;
   }
-  const load = commands[name];
+  const load = Object.hasOwn(commands, name) ? commands[name] : undefined; // not `constructor`
   if (!load) {
     console.error(`quartet: unknown command "${name}"\n${usage()}`);
     return 2;

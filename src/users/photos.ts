@@ -64,7 +64,8 @@ interface MultipartUpdate {
 
 /** Reads a multipart update: text fields and exactly one file part named `photo`. */
 async function readMultipart(request: FastifyRequest, maxBytes: number): Promise<MultipartUpdate> {
-  const result: MultipartUpdate = { fields: {} };
+  // Field names are the caller's: a table without a prototype.
+  const result: MultipartUpdate = { fields: Object.create(null) };
   const parts = request.parts({ limits: { fileSize: maxBytes, files: 1, fields: 5, parts: 6, fieldSize: 4096 } });
   for await (const part of parts) {
     if (part.type === 'file') {
