@@ -1,4 +1,5 @@
 // `quartet <command>`: serve (default), migrate, and the services' admin commands.
+import './noproto.js';
 import { loadConfig } from './config.js';
 import { migrateDatabase } from './db/migrate.js';
 import { ConfigError, loadEnv, type Env } from './env.js';
