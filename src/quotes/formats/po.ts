@@ -24,9 +24,9 @@ export function poKey(context: string | null, msgid: string): string {
 // Templates (xgettext) say `nplurals=INTEGER`; for validation only, such a header gets the
 // number of plural forms the file actually uses.
 const SLICE_ENTRIES = 250;
+const PAUSE_MS = 10;
 // gettext-parser's duplicate check is `msgid in table`: it takes these names for duplicates.
 const PROTOTYPE_NAMES = new Set(Object.getOwnPropertyNames(Object.prototype));
-const PAUSE_MS = 10;
 
 /** `plainReader: false` parses every slice with gettext-parser (the tests compare both ways). */
 export function parsePo(bytes: Buffer, formatName: string, options: { plainReader?: boolean } = {}): ParsedFile {
