@@ -1,4 +1,5 @@
 // `quartet <command>`: serve (default), migrate, and the services' admin commands.
+import './noproto.js';
 import { loadConfig } from './config.js';
 import { migrateDatabase } from './db/migrate.js';
 import { ConfigError, loadEnv, type Env } from './env.js';
@@ -43,7 +44,7 @@ async function main(argv: string[]): Promise<number | void> {
     console.log(usage());
     return 0;
   }
-  const load = commands[name];
+  const load = Object.hasOwn(commands, name) ? commands[name] : undefined; // not `constructor`
   if (!load) {
     console.error(`quartet: unknown command "${name}"\n${usage()}`);
     return 2;

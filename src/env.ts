@@ -15,7 +15,7 @@ export class ConfigError extends Error {
 /** Reads `KEY=value` lines of a .env file; the process environment wins over the file. */
 export function loadEnv(cwd = process.cwd(), processEnv: Env = process.env): Env {
   const path = resolve(cwd, '.env');
-  const fromFile: Env = {};
+  const fromFile: Env = Object.create(null); // names are the file's (`__proto__=` is one)
   if (existsSync(path)) {
     for (const raw of readFileSync(path, 'utf8').split(/\r?\n/)) {
       const line = raw.trim();

@@ -35,7 +35,7 @@ export function billedKind(method: string, path: string): BilledKind | null {
 function maxTokensField(kind: BilledKind, body: Record<string, unknown>): string | null {
   switch (kind) {
     case 'chat':
-      return 'max_completion_tokens' in body ? 'max_completion_tokens' : 'max_tokens';
+      return Object.hasOwn(body, 'max_completion_tokens') ? 'max_completion_tokens' : 'max_tokens';
     case 'completions':
       return 'max_tokens';
     case 'responses':

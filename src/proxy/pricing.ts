@@ -138,7 +138,10 @@ export function loadModels(file: string | null): Map<string, Model> {
 
 /** Reads a BTC/USD figure from a feed's JSON: at the URL's #fragment path, else at known places. */
 export function rateFromFeed(json: unknown, fragment: string): string | null {
-  const at = (path: string) => path.split('.').filter(Boolean).reduce<any>((node, key) => (node == null ? undefined : node[key]), json);
+  // Own fields only: a path such as "constructor" finds nothing in the feed.
+  const child = (node: any, key: string) =>
+    node !== null && typeof node === 'object' && Object.hasOwn(node, key) ? node[key] : undefined;
+  const at = (path: string) => path.split('.').filter(Boolean).reduce<any>(child, json);
   const candidates = fragment
     ? [at(fragment)]
     : [json, at('data.amount'), at('price'), at('last'), at('USD'), at('usd'), at('bitcoin.usd'), at('rate'),

@@ -40,8 +40,18 @@ import { inputFee, mintFailure, msatToUnit, parseToken, proofY, tokenError, unit
 
 export type MintOp = Selectable<ProxyMintOpsTable>;
 
+type ToAccount = { accountId: number };
+type ToNewAccount = { newAccount: { keyHash: string; keyPrefix: string } };
 /** Where a redemption's proceeds go. Without one they stay with the node (its own money). */
-export type CreditTarget = { accountId: number } | { newAccount: { keyHash: string; keyPrefix: string } };
+export type CreditTarget = ToAccount | ToNewAccount;
+
+/** The journal's credit columns, from the target's own fields (`in` also sees inherited ones). */
+function creditColumns(credit: CreditTarget | undefined) {
+  const accountId = credit && Object.hasOwn(credit, 'accountId') ? (credit as ToAccount).accountId : null;
+  const fresh = credit && Object.hasOwn(credit, 'newAccount') ? (credit as ToNewAccount).newAccount : null;
+  const [keyHash, keyPrefix] = fresh ? [fresh.keyHash, fresh.keyPrefix] : [null, null];
+  return { credit_account_id: accountId, credit_key_hash: keyHash, credit_key_prefix: keyPrefix };
+}
 
 export interface RedeemResult {
   /** Credited amount: the token's value minus the mint's input fee. */
@@ -163,7 +173,6 @@ export class NodeWallet {
     }
     const outputs = blankOutputs(remaining, keyset, parsed.mintUrl);
     const journal: Journal = { inputs: parsed.proofs, ys: parsed.ys, outputs: outputs.map((o) => OutputData.serialize(o)), keysetId: keyset.id };
-    const credit = options.credit;
     const now = Date.now();
     for (let attempt = 0; attempt < 3; attempt++) {
       const op = await this.journalRedeem({
@@ -174,9 +183,7 @@ export class NodeWallet {
         unit: parsed.unit,
         token_hash: parsed.tokenHash,
         request: JSON.stringify(journal),
-        credit_account_id: credit && 'accountId' in credit ? credit.accountId : null,
-        credit_key_hash: credit && 'newAccount' in credit ? credit.newAccount.keyHash : null,
-        credit_key_prefix: credit && 'newAccount' in credit ? credit.newAccount.keyPrefix : null,
+        ...creditColumns(options.credit),
         credit_msat: unitToMsat(remaining, parsed.unit),
         lease_until: now + this.leaseMs,
         created_at: now,

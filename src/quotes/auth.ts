@@ -21,7 +21,9 @@ function field(request: FastifyRequest, name: string): string | undefined {
   const candidates = [fromQuery, (request.body as Record<string, unknown> | undefined)?.[name]];
   for (let value of candidates) {
     if (Array.isArray(value)) value = value[0];
-    if (value && typeof value === 'object' && 'value' in value) value = (value as { value: unknown }).value;
+    if (value && typeof value === 'object' && Object.hasOwn(value, 'value')) {
+      value = (value as { value: unknown }).value;
+    }
     if (typeof value === 'number') value = String(value);
     if (typeof value === 'string' && value !== '') return value.slice(0, MAX_FIELD);
   }

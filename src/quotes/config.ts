@@ -48,7 +48,8 @@ function readRatesFile(path: string): { rates: RateCard; capacity: CapacityConfi
   const rates = { ...DEFAULT_RATES, ...(data.rates ?? {}) };
   const problem = checkRateCard(rates);
   if (problem) throw new ConfigError(NAME, problem);
-  const capacity: CapacityConfig = { default: { ...DEFAULT_CAPACITY.default }, locales: {} };
+  // Locale keys are the file's: a table without a prototype (`__proto__` would replace one).
+  const capacity: CapacityConfig = { default: { ...DEFAULT_CAPACITY.default }, locales: Object.create(null) };
   for (const [key, value] of Object.entries((data.translators ?? {}) as Record<string, any>)) {
     if (key === 'default') {
       const d = value ?? {};

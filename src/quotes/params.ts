@@ -19,8 +19,8 @@ export function readList(query: Query, name: string): string[] | undefined {
       values.push(...expandLiteral(name, item));
     }
   };
-  if (name in query) push(query[name]);
-  if (`${name}[]` in query) push(query[`${name}[]`]);
+  if (Object.hasOwn(query, name)) push(query[name]);
+  if (Object.hasOwn(query, `${name}[]`)) push(query[`${name}[]`]);
   const indexed = Object.keys(query)
     .map((key) => ({ key, match: new RegExp(`^${name}\\[(\\d+)\\]$`).exec(key) }))
     .filter((entry) => entry.match)

@@ -219,11 +219,13 @@ export async function registerQuoteRoutes(app: FastifyInstance, context: Service
     const body = (request.body ?? {}) as Record<string, any>;
     const text = (name: string): string | undefined => {
       const part = body[name] ?? (request.query as Record<string, unknown>)[name];
-      const value = part && typeof part === 'object' && 'value' in part ? part.value : part;
+      const value = part && typeof part === 'object' && Object.hasOwn(part, 'value') ? part.value : part;
       return typeof value === 'string' && value !== '' ? value : undefined;
     };
     const file = body.file;
-    if (!file || typeof file !== 'object' || !('file' in file)) throw new HttpError(400, 'file: a "file" part is required');
+    if (!file || typeof file !== 'object' || !Object.hasOwn(file, 'file')) {
+      throw new HttpError(400, 'file: a "file" part is required');
+    }
     const format = text('file_format');
     if (!format) throw new HttpError(400, 'file_format: required (one of ' + FILE_FORMATS.join(', ') + ')');
     if (!isFileFormat(format)) throw new HttpError(400, `file_format: unknown format "${format.slice(0, 40)}" (one of ${FILE_FORMATS.join(', ')})`);
@@ -435,8 +437,9 @@ export async function registerQuoteRoutes(app: FastifyInstance, context: Service
 
   app.post('/1/projects/:project_id/orders', {
     preValidation: async (request) => {
-      // Parameters come in the body (JSON) or the query string; the body wins.
-      const merged = { ...(request.query as Record<string, unknown>) };
+      // Parameters come in the body (JSON) or the query string; the body wins. No prototype: the
+      // names are the caller's, and Object.assign would run the `__proto__` setter of a plain object.
+      const merged: Record<string, unknown> = Object.assign(Object.create(null), request.query);
       if (request.body && typeof request.body === 'object') Object.assign(merged, request.body);
       const files = readList(merged, 'files');
       normalizeQuery(merged, ['files'], QUOTE_BOOLEANS);

@@ -36,12 +36,13 @@ export function badInput(fields: FieldError[]): HttpError {
 export async function queryOrBody<T extends TObject>(request: FastifyRequest, schema: T, required: (keyof Static<T> & string)[] = []): Promise<Static<T>> {
   const query = (request.query ?? {}) as Record<string, unknown>;
   const body = request.method === 'GET' ? await readGetBody(request) : request.body;
-  const merged: Record<string, unknown> = { ...query };
+  // No prototype: the names are the caller's (`merged.__proto__ = …` would replace a prototype).
+  const merged: Record<string, unknown> = Object.assign(Object.create(null), query);
   if (body !== undefined && body !== null) {
     const validate = strictValidator(schema);
     if (!validate(body)) throw badInput(fieldErrorsFromValidation(validate.errors ?? [], 'body'));
     for (const [name, value] of Object.entries(body as Record<string, unknown>)) {
-      if (name in query && String(query[name]) !== String(value)) {
+      if (Object.hasOwn(query, name) && String(query[name]) !== String(value)) {
         throw badInput([{ loc: ['body', name], msg: 'Given in both the query string and the body, with different values', type: 'conflict' }]);
       }
       merged[name] = value;

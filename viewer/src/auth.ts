@@ -2,6 +2,7 @@
 // name, value, "header"|"query")`, `new SwaggerClient.PasswordAuthorization(user, password)`,
 // and `ui.api.clientAuthorizations.add(name, auth)`.
 import type { Operation, SecurityRequirement } from './normalize/model.js';
+import { table } from './own.js';
 
 /** The request being prepared: authorizations add headers or query parameters to it. */
 export interface PendingRequest {
@@ -60,7 +61,8 @@ export function toAuthorization(value: any): Authorization | undefined {
 }
 
 export class ClientAuthorizations {
-  authz: Record<string, Authorization> = {};
+  /** By name; the names come from descriptions and pages, so the table has no prototype. */
+  authz: Record<string, Authorization> = table();
   private listeners = new Set<() => void>();
 
   add(name: string | Record<string, Authorization>, auth?: Authorization) {

@@ -5,6 +5,7 @@ import type { Resolver } from './refs.js';
 import { t } from './i18n.js';
 import { h, uid } from './render/dom.js';
 import { exampleOf } from './render/schema.js';
+import { table } from './own.js';
 
 const MAX_DEPTH = 6;
 
@@ -32,8 +33,10 @@ function build(schema: Schema, value: unknown, set: (v: unknown) => void, resolv
 
   if (type === 'object') {
     const inner = new Set(ancestors).add(s);
-    const obj: Record<string, unknown> = value && typeof value === 'object' && !Array.isArray(value) ? { ...(value as object) } : {};
-    const props: Record<string, Schema> = {};
+    // Property names are the description's: tables without a prototype keep `__proto__` a plain key.
+    const given = value && typeof value === 'object' && !Array.isArray(value) ? value : {};
+    const obj = Object.assign(table<unknown>(), given);
+    const props = table<Schema>();
     for (const part of [s, ...(Array.isArray(s.allOf) ? s.allOf.map((p: Schema) => resolver.deref(p)) : [])]) Object.assign(props, part?.properties ?? {});
     const box = h('fieldset', { class: 'qv-je-object' }, h('legend', null, label));
     for (const [name, prop] of Object.entries(props)) {

@@ -1,9 +1,10 @@
 // oauth2-redirect.js: the page the authorization server returns to hands the parameters of its
 // address to the viewer window that opened it, then closes.
-const params: Record<string, string> = {};
-for (const source of [location.search.slice(1), location.hash.slice(1)]) {
-  for (const [key, value] of new URLSearchParams(source)) params[key] = value;
-}
+// fromEntries makes every name an own property, `__proto__` too; the fragment's win.
+const params: Record<string, string> = Object.fromEntries([
+  ...new URLSearchParams(location.search.slice(1)),
+  ...new URLSearchParams(location.hash.slice(1)),
+]);
 const opener = window.opener as any;
 let delivered = false;
 try {

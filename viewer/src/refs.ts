@@ -1,4 +1,5 @@
 import { t } from './i18n.js';
+import { hasOwn } from './own.js';
 
 // Lazy $ref resolution over the main description and any remote documents it points to.
 // Nothing is copied up front: `deref` follows a reference when the renderer reaches it, which
@@ -30,10 +31,10 @@ export class Resolver {
       const target = this.lookup(current.$ref, base);
       if (target === undefined) return { 'x-unresolved': current.$ref, description: `${t('unresolved $ref')}: ${current.$ref}` } as T;
       const name = refName(current.$ref);
-      const siblings = Object.keys(current).filter((key) => key !== '$ref');
-      if (siblings.length && target && typeof target === 'object') {
-        const merged: any = { ...target };
-        for (const key of siblings) merged[key] = current[key];
+      const { $ref: _ref, ...siblings } = current;
+      if (Object.keys(siblings).length && target && typeof target === 'object') {
+        // Spread copies every key as an own property (`merged[key] = …` would run `__proto__`'s setter).
+        const merged: any = { ...target, ...siblings };
         if (name) this.names.set(merged, name);
         current = merged;
       } else {
@@ -82,7 +83,7 @@ export function resolvePointer(doc: unknown, pointer: string): unknown {
   let current: any = doc;
   for (const raw of pointer.replace(/^\//, '').split('/')) {
     const key = decodeURIComponent(raw).replace(/~1/g, '/').replace(/~0/g, '~');
-    if (current === null || typeof current !== 'object' || !(key in current)) return undefined;
+    if (current === null || typeof current !== 'object' || !hasOwn(current, key)) return undefined; // not `constructor`
     current = current[key];
   }
   return current;
@@ -125,10 +126,7 @@ export function externalRefs(doc: unknown, docUrl: string, rewrite: boolean): st
         // an unusable address stays as written and shows as unresolved
       }
     }
-    for (const key in record) {
-      const value = record[key];
-      if (value && typeof value === 'object') stack.push(value);
-    }
+    for (const value of Object.values(record)) if (value && typeof value === 'object') stack.push(value);
   }
   return [...found];
 }

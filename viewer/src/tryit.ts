@@ -4,6 +4,7 @@ import type { Operation, Parameter } from './normalize/model.js';
 import type { PendingRequest } from './auth.js';
 import { withQuery } from './load.js';
 import { t } from './i18n.js';
+import { ownValue, table } from './own.js';
 
 /** A value typed for a parameter: text, several texts (arrays, multi-selects) or a file. */
 export type Value = string | string[] | File | undefined;
@@ -31,7 +32,9 @@ export interface BuiltRequest {
 const SEPARATORS: Record<string, string> = { csv: ',', ssv: ' ', tsv: '\t', pipes: '|' };
 
 function joined(value: Value, format: string | undefined): string[] {
-  if (Array.isArray(value)) return format === 'multi' ? value : [value.join(SEPARATORS[format ?? 'csv'] ?? ',')];
+  if (Array.isArray(value)) {
+    return format === 'multi' ? value : [value.join(ownValue(SEPARATORS, String(format ?? 'csv')) ?? ',')];
+  }
   return typeof value === 'string' ? [value] : [];
 }
 
@@ -41,7 +44,8 @@ export function isEmpty(value: Value) {
 
 export function buildRequest(input: RequestInput, authorize: (pending: PendingRequest) => void): BuiltRequest {
   const { op } = input;
-  const pending: PendingRequest = { headers: {}, query: [], cookies: [] };
+  // Header names are the description's and the authorizations': a table without a prototype.
+  const pending: PendingRequest = { headers: table(), query: [], cookies: [] };
   let path = op.path;
   for (const [param, value] of input.values) {
     if (isEmpty(value)) continue;

@@ -15,6 +15,8 @@
 //   order, each a keyword, spaces, one string, then nothing; continuation lines `"…"`.
 // Refused (null): anything else, and every entry gettext-parser's validation would refuse (an
 // empty msgid, a duplicate, a wrong number of msgstr forms), so that it reports it.
+// One difference: gettext-parser's duplicate check is `msgid in table`, which takes the names
+// of Object.prototype (constructor, toString…) for duplicates; this reader reads them (po.ts).
 import type { GetTextTranslation } from 'gettext-parser';
 
 export type PoEntry = GetTextTranslation;
@@ -26,8 +28,6 @@ export interface PlainContext {
   headerFirst: boolean;
 }
 
-// gettext-parser's duplicate check is `msgid in table`: the names of Object.prototype are taken.
-const PROTOTYPE_NAMES = new Set(Object.getOwnPropertyNames(Object.prototype));
 const KEYWORD = /(msgctxt|msgid_plural|msgid|msgstr(?:\[\d+\])?)[ \t]+"/y;
 type Field = '' | 'msgctxt' | 'msgid' | 'msgid_plural' | 'msgstr';
 
@@ -45,7 +45,7 @@ export function readPlainEntries(body: string, shared: PlainContext): PoEntry[] 
     const { msgid, msgid_plural: plural, msgstr } = entry;
     let taken = msgids.get(entry.msgctxt ?? '');
     if (!taken) msgids.set(entry.msgctxt ?? '', (taken = new Set()));
-    if (msgid === '' || PROTOTYPE_NAMES.has(msgid) || plural === '' || taken.has(msgid)) return false;
+    if (msgid === '' || plural === '' || taken.has(msgid)) return false;
     if (msgstr.length !== (plural === undefined ? 1 : shared.nplurals)) return false;
     taken.add(msgid);
     entries.push(entry);

@@ -25,6 +25,8 @@ export function poKey(context: string | null, msgid: string): string {
 // number of plural forms the file actually uses.
 const SLICE_ENTRIES = 250;
 const PAUSE_MS = 10;
+// gettext-parser's duplicate check is `msgid in table`: it takes these names for duplicates.
+const PROTOTYPE_NAMES = new Set(Object.getOwnPropertyNames(Object.prototype));
 
 /** `plainReader: false` parses every slice with gettext-parser (the tests compare both ways). */
 export function parsePo(bytes: Buffer, formatName: string, options: { plainReader?: boolean } = {}): ParsedFile {
@@ -45,6 +47,10 @@ function parsePoSlices(bytes: Buffer, formatName: string, pause: () => Promise<v
       return gettextParser.po.parse(input, { defaultCharset: 'utf-8', validation });
     } catch (error) {
       const message = (error as Error).message.replace(/^Error parsing PO data: /, '').replace(/ at line (\d+)/, (_, line: string) => ` at line ${fileLine(Number(line))}`);
+      const builtIn = /^Duplicate msgid error: entry "(.*)" in ".*" context/s.exec(message)?.[1];
+      if (builtIn !== undefined && PROTOTYPE_NAMES.has(builtIn)) {
+        throw new FormatError(refusedBuiltIn(formatName, builtIn));
+      }
       throw new FormatError(`not a valid ${formatName} file: ${message}`);
     }
   };
@@ -83,6 +89,13 @@ function parsePoSlices(bytes: Buffer, formatName: string, pause: () => Promise<v
     return result();
   };
   return run(0);
+}
+
+/** The plain reader takes such msgids; gettext-parser refuses them, whether declared twice or not. */
+function refusedBuiltIn(formatName: string, msgid: string): string {
+  return `not a valid ${formatName} file: msgid "${msgid}" is declared twice, or is in a part of the file ` +
+    'that gettext-parser reads (obsolete #~ entries, a legacy charset, an unusual layout), which takes ' +
+    "names of JavaScript's Object.prototype for duplicates";
 }
 
 /** The entries of gettext-parser's table, in its order, without the header. */
@@ -257,12 +270,16 @@ export function writePo(request: ExportRequest, template: boolean): Buffer {
   if (!template) headers.Language = request.locale.replace('-', '_');
   const pluralForms = request.isBase || template ? saved['Plural-Forms'] : request.pluralForms;
   if (pluralForms) headers['Plural-Forms'] = pluralForms;
-  const translations: GetTextTranslations['translations'] = { '': { '': { msgid: '', msgstr: [''] } } };
+  // Contexts and msgids are the file's text: tables without a prototype take `__proto__` as any key.
+  const table = (): GetTextTranslations['translations'][string] => Object.create(null);
+  const translations: GetTextTranslations['translations'] = Object.create(null);
+  translations[''] = table();
+  translations[''][''] = { msgid: '', msgstr: [''] };
   for (const entry of request.entries) {
     const context = entry.context ?? '';
     const forms = template ? null : request.isBase ? [entry.source, ...(entry.sourcePlural ? [entry.sourcePlural] : [])] : entry.forms;
     const blank = entry.sourcePlural ? ['', ''] : [''];
-    translations[context] ??= {};
+    translations[context] ??= table();
     translations[context][entry.source] = {
       ...(entry.context ? { msgctxt: entry.context } : {}),
       msgid: entry.source,

@@ -49,6 +49,9 @@ function utf16Kind(bytes: Buffer): { endian: 'le' | 'be'; bom: boolean } | null 
   return null;
 }
 
+// A Map: an entity name from the file (&constructor;) must not find an Object.prototype member.
+const XML_ENTITIES = new Map([['amp', '&'], ['lt', '<'], ['gt', '>'], ['quot', '"'], ['apos', "'"]]);
+
 /** Decodes the five XML entities and character references; anything else is an error. */
 export function decodeXmlEntities(text: string): string {
   return text.replace(/&(#x[0-9a-fA-F]+|#\d+|[A-Za-z]+);/g, (whole, name: string) => {
@@ -57,9 +60,11 @@ export function decodeXmlEntities(text: string): string {
       if (!Number.isFinite(code) || code > 0x10ffff) throw new FormatError(`invalid character reference ${whole}`);
       return String.fromCodePoint(code);
     }
-    const known: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'" };
-    if (!(name in known)) throw new FormatError(`undeclared entity ${whole}: only the five XML entities are accepted`);
-    return known[name];
+    const known = XML_ENTITIES.get(name);
+    if (known === undefined) {
+      throw new FormatError(`undeclared entity ${whole}: only the five XML entities are accepted`);
+    }
+    return known;
   });
 }
 
@@ -79,10 +84,14 @@ export function pathKey(path: (string | number)[]): string {
   return JSON.stringify(path);
 }
 
+const isSegment = (segment: unknown) =>
+  typeof segment === 'string' || (Number.isSafeInteger(segment) && (segment as number) >= 0);
+
+/** The path of a key; a key that is no such path (an iOS key "[x]" of a file now JSON) is one segment. */
 export function keyPath(key: string): (string | number)[] {
   try {
-    const parsed = JSON.parse(key);
-    if (Array.isArray(parsed)) return parsed;
+    const parsed: unknown = JSON.parse(key);
+    if (Array.isArray(parsed) && parsed.length > 0 && parsed.every(isSegment)) return parsed;
   } catch {
     // a plain key
   }

@@ -16,6 +16,7 @@ export function flattenTree(root: unknown, formatName: string): ParsedUnit[] {
     } else if (Array.isArray(node)) {
       node.forEach((child, index) => walk(child, [...path, index]));
     } else if (node !== null && typeof node === 'object') {
+      // Own keys only; JSON.parse and yaml make `__proto__` an own key like any other.
       for (const [name, child] of Object.entries(node)) walk(child, [...path, name]);
     }
   };
@@ -23,22 +24,40 @@ export function flattenTree(root: unknown, formatName: string): ParsedUnit[] {
   return units;
 }
 
-/** Rebuilds the tree of the exported strings; untranslated strings are left out. */
+/** A node of an exported tree: objects have no prototype, so every key is a plain key. */
+type Branch = Record<string, unknown> | unknown[];
+
+/**
+ * Rebuilds the tree of the exported strings; untranslated strings are left out. Keys come from
+ * uploads, so objects are made without a prototype (`__proto__`, `constructor` are plain keys).
+ * Uploads kept side by side (is_keeping_all_strings) can disagree on a path's shape, e.g. "a" a
+ * string in one and an object in the next: the entry that comes first in the file wins.
+ */
 export function buildTree(request: ExportRequest): Record<string, unknown> {
-  const root: Record<string, unknown> = {};
+  const root: Record<string, unknown> = Object.create(null);
+  // A real array index is below the number of strings; a bigger one would make a huge sparse array.
+  const absurd = (segment: string | number) => typeof segment === 'number' && segment >= request.entries.length;
+  const fits = (node: Branch, segment: string | number) => Array.isArray(node) === (typeof segment === 'number');
   for (const entry of request.entries) {
     const text = request.isBase ? entry.source : entry.forms?.[0];
     if (!text) continue;
     const path = keyPath(entry.key);
-    let node: any = root;
-    path.forEach((segment, index) => {
+    if (path.some(absurd)) continue;
+    let node: Branch | null = root;
+    for (let index = 0; node && index < path.length; index++) {
+      const segment = path[index];
+      if (!fits(node, segment)) break;
+      const slot = node as Record<string | number, unknown>;
       if (index === path.length - 1) {
-        node[segment] = text;
-        return;
+        if (slot[segment] === undefined) slot[segment] = text;
+        break;
       }
-      node[segment] ??= typeof path[index + 1] === 'number' ? [] : {};
-      node = node[segment];
-    });
+      const wantArray = typeof path[index + 1] === 'number';
+      slot[segment] ??= wantArray ? [] : Object.create(null);
+      const child = slot[segment];
+      const fitting = child !== null && typeof child === 'object' && Array.isArray(child) === wantArray;
+      node = fitting ? (child as Branch) : null;
+    }
   }
   return root;
 }

@@ -33,7 +33,7 @@ export function readXml(bytes: Buffer, formatName: string, rawTextNodes: string[
 export function innerText(node: unknown): string {
   if (node === undefined || node === null) return '';
   if (typeof node === 'string') return node;
-  if (typeof node === 'object' && '#text' in (node as any)) return String((node as any)['#text']);
+  if (typeof node === 'object' && Object.hasOwn(node, '#text')) return String((node as { '#text': unknown })['#text']);
   return '';
 }
 

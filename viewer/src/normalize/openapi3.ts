@@ -4,6 +4,7 @@ import type { ApiModel, MediaContent, OAuthFlow, Operation, Parameter, Response,
 import { HTTP_METHODS } from './model.js';
 import { absolute, groupByTag, perTag, security, text } from './common.js';
 import { infoOf, mergeParameters } from './swagger2.js';
+import { table } from '../own.js';
 
 export function normalizeOpenApi3(doc: any, resolver: Resolver): ApiModel {
   const specUrl = resolver.baseUrl;
@@ -123,7 +124,7 @@ function responsesOf(responses: any, resolver: Resolver): Response[] {
 }
 
 function securitySchemesOf(defs: any, resolver: Resolver): Record<string, SecurityScheme> {
-  const out: Record<string, SecurityScheme> = {};
+  const out = table<SecurityScheme>(); // scheme names are the description's
   for (const [name, raw] of Object.entries<any>(defs ?? {})) {
     const d = resolver.deref(raw);
     if (!d || typeof d !== 'object') continue;

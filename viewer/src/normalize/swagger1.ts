@@ -1,6 +1,8 @@
 // Swagger 1.2 (and best-effort 1.0/1.1): a resource listing whose `apis` name API declarations
 // that are fetched one by one. Like 2.x did, we convert them to a 2.0 document and normalize that.
 
+import { table } from '../own.js';
+
 type Json = Record<string, any>;
 
 const PRIMITIVES = new Set(['integer', 'number', 'string', 'boolean', 'object']);
@@ -26,8 +28,9 @@ export function isDeclaration(doc: Json) {
 }
 
 export function convertSwagger1(listing: Json, declarations: Json[], listingUrl: string): Json {
-  const definitions: Json = {};
-  const paths: Json = {};
+  // Model ids, paths, methods, property and scheme names are the documents': tables without a prototype.
+  const definitions: Json = table();
+  const paths: Json = table();
   const tags: Json[] = [];
   let basePathUrl: URL | undefined;
 
@@ -41,7 +44,7 @@ export function convertSwagger1(listing: Json, declarations: Json[], listingUrl:
     for (const api of Array.isArray(decl.apis) ? decl.apis : []) {
       if (!api || typeof api.path !== 'string') continue;
       const path = api.path.replace(/\.\{format\}/g, '.json').replace(/\{format\}/g, 'json');
-      paths[path] ??= {};
+      paths[path] ??= table();
       for (const op of Array.isArray(api.operations) ? api.operations : []) {
         const method = String(op.method ?? op.httpMethod ?? 'get').toLowerCase();
         paths[path][method] = operationOf(op, tagName, decl);
@@ -96,7 +99,7 @@ function schemaOf(field: Json | undefined): Json | undefined {
 }
 
 function modelOf(model: Json): Json {
-  const properties: Json = {};
+  const properties: Json = table();
   for (const [name, prop] of Object.entries<Json>(model?.properties ?? {})) properties[name] = schemaOf(prop) ?? { type: 'string' };
   return { type: 'object', description: model?.description, required: Array.isArray(model?.required) ? model.required : undefined, properties };
 }
@@ -118,7 +121,7 @@ function operationOf(op: Json, tag: string, decl: Json): Json {
     }
     return param;
   });
-  const responses: Json = {};
+  const responses: Json = table();
   const success = schemaOf({ type: op.type ?? op.responseClass, items: op.items, format: op.format });
   const messages = Array.isArray(op.responseMessages) ? op.responseMessages : Array.isArray(op.errorResponses) ? op.errorResponses : [];
   if (!messages.some((m: Json) => Number(m.code) >= 200 && Number(m.code) < 300)) responses['200'] = { description: 'Success', ...(success ? { schema: success } : {}) };
@@ -144,7 +147,7 @@ function operationOf(op: Json, tag: string, decl: Json): Json {
 }
 
 function securityOf(auths: Json | undefined): Json {
-  const out: Json = {};
+  const out: Json = table();
   for (const [name, a] of Object.entries<Json>(auths ?? {})) {
     if (a?.type === 'apiKey') out[name] = { type: 'apiKey', name: a.keyname ?? name, in: a.passAs === 'query' ? 'query' : 'header' };
     else if (a?.type === 'basicAuth') out[name] = { type: 'basic' };

@@ -1,8 +1,18 @@
 // Swagger 2.0 → internal model.
 import type { Resolver } from '../refs.js';
-import type { ApiModel, MediaContent, Operation, Parameter, Response, Schema, SecurityScheme } from './model.js';
+import type {
+  ApiModel, MediaContent, OAuthFlow, Operation, Parameter, Response, Schema, SecurityScheme,
+} from './model.js';
 import { HTTP_METHODS } from './model.js';
 import { absolute, groupByTag, perTag, security, text } from './common.js';
+import { ownValue, table } from '../own.js';
+
+const FLOWS: Record<string, OAuthFlow['kind']> = {
+  implicit: 'implicit',
+  accessCode: 'authorizationCode',
+  password: 'password',
+  application: 'clientCredentials',
+};
 
 export function normalizeSwagger2(doc: any, resolver: Resolver): ApiModel {
   const specUrl = resolver.baseUrl;
@@ -144,14 +154,14 @@ function responsesOf(responses: any, produces: string[], resolver: Resolver): Re
 }
 
 function securitySchemesOf(defs: any): Record<string, SecurityScheme> {
-  const out: Record<string, SecurityScheme> = {};
+  const out = table<SecurityScheme>(); // scheme names are the description's
   for (const [name, d] of Object.entries<any>(defs ?? {})) {
     if (!d || typeof d !== 'object') continue;
     const base = { name, description: text(d.description) };
     if (d.type === 'apiKey') out[name] = { ...base, type: 'apiKey', paramName: text(d.name) ?? name, in: d.in === 'query' ? 'query' : 'header' };
     else if (d.type === 'basic') out[name] = { ...base, type: 'basic' };
     else if (d.type === 'oauth2') {
-      const kind = ({ implicit: 'implicit', accessCode: 'authorizationCode', password: 'password', application: 'clientCredentials' } as const)[d.flow as string] ?? 'implicit';
+      const kind = ownValue(FLOWS, String(d.flow)) ?? 'implicit';
       out[name] = { ...base, type: 'oauth2', flows: [{ kind, authorizationUrl: text(d.authorizationUrl), tokenUrl: text(d.tokenUrl), scopes: d.scopes ?? {} }] };
     } else out[name] = { ...base, type: 'other' };
   }

@@ -7,6 +7,7 @@ import { highlightInto } from '../highlight.js';
 import { markdown } from '../markdown.js';
 import { t } from '../i18n.js';
 import { h, tr, uid } from './dom.js';
+import { ownValue, table } from '../own.js';
 
 const MAX_DEPTH = 10;
 
@@ -34,7 +35,7 @@ export function typeLabel(schema: Schema | undefined, resolver: Resolver): strin
 
 /** Properties of an object schema, allOf parts merged. */
 function propertiesOf(s: Schema, resolver: Resolver): { properties: Record<string, Schema>; required: Set<string> } {
-  const properties: Record<string, Schema> = {};
+  const properties = table<Schema>(); // names are the description's
   const required = new Set<string>();
   const visit = (node: Schema, depth: number) => {
     const r = resolver.deref(node);
@@ -73,18 +74,19 @@ function exampleStep(schema: Schema | undefined, resolver: Resolver, ancestors: 
     if (s.oneOf || s.anyOf) return exampleStep((s.oneOf ?? s.anyOf)[0], resolver, ancestors);
     const type = primaryType(s) ?? (s.allOf ? 'object' : undefined);
     if (type === 'object') {
-      const out: Record<string, unknown> = {};
+      // Entries, then fromEntries: every name an own property (`out[name] = …` runs `__proto__`'s setter).
+      const out: [string, unknown][] = [];
       const { properties } = propertiesOf(s, resolver);
       for (const [name, prop] of Object.entries(properties)) {
         const resolved = resolver.deref(prop);
         if (resolved?.readOnly && resolved?.writeOnly) continue;
         const value = exampleStep(prop, resolver, ancestors);
-        if (value !== undefined) out[name] = value;
+        if (value !== undefined) out.push([name, value]);
       }
       if (s.additionalProperties && typeof s.additionalProperties === 'object' && !Object.keys(properties).length) {
-        out.additionalProp1 = exampleStep(s.additionalProperties, resolver, ancestors) ?? {};
+        out.push(['additionalProp1', exampleStep(s.additionalProperties, resolver, ancestors) ?? {}]);
       }
-      return out;
+      return Object.fromEntries(out);
     }
     if (type === 'array') {
       const item = exampleStep(s.items, resolver, ancestors);
@@ -95,7 +97,7 @@ function exampleStep(schema: Schema | undefined, resolver: Resolver, ancestors: 
         'date-time': '2024-01-01T00:00:00Z', date: '2024-01-01', email: 'user@example.com', uuid: '3fa85f64-5717-4562-b3fc-2c963f66afa6',
         uri: 'https://example.com', url: 'https://example.com', hostname: 'example.com', ipv4: '192.0.2.1', ipv6: '2001:db8::1', password: '', binary: '', byte: '',
       };
-      return byFormat[s.format] ?? 'string';
+      return ownValue(byFormat, String(s.format)) ?? 'string';
     }
     if (type === 'integer' || type === 'number') return typeof s.minimum === 'number' ? s.minimum : 0;
     if (type === 'boolean') return true;
