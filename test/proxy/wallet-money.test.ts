@@ -1,5 +1,6 @@
 // Money under faults (issue 12, items 3–5): refund tokens the recovery finished late, refunds at
-// a mint that charges input fees, and tokens spent elsewhere at a mint without NUT-09 restore.
+// a mint that charges input fees, tokens spent elsewhere at a mint without NUT-09 restore, and an
+// upstream that lies about usage (items 3–6).
 // Each scenario ends with the money invariant (money.ts): every msat the node took is in a
 // balance, in its earnings, or paid back, and the mint's ledger agrees.
 import { getTokenMetadata } from '@cashu/cashu-ts';
@@ -7,6 +8,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startDevMint, type DevMint } from '../../src/devmint/index.js';
 import { createTestDatabase, databaseKinds } from '../support/databases.js';
 import { startTestServer, type TestServer } from '../support/server.js';
+import { chatBody, postJson, startNode, type Node } from './forward-helpers.js';
 import { expectMoneyBalanced } from './money.js';
 import { bearer, call, info, openAccount, receiveAtMint, refund, topup, waitFor } from './wallet-helpers.js';
 import type { Answer } from './wallet-helpers.js';
@@ -239,5 +241,46 @@ describe.each(databaseKinds)('a mint without NUT-09 restore on %s', (kind) => {
     await waitFor('the top-up to be credited', async () => (await info(base, key)).body.balance === 17_000);
     expect((await topup(base, key, t)).status).toBe(400);
     await expectMoneyBalanced(server.db);
+  });
+});
+
+describe.each(databaseKinds)('an upstream that lies about usage, paid with real tokens, on %s', (kind) => {
+  // Issue 12 item 6 with the money invariant: absurd, negative and unreadable usage is billed at
+  // most the reservation, and every msat taken is still in a balance, the earnings or a refund.
+  let mint: DevMint;
+  let node: Node;
+  beforeAll(async () => {
+    mint = await startDevMint({ unit: 'sat', inputFeePpk: 0, port: 0 });
+    node = await startNode(kind, { env: { PROXY_MINTS: mint.url } });
+  });
+  afterAll(async () => {
+    await node?.close();
+    await mint?.close();
+  });
+
+  const LIES = ['{"prompt_tokens":1e15,"completion_tokens":1e15}', '{"prompt_tokens":-5,"completion_tokens":-1}', '"lots"'];
+
+  it.each(LIES)('usage %s, from a balance and by X-Cashu, then a refund', async (usage) => {
+    node.upstream.faults.usage = usage;
+    const key = await openAccount(node.url, await mint.mintToken(50));
+    const paid = await postJson(`${node.url}/v1/chat/completions`, chatBody({ max_tokens: 40 }), bearer(key));
+    expect(paid.status, paid.text).toBe(200);
+    const charged = Number(paid.headers.get('x-cashu-cost-msat'));
+    expect(charged).toBeGreaterThan(0);
+    expect(charged).toBeLessThanOrEqual(Number(paid.headers.get('x-cashu-reserved-msat')));
+
+    const perRequest = await postJson(`${node.url}/v1/chat/completions`, chatBody({ max_tokens: 40 }), {
+      'x-cashu': await mint.mintToken(20),
+    });
+    expect(perRequest.status, perRequest.text).toBe(200);
+    const change = perRequest.headers.get('x-cashu');
+    if (change) expect(await receiveAtMint(mint.url, change)).toBeGreaterThan(0);
+
+    const back = await refund(node.url, key);
+    expect(back.status, back.text).toBe(200);
+    // A sat token carries whole sats; the msats below one sat stay in the balance.
+    const left = 50_000 - charged;
+    expect(back.body).toMatchObject({ msats: left - (left % 1000), balance: left % 1000 });
+    await expectMoneyBalanced(node.server.db);
   });
 });
