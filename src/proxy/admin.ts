@@ -65,7 +65,8 @@ export async function registerAdminRoutes(app: FastifyInstance, context: Service
   await app.register(async (scope) => {
     scope.removeAllContentTypeParsers();
     scope.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: 8192 }, (_request, body, done) => {
-      done(null, Object.fromEntries(new URLSearchParams(body as string)));
+      // Field names are the caller's: a table without a prototype.
+      done(null, Object.assign(Object.create(null), Object.fromEntries(new URLSearchParams(body as string))));
     });
     scope.setErrorHandler((error, request, reply) => {
       const status = error instanceof HttpError ? error.status : (error as { statusCode?: number }).statusCode ?? 500;
