@@ -105,7 +105,8 @@ export async function startDevMint(options: DevMintOptions = {}): Promise<DevMin
     const proofs = await wallet.mintProofsBolt11(amount, quote.quote);
     return getEncodedToken({ mint: url, proofs, unit });
   }
-  let switchable: ReturnType<typeof listener> | undefined;
+  // Assigned once the app exists; the faults' stop and start reach it only after that.
+  let switchable: ReturnType<typeof listener> | undefined; // eslint-disable-line prefer-const
   const faults = new Faults({ stop: () => switchable!.stop(), start: () => switchable!.start() });
   const app = buildApp({ ledger, mintQuotes, melts, lightning, url: () => url, mintToken }, faults, { logger: options.logger, onChange: save });
 

@@ -53,9 +53,18 @@ export async function makeQuotation(db: Kysely<DB>, config: QuotesConfig, projec
       }
       continue;
     }
-    if (request.includeNotTranslated) (strings += row.not_translated_strings), (words += row.not_translated_words);
-    if (request.includeNotApproved) (strings += row.not_approved_strings), (words += row.not_approved_words);
-    if (request.includeOutdated) (strings += row.outdated_strings), (words += row.outdated_words);
+    if (request.includeNotTranslated) {
+      strings += row.not_translated_strings;
+      words += row.not_translated_words;
+    }
+    if (request.includeNotApproved) {
+      strings += row.not_approved_strings;
+      words += row.not_approved_words;
+    }
+    if (request.includeOutdated) {
+      strings += row.outdated_strings;
+      words += row.outdated_words;
+    }
   }
   const pool = poolFor(config.capacity, request.to.code, request.to.region);
   const levels = {} as Quotation['levels'];

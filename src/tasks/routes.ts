@@ -1,7 +1,6 @@
 // The /api/tasks routes: the seed's create and delete, plus list, get and update.
 // A user sees and changes only their own tasks (others' answer 404); an admin any.
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import type { Principal } from '../http/auth.js';
 import { HttpError } from '../http/errors.js';

@@ -1,6 +1,5 @@
 // The /api/users routes: the seed's eight, plus logout, the reset request and API key pairs.
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { bearerToken } from '../http/auth.js';
 import { HttpError } from '../http/errors.js';

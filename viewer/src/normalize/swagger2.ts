@@ -123,7 +123,7 @@ export function mergeParameters(shared: unknown, own: unknown, resolver: Resolve
 
 /** A 2.0 non-body parameter keeps its type keywords; they become the parameter's schema. */
 function parameterOf(p: any): Parameter {
-  const { name, in: where, required, description, collectionFormat, allowEmptyValue, ...schema } = p;
+  const { name, in: where, required, description, collectionFormat, allowEmptyValue: _allowEmptyValue, ...schema } = p;
   return {
     name,
     in: where,

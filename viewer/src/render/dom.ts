@@ -55,7 +55,10 @@ export function inChunks<T>(items: T[], each: (item: T) => void, budgetMs = 12):
     const step = () => {
       const start = performance.now();
       while (index < items.length && performance.now() - start < budgetMs) each(items[index++]);
-      if (index < items.length) (idle ? idle(step) : setTimeout(step, 0));
+      if (index < items.length) {
+        if (idle) idle(step);
+        else setTimeout(step, 0);
+      }
       else resolve();
     };
     step();
