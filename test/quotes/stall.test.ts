@@ -147,9 +147,9 @@ describe.each(databaseKinds)('hostile uploads on %s', (kind) => {
     const limited = await startQuotesServer(kind, { QUOTES_IMPORT_TIMEOUT_S: '1' });
     const client = await Client.create(limited.url);
     const project = await client.createProject('ja-JP', ['en-US']);
-    // Three million characters to segment: several seconds of work, stopped after one.
+    // Five million characters to segment (15 MB): several seconds of work, stopped after one.
     const upload = (name: string, text: string) => client.upload(project, name, JSON.stringify({ text }), FORMAT);
-    const slow = await upload('slow.json', japanese(true).text.repeat(30));
+    const slow = await upload('slow.json', japanese(true).text.repeat(50));
     const next = await upload('next.json', 'こんにちは');
     expect(await client.waitImport(project, slow.body.data.import.id)).toMatchObject({
       status: 'failed',
