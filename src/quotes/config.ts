@@ -1,5 +1,6 @@
 // Configuration of this service, read from the environment (see .env.example).
 import { readFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { ConfigError, type Env, int, optionalStr } from '../env.js';
 import { DEFAULT_CAPACITY, type CapacityConfig, type Translator } from './estimate.js';
 import { checkRateCard, DEFAULT_RATES, type RateCard } from './rates.js';
@@ -13,6 +14,10 @@ export interface QuotesConfig {
   importStaleS: number;
   /** How often a process looks for queued imports (e.g. queued by another process). */
   importPollMs: number;
+  /** Worker threads reading uploaded files (parsing, word counts), per process. */
+  importThreads: number;
+  /** Longest time reading one file may take; then the import fails. */
+  importTimeoutS: number;
   rates: RateCard;
   capacity: CapacityConfig;
 }
@@ -25,6 +30,9 @@ export function loadQuotesConfig(env: Env): QuotesConfig {
     maxFileBytes: int(env, 'QUOTES_MAX_FILE_BYTES', 32 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
     importStaleS: int(env, 'QUOTES_IMPORT_STALE_S', 300, 0, 86_400),
     importPollMs: int(env, 'QUOTES_IMPORT_POLL_MS', 1000, 50, 600_000),
+    // The main thread keeps a core for requests and the database work of imports.
+    importThreads: int(env, 'QUOTES_IMPORT_THREADS', Math.max(1, Math.min(4, availableParallelism() - 1)), 1, 64),
+    importTimeoutS: int(env, 'QUOTES_IMPORT_TIMEOUT_S', 120, 1, 86_400),
     rates,
     capacity,
   };

@@ -1,12 +1,11 @@
-// One import: parse the uploaded bytes in their format, then apply them in ONE transaction
-// (strings or translations, file totals, state counts, the task's status), so a file is either
-// fully imported or not at all.
+// One import: the uploaded bytes, read in their format with their word counts by the import pool
+// (import-worker.ts), are applied in ONE transaction (strings or translations, file totals, state
+// counts, the task's status), so a file is either fully imported or not at all.
 import { sql, type Kysely, type Transaction } from 'kysely';
 import type { Dialect } from '../db/index.js';
 import type { DB } from '../db/schema.js';
 import { insertRows, updateRows, type Column } from '../db/bulk.js';
-import { FORMATS, FormatError, isFileFormat, type ParsedUnit } from './formats/index.js';
-import { countWords } from './wordcount.js';
+import { ReadError, type CountedUnit, type ReadFile } from './import-worker.js';
 import { addTargetLocales, chunks, countedLocales, dropPayloads, findFile, recountFileLocale, type ImportRow } from './store.js';
 
 /** Failures whose message is meant for the uploader (anything else is logged, not shown). */
@@ -26,10 +25,6 @@ export function fileNameProblem(name: string): string | null {
   return null;
 }
 
-function wordsOf(unit: Pick<ParsedUnit, 'source' | 'sourcePlural'>): number {
-  return countWords(unit.source) + (unit.sourcePlural ? countWords(unit.sourcePlural) : 0);
-}
-
 // Columns of the bulk writes (rows are arrays in this order).
 const STRING_COLUMNS: Column[] = [
   { name: 'file_id', type: 'bigint' }, { name: 'key', type: 'text' }, { name: 'context', type: 'text' }, { name: 'source', type: 'text' },
@@ -44,24 +39,41 @@ const TRANSLATION_VALUES: Column[] = [
   { name: 'previous', type: 'text' }, { name: 'translated_at', type: 'bigint' },
 ];
 
-export async function runImport(db: Kysely<DB>, dialect: Dialect, job: ImportRow, payload: Buffer, now: () => number): Promise<ImportOutcome> {
-  if (!isFileFormat(job.format)) throw new ImportError(`unknown file_format ${job.format}`);
-  const parsed = await FORMATS[job.format].parse(payload);
-  if (parsed.units.length === 0) throw new ImportError(`no strings found: is this really a ${job.format} file?`);
-  // Words are counted before the transaction (which holds SQLite's only connection), pausing
-  // now and then so that other requests are served meanwhile.
-  const words: number[] = new Array(parsed.units.length);
-  for (let i = 0; i < parsed.units.length; i++) {
-    words[i] = wordsOf(parsed.units[i]);
-    if (i % 5000 === 4999) await new Promise((resolve) => setImmediate(resolve));
+// SQLite runs on this thread: a big import's writes go in slices of SLICE rows with a turn of the
+// event loop between them, so other requests are answered meanwhile (only the database waits).
+const SLICE = 5000;
+type Trx = Transaction<DB>;
+
+async function inSlices(values: unknown[], width: number, write: (rows: unknown[]) => Promise<unknown>) {
+  for (let i = 0; i < values.length; i += SLICE * width) {
+    if (i) await new Promise((resolve) => setImmediate(resolve));
+    await write(values.slice(i, i + SLICE * width));
   }
+}
+
+function insertSliced(trx: Trx, dialect: Dialect, table: string, columns: Column[], values: unknown[]) {
+  return inSlices(values, columns.length, (rows) => insertRows(trx, dialect, table, columns, rows));
+}
+
+function updateSliced(trx: Trx, dialect: Dialect, table: string, keys: Column[], set: Column[], values: unknown[]) {
+  return inSlices(values, keys.length + set.length, (rows) => updateRows(trx, dialect, table, keys, set, rows));
+}
+
+/** Applies a file read by the import pool (import-worker.ts, with its word counts). */
+export async function applyImport(
+  db: Kysely<DB>,
+  dialect: Dialect,
+  job: ImportRow,
+  parsed: ReadFile,
+  now: () => number,
+): Promise<ImportOutcome> {
   return db.transaction().execute(async (trx) => {
     const project = await trx.selectFrom('quote_projects').select(['id', 'base_locale']).where('id', '=', job.project_id).executeTakeFirst();
     if (!project) throw new ImportError('the project was deleted');
     const at = now();
     const outcome =
       job.locale === project.base_locale
-        ? await importSource(trx, dialect, job, parsed.units, words, parsed.meta, at)
+        ? await importSource(trx, dialect, job, parsed.units, parsed.meta, at)
         : await importTranslations(trx, dialect, job, parsed.units, parsed.meta, at);
     await trx
       .updateTable('quote_imports')
@@ -73,7 +85,14 @@ export async function runImport(db: Kysely<DB>, dialect: Dialect, job: ImportRow
   });
 }
 
-async function importSource(trx: Transaction<DB>, dialect: Dialect, job: ImportRow, units: ParsedUnit[], unitWords: number[], meta: Record<string, unknown>, at: number): Promise<ImportOutcome> {
+async function importSource(
+  trx: Trx,
+  dialect: Dialect,
+  job: ImportRow,
+  units: CountedUnit[],
+  meta: Record<string, unknown>,
+  at: number,
+): Promise<ImportOutcome> {
   let file = await findFile(trx, job.project_id, job.file_name);
   if (!file) {
     const inserted = await trx
@@ -98,7 +117,7 @@ async function importSource(trx: Transaction<DB>, dialect: Dialect, job: ImportR
   units.forEach((unit, position) => {
     if (seen.has(unit.key)) throw new ImportError(`duplicate string "${unit.source.slice(0, 60)}"`);
     seen.add(unit.key);
-    const count = unitWords[position];
+    const count = unit.words;
     words += count;
     const old = existing.get(unit.key);
     if (!old) {
@@ -109,9 +128,9 @@ async function importSource(trx: Transaction<DB>, dialect: Dialect, job: ImportR
       moved.push(old.id, position);
     }
   });
-  await insertRows(trx, dialect, 'quote_strings', STRING_COLUMNS, inserts);
-  await updateRows(trx, dialect, 'quote_strings', ID, CHANGED_SOURCE, changed);
-  await updateRows(trx, dialect, 'quote_strings', ID, POSITION, moved);
+  await insertSliced(trx, dialect, 'quote_strings', STRING_COLUMNS, inserts);
+  await updateSliced(trx, dialect, 'quote_strings', ID, CHANGED_SOURCE, changed);
+  await updateSliced(trx, dialect, 'quote_strings', ID, POSITION, moved);
   if (job.keep_all_strings === 0) {
     const gone = [...existing.entries()].filter(([key]) => !seen.has(key)).map(([, row]) => row.id);
     for (const batch of chunks(gone)) await trx.deleteFrom('quote_strings').where('id', 'in', batch).execute();
@@ -134,7 +153,14 @@ function sameAsSource(forms: string[], source: string, plural: string | null): b
   return forms[0] === source && (forms.length < 2 || forms.slice(1).every((form) => form === (plural ?? source)));
 }
 
-async function importTranslations(trx: Transaction<DB>, dialect: Dialect, job: ImportRow, units: ParsedUnit[], meta: Record<string, unknown>, at: number): Promise<ImportOutcome> {
+async function importTranslations(
+  trx: Trx,
+  dialect: Dialect,
+  job: ImportRow,
+  units: CountedUnit[],
+  meta: Record<string, unknown>,
+  at: number,
+): Promise<ImportOutcome> {
   const file = await findFile(trx, job.project_id, job.file_name);
   if (!file) throw new ImportError(`upload "${job.file_name}" in the base language first: a translation needs its source strings`);
   await addTargetLocales(trx, job.project_id, [job.locale], at);
@@ -176,8 +202,8 @@ async function importTranslations(trx: Transaction<DB>, dialect: Dialect, job: I
     rows?.push(target.id, job.locale, forms, isEmpty, fuzzy, stale, previous, at);
   }
   if (known === 0) throw new ImportError(`none of the ${units.length} strings matches a string of "${file.name}" in the base language`);
-  await insertRows(trx, dialect, 'quote_translations', [...TRANSLATION_KEY, ...TRANSLATION_VALUES], inserts);
-  await updateRows(trx, dialect, 'quote_translations', TRANSLATION_KEY, TRANSLATION_VALUES, updates);
+  await insertSliced(trx, dialect, 'quote_translations', [...TRANSLATION_KEY, ...TRANSLATION_VALUES], inserts);
+  await updateSliced(trx, dialect, 'quote_translations', TRANSLATION_KEY, TRANSLATION_VALUES, updates);
   await recountFileLocale(trx, file.id, job.locale);
   const pluralForms = (meta.headers as Record<string, string> | undefined)?.['Plural-Forms'];
   if (pluralForms) await trx.updateTable('quote_file_locales').set({ plural_forms: pluralForms }).where('file_id', '=', file.id).where('locale', '=', job.locale).execute();
@@ -186,6 +212,6 @@ async function importTranslations(trx: Transaction<DB>, dialect: Dialect, job: I
 
 /** The uploader-facing message of a failed import. */
 export function failureMessage(error: unknown): string | null {
-  if (error instanceof FormatError || error instanceof ImportError) return error.message;
+  if (error instanceof ImportError || error instanceof ReadError) return error.message;
   return null;
 }

@@ -3,21 +3,37 @@
 // UPDATE (status queued → running), runs it, and polls for more. At start, jobs left
 // "running" for longer than QUOTES_IMPORT_STALE_S by a dead process are queued again
 // (at most 3 attempts), then failed with a clear message.
+// A process runs as many jobs at once as its import pool has threads: each file is read in a
+// thread (import-worker.ts), then applied on this thread in the order the jobs were claimed, so
+// the last upload of a file wins as before. The other jobs wait in the table, not in memory.
 import type { FastifyBaseLogger } from 'fastify';
 import type { Database } from '../db/index.js';
 import type { QuotesConfig } from './config.js';
-import { failureMessage, runImport } from './importer.js';
+import type { ImportPool, ReadFile } from './import-worker.js';
+import { applyImport, failureMessage } from './importer.js';
 import { dropPayloads, type ImportRow } from './store.js';
 
 const MAX_ATTEMPTS = 3;
 
+type Job = ImportRow & { payload: Buffer | null };
+
 export class ImportQueue {
   private timer: NodeJS.Timeout | null = null;
-  private running: Promise<void> | null = null;
+  private filling: Promise<void> | null = null;
   private again = false;
   private closed = false;
+  /** Jobs being read or applied, at most one per pool thread. */
+  private active = new Set<Promise<void>>();
+  /** The last claimed job's application: each job applies after the one claimed before it. */
+  private applied: Promise<void> = Promise.resolve();
 
-  constructor(private db: Database, private config: QuotesConfig, private log: FastifyBaseLogger, private now: () => number = Date.now) {}
+  constructor(
+    private db: Database,
+    private config: QuotesConfig,
+    private pool: ImportPool,
+    private log: FastifyBaseLogger,
+    private now: () => number = Date.now,
+  ) {}
 
   async start(): Promise<void> {
     await this.recoverStale();
@@ -29,20 +45,21 @@ export class ImportQueue {
   async close(): Promise<void> {
     this.closed = true;
     if (this.timer) clearInterval(this.timer);
-    await this.running;
+    await this.filling;
+    await Promise.all(this.active);
   }
 
-  /** Runs queued jobs until none is left; calls during a run schedule one more pass. */
+  /** Claims queued jobs while a thread is free; calls during a pass schedule one more. */
   kick(): void {
     if (this.closed) return;
-    if (this.running) {
+    if (this.filling) {
       this.again = true;
       return;
     }
-    this.running = this.drain()
+    this.filling = this.fill()
       .catch((error) => this.log.error({ err: error }, 'import queue failed'))
       .finally(() => {
-        this.running = null;
+        this.filling = null;
         if (this.again && !this.closed) {
           this.again = false;
           this.kick();
@@ -50,15 +67,19 @@ export class ImportQueue {
       });
   }
 
-  private async drain(): Promise<void> {
-    while (!this.closed) {
+  private async fill(): Promise<void> {
+    while (!this.closed && this.active.size < this.pool.threads) {
       const job = await this.claim();
       if (!job) return;
-      await this.process(job);
+      const run: Promise<void> = this.process(job).finally(() => {
+        this.active.delete(run);
+        this.kick();
+      });
+      this.active.add(run);
     }
   }
 
-  private async claim(): Promise<(ImportRow & { payload: Buffer | null }) | null> {
+  private async claim(): Promise<Job | null> {
     const kysely = this.db.kysely;
     for (let tries = 0; tries < 5; tries++) {
       const next = await kysely.selectFrom('quote_imports').select('id').where('status', '=', 'queued').orderBy('id').limit(1).executeTakeFirst();
@@ -78,16 +99,25 @@ export class ImportQueue {
     return null;
   }
 
-  private async process(job: ImportRow & { payload: Buffer | null }): Promise<void> {
+  /** Reads the file now, applies it after the previously claimed job. Never rejects. */
+  private process(job: Job): Promise<void> {
     const started = this.now();
+    const reading = job.payload ? this.pool.read(job.format, job.payload) : Promise.reject(new Error('no payload'));
+    reading.catch(() => {}); // awaited in apply, maybe after the previous job: not unhandled meanwhile
+    this.applied = this.applied.then(() => this.apply(job, reading, started));
+    return this.applied;
+  }
+
+  private async apply(job: Job, reading: Promise<ReadFile>, started: number): Promise<void> {
     try {
-      if (!job.payload) throw new Error('import has no payload');
-      const outcome = await runImport(this.db.kysely, this.db.dialect, job, Buffer.from(job.payload), this.now);
+      const outcome = await applyImport(this.db.kysely, this.db.dialect, job, await reading, this.now);
       this.log.info({ importId: job.id, strings: outcome.strings, ms: this.now() - started }, 'import completed');
     } catch (error) {
       const message = failureMessage(error);
       if (!message) this.log.error({ err: error, importId: job.id }, 'import failed unexpectedly');
-      await this.fail(job.id, message ?? 'the import failed because of an internal error');
+      await this.fail(job.id, message ?? 'the import failed because of an internal error').catch((failure) => {
+        this.log.error({ err: failure, importId: job.id }, 'could not mark the import failed');
+      });
     }
   }
 

@@ -8,6 +8,8 @@
 //   gives words, so CJK is counted in segmenter words, never in characters.
 // One segmenter per process: segmentation rules do not depend on the locale for these scripts
 // in ICU, and reusing it keeps counting fast.
+// Every step is linear in the text's length (an upload is caller data): the token patterns cannot
+// backtrack across the text, and long texts are segmented in bounded pieces (countPlain).
 
 const PARTS = {
   markup: [
@@ -16,9 +18,13 @@ const PARTS = {
     /&(?:[A-Za-z][A-Za-z0-9]*|#\d+|#x[0-9A-Fa-f]+);/.source, // entities
   ],
   urls: [/\b(?:https?|ftp):\/\/[^\s<>"']+/.source, /\bwww\.[^\s<>"']+/.source],
-  emails: [/[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+/.source],
+  // The local part is at most 64 characters (RFC 5321): unbounded, every letter of a long word
+  // started a scan to its end (quadratic in a text with an "@").
+  emails: [/[A-Za-z0-9._%+-]{1,64}@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+/.source],
   placeholders: [
-    /\{\{\s*[^{}]*?\s*\}\}/.source, // {{count}}
+    // {{count}}: the same matches as {{\s*[^{}]*?\s*}}, whose three ways of matching spaces made
+    // "{{" + 5,000 spaces take a minute.
+    /\{\{[^{}]*\}\}/.source,
     /\$\{[^{}]*\}/.source, // ${name}
     /\{[A-Za-z0-9_.,: -]*\}/.source, // {0} {name} {count, number}
     /%(?:\d+\$)?(?:\([A-Za-z0-9_]+\))?[-+ #0]*(?:\d+|\*)?(?:\.(?:\d+|\*))?(?:hh|h|ll|l|L|q|j|z|t)?[diouxXeEfFgGaAcspn@%]/.source, // printf
@@ -67,8 +73,34 @@ function isLetterOrDigit(c: number): boolean {
   return c >= 0xc0 && c <= 0x24f && c !== 0xd7 /* × */ && c !== 0xf7 /* ÷ */;
 }
 
-/** The words of text[from, to), which has no special token. */
-function countPlain(text: string, from = 0, to = text.length): number {
+// ICU's word segmenter slows down sharply on long texts (one Japanese text: 50k characters
+// 0.36 s, 70k characters 17 s), so a longer stretch is segmented in pieces of at most CHUNK
+// characters, each cut where no word can span, found in its last quarter: after a space or a
+// sentence mark that no combining or format character follows (UAX #29 always breaks there and
+// the dictionary scripts' runs end there, so the count is the same as in one piece); without
+// one, at a word boundary the segmenter finds there (a dictionary word near the cut may then
+// split differently: rarely, a word more or less per cut, in a text of hundreds of characters
+// without a space or a full stop).
+export const CHUNK = 2000;
+const CUT_AFTER = new Set([...' \t\n\v\f\r\u3000\u3001\u3002\uff01\uff1f!?'].map((c) => c.charCodeAt(0)));
+// Characters that join the one before them (UAX #29 Extend, Format, ZWJ) or combine with it.
+const ATTACHED = /[\p{Grapheme_Extend}\p{Mc}\p{Cf}\p{Emoji_Modifier}]/uy;
+
+/** The words of text[from, to), which has no special token; pieces of `chunk` characters. */
+function countPlain(text: string, from: number, to: number, chunk: number): number {
+  // The fast path is linear: only what needs the segmenter is cut.
+  const runs = countSimpleRuns(text, from, to);
+  if (runs >= 0) return runs;
+  let words = 0;
+  while (to - from > chunk) {
+    const cut = cutPoint(text, from, from + chunk);
+    words += countPiece(text, from, cut);
+    from = cut;
+  }
+  return words + countPiece(text, from, to);
+}
+
+function countPiece(text: string, from: number, to: number): number {
   if (from >= to) return 0;
   const runs = countSimpleRuns(text, from, to);
   if (runs >= 0) return runs;
@@ -77,20 +109,55 @@ function countPlain(text: string, from = 0, to = text.length): number {
   return words;
 }
 
+/** Where to end the piece text[from, end): a safe cut in its last quarter, else a word boundary there. */
+function cutPoint(text: string, from: number, end: number): number {
+  const low = end - Math.floor((end - from) / 4);
+  for (let at = end; at > low; at--) {
+    if (!CUT_AFTER.has(text.charCodeAt(at - 1))) continue;
+    ATTACHED.lastIndex = at;
+    if (!ATTACHED.test(text)) return at;
+  }
+  // The boundary nearest the middle of that quarter, where the segmenter saw text on both sides.
+  const middle = (end - low) >> 1;
+  let best = 0;
+  for (const { index } of segmenter.segment(text.slice(low, end))) {
+    if (Math.abs(index - middle) < Math.abs(best - middle)) best = index;
+  }
+  if (best > 0) return low + best;
+  // One "word" longer than the window: cut between two code points.
+  return isHighSurrogate(text.charCodeAt(end - 1)) ? end - 1 : end;
+}
+
+const isHighSurrogate = (c: number) => c >= 0xd800 && c <= 0xdbff;
+
+// A "<!--" with no "-->" after it is no comment, but finding that out scanned to the end of the
+// text, for each one: quadratic with many of them. Their "!" is masked in the copy the token
+// pattern runs on (only a comment matches "<" + "!"; a masked "!" is matched as a "!" would be by
+// every other part), so the pattern finds the same tokens at the same places, in linear time.
+function maskUnclosedComments(text: string): string {
+  const close = text.lastIndexOf('-->');
+  const from = Math.max(0, close - 3); // an opener at i needs a "-->" at i + 4 or later
+  if (text.indexOf('<!--', from) < 0) return text;
+  return text.slice(0, from) + text.slice(from).replaceAll('<!--', '<\uffff--');
+}
+
 // Every special token needs one of these characters; most strings have none of them.
 const MAYBE_TOKEN = /[<&%{$@]|:\/\/|www\./;
 
-export function countWords(text: string): number {
+/** The words of `text`; `size` (for tests) sets the pieces' size, Infinity for one piece. */
+export function countWords(text: string, size = CHUNK): number {
   if (!text) return 0;
-  if (!MAYBE_TOKEN.test(text)) return countPlain(text);
+  const chunk = Math.max(16, size);
+  if (!MAYBE_TOKEN.test(text)) return countPlain(text, 0, text.length, chunk);
   const tokens = TOKENS[(MAYBE_URL.test(text) ? 2 : 0) + (text.includes('@') ? 1 : 0)];
+  const subject = text.includes('<!--') ? maskUnclosedComments(text) : text;
   tokens.lastIndex = 0;
   let words = 0;
   let last = 0;
   // exec() in a loop: matchAll's iterator cost more than the matching itself.
-  for (let match = tokens.exec(text); match; match = tokens.exec(text)) {
+  for (let match = tokens.exec(subject); match; match = tokens.exec(subject)) {
     const token = match[0];
-    words += countPlain(text, last, match.index);
+    words += countPlain(text, last, match.index, chunk);
     last = match.index + token.length;
     // Markup counts 0; "%%" is a literal percent sign, not a placeholder.
     if (token.startsWith('<') || token.startsWith('&') || token === '%%') {
@@ -99,5 +166,5 @@ export function countWords(text: string): number {
     }
     words += 1;
   }
-  return words + countPlain(text, last);
+  return words + countPlain(text, last, text.length, chunk);
 }
