@@ -30,16 +30,16 @@ const PO = 'msgid ""\nmsgstr ""\n"Content-Type: text/plain; charset=UTF-8\\n"\n\
 const XLIFF = '<xliff version="1.2"><file source-language="en" datatype="plaintext" original="a"><body>'
   + '<trans-unit id="a"><source>Hi</source></trans-unit></body></file></xliff>';
 
-/** Small files of every upload format (some with prototype keys), for the uploads' `file` field. */
-const SAMPLE_FILES = [
-  new FileValue(PO_FILE, Buffer.from(PO)),
-  new FileValue('strings.json', Buffer.from('{"menu":{"open":"Open","close":"Close"},"__proto__":{"x":"y"}}')),
-  new FileValue('strings.yml', Buffer.from('en:\n  greeting: Hello\n  __proto__:\n    polluted: yes\n')),
-  new FileValue('strings.xml', Buffer.from('<?xml version="1.0"?><resources><string name="a">Hi</string></resources>')),
-  new FileValue('Localizable.strings', Buffer.from('"hello" = "Hello";\n"constructor" = "x";\n')),
-  new FileValue('a.xliff', Buffer.from(XLIFF)),
-  new FileValue('photo.png', IMAGES.png),
-];
+/** A small file of every upload format, some with prototype keys, and the format it is in. */
+const SAMPLES = ([
+  [PO_FILE, PO, 'GNU_PO'],
+  ['strings.json', '{"menu":{"open":"Open"},"__proto__":{"polluted":"yes"}}', 'HIERARCHICAL_JSON'],
+  ['strings.yml', 'en:\n  greeting: Hello\n  __proto__:\n    polluted: yes\n', 'YAML'],
+  ['strings.xml', '<?xml version="1.0"?><resources><string name="a">Hi</string></resources>', 'ANDROID_XML'],
+  ['Localizable.strings', '"hello" = "Hello";\n"constructor" = "x";\n', 'IOS_STRINGS'],
+  ['a.xliff', XLIFF, 'XLIFF'],
+] as const).map(([name, text, format]) => [new FileValue(name, Buffer.from(text)), format] as const);
+const SAMPLE_NAMES = SAMPLES.map(([file]) => file.name);
 
 /** Values that reach past lookups and authentication, by parameter or property name. */
 const HINTS = new Map<string, unknown[]>([
@@ -54,10 +54,10 @@ const HINTS = new Map<string, unknown[]>([
   ['project_id', ['~~project_id~~']],
   ['import_id', ['~~import_id~~']],
   ['order_id', ['~~order_id~~']],
-  ['file', SAMPLE_FILES],
-  ['file_name', [PO_FILE]],
-  ['source_file_name', [PO_FILE]],
-  ['files', [PO_FILE]],
+  ['file', [...SAMPLES.map(([file]) => file), new FileValue('a.png', IMAGES.png)]],
+  ['file_name', SAMPLE_NAMES],
+  ['source_file_name', SAMPLE_NAMES],
+  ['files', SAMPLE_NAMES],
   ['locale', ['de-DE', 'ja-JP', 'en-US']],
   ['to_locale', ['de-DE', 'ja-JP', 'fr-FR']],
   ['base_locale', ['en-US']],
@@ -238,14 +238,18 @@ export async function startWorld(kind: DatabaseKind): Promise<World> {
   };
 }
 
-/** A OneSky key pair of the user (null when it may have no more), a project, an imported file and an order. */
+/** A OneSky key pair of the user (null when it may have no more), a project with a file of each format, an order. */
 async function quotesClient(url: string, token: string) {
   const keys = await fetch(`${url}/api/users/apikeys`, { method: 'POST', headers: bearer(token) });
   if (keys.status !== 201) return null;
   const { api_key, api_secret } = (await keys.json()) as { api_key: string; api_secret: string };
   const client = new Client(url, api_key, api_secret, token);
   const projectId = await client.createProject('en-US', ['de-DE', 'ja-JP']);
-  const imported = await client.importFile(projectId, PO_FILE, PO, 'GNU_PO');
+  const imports = [];
+  for (const [file, format] of SAMPLES) {
+    imports.push(await client.importFile(projectId, file.name, Buffer.from(file.bytes), format));
+  }
+  const imported = imports[0];
   const json = { files: [PO_FILE], to_locale: 'de-DE' };
   const order = await client.call('POST', `/1/projects/${projectId}/orders`, { json });
   if (order.status !== 201) throw new Error(`order ${order.status} ${order.text}`);
