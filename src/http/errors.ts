@@ -9,6 +9,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { isForeignKeyViolation } from '../db/errors.js';
 import type { LocalPrefix } from '../services.js';
 
 export interface FieldError {
@@ -239,6 +240,11 @@ export function errorHandlerFor(fixed?: ErrorStyle) {
         return send(reply, rendered.status, rendered);
       }
       return send(reply, 400, style.render(400, fields.map((f) => f.msg).join('; ')));
+    }
+    if (isForeignKeyViolation(error)) {
+      // A row this request refers to was deleted by another one meanwhile (a project, a user):
+      // the caller's request conflicts with that change.
+      return send(reply, 409, style.render(409, 'A resource this request refers to was deleted meanwhile'));
     }
     const status = fastifyError.statusCode ?? 500;
     if (status >= 400 && status < 500) {

@@ -153,7 +153,9 @@ export async function registerQuoteRoutes(app: FastifyInstance, context: Service
         .execute();
       if (body.target_locales !== undefined) await setTargetLocales(trx, project.id, targetCodes(base, body.target_locales), now);
     });
-    return { meta: { status: 200 }, data: await projectBody((await findProject(kysely, project.id, principalOf(request)))!) };
+    const updated = await findProject(kysely, project.id, principalOf(request));
+    if (!updated) throw new HttpError(404, `project ${project.id} not found`); // deleted meanwhile
+    return { meta: { status: 200 }, data: await projectBody(updated) };
   });
 
   app.delete('/1/projects/:project_id', {

@@ -1,5 +1,6 @@
 // The SQL of tasks. Ownership is part of every query, so a task of another user is simply
 // not found (no read-then-check race).
+import { isForeignKeyViolation } from '../db/errors.js';
 import type { Database } from '../db/index.js';
 import type { TasksTable } from '../users/tables.js';
 
@@ -9,11 +10,6 @@ export type TaskRow = Omit<TasksTable, 'id'> & { id: number };
 export type Owner = number | null;
 
 const COLUMNS = ['id', 'user_id', 'title', 'description', 'done', 'created_at', 'updated_at'] as const;
-
-export function isForeignKeyViolation(error: unknown): boolean {
-  const code = (error as { code?: string } | null)?.code;
-  return code === '23503' || code === 'SQLITE_CONSTRAINT_FOREIGNKEY';
-}
 
 export class TasksStore {
   constructor(private readonly database: Database) {}

@@ -1,6 +1,7 @@
 // The SQL of users, sessions, password resets, photos, the mail outbox and API keys.
 // Every multi-row change runs in one transaction; every query is parameterized by Kysely.
 import type { Kysely, Transaction } from 'kysely';
+import { isUniqueViolation } from '../db/errors.js';
 import { writeTransaction, type Database } from '../db/index.js';
 import type { DB } from '../db/schema.js';
 
@@ -24,12 +25,6 @@ export interface Credentials {
   username: string;
   role: 'user' | 'admin';
   password_hash: string;
-}
-
-/** True for a unique-constraint violation on either database. */
-export function isUniqueViolation(error: unknown): boolean {
-  const code = (error as { code?: string } | null)?.code;
-  return code === '23505' || code === 'SQLITE_CONSTRAINT_UNIQUE' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY';
 }
 
 function usersWithPhoto(db: Db) {

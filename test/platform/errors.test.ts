@@ -1,7 +1,11 @@
 import { PassThrough } from 'node:stream';
+import Database from 'better-sqlite3';
+import Fastify from 'fastify';
+import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import {
   clientErrorHandler,
+  errorHandlerFor,
   errorStyleFor,
   fieldErrorsFromValidation,
   oneSkyStyle,
@@ -9,6 +13,7 @@ import {
   problemStyle,
 } from '../../src/http/errors.js';
 import { validatorCompiler } from '../../src/http/validation.js';
+import { PG_ADMIN_URL, postgresAvailable } from '../support/databases.js';
 
 function validate(schema: object, value: unknown, httpPart = 'body') {
   const check = validatorCompiler({ schema, httpPart, method: 'POST', url: '/' } as any) as any;
@@ -92,3 +97,53 @@ describe('the path → area → shape mapping', () => {
     expect(body).toEqual({ meta: { status: 400, message: 'Malformed HTTP request' }, data: {} });
   });
 });
+
+describe('a row deleted by a concurrent request', () => {
+  // Found by the fuzz suite on PostgreSQL: an upload, an order or a login whose project or user
+  // another request deleted meanwhile hit the foreign key and answered 500.
+  async function foreignKeyErrors(): Promise<[string, unknown][]> {
+    const sqlite = new Database(':memory:');
+    sqlite.exec('pragma foreign_keys = on; create table p (id integer primary key); create table c (p integer references p (id))');
+    const errors: [string, unknown][] = [['sqlite', catchError(() => sqlite.exec('insert into c values (1)'))]];
+    if (postgresAvailable) {
+      const client = new pg.Client({ connectionString: PG_ADMIN_URL });
+      await client.connect();
+      try {
+        await client.query('create temp table p (id integer primary key); create temp table c (p integer references p (id))');
+        errors.push(['postgres', await client.query('insert into c values (1)').catch((error: unknown) => error)]);
+      } finally {
+        await client.end();
+      }
+    }
+    return errors;
+  }
+
+  it('answers 409 in the area\'s shape, not 500', async () => {
+    for (const [database, error] of await foreignKeyErrors()) {
+      const app = Fastify();
+      app.setErrorHandler(errorHandlerFor());
+      app.all('/*', async () => {
+        throw error;
+      });
+      for (const [url, shape] of [
+        ['/1/projects/1/orders', (body: any) => expect(body.meta.status).toBe(409)],
+        ['/api/users/login', (body: any) => expect(body).toMatchObject({ status: 409, title: 'Conflict' })],
+        ['/v1/chat/completions', (body: any) => expect(body.error).toMatchObject({ message: expect.any(String) })],
+      ] as const) {
+        const answer = await app.inject({ method: 'POST', url });
+        expect(answer.statusCode, `${database} ${url}`).toBe(409);
+        shape(answer.json());
+      }
+      await app.close();
+    }
+  });
+});
+
+function catchError(run: () => void): unknown {
+  try {
+    run();
+  } catch (error) {
+    return error;
+  }
+  throw new Error('expected an error');
+}
