@@ -2,6 +2,7 @@
 // counting the words of its strings run in a pool of worker threads (piscina), so a hostile or
 // huge upload never stalls the requests of any service. This module is both the pool (main
 // thread) and the task (worker thread, its default export).
+import '../noproto.js';
 import { Buffer } from 'node:buffer';
 import { MessageChannel, type MessagePort } from 'node:worker_threads';
 import { Piscina } from 'piscina';
@@ -70,9 +71,12 @@ export class ImportPool {
     // Compiled, this module is a .js file that Node loads as it is; run from the TypeScript
     // sources (tsx, vitest), the threads need tsx's loader too.
     const typescript = import.meta.url.endsWith('.ts') && !process.execArgv.includes('tsx');
+    // A worker refuses process-wide flags such as --disable-proto (npm start, the tests): it
+    // inherits them, and imports noproto.ts itself for the other ways of starting.
+    const execArgv = process.execArgv.filter((flag) => !flag.startsWith('--disable-proto'));
     this.pool = new Piscina({
       filename: import.meta.url,
-      execArgv: typescript ? [...process.execArgv, '--import', 'tsx'] : process.execArgv,
+      execArgv: typescript ? [...execArgv, '--import', 'tsx'] : execArgv,
       minThreads: 0,
       maxThreads: options.threads,
       idleTimeout: 600_000,
