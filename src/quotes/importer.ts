@@ -1,11 +1,11 @@
 // One import: the uploaded bytes, read in their format with their word counts by the import pool
-// (import-worker.ts), are applied in ONE transaction (strings or translations, file totals, state
+// (file-worker.ts), are applied in ONE transaction (strings or translations, file totals, state
 // counts, the task's status), so a file is either fully imported or not at all.
 import { sql, type Kysely, type Transaction } from 'kysely';
 import type { Dialect } from '../db/index.js';
 import type { DB } from '../db/schema.js';
 import { insertRows, updateRows, type Column } from '../db/bulk.js';
-import { ReadError, type CountedUnit, type ReadFile } from './import-worker.js';
+import { ReadError, type CountedUnit, type ReadFile } from './file-worker.js';
 import { addTargetLocales, chunks, countedLocales, dropPayloads, findFile, recountFileLocale, type ImportRow } from './store.js';
 
 /** Failures whose message is meant for the uploader (anything else is logged, not shown). */
@@ -59,7 +59,7 @@ function updateSliced(trx: Trx, dialect: Dialect, table: string, keys: Column[],
   return inSlices(values, keys.length + set.length, (rows) => updateRows(trx, dialect, table, keys, set, rows));
 }
 
-/** Applies a file read by the import pool (import-worker.ts, with its word counts). */
+/** Applies a file read by the import pool (file-worker.ts, with its word counts). */
 export async function applyImport(
   db: Kysely<DB>,
   dialect: Dialect,

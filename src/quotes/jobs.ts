@@ -4,12 +4,12 @@
 // "running" for longer than QUOTES_IMPORT_STALE_S by a dead process are queued again
 // (at most 3 attempts), then failed with a clear message.
 // A process runs as many jobs at once as its import pool has threads: each file is read in a
-// thread (import-worker.ts), then applied on this thread in the order the jobs were claimed, so
+// thread (file-worker.ts), then applied on this thread in the order the jobs were claimed, so
 // the last upload of a file wins as before. The other jobs wait in the table, not in memory.
 import type { FastifyBaseLogger } from 'fastify';
 import type { Database } from '../db/index.js';
 import type { QuotesConfig } from './config.js';
-import type { ImportPool, ReadFile } from './import-worker.js';
+import type { FilePool, ReadFile } from './file-worker.js';
 import { applyImport, failureMessage } from './importer.js';
 import { dropPayloads, type ImportRow } from './store.js';
 
@@ -30,7 +30,7 @@ export class ImportQueue {
   constructor(
     private db: Database,
     private config: QuotesConfig,
-    private pool: ImportPool,
+    private pool: FilePool,
     private log: FastifyBaseLogger,
     private now: () => number = Date.now,
   ) {}

@@ -8,7 +8,9 @@ import { readMultipartBody } from '../http/multipart.js';
 import type { Principal } from '../http/auth.js';
 import type { ServiceContext } from '../services.js';
 import { makeAuthenticator } from './auth.js';
-import { FORMATS, isFileFormat, FILE_FORMATS, type ExportEntry } from './formats/index.js';
+import { exportFile } from './exporter.js';
+import type { FilePool } from './file-worker.js';
+import { isFileFormat, FILE_FORMATS } from './formats/index.js';
 import { fileNameProblem } from './importer.js';
 import type { ImportQueue } from './jobs.js';
 import { findLanguage, LANGUAGES, requireLanguage, type Language } from './locales.js';
@@ -23,7 +25,7 @@ import type { Specialization } from './rates.js';
 const QUOTE_BOOLEANS = ['is_including_not_translated', 'is_including_not_approved', 'is_including_outdated'];
 const security: Record<string, string[]>[] = [{ oneSkyKey: [], oneSkyTimestamp: [], oneSkyHash: [] }, { bearer: [] }];
 
-export async function registerQuoteRoutes(app: FastifyInstance, context: ServiceContext, queue: ImportQueue) {
+export async function registerQuoteRoutes(app: FastifyInstance, context: ServiceContext, queue: ImportQueue, pool: FilePool) {
   const { db, config } = context;
   const quotes = config.quotes;
   const kysely = db.kysely;
@@ -378,30 +380,8 @@ export async function registerQuoteRoutes(app: FastifyInstance, context: Service
     const project = await projectFor(request);
     const query = request.query as { locale: string; source_file_name: string; export_file_name?: string };
     const language = requireLanguage('locale', query.locale);
-    const file = await findFile(kysely, project.id, query.source_file_name);
-    if (!file) throw new HttpError(400, `source_file_name: no file "${query.source_file_name.slice(0, 100)}" in project ${project.id}`);
-    if (!isFileFormat(file.format)) throw new HttpError(500, `file ${file.name} has an unknown format`);
-    const isBase = language.code === project.base_locale;
-    const rows = await kysely
-      .selectFrom('quote_strings as s')
-      .leftJoin('quote_translations as t', (join) => join.onRef('t.string_id', '=', 's.id').on('t.locale', '=', language.code))
-      .select(['s.key', 's.context', 's.source', 's.source_plural', 't.forms', 't.fuzzy', 't.previous'])
-      .where('s.file_id', '=', file.id)
-      .orderBy('s.position')
-      .execute();
-    const entries: ExportEntry[] = rows.map((row) => ({
-      key: row.key,
-      context: row.context,
-      source: row.source,
-      sourcePlural: row.source_plural,
-      forms: row.forms == null ? null : JSON.parse(row.forms),
-      fuzzy: row.fuzzy === 1,
-      previous: row.previous,
-    }));
-    const counted = await kysely.selectFrom('quote_file_locales').select('plural_forms').where('file_id', '=', file.id).where('locale', '=', language.code).executeTakeFirst();
-    const content = FORMATS[file.format].write({ entries, meta: JSON.parse(file.meta), locale: language.code, sourceLocale: project.base_locale, fileName: file.name, isBase, pluralForms: counted?.plural_forms });
-    const name = (query.export_file_name || file.name).replace(/[^\w.\- ]/g, '_');
-    return reply.type(FORMATS[file.format].mime).header('content-disposition', `attachment; filename="${name}"`).send(content);
+    const file = await exportFile(db, pool, project, language, query.source_file_name, query.export_file_name);
+    return reply.type(file.mime).header('content-disposition', `attachment; filename="${file.name}"`).send(file.content);
   });
 
   // ---- quotations and orders ------------------------------------------------------------

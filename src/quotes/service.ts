@@ -1,7 +1,7 @@
 // Area C: translation quotations, OneSky Platform API conventions, under /1.
 import { errorHandlerFor, oneSkyStyle } from '../http/errors.js';
 import type { ServiceDefinition } from '../services.js';
-import { ImportPool } from './import-worker.js';
+import { FilePool } from './file-worker.js';
 import { ImportQueue } from './jobs.js';
 import { registerQuoteRoutes } from './routes.js';
 
@@ -21,10 +21,10 @@ export const service: ServiceDefinition = {
   async register(app, context) {
     app.setErrorHandler(errorHandlerFor(oneSkyStyle));
     const { importThreads, importTimeoutS } = context.config.quotes;
-    // One pool per process for the CPU work on uploads; its threads start on demand.
-    const pool = new ImportPool({ threads: importThreads, timeoutMs: importTimeoutS * 1000 });
+    // One pool per process for the CPU work on whole files (imports, exports); its threads start on demand.
+    const pool = new FilePool({ threads: importThreads, timeoutMs: importTimeoutS * 1000 });
     const queue = new ImportQueue(context.db, context.config.quotes, pool, app.log);
-    await registerQuoteRoutes(app, context, queue);
+    await registerQuoteRoutes(app, context, queue, pool);
     // Start the queue once the app is ready; stop it before the database closes, then the threads.
     app.addHook('onReady', async () => queue.start());
     app.addHook('preClose', async () => queue.close());

@@ -1,5 +1,6 @@
 // All SQL of the quotation service (Kysely, parameterized, same queries on SQLite and PostgreSQL).
 import { sql, type Kysely, type Transaction } from 'kysely';
+import type { Dialect } from '../db/index.js';
 import type { DB } from '../db/schema.js';
 import type { Principal } from '../http/auth.js';
 import type { QuoteFileLocaleRow, QuoteFileRow, QuoteImportRow, QuoteOrderRow, QuoteProjectRow } from './tables.js';
@@ -60,6 +61,61 @@ export async function setTargetLocales(db: Q, projectId: number, locales: string
 
 export async function findFile(db: Q, projectId: number, name: string): Promise<FileRow | undefined> {
   return (await db.selectFrom('quote_files').selectAll().where('project_id', '=', projectId).where('name', '=', name).executeTakeFirst()) as FileRow | undefined;
+}
+
+/**
+ * The strings of a file in their order with their translation in one language (if any), in
+ * batches of one read (a re-upload never shows half applied). SQLite reads on this thread, so
+ * its rows are streamed (one 100k-row `all()` held the thread for 0.3–0.4 s): between batches
+ * the caller gives the event loop a turn, and other queries wait for the connection.
+ */
+export async function* exportRows(
+  db: Q,
+  dialect: Dialect,
+  fileId: number,
+  locale: string,
+  size: number,
+): AsyncGenerator<ExportRowObject[]> {
+  const query = db
+    .selectFrom('quote_strings as s')
+    .leftJoin('quote_translations as t', (join) => join.onRef('t.string_id', '=', 's.id').on('t.locale', '=', locale))
+    .select(['s.key', 's.context', 's.source', 's.source_plural', 't.forms', 't.fuzzy', 't.previous'])
+    .where('s.file_id', '=', fileId)
+    .orderBy('s.position');
+  if (dialect === 'postgres') {
+    // PostgreSQL's rows are parsed as they arrive, a network read at a time.
+    yield* chunks(await query.execute(), size);
+    return;
+  }
+  let batch: ExportRowObject[] = [];
+  for await (const row of query.stream()) {
+    batch.push(row);
+    if (batch.length < size) continue;
+    yield batch;
+    batch = [];
+  }
+  if (batch.length) yield batch;
+}
+
+export type ExportRowObject = {
+  key: string;
+  context: string | null;
+  source: string;
+  source_plural: string | null;
+  forms: string | null;
+  fuzzy: number | null;
+  previous: string | null;
+};
+
+/** The Plural-Forms header of a file's last upload in one language. */
+export async function pluralFormsOf(db: Q, fileId: number, locale: string): Promise<string | null> {
+  const row = await db
+    .selectFrom('quote_file_locales')
+    .select('plural_forms')
+    .where('file_id', '=', fileId)
+    .where('locale', '=', locale)
+    .executeTakeFirst();
+  return row?.plural_forms ?? null;
 }
 
 export type FileWithCounts = FileRow & { counts: QuoteFileLocaleRow | null };

@@ -1,13 +1,12 @@
 // Hostile uploads must not stall the process: files are read and their words counted in worker
 // threads, long texts are segmented in bounded pieces (with the same counts), the token patterns
 // are linear, and a file that takes too long to read fails instead of holding a thread.
-import { Worker } from 'node:worker_threads';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CHUNK, countWords } from '../../src/quotes/wordcount.js';
 import { databaseKinds } from '../support/databases.js';
 import type { TestServer } from '../support/server.js';
-import { Client, startQuotesServer } from './helpers.js';
+import { Client, latencies, probeHealth, startQuotesServer } from './helpers.js';
 
 const segmenter = new Intl.Segmenter(undefined, { granularity: 'word' });
 function segmenterWords(text: string): number {
@@ -29,39 +28,6 @@ const text = (maxWords: number) =>
   fc
     .array(fc.tuple(fc.constantFrom(...WORDS), fc.constantFrom(...SEPARATORS)), { minLength: 1, maxLength: maxWords })
     .map((parts) => parts.map(([word, separator]) => word + separator).join(''));
-
-/** Measures GET /healthz from another thread (its own event loop), as an outside client would. */
-function probeHealth(base: string): { ready: Promise<unknown>; stop(): Promise<number[]> } {
-  const worker = new Worker(
-    `const { parentPort, workerData } = require('node:worker_threads');
-    let stop = false;
-    const times = [];
-    parentPort.once('message', () => { stop = true; });
-    (async () => {
-      await fetch(workerData + '/healthz'); // loads fetch itself, which is not what is measured
-      parentPort.postMessage('ready');
-      while (!stop) {
-        const started = performance.now();
-        await fetch(workerData + '/healthz').then((answer) => answer.text());
-        times.push(performance.now() - started);
-        await new Promise((resolve) => setTimeout(resolve, 2));
-      }
-      parentPort.postMessage(times);
-    })();`,
-    { eval: true, workerData: base },
-  );
-  const ready = new Promise((resolve) => worker.once('message', resolve));
-  const times = ready.then(() => new Promise<number[]>((resolve) => worker.once('message', resolve)));
-  return {
-    ready,
-    async stop() {
-      worker.postMessage('stop');
-      const result = await times;
-      await worker.terminate();
-      return result;
-    },
-  };
-}
 
 // A 300 KB HIERARCHICAL_JSON: one Japanese string of 100,000 characters, with or without full
 // stops; its words are its sentences' words (the segmenter took 20 s on the whole string).
@@ -127,7 +93,7 @@ describe.each(databaseKinds)('hostile uploads on %s', (kind) => {
       expect(answer.status, answer.text).toBe(201);
       tasks.push(await client.waitImport(project, answer.body.data.import.id));
     }
-    const times = (await probe.stop()).sort((a, b) => a - b);
+    const times = await probe.stop();
 
     const outcomes = tasks.map((task) => [task.status, task.string_count, task.word_count]);
     expect(outcomes).toEqual(uploads.map(([, , expected]) => expected));
@@ -136,10 +102,7 @@ describe.each(databaseKinds)('hostile uploads on %s', (kind) => {
     expect(first0).toMatchObject({ string_count: 1, word_count: segmenterWords(last) });
 
     expect(times.length).toBeGreaterThanOrEqual(50);
-    const p99 = times[Math.floor(times.length * 0.99)];
-    const ms = (value: number) => `${value.toFixed(1)} ms`;
-    const median = times[times.length >> 1];
-    const figures = `${times.length} probes: p50 ${ms(median)}, p99 ${ms(p99)}, max ${ms(times.at(-1)!)}`;
+    const { p99, figures } = latencies(times);
     expect(p99, figures).toBeLessThan(100);
   }, 120_000);
 

@@ -1,0 +1,205 @@
+// The CPU work on whole files, off the event loop: reading an uploaded file in its format and
+// counting the words of its strings, and writing a file for export, run in one pool of worker
+// threads (piscina), so a hostile or huge file never stalls the requests of any service. This
+// module is both the pool (main thread) and the task (worker thread, its default export), which
+// dispatches on the task's kind.
+import '../noproto.js';
+import { Buffer } from 'node:buffer';
+import { MessageChannel, type MessagePort } from 'node:worker_threads';
+import { Piscina } from 'piscina';
+import { FORMATS, FormatError, isFileFormat } from './formats/index.js';
+import type { ExportEntry, ExportRequest, ParsedUnit } from './formats/index.js';
+import { countWords } from './wordcount.js';
+
+export interface ReadTask {
+  kind: 'read';
+  format: string;
+  payload: Uint8Array;
+  /** Told when the thread starts on the file: the time limit counts from then. */
+  started: MessagePort;
+}
+
+/** A unit with the words of its source (and plural). */
+export type CountedUnit = ParsedUnit & { words: number };
+
+export interface ReadFile {
+  units: CountedUnit[];
+  meta: Record<string, unknown>;
+}
+
+/** One string of an exported file with its translation, as the database gives it. */
+export type ExportRow = [
+  key: string,
+  context: string | null,
+  source: string,
+  sourcePlural: string | null,
+  /** JSON text of the forms, null without a translation. */
+  forms: string | null,
+  fuzzy: number | null,
+  previous: string | null,
+];
+
+/** What a writer needs but the strings, which travel as JSON batches of ExportRows. */
+export type WriteJob = Omit<ExportRequest, 'entries' | 'meta'> & { format: string; meta: string; batches: string[] };
+
+interface WriteTask extends WriteJob {
+  kind: 'write';
+}
+
+// Units travel as JSON text, a few thousand a batch: structured cloning 100k units cost the main
+// thread 0.4 s in one go; parsing a batch of JSON takes a millisecond or two, between requests.
+// An export's rows go the other way the same way; the written file comes back transferred.
+export const BATCH = 2000;
+type ReadResult =
+  | { ok: true; batches: string[]; meta: Record<string, unknown> }
+  | { ok: false; message: string };
+
+/** The task, in a worker thread. */
+export default async function runTask(task: ReadTask | WriteTask): Promise<ReadResult | Uint8Array> {
+  return task.kind === 'read' ? readFile(task) : writeFile(task);
+}
+
+/**
+ * Reads an upload. A problem with the file is a result, not an exception: an error's class does
+ * not survive the way back.
+ */
+async function readFile(task: ReadTask): Promise<ReadResult> {
+  task.started.postMessage(null);
+  task.started.close();
+  const { format, payload } = task;
+  try {
+    if (!isFileFormat(format)) return { ok: false, message: `unknown file_format ${format}` };
+    const parsed = await FORMATS[format].parse(Buffer.from(payload.buffer, payload.byteOffset, payload.byteLength));
+    if (parsed.units.length === 0) return { ok: false, message: `no strings found: is this really a ${format} file?` };
+    const batches: string[] = [];
+    for (let i = 0; i < parsed.units.length; i += BATCH) {
+      const units = parsed.units.slice(i, i + BATCH) as CountedUnit[];
+      for (const unit of units) unit.words = countWords(unit.source) + countWords(unit.sourcePlural ?? '');
+      batches.push(JSON.stringify(units));
+    }
+    return { ok: true, batches, meta: parsed.meta };
+  } catch (error) {
+    if (error instanceof FormatError) return { ok: false, message: error.message };
+    throw error;
+  }
+}
+
+function writeFile(task: WriteTask): Uint8Array {
+  const { kind: _kind, format, batches, meta, ...request } = task;
+  if (!isFileFormat(format)) throw new Error(`unknown file format ${format}`);
+  const entries: ExportEntry[] = [];
+  for (const batch of batches) {
+    for (const [key, context, source, sourcePlural, forms, fuzzy, previous] of JSON.parse(batch) as ExportRow[]) {
+      const translation = forms == null ? null : (JSON.parse(forms) as string[]);
+      entries.push({ key, context, source, sourcePlural, forms: translation, fuzzy: fuzzy === 1, previous });
+    }
+  }
+  const content = FORMATS[format].write({ ...request, entries, meta: JSON.parse(meta) });
+  // Transferred, not copied: a buffer of its own (a small one may share Node's allocation pool).
+  const whole = content.byteOffset === 0 && content.byteLength === content.buffer.byteLength;
+  const own = whole ? content : new Uint8Array(content);
+  return Piscina.move(own) as unknown as Uint8Array;
+}
+
+/** A problem with the uploaded file (its message is for the uploader). */
+export class ReadError extends Error {}
+
+/** Too many exports under way: the caller may try again shortly. */
+export class PoolBusyError extends Error {}
+
+// Exports under way (written or waiting for a thread) per thread; more are refused, so waiting
+// exports hold bounded memory, and the pool's queue always has room for the imports.
+const EXPORTS_PER_THREAD = 4;
+
+export interface PoolOptions {
+  threads: number;
+  /** Longest time one file may take; then its thread is stopped and the import fails. */
+  timeoutMs: number;
+}
+
+/** The worker threads of one process; they start on the first import or export. */
+export class FilePool {
+  private pool: Piscina<ReadTask | WriteTask, ReadResult | Uint8Array>;
+  private exports = 0;
+
+  constructor(private options: PoolOptions) {
+    // Compiled, this module is a .js file that Node loads as it is; run from the TypeScript
+    // sources (tsx, vitest), the threads need tsx's loader too.
+    const typescript = import.meta.url.endsWith('.ts') && !process.execArgv.includes('tsx');
+    // A worker refuses process-wide flags such as --disable-proto (npm start, the tests): it
+    // inherits them, and imports noproto.ts itself for the other ways of starting.
+    const execArgv = process.execArgv.filter((flag) => !flag.startsWith('--disable-proto'));
+    this.pool = new Piscina({
+      filename: import.meta.url,
+      execArgv: typescript ? [...execArgv, '--import', 'tsx'] : execArgv,
+      minThreads: 0,
+      maxThreads: options.threads,
+      idleTimeout: 600_000,
+      // The import queue hands over at most one file per thread (waiting files stay in the
+      // table), and the exports under way are counted.
+      maxQueue: options.threads * (1 + EXPORTS_PER_THREAD),
+      // Below the main thread's priority (Linux): requests are served first on a busy machine.
+      niceIncrement: 10,
+    });
+  }
+
+  get threads(): number {
+    return this.options.threads;
+  }
+
+  /** Reads one uploaded file; throws ReadError for a problem with the file. */
+  async read(format: string, payload: Uint8Array): Promise<ReadFile> {
+    const { timeoutMs } = this.options;
+    // The limit counts from the start of the work, not from a thread's start-up.
+    const abort = new AbortController();
+    const { port1, port2 } = new MessageChannel();
+    let timer: NodeJS.Timeout | undefined;
+    port1.once('message', () => (timer = setTimeout(() => abort.abort(), timeoutMs)));
+    let result: ReadResult;
+    try {
+      const task: ReadTask = { kind: 'read', format, payload, started: port2 };
+      result = (await this.pool.run(task, { signal: abort.signal, transferList: [port2] })) as ReadResult;
+    } catch (error) {
+      if (abort.signal.aborted) {
+        const limit = `${timeoutMs / 1000} s (QUOTES_IMPORT_TIMEOUT_S)`;
+        throw new ReadError(`reading the file took longer than ${limit}; split it into smaller files`);
+      }
+      if ((error as Error).message === 'Task queue is at limit') {
+        throw new ReadError('the server is busy with other imports; upload the file again later');
+      }
+      throw error;
+    } finally {
+      clearTimeout(timer);
+      port1.close();
+    }
+    if (!result.ok) throw new ReadError(result.message);
+    const units: CountedUnit[] = [];
+    for (const batch of result.batches) {
+      for (const unit of JSON.parse(batch) as CountedUnit[]) units.push(unit);
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    return { units, meta: result.meta };
+  }
+
+  /**
+   * Writes one file for export in a thread. `load` reads its strings once the export has its
+   * place, so a refused export reads nothing; throws PoolBusyError when too many are under way.
+   */
+  async write(load: () => Promise<WriteJob>): Promise<Buffer> {
+    if (this.exports >= this.options.threads * EXPORTS_PER_THREAD) {
+      throw new PoolBusyError('the server is busy with other exports; try again in a few seconds');
+    }
+    this.exports++;
+    try {
+      const task: WriteTask = { kind: 'write', ...(await load()) };
+      const content = (await this.pool.run(task)) as Uint8Array;
+      return Buffer.from(content.buffer, content.byteOffset, content.byteLength);
+    } finally {
+      this.exports--;
+    }
+  }
+
+  close(): Promise<void> {
+    return this.pool.destroy();
+  }
+}

@@ -1,0 +1,116 @@
+// Exports must not stall the process either: a whole file is written in the file pool's worker
+// threads, and its answer is byte for byte what the writer gives when called directly.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FORMATS, type ExportEntry, type ExportRequest } from '../../src/quotes/formats/index.js';
+import { databaseKinds } from '../support/databases.js';
+import type { TestServer } from '../support/server.js';
+import { Client, latencies, probeHealth, startQuotesServer } from './helpers.js';
+
+const STRINGS = 100_000;
+const PLURAL_FORMS = 'nplurals=2; plural=(n != 1);';
+
+/** The strings of the big file with their German translations: contexts, plurals, fuzzy, `#|`, missing. */
+function bigCatalogue(): ExportEntry[] {
+  const entries: ExportEntry[] = [];
+  for (let i = 0; i < STRINGS; i++) {
+    const plural = i % 5 === 1;
+    const translated = i % 4 !== 3;
+    const fuzzy = translated && i % 6 === 5;
+    entries.push({
+      key: '', // not written
+      context: i % 10 === 0 ? `menu ${i % 7}` : null,
+      source: `Message number ${i} of the "big" catalogue`,
+      sourcePlural: plural ? `Messages number ${i} of the big catalogue` : null,
+      forms: translated ? (plural ? [`Nachricht ${i}`, `Nachrichten ${i}`] : [`Nachricht Nummer ${i} des großen Katalogs`]) : null,
+      fuzzy,
+      previous: fuzzy && i % 12 === 5 ? `msgid "Old message ${i}"` : null,
+    });
+  }
+  return entries;
+}
+
+const quote = (text: string) => JSON.stringify(text);
+
+function po(entries: ExportEntry[], german: boolean): string {
+  const header = german ? `"Language: de\\n"\n"Plural-Forms: ${PLURAL_FORMS}\\n"` : `"Project-Id-Version: big 1.0\\n"\n"Plural-Forms: ${PLURAL_FORMS}\\n"`;
+  const lines = ['msgid ""', 'msgstr ""', '"Content-Type: text/plain; charset=UTF-8\\n"', header, ''];
+  for (const [i, entry] of entries.entries()) {
+    if (german && !entry.forms) continue;
+    lines.push(`#: src/file${i % 100}.c:${i}`);
+    if (german && entry.fuzzy) lines.push('#, fuzzy');
+    if (german && entry.previous) lines.push(`#| ${entry.previous}`);
+    if (entry.context) lines.push(`msgctxt ${quote(entry.context)}`);
+    lines.push(`msgid ${quote(entry.source)}`);
+    if (entry.sourcePlural) {
+      lines.push(`msgid_plural ${quote(entry.sourcePlural)}`);
+      for (const [n, form] of (german ? entry.forms! : ['', '']).entries()) lines.push(`msgstr[${n}] ${quote(form)}`);
+    } else {
+      lines.push(`msgstr ${quote(german ? entry.forms![0] : '')}`);
+    }
+    lines.push('');
+  }
+  return lines.join('\n');
+}
+
+describe.each(databaseKinds)('big exports on %s', (kind) => {
+  let server: TestServer;
+  let client: Client;
+
+  beforeAll(async () => {
+    server = await startQuotesServer(kind, { QUOTES_IMPORT_THREADS: '2', LOG_LEVEL: 'error' });
+    client = await Client.create(server.url);
+  });
+  afterAll(async () => {
+    await server?.close();
+  });
+
+  it('writes several 100k-string PO files at once while /healthz answers in time (p99 under 100 ms)', async () => {
+    const project = await client.createProject('en-US', ['de-DE']);
+    const entries = bigCatalogue();
+    const base = await client.importFile(project, 'big.po', po(entries, false), 'GNU_PO');
+    expect(base, base.message).toMatchObject({ status: 'completed', string_count: STRINGS });
+    const german = await client.importFile(project, 'big.po', po(entries, true), 'GNU_PO', { locale: 'de-DE' });
+    expect(german).toMatchObject({ status: 'completed', string_count: entries.filter((entry) => entry.forms).length });
+    // A server that has exported before, with both threads started: what is measured is the
+    // big exports, not the route's first call or loading the threads' modules.
+    await client.importFile(project, 'small.po', po(entries.slice(0, 10), false), 'GNU_PO');
+    const exportOf = (file: string, locale: string) => client.get(`/1/projects/${project}/translations?locale=${locale}&source_file_name=${file}`);
+    const warmed = await Promise.all([exportOf('small.po', 'de-DE'), exportOf('small.po', 'en-US')]);
+    expect(warmed.map((answer) => answer.status)).toEqual([200, 200]);
+
+    const probe = probeHealth(server.url);
+    await probe.ready;
+    const locales = ['de-DE', 'en-US', 'de-DE', 'en-US'];
+    const started = performance.now();
+    const answers = await Promise.all(locales.map((locale) => exportOf('big.po', locale)));
+    const elapsed = performance.now() - started;
+    const times = await probe.stop();
+
+    // The same bytes as the writer called directly, with what the two uploads stored.
+    const request = (locale: string): ExportRequest => ({
+      entries,
+      meta: { headers: { 'Project-Id-Version': 'big 1.0', 'Plural-Forms': PLURAL_FORMS } },
+      locale,
+      sourceLocale: 'en-US',
+      fileName: 'big.po',
+      isBase: locale === 'en-US',
+      pluralForms: locale === 'en-US' ? null : PLURAL_FORMS,
+    });
+    const expected = { 'de-DE': FORMATS.GNU_PO.write(request('de-DE')), 'en-US': FORMATS.GNU_PO.write(request('en-US')) };
+    for (const [n, answer] of answers.entries()) {
+      expect(answer.status).toBe(200);
+      expect(answer.headers.get('content-type')).toBe(FORMATS.GNU_PO.mime);
+      expect(answer.headers.get('content-disposition')).toBe('attachment; filename="big.po"');
+      const wanted = expected[locales[n] as keyof typeof expected].toString();
+      // Not toBe: a failure would print two 8 MB texts.
+      expect(answer.text.length).toBe(wanted.length);
+      expect(answer.text === wanted, `export ${n} (${locales[n]}) differs from the writer's file`).toBe(true);
+    }
+    expect(answers[0].text).toContain('#, fuzzy\n#| msgid "Old message 5"\nmsgid "Message number 5 of the \\"big\\" catalogue"\n');
+
+    const { p99, figures } = latencies(times);
+    const all = `${figures}; 4 exports in ${(elapsed / 1000).toFixed(1)} s`;
+    expect(times.length, all).toBeGreaterThanOrEqual(50);
+    expect(p99, all).toBeLessThan(100);
+  }, 180_000);
+});
