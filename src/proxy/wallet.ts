@@ -115,6 +115,11 @@ interface Journal {
 
 class Settled extends Error {}
 class Conflict extends Error {}
+/** Too little is unspent, but in-flight swaps hold proofs whose change comes back soon. */
+class HeldInFlight extends Error {}
+
+/** Longest wait for in-flight swaps to return their change before a token is refused as uncoverable. */
+const IN_FLIGHT_WAIT_MS = 3000;
 
 /** Most inputs one issuing swap spends (largest proofs first, so this is rarely reached). */
 const MAX_INPUTS = 500;
@@ -423,7 +428,8 @@ export class NodeWallet {
       throw this.failureFor(op, error);
     }
     let pending: MintOp | null = null;
-    for (let attempt = 0; attempt < 5 && !pending; attempt++) {
+    const waitUntil = Date.now() + IN_FLIGHT_WAIT_MS;
+    for (let conflicts = 0; conflicts < 5 && !pending; ) {
       pending = await this.db.kysely.transaction().execute(async (trx) => {
         const pool = await trx
           .selectFrom('proxy_proofs')
@@ -445,8 +451,19 @@ export class NodeWallet {
         }
         const fee = inputFee(picked.map((p) => p.keyset_id), keysets);
         if (sum < units) {
+          // Another issue's inputs may hold what this one needs until its change comes back.
+          const held = await trx
+            .selectFrom('proxy_proofs')
+            .select('id')
+            .where('mint_url', '=', op.mint_url)
+            .where('unit', '=', op.unit)
+            .where('state', '=', 'reserved')
+            .limit(1)
+            .executeTakeFirst();
+          if (held && Date.now() < waitUntil) throw new HeldInFlight();
           const message = `The node holds too little at ${op.mint_url} to issue this token now; nothing was taken`;
-          throw new HttpError(503, message, { code: 'insufficient_node_funds', type: 'api_error' });
+          const headers = { 'retry-after': '5' };
+          throw new HttpError(503, message, { code: 'insufficient_node_funds', type: 'api_error', headers });
         }
         if (units - fee <= 0) throw tokenError('amount_below_fee', `The amount is not more than the mint's input fee (${fee} ${op.unit})`);
         const reserved = await trx
@@ -477,7 +494,14 @@ export class NodeWallet {
         if (!updated) throw new Settled();
         return normalizeOp(updated);
       }).catch(async (error) => {
-        if (error instanceof Conflict) return null; // another issue took a proof: pick again
+        if (error instanceof Conflict) {
+          conflicts++; // another issue took a proof: pick again
+          return null;
+        }
+        if (error instanceof HeldInFlight) {
+          await new Promise((resolve) => setTimeout(resolve, 100));
+          return null;
+        }
         if (error instanceof HttpError) await this.fail(op, error.message, { releaseInputs: true });
         throw error;
       });

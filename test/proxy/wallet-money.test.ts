@@ -93,6 +93,26 @@ describe.each(databaseKinds)('refund tokens finished by the recovery on %s', (ki
     await expectMoneyBalanced(server.db);
   });
 
+  it('a refund whose proofs another refund holds in flight waits for its change, not a 503', async () => {
+    // Found by the fuzz suite: two refunds at once at one mint; the first reserves the largest
+    // proofs (its change comes back when its swap ends), the second found too little unspent.
+    const first = await openAccount(base, await mint.mintToken(20));
+    const second = await openAccount(base, await mint.mintToken(20));
+    await mint.faults.set({ holdSwaps: true });
+    const firstRefund = refund(base, first);
+    await waitFor('the first refund swap to reach the mint', async () => mint.faults.heldSwaps === 1);
+    const secondRefund = refund(base, second);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    await mint.faults.set({ holdSwaps: false });
+    const answers = await Promise.all([firstRefund, secondRefund]);
+    for (const answer of answers) {
+      expect(answer.status, answer.text).toBe(200);
+      expect(answer.body).toMatchObject({ msats: 20_000, balance: 0 });
+      expect(await receiveAtMint(mint.url, answer.body.token)).toBe(20);
+    }
+    await expectMoneyBalanced(server.db);
+  });
+
   it('several late tokens: one per call, the oldest first, with the number still waiting', async () => {
     // A node whose recovery runs at start-up only, so both refunds stay pending until its restart.
     const database = await createTestDatabase(kind);
