@@ -11,3 +11,10 @@ export function isForeignKeyViolation(error: unknown): boolean {
   const code = (error as { code?: string } | null)?.code;
   return code === '23503' || code === 'SQLITE_CONSTRAINT_FOREIGNKEY';
 }
+
+/** PostgreSQL gave up this statement's transaction to let a concurrent one through (deadlock,
+ * serialization failure): that transaction was rolled back, and the request may be sent again. */
+export function isTransactionConflict(error: unknown): boolean {
+  const code = (error as { code?: string } | null)?.code;
+  return code === '40P01' || code === '40001';
+}

@@ -9,7 +9,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { isForeignKeyViolation } from '../db/errors.js';
+import { isForeignKeyViolation, isTransactionConflict } from '../db/errors.js';
 import type { LocalPrefix } from '../services.js';
 
 export interface FieldError {
@@ -245,6 +245,10 @@ export function errorHandlerFor(fixed?: ErrorStyle) {
       // A row this request refers to was deleted by another one meanwhile (a project, a user):
       // the caller's request conflicts with that change.
       return send(reply, 409, style.render(409, 'A resource this request refers to was deleted meanwhile'));
+    }
+    if (isTransactionConflict(error)) {
+      const message = 'This request collided with a concurrent change and was not completed; send it again';
+      return send(reply, 409, style.render(409, message), { 'retry-after': '1' });
     }
     const status = fastifyError.statusCode ?? 500;
     if (status >= 400 && status < 500) {

@@ -139,6 +139,52 @@ describe('a row deleted by a concurrent request', () => {
   });
 });
 
+describe.runIf(postgresAvailable)('a statement PostgreSQL gave up to break a deadlock', () => {
+  // Found by the fuzz suite: a file deleted while an import wrote its strings answered 500.
+  async function deadlockError(): Promise<unknown> {
+    const setup = new pg.Client({ connectionString: PG_ADMIN_URL });
+    await setup.connect();
+    const table = `deadlock_${process.pid}_${Date.now()}`;
+    await setup.query(`create table ${table} (id integer primary key, v integer); insert into ${table} values (1, 0), (2, 0)`);
+    const [a, b] = [new pg.Client({ connectionString: PG_ADMIN_URL }), new pg.Client({ connectionString: PG_ADMIN_URL })];
+    await Promise.all([a.connect(), b.connect()]);
+    try {
+      await a.query('begin');
+      await b.query('begin');
+      await a.query(`update ${table} set v = 1 where id = 1`);
+      await b.query(`update ${table} set v = 1 where id = 2`);
+      // Each now waits for the other's row: PostgreSQL aborts one of them.
+      const outcomes = await Promise.allSettled([
+        a.query(`update ${table} set v = 2 where id = 2`),
+        b.query(`update ${table} set v = 2 where id = 1`),
+      ]);
+      const failed = outcomes.find((outcome) => outcome.status === 'rejected');
+      return (failed as PromiseRejectedResult).reason;
+    } finally {
+      await Promise.all([a.end(), b.end()]);
+      await setup.query(`drop table ${table}`);
+      await setup.end();
+    }
+  }
+
+  it('answers 409 with Retry-After in the area\'s shape, not 500', async () => {
+    const error = await deadlockError();
+    expect((error as { code?: string }).code).toBe('40P01');
+    const app = Fastify();
+    app.setErrorHandler(errorHandlerFor());
+    app.all('/*', async () => {
+      throw error;
+    });
+    for (const url of ['/1/projects/1/files', '/api/tasks/1', '/v1/wallet/refund']) {
+      const answer = await app.inject({ method: 'DELETE', url });
+      expect(answer.statusCode, url).toBe(409);
+      expect(answer.headers['retry-after']).toBe('1');
+    }
+    expect((await app.inject({ method: 'DELETE', url: '/1/projects/1/files' })).json().meta.status).toBe(409);
+    await app.close();
+  });
+});
+
 function catchError(run: () => void): unknown {
   try {
     run();
