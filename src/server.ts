@@ -1,7 +1,7 @@
 // Builds the one Fastify app that serves every mounted service, and runs it with a graceful
 // shutdown (stop accepting, finish in-flight requests, close the database).
 import { randomUUID } from 'node:crypto';
-import Fastify, { LogController, type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Config, ServiceName } from './config.js';
 import { openDatabase, type Database } from './db/index.js';
 import { migrate } from './db/migrate.js';
@@ -143,10 +143,13 @@ export async function buildServer(config: Config, options: BuildOptions = {}): P
     app.get(`/openapi/${name}.json`, { schema: { hide: true } }, async () => (cached ??= collector.document()));
   }
 
+  // One 404 for every path without a route, in its area's shape; the local prefixes claim every
+  // method so that nothing under them reaches the proxy's catch-all.
+  const notFound = (request: FastifyRequest, reply: FastifyReply) => {
+    const error = new HttpError(404, `No route ${request.method} ${request.url.split('?')[0]}`);
+    return sendError(reply, errorStyleFor(request.url), error);
+  };
   for (const prefix of LOCAL_PREFIXES) {
-    const style = errorStyleFor(prefix);
-    const notFound = async (request: any, reply: any) =>
-      sendError(reply, style, new HttpError(404, `No route ${request.method} ${request.url.split('?')[0]}`));
     for (const url of [prefix, `${prefix}/*`]) {
       const free = ALL_METHODS.filter((method) => !app.hasRoute({ url, method }));
       if (free.length) app.route({ method: free, url, handler: notFound, schema: { hide: true } });
@@ -160,10 +163,7 @@ export async function buildServer(config: Config, options: BuildOptions = {}): P
       ...(config.services.includes('docs') ? { docs: '/docs/' } : {}),
     }));
   }
-  app.setNotFoundHandler((request, reply) => {
-    const error = new HttpError(404, `No route ${request.method} ${request.url.split('?')[0]}`);
-    return sendError(reply, errorStyleFor(request.url), error);
-  });
+  app.setNotFoundHandler(notFound);
 
   await app.ready();
   return { app, db };
