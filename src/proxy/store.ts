@@ -169,3 +169,16 @@ export async function markRefundClaimed(db: Executor, opId: number, now: number)
     .where('claimed_at', 'is', null)
     .execute();
 }
+
+/** Whether in-flight swaps at this mint hold proofs of this unit (their change comes back when they end). */
+export async function proofsHeldInFlight(db: Executor, mintUrl: string, unit: string): Promise<boolean> {
+  const row = await db
+    .selectFrom('proxy_proofs')
+    .select('id')
+    .where('mint_url', '=', mintUrl)
+    .where('unit', '=', unit)
+    .where('state', '=', 'reserved')
+    .limit(1)
+    .executeTakeFirst();
+  return row !== undefined;
+}

@@ -31,6 +31,7 @@ import {
   debitAvailable,
   markRefundClaimed,
   oldestUnclaimedRefund,
+  proofsHeldInFlight,
   refundOps,
   restoreDebit,
   type Executor,
@@ -452,15 +453,7 @@ export class NodeWallet {
         const fee = inputFee(picked.map((p) => p.keyset_id), keysets);
         if (sum < units) {
           // Another issue's inputs may hold what this one needs until its change comes back.
-          const held = await trx
-            .selectFrom('proxy_proofs')
-            .select('id')
-            .where('mint_url', '=', op.mint_url)
-            .where('unit', '=', op.unit)
-            .where('state', '=', 'reserved')
-            .limit(1)
-            .executeTakeFirst();
-          if (held && Date.now() < waitUntil) throw new HeldInFlight();
+          if (Date.now() < waitUntil && (await proofsHeldInFlight(trx, op.mint_url, op.unit))) throw new HeldInFlight();
           const message = `The node holds too little at ${op.mint_url} to issue this token now; nothing was taken`;
           const headers = { 'retry-after': '5' };
           throw new HttpError(503, message, { code: 'insufficient_node_funds', type: 'api_error', headers });
