@@ -18,7 +18,12 @@ createServer(async (request, response) => {
   try {
     const body = await readAll(request);
     JSON.parse(body.toString('utf8'));
-    const answer = await upstream.request({ path: request.url, method: request.method, headers: { 'content-type': 'application/json' }, body });
+    const answer = await upstream.request({
+      path: request.url,
+      method: request.method,
+      headers: { 'content-type': 'application/json' },
+      body,
+    });
     const json = JSON.parse((await readAll(answer.body)).toString('utf8'));
     const out = Buffer.from(JSON.stringify({ ...json, cost: { total_msat: 0 } }));
     response.writeHead(answer.statusCode, { 'content-type': 'application/json', 'content-length': out.length });

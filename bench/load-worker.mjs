@@ -48,14 +48,16 @@ async function loop(index, from, until, record) {
   }
 }
 
-const run = (from, ms, record) => Promise.all(Array.from({ length: connections }, (_, i) => loop(i, from, from + ms, record)));
+const run = (from, ms, record) =>
+  Promise.all(Array.from({ length: connections }, (_, i) => loop(i, from, from + ms, record)));
 await run(performance.now(), warmupMs, false);
 const started = performance.now();
 await run(started, durationMs, true);
 const elapsed = performance.now() - started;
 await pool.close();
 latencies.sort((a, b) => a - b);
-const at = (q) => (latencies.length ? latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] : NaN);
+const at = (q) =>
+  latencies.length ? latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] : NaN;
 parentPort.postMessage({
   requests: latencies.length,
   requestsPerSec: (latencies.length / elapsed) * 1000,

@@ -25,7 +25,8 @@ export default async function platformBench(): Promise<BenchResult[]> {
   await app.listen({ port: 0, host: '127.0.0.1' });
 
   const port = (server: typeof bare) => (server.server.address() as { port: number }).port;
-  const run = (p: number) => httpLoad({ url: `http://127.0.0.1:${p}/healthz`, connections: 50, durationMs: benchDuration(3000) });
+  const run = (p: number) =>
+    httpLoad({ url: `http://127.0.0.1:${p}/healthz`, connections: 50, durationMs: benchDuration(3000) });
   try {
     // Alternate anchor and subject in several pairs and report the median pair's ratio, so the
     // drift of a shared machine hits both alike and one noisy pair does not decide the result.

@@ -59,7 +59,12 @@ http {
 export default async function proxyBench(): Promise<BenchResult[]> {
   if (spawnSync('nginx', ['-v']).error) throw new Error('nginx is not installed (apt-get install nginx-light)');
   const dir = mkdtempSync(join(tmpdir(), 'quartet-proxy-bench-'));
-  const [upstreamPort, nginxPort, barePort, nodePort] = [await freePort(), await freePort(), await freePort(), await freePort()];
+  const [upstreamPort, nginxPort, barePort, nodePort] = [
+    await freePort(),
+    await freePort(),
+    await freePort(),
+    await freePort(),
+  ];
   const upstream = spawnQuartet(['fake-upstream', '--port', String(upstreamPort)], { discardStdout: true });
   const nginx = startNginx(dir, nginxPort, upstreamPort);
   const bare = spawn(process.execPath, [BARE_PROXY, String(barePort), String(upstreamPort)], { stdio: 'ignore' });
@@ -92,11 +97,32 @@ export default async function proxyBench(): Promise<BenchResult[]> {
     const db = await openDatabase(parseDatabaseUrl(databaseUrl));
     await db.kysely
       .insertInto('proxy_accounts')
-      .values({ key_hash: createHash('sha256').update(key).digest('hex'), key_prefix: key.slice(0, 12), balance_msat: 1e15, mint_url: MINT, unit: 'sat', created_at: Date.now(), last_used_at: null })
+      .values({
+        key_hash: createHash('sha256').update(key).digest('hex'),
+        key_prefix: key.slice(0, 12),
+        balance_msat: 1e15,
+        mint_url: MINT,
+        unit: 'sat',
+        created_at: Date.now(),
+        last_used_at: null,
+      })
       .execute();
-    const billed = async () => Number((await db.kysely.selectFrom('proxy_requests').select(db.kysely.fn.countAll<number>().as('n')).where('status', '=', 'settled').executeTakeFirstOrThrow()).n);
+    const billed = async () =>
+      Number(
+        (
+          await db.kysely
+            .selectFrom('proxy_requests')
+            .select(db.kysely.fn.countAll<number>().as('n'))
+            .where('status', '=', 'settled')
+            .executeTakeFirstOrThrow()
+        ).n,
+      );
 
-    const body = JSON.stringify({ model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: 'Say something short.' }], max_tokens: 16 });
+    const body = JSON.stringify({
+      model: 'openai/gpt-4o-mini',
+      messages: [{ role: 'user', content: 'Say something short.' }],
+      max_tokens: 16,
+    });
     const load = (port: number, auth: boolean, rate?: number) =>
       httpLoad({
         url: `http://127.0.0.1:${port}/v1/chat/completions`,
@@ -139,7 +165,8 @@ export default async function proxyBench(): Promise<BenchResult[]> {
     for (let round = 0; round < ROUNDS; round++) {
       for (const name of names) runs[name].push(await measured(name, cpu));
     }
-    const median = (list: LoadResult[]) => [...list].sort((a, b) => a.requestsPerSec - b.requestsPerSec)[Math.floor(list.length / 2)];
+    const median = (list: LoadResult[]) =>
+      [...list].sort((a, b) => a.requestsPerSec - b.requestsPerSec)[Math.floor(list.length / 2)];
     const best = Object.fromEntries(names.map((name) => [name, median(runs[name])])) as Record<Target, LoadResult>;
 
     // Added latency at a rate all of them carry: half of what the slowest managed.
@@ -147,10 +174,15 @@ export default async function proxyBench(): Promise<BenchResult[]> {
     for (let round = 0; round < ROUNDS; round++) {
       for (const name of names) paced[name].push(await measured(name, pacedCpu, rate));
     }
-    const medianOf = (list: LoadResult[], q: 'p50Ms' | 'p99Ms') => list.map((r) => r[q]).sort((a, b) => a - b)[Math.floor(list.length / 2)];
-    const added = (name: Target, q: 'p50Ms' | 'p99Ms') => round(Math.max(0, medianOf(paced[name], q) - medianOf(paced.direct, q)));
+    const medianOf = (list: LoadResult[], q: 'p50Ms' | 'p99Ms') =>
+      list.map((r) => r[q]).sort((a, b) => a - b)[Math.floor(list.length / 2)];
+    const added = (name: Target, q: 'p50Ms' | 'p99Ms') =>
+      round(Math.max(0, medianOf(paced[name], q) - medianOf(paced.direct, q)));
     const latencyNote = (q: 'p50Ms' | 'p99Ms') =>
-      `at ${rate} req/s, ${CONNECTIONS} connections, median of ${ROUNDS}: ` + names.map((name) => `${name === 'direct' ? 'upstream alone' : name} ${medianOf(paced[name], q).toFixed(2)} ms`).join(', ');
+      `at ${rate} req/s, ${CONNECTIONS} connections, median of ${ROUNDS}: ` +
+      names
+        .map((name) => `${name === 'direct' ? 'upstream alone' : name} ${medianOf(paced[name], q).toFixed(2)} ms`)
+        .join(', ');
     const perRequest = (name: Target, from: Cpu = cpu) => Math.round((from[name].ms * 1000) / from[name].requests);
 
     const settled = await billed();
@@ -194,7 +226,10 @@ export default async function proxyBench(): Promise<BenchResult[]> {
     upstream.child.kill('SIGTERM');
     nginx.kill('SIGQUIT');
     bare.kill('SIGTERM');
-    await Promise.race([Promise.all([node.exited, upstream.exited]), new Promise((resolve) => setTimeout(resolve, 5000))]);
+    await Promise.race([
+      Promise.all([node.exited, upstream.exited]),
+      new Promise((resolve) => setTimeout(resolve, 5000)),
+    ]);
     rmSync(dir, { recursive: true, force: true });
     if (onPostgres) await adminQuery(`drop database if exists ${pgName} with (force)`);
   }

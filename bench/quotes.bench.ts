@@ -15,13 +15,23 @@ const STRINGS_PER_FILE = 2000;
 const BIG_FILE = 100_000;
 
 function poFile(strings: number, seed: string, translated: boolean): Buffer {
-  const lines = ['msgid ""', 'msgstr ""', '"Content-Type: text/plain; charset=UTF-8\\n"', '"Plural-Forms: nplurals=2; plural=(n != 1);\\n"', ''];
+  const lines = [
+    'msgid ""',
+    'msgstr ""',
+    '"Content-Type: text/plain; charset=UTF-8\\n"',
+    '"Plural-Forms: nplurals=2; plural=(n != 1);\\n"',
+    '',
+  ];
   for (let i = 0; i < strings; i++) {
     if (i % 10 === 0) lines.push('#, fuzzy');
     lines.push(`#: src/${seed}.c:${i}`);
     if (i % 50 === 0) {
       lines.push(`msgid "One %d file in ${seed} number ${i}"`, `msgid_plural "%d files in ${seed} number ${i}"`);
-      lines.push(`msgstr[0] "${translated ? `Eine Datei ${i}` : ''}"`, `msgstr[1] "${translated && i % 3 ? `%d Dateien ${i}` : ''}"`, '');
+      lines.push(
+        `msgstr[0] "${translated ? `Eine Datei ${i}` : ''}"`,
+        `msgstr[1] "${translated && i % 3 ? `%d Dateien ${i}` : ''}"`,
+        '',
+      );
     } else {
       lines.push(`msgid "Message ${i} of ${seed}: open the {{name}} <b>settings</b> page"`);
       lines.push(`msgstr "${translated && i % 4 ? `Nachricht ${i} von ${seed}` : ''}"`, '');
@@ -52,16 +62,30 @@ export default async function quotesBench(): Promise<BenchResult[]> {
   try {
     const json = async (url: string, init: RequestInit = {}) => (await fetch(base + url, init)).json() as Promise<any>;
     const post = (url: string, body: unknown, token?: string) =>
-      json(url, { method: 'POST', headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) }, body: JSON.stringify(body) });
-    const person = { first_name: 'Bench', last_name: 'Mark', email: 'bench@example.test', username: 'bench', password: 'benchmark password 1' };
+      json(url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) },
+        body: JSON.stringify(body),
+      });
+    const person = {
+      first_name: 'Bench',
+      last_name: 'Mark',
+      email: 'bench@example.test',
+      username: 'bench',
+      password: 'benchmark password 1',
+    };
     await post('/api/users/register', person);
     const { token } = await post('/api/users/login', { email: person.email, password: person.password });
     const keys = await post('/api/users/apikeys', {}, token);
     const sign = () => {
       const ts = String(Math.floor(Date.now() / 1000));
-      return `api_key=${keys.api_key}&timestamp=${ts}&dev_hash=${createHash('md5').update(ts + keys.api_secret).digest('hex')}`;
+      return `api_key=${keys.api_key}&timestamp=${ts}&dev_hash=${createHash('md5')
+        .update(ts + keys.api_secret)
+        .digest('hex')}`;
     };
-    const project = (await post(`/1/projects?${sign()}`, { name: 'bench', base_locale: 'en-US', target_locales: ['de-DE'] })).data.id;
+    const project = (
+      await post(`/1/projects?${sign()}`, { name: 'bench', base_locale: 'en-US', target_locales: ['de-DE'] })
+    ).data.id;
 
     const upload = async (name: string, content: Buffer, locale?: string): Promise<number> => {
       const form = new FormData();
@@ -96,7 +120,9 @@ export default async function quotesBench(): Promise<BenchResult[]> {
     await waitAll(ids);
     const seedSeconds = (performance.now() - started) / 1000;
     const translations: number[] = [];
-    for (let f = 0; f < FILES; f += 2) translations.push(await upload(`file${f}.po`, poFile(STRINGS_PER_FILE, `file${f}`, true), 'de-DE'));
+    for (let f = 0; f < FILES; f += 2) {
+      translations.push(await upload(`file${f}.po`, poFile(STRINGS_PER_FILE, `file${f}`, true), 'de-DE'));
+    }
     await waitAll(translations);
 
     const files = Array.from({ length: FILES }, (_, f) => `file${f}.po`);
@@ -110,7 +136,11 @@ export default async function quotesBench(): Promise<BenchResult[]> {
     const one = await httpLoad({ url: quoteUrl('files=file7.po'), connections: 1, durationMs: duration });
     const hundred = await httpLoad({ url: quoteUrl(allFiles), connections: 1, durationMs: duration });
     const loaded = await httpLoad({ url: quoteUrl(allFiles), connections: 10, durationMs: duration });
-    const anchor = await httpLoad({ url: `${bareBase}/1/projects/1/quotations?${allFiles}&to_locale=de-DE`, connections: 1, durationMs: duration });
+    const anchor = await httpLoad({
+      url: `${bareBase}/1/projects/1/quotations?${allFiles}&to_locale=de-DE`,
+      connections: 1,
+      durationMs: duration,
+    });
     const round = (n: number) => Math.round(n * 1000) / 1000;
     return [
       {

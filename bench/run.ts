@@ -46,7 +46,10 @@ const table = [
   '',
   '| benchmark | result | anchor (same run) | ratio | goal | notes |',
   '|---|---|---|---|---|---|',
-  ...results.map((r) => `| ${r.name} | ${r.value} ${r.unit} | ${r.anchor ? `${r.anchorValue ?? ''} ${r.unit} (${r.anchor})` : ''} | ${r.ratio ?? ''} | ${r.goal ?? ''} | ${r.notes ?? ''} |`),
+  ...results.map(
+    (r) =>
+      `| ${r.name} | ${r.value} ${r.unit} | ${r.anchor ? `${r.anchorValue ?? ''} ${r.unit} (${r.anchor})` : ''} | ${r.ratio ?? ''} | ${r.goal ?? ''} | ${r.notes ?? ''} |`,
+  ),
 ].join('\n');
 const readmePath = join(here, 'README.md');
 const readme = readFileSync(readmePath, 'utf8');
@@ -55,5 +58,7 @@ const end = '<!-- results:end -->';
 if (wanted.length === 0 && readme.includes(start)) {
   writeFileSync(readmePath, readme.replace(new RegExp(`${start}[\\s\\S]*${end}`), `${start}\n${table}\n${end}`));
 }
-console.log(`\nresults written to bench/results/${resultsFile}${failures.length ? `; FAILED: ${failures.join(', ')}` : ''}`);
+console.log(
+  `\nresults written to bench/results/${resultsFile}${failures.length ? `; FAILED: ${failures.join(', ')}` : ''}`,
+);
 process.exit(failures.length ? 1 : 0);

@@ -45,7 +45,11 @@ async function bareServer(db: Database) {
     const user = await principal(request.headers.authorization);
     const where = db.kysely.selectFrom('tasks').where('user_id', '=', user.id);
     const [rows, count] = await Promise.all([
-      where.select(['id', 'user_id', 'title', 'description', 'done', 'created_at', 'updated_at']).orderBy('id', 'desc').limit(20).execute(),
+      where
+        .select(['id', 'user_id', 'title', 'description', 'done', 'created_at', 'updated_at'])
+        .orderBy('id', 'desc')
+        .limit(20)
+        .execute(),
       where.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
     ]);
     return { results: rows, total: Number(count.n) };
@@ -71,7 +75,11 @@ function median(values: number[]): number {
  * the median of the per-pair ratios: on a shared machine the load drifts, and a pair measured
  * seconds apart sees about the same drift.
  */
-async function compare(name: string, subject: () => Promise<LoadResult>, anchor: () => Promise<LoadResult>): Promise<BenchResult> {
+async function compare(
+  name: string,
+  subject: () => Promise<LoadResult>,
+  anchor: () => Promise<LoadResult>,
+): Promise<BenchResult> {
   const ratios: number[] = [];
   const s: LoadResult[] = [];
   const a: LoadResult[] = [];
@@ -95,14 +103,18 @@ async function compare(name: string, subject: () => Promise<LoadResult>, anchor:
     anchorValue: rps(a),
     ratio: Math.round(median(ratios) * 1000) / 1000,
     goal: '>= 0.7',
-    notes: `median of ${PAIRS} alternating pairs (pair ratios ${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)}); ${CONNECTIONS} connections; ` +
+    notes:
+      `median of ${PAIRS} alternating pairs (pair ratios ${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)}); ${CONNECTIONS} connections; ` +
       `p50 ${ms(s, 'p50Ms')} vs ${ms(a, 'p50Ms')} ms; p99 ${ms(s, 'p99Ms')} vs ${ms(a, 'p99Ms')} ms; errors ${errors(s)}/${errors(a)}`,
   };
 }
 
 async function benchOn(kind: 'sqlite' | 'postgres', withLogin: boolean): Promise<BenchResult[]> {
   const dir = mkdtempSync(join(tmpdir(), 'quartet-bench-'));
-  const database = kind === 'sqlite' ? { url: `sqlite:${join(dir, 'bench.db')}`, drop: async () => {} } : await createTestDatabase('postgres');
+  const database =
+    kind === 'sqlite'
+      ? { url: `sqlite:${join(dir, 'bench.db')}`, drop: async () => {} }
+      : await createTestDatabase('postgres');
   const config = loadConfig({
     DATABASE_URL: database.url,
     SERVICES: 'tasks',
@@ -117,9 +129,25 @@ async function benchOn(kind: 'sqlite' | 'postgres', withLogin: boolean): Promise
   const bare = await bareServer(db);
   try {
     const url = base(app);
-    const person = { first_name: 'Bench', last_name: 'Mark', email: 'bench@example.test', username: 'bench', password: 'benchmark passphrase 1' };
-    await fetch(`${url}/api/users/register`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(person) });
-    const { token } = (await (await fetch(`${url}/api/users/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: person.email, password: person.password }) })).json()) as { token: string };
+    const person = {
+      first_name: 'Bench',
+      last_name: 'Mark',
+      email: 'bench@example.test',
+      username: 'bench',
+      password: 'benchmark passphrase 1',
+    };
+    await fetch(`${url}/api/users/register`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(person),
+    });
+    const { token } = (await (
+      await fetch(`${url}/api/users/login`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ email: person.email, password: person.password }),
+      })
+    ).json()) as { token: string };
     const auth = { authorization: `Bearer ${token}` };
     const json = { ...auth, 'content-type': 'application/json' };
     const body = JSON.stringify({ title: 'Benchmark task', description: 'created under load' });
@@ -129,8 +157,24 @@ async function benchOn(kind: 'sqlite' | 'postgres', withLogin: boolean): Promise
     results.push(
       await compare(
         `tasks (${kind}): POST /api/tasks/create`,
-        () => httpLoad({ url: `${url}/api/tasks/create`, method: 'POST', headers: json, body, connections: CONNECTIONS, durationMs }),
-        () => httpLoad({ url: `${base(bare)}/create`, method: 'POST', headers: json, body, connections: CONNECTIONS, durationMs }),
+        () =>
+          httpLoad({
+            url: `${url}/api/tasks/create`,
+            method: 'POST',
+            headers: json,
+            body,
+            connections: CONNECTIONS,
+            durationMs,
+          }),
+        () =>
+          httpLoad({
+            url: `${base(bare)}/create`,
+            method: 'POST',
+            headers: json,
+            body,
+            connections: CONNECTIONS,
+            durationMs,
+          }),
       ),
     );
     results.push(
@@ -155,8 +199,24 @@ async function benchOn(kind: 'sqlite' | 'postgres', withLogin: boolean): Promise
       };
       await timeScrypt();
       const loginBody = JSON.stringify({ email: person.email, password: person.password });
-      const sequential = await httpLoad({ url: `${url}/api/users/login`, method: 'POST', headers: { 'content-type': 'application/json' }, body: loginBody, connections: 1, durationMs: benchDuration(5000), warmupMs: 200 });
-      const parallel = await httpLoad({ url: `${url}/api/users/login`, method: 'POST', headers: { 'content-type': 'application/json' }, body: loginBody, connections: 8, durationMs: benchDuration(5000), warmupMs: 200 });
+      const sequential = await httpLoad({
+        url: `${url}/api/users/login`,
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: loginBody,
+        connections: 1,
+        durationMs: benchDuration(5000),
+        warmupMs: 200,
+      });
+      const parallel = await httpLoad({
+        url: `${url}/api/users/login`,
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: loginBody,
+        connections: 8,
+        durationMs: benchDuration(5000),
+        warmupMs: 200,
+      });
       await timeScrypt(); // before and after the logins, so machine drift hits both
       const scrypt = percentiles(scryptMs);
       results.push({

@@ -18,47 +18,220 @@ const TIMEOUT_MS = Number(process.env.VIEWER_BENCH_TIMEOUT_MS ?? 60_000);
 /** A deterministic Stripe-like description: many resources, expandable anyOf fields, form bodies. */
 export function stripeLike(resources = 170): Record<string, unknown> {
   let seed = 42;
-  const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
-  const words = 'account balance charge customer dispute event file invoice payment payout price product quote refund review session setup source subscription tax token transfer usage webhook'.split(' ');
+  const random = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
+  const words =
+    'account balance charge customer dispute event file invoice payment payout price product quote refund review session setup source subscription tax token transfer usage webhook'.split(
+      ' ',
+    );
   const text = (n: number) => Array.from({ length: n }, () => words[Math.floor(random() * words.length)]).join(' ');
-  const names = Array.from({ length: resources }, (_, i) => `${words[i % words.length]}_${Math.floor(i / words.length)}`);
+  const names = Array.from(
+    { length: resources },
+    (_, i) => `${words[i % words.length]}_${Math.floor(i / words.length)}`,
+  );
   const schemas: Record<string, any> = {};
   for (const [i, name] of names.entries()) {
-    const properties: Record<string, any> = { id: { type: 'string', description: 'Unique identifier for the object.', maxLength: 5000 }, object: { type: 'string', enum: [name] } };
+    const properties: Record<string, any> = {
+      id: { type: 'string', description: 'Unique identifier for the object.', maxLength: 5000 },
+      object: { type: 'string', enum: [name] },
+    };
     const count = 12 + Math.floor(random() * 20);
     for (let p = 0; p < count; p++) {
       const kind = random();
       const other = names[Math.floor(random() * names.length)];
       properties[`${words[p % words.length]}_${p}`] =
-        kind < 0.3 ? { type: 'string', description: text(30), maxLength: 5000, nullable: random() < 0.5 }
-        : kind < 0.45 ? { type: 'integer', description: text(15) }
-        : kind < 0.55 ? { type: 'boolean', description: text(10) }
-        : kind < 0.65 ? { type: 'string', enum: words.slice(0, 3 + Math.floor(random() * 8)), description: text(20) }
-        : kind < 0.8 ? { anyOf: [{ maxLength: 5000, type: 'string' }, { $ref: `#/components/schemas/${other}` }], description: text(25), 'x-expansionResources': { oneOf: [{ $ref: `#/components/schemas/${other}` }] } }
-        : kind < 0.9 ? { type: 'array', items: { $ref: `#/components/schemas/${other}` }, description: text(20) }
-        : { type: 'object', description: text(15), properties: { nested: { type: 'string' }, amount: { type: 'integer' }, metadata: { type: 'object', additionalProperties: { type: 'string' } } } };
+        kind < 0.3
+          ? { type: 'string', description: text(30), maxLength: 5000, nullable: random() < 0.5 }
+          : kind < 0.45
+            ? { type: 'integer', description: text(15) }
+            : kind < 0.55
+              ? { type: 'boolean', description: text(10) }
+              : kind < 0.65
+                ? { type: 'string', enum: words.slice(0, 3 + Math.floor(random() * 8)), description: text(20) }
+                : kind < 0.8
+                  ? {
+                      anyOf: [{ maxLength: 5000, type: 'string' }, { $ref: `#/components/schemas/${other}` }],
+                      description: text(25),
+                      'x-expansionResources': { oneOf: [{ $ref: `#/components/schemas/${other}` }] },
+                    }
+                  : kind < 0.9
+                    ? { type: 'array', items: { $ref: `#/components/schemas/${other}` }, description: text(20) }
+                    : {
+                        type: 'object',
+                        description: text(15),
+                        properties: {
+                          nested: { type: 'string' },
+                          amount: { type: 'integer' },
+                          metadata: { type: 'object', additionalProperties: { type: 'string' } },
+                        },
+                      };
     }
-    schemas[name] = { type: 'object', title: name, description: text(60), properties, required: ['id', 'object'], 'x-resourceId': name, 'x-stripeOperations': [{ method_name: 'list', method_type: 'list', operation: 'get', path: `/v1/${name}s` }] };
-    if (i % 10 === 0) schemas[`${name}_list`] = { type: 'object', properties: { data: { type: 'array', items: { $ref: `#/components/schemas/${name}` } }, has_more: { type: 'boolean' }, url: { type: 'string' } } };
+    schemas[name] = {
+      type: 'object',
+      title: name,
+      description: text(60),
+      properties,
+      required: ['id', 'object'],
+      'x-resourceId': name,
+      'x-stripeOperations': [{ method_name: 'list', method_type: 'list', operation: 'get', path: `/v1/${name}s` }],
+    };
+    if (i % 10 === 0) {
+      schemas[`${name}_list`] = {
+        type: 'object',
+        properties: {
+          data: { type: 'array', items: { $ref: `#/components/schemas/${name}` } },
+          has_more: { type: 'boolean' },
+          url: { type: 'string' },
+        },
+      };
+    }
   }
   const paths: Record<string, any> = {};
-  const error = { default: { description: 'Error response.', content: { 'application/json': { schema: { $ref: '#/components/schemas/error' } } } } };
-  schemas.error = { type: 'object', properties: { error: { type: 'object', properties: { code: { type: 'string' }, message: { type: 'string' }, type: { type: 'string', enum: ['api_error', 'card_error', 'idempotency_error', 'invalid_request_error'] } } } } };
+  const error = {
+    default: {
+      description: 'Error response.',
+      content: { 'application/json': { schema: { $ref: '#/components/schemas/error' } } },
+    },
+  };
+  schemas.error = {
+    type: 'object',
+    properties: {
+      error: {
+        type: 'object',
+        properties: {
+          code: { type: 'string' },
+          message: { type: 'string' },
+          type: { type: 'string', enum: ['api_error', 'card_error', 'idempotency_error', 'invalid_request_error'] },
+        },
+      },
+    },
+  };
   for (const name of names) {
     const ref = { $ref: `#/components/schemas/${name}` };
-    const form = { content: { 'application/x-www-form-urlencoded': { schema: { type: 'object', properties: Object.fromEntries(Object.entries(schemas[name].properties).slice(2).map(([k, v]: [string, any]) => [k, v.anyOf ? { type: 'string', description: v.description } : v])) } } } };
-    const listParams = ['created', 'ending_before', 'expand', 'limit', 'starting_after'].map((p) => ({ name: p, in: 'query', description: text(25), required: false, schema: p === 'limit' ? { type: 'integer' } : p === 'expand' ? { type: 'array', items: { type: 'string', maxLength: 5000 } } : { type: 'string', maxLength: 5000 }, style: p === 'expand' ? 'deepObject' : 'form', explode: true }));
+    const form = {
+      content: {
+        'application/x-www-form-urlencoded': {
+          schema: {
+            type: 'object',
+            properties: Object.fromEntries(
+              Object.entries(schemas[name].properties)
+                .slice(2)
+                .map(([k, v]: [string, any]) => [k, v.anyOf ? { type: 'string', description: v.description } : v]),
+            ),
+          },
+        },
+      },
+    };
+    const listParams = ['created', 'ending_before', 'expand', 'limit', 'starting_after'].map((p) => ({
+      name: p,
+      in: 'query',
+      description: text(25),
+      required: false,
+      schema:
+        p === 'limit'
+          ? { type: 'integer' }
+          : p === 'expand'
+            ? { type: 'array', items: { type: 'string', maxLength: 5000 } }
+            : { type: 'string', maxLength: 5000 },
+      style: p === 'expand' ? 'deepObject' : 'form',
+      explode: true,
+    }));
     paths[`/v1/${name}s`] = {
-      get: { operationId: `Get${name}s`, summary: `List all ${name}s`, description: `<p>${text(50)}</p>`, tags: [name.split('_')[0]], parameters: listParams, responses: { 200: { description: 'Successful response.', content: { 'application/json': { schema: { type: 'object', required: ['data', 'has_more', 'object', 'url'], properties: { data: { type: 'array', items: ref }, has_more: { type: 'boolean' }, object: { type: 'string', enum: ['list'] }, url: { type: 'string', pattern: `^/v1/${name}s` } } } } } }, ...error } },
-      post: { operationId: `Post${name}s`, summary: `Create a ${name}`, description: `<p>${text(50)}</p>`, tags: [name.split('_')[0]], requestBody: form, responses: { 200: { description: 'Successful response.', content: { 'application/json': { schema: ref } } }, ...error } },
+      get: {
+        operationId: `Get${name}s`,
+        summary: `List all ${name}s`,
+        description: `<p>${text(50)}</p>`,
+        tags: [name.split('_')[0]],
+        parameters: listParams,
+        responses: {
+          200: {
+            description: 'Successful response.',
+            content: {
+              'application/json': {
+                schema: {
+                  type: 'object',
+                  required: ['data', 'has_more', 'object', 'url'],
+                  properties: {
+                    data: { type: 'array', items: ref },
+                    has_more: { type: 'boolean' },
+                    object: { type: 'string', enum: ['list'] },
+                    url: { type: 'string', pattern: `^/v1/${name}s` },
+                  },
+                },
+              },
+            },
+          },
+          ...error,
+        },
+      },
+      post: {
+        operationId: `Post${name}s`,
+        summary: `Create a ${name}`,
+        description: `<p>${text(50)}</p>`,
+        tags: [name.split('_')[0]],
+        requestBody: form,
+        responses: {
+          200: { description: 'Successful response.', content: { 'application/json': { schema: ref } } },
+          ...error,
+        },
+      },
     };
     paths[`/v1/${name}s/{id}`] = {
-      get: { operationId: `Get${name}sId`, summary: `Retrieve a ${name}`, description: `<p>${text(40)}</p>`, tags: [name.split('_')[0]], parameters: [{ name: 'id', in: 'path', required: true, schema: { type: 'string', maxLength: 5000 } }, listParams[2]], responses: { 200: { description: 'Successful response.', content: { 'application/json': { schema: ref } } }, ...error } },
-      post: { operationId: `Post${name}sId`, summary: `Update a ${name}`, description: `<p>${text(40)}</p>`, tags: [name.split('_')[0]], parameters: [{ name: 'id', in: 'path', required: true, schema: { type: 'string' } }], requestBody: form, responses: { 200: { description: 'Successful response.', content: { 'application/json': { schema: ref } } }, ...error } },
-      delete: { operationId: `Delete${name}sId`, summary: `Delete a ${name}`, tags: [name.split('_')[0]], parameters: [{ name: 'id', in: 'path', required: true, schema: { type: 'string' } }], responses: { 200: { description: 'Deleted.', content: { 'application/json': { schema: { type: 'object', properties: { deleted: { type: 'boolean' }, id: { type: 'string' } } } } } }, ...error } },
+      get: {
+        operationId: `Get${name}sId`,
+        summary: `Retrieve a ${name}`,
+        description: `<p>${text(40)}</p>`,
+        tags: [name.split('_')[0]],
+        parameters: [
+          { name: 'id', in: 'path', required: true, schema: { type: 'string', maxLength: 5000 } },
+          listParams[2],
+        ],
+        responses: {
+          200: { description: 'Successful response.', content: { 'application/json': { schema: ref } } },
+          ...error,
+        },
+      },
+      post: {
+        operationId: `Post${name}sId`,
+        summary: `Update a ${name}`,
+        description: `<p>${text(40)}</p>`,
+        tags: [name.split('_')[0]],
+        parameters: [{ name: 'id', in: 'path', required: true, schema: { type: 'string' } }],
+        requestBody: form,
+        responses: {
+          200: { description: 'Successful response.', content: { 'application/json': { schema: ref } } },
+          ...error,
+        },
+      },
+      delete: {
+        operationId: `Delete${name}sId`,
+        summary: `Delete a ${name}`,
+        tags: [name.split('_')[0]],
+        parameters: [{ name: 'id', in: 'path', required: true, schema: { type: 'string' } }],
+        responses: {
+          200: {
+            description: 'Deleted.',
+            content: {
+              'application/json': {
+                schema: { type: 'object', properties: { deleted: { type: 'boolean' }, id: { type: 'string' } } },
+              },
+            },
+          },
+          ...error,
+        },
+      },
     };
   }
-  return { openapi: '3.0.0', info: { title: 'Stripe-sized API', version: '2024-06-20', description: text(200) }, servers: [{ url: 'https://api.example.com/' }], security: [{ basicAuth: [] }, { bearerAuth: [] }], paths, components: { schemas, securitySchemes: { basicAuth: { type: 'http', scheme: 'basic' }, bearerAuth: { type: 'http', scheme: 'bearer' } } } };
+  return {
+    openapi: '3.0.0',
+    info: { title: 'Stripe-sized API', version: '2024-06-20', description: text(200) },
+    servers: [{ url: 'https://api.example.com/' }],
+    security: [{ basicAuth: [] }, { bearerAuth: [] }],
+    paths,
+    components: {
+      schemas,
+      securitySchemes: { basicAuth: { type: 'http', scheme: 'basic' }, bearerAuth: { type: 'http', scheme: 'bearer' } },
+    },
+  };
 }
 
 /** Marks the first moment `selector` exists, after the next frame has been produced. */
@@ -80,10 +253,14 @@ const PAGES: Record<ViewerName, (spec: string) => string> = {
   quartet: (spec) => `<!doctype html><html><head><meta charset="utf-8"><title>quartet</title>${probe('.qv-tag-toggle')}
 <link rel="stylesheet" href="/ours/viewer.css"><script src="/ours/viewer.js"></script></head>
 <body><div id="app"></div><script>new SwaggerUi({ url: '${spec}', dom_id: 'app', validatorUrl: null }).load();</script></body></html>`,
-  'swagger-ui': (spec) => `<!doctype html><html><head><meta charset="utf-8"><title>swagger-ui</title>${probe('.opblock-tag')}
+  'swagger-ui': (
+    spec,
+  ) => `<!doctype html><html><head><meta charset="utf-8"><title>swagger-ui</title>${probe('.opblock-tag')}
 <link rel="stylesheet" href="/sui/swagger-ui.css"><script src="/sui/swagger-ui-bundle.js"></script></head>
 <body><div id="app"></div><script>window.ui = SwaggerUIBundle({ url: '${spec}', dom_id: '#app', validatorUrl: null });</script></body></html>`,
-  redoc: (spec) => `<!doctype html><html><head><meta charset="utf-8"><title>redoc</title>${probe('.api-content [data-section-id^="operation/"]')}
+  redoc: (
+    spec,
+  ) => `<!doctype html><html><head><meta charset="utf-8"><title>redoc</title>${probe('.api-content [data-section-id^="operation/"]')}
 <script src="/redoc/redoc.standalone.js"></script></head>
 <body><div id="app"></div><script>Redoc.init('${spec}', {}, document.getElementById('app'));</script></body></html>`,
 };
@@ -138,7 +315,11 @@ const REPEAT = Number(process.env.VIEWER_BENCH_REPEAT ?? 2);
 function best(a: Measurement | undefined, b: Measurement): Measurement {
   if (!a) return b;
   const min = (x?: number, y?: number) => (x === undefined ? y : y === undefined ? x : Math.min(x, y));
-  return { firstRenderMs: min(a.firstRenderMs, b.firstRenderMs), expandMs: min(a.expandMs, b.expandMs), error: a.error && b.error ? b.error : undefined };
+  return {
+    firstRenderMs: min(a.firstRenderMs, b.firstRenderMs),
+    expandMs: min(a.expandMs, b.expandMs),
+    error: a.error && b.error ? b.error : undefined,
+  };
 }
 
 interface Measurement {
@@ -150,10 +331,22 @@ interface Measurement {
 /** A page busy in a long task never answers evaluate(): give up after the time limit. */
 function limited<T>(promise: Promise<T>, what: string): Promise<T> {
   let timer: NodeJS.Timeout;
-  return Promise.race([promise, new Promise<T>((_, reject) => (timer = setTimeout(() => reject(new Error(`${what}: no answer within ${TIMEOUT_MS} ms`)), TIMEOUT_MS)))]).finally(() => clearTimeout(timer));
+  return Promise.race([
+    promise,
+    new Promise<T>(
+      (_resolve, reject) =>
+        (timer = setTimeout(() => reject(new Error(`${what}: no answer within ${TIMEOUT_MS} ms`)), TIMEOUT_MS)),
+    ),
+  ]).finally(() => clearTimeout(timer));
 }
 
-async function measure(browser: Browser, base: string, viewer: ViewerName, spec: string, op: Parameters<(typeof EXPAND)['quartet']>[0]): Promise<Measurement> {
+async function measure(
+  browser: Browser,
+  base: string,
+  viewer: ViewerName,
+  spec: string,
+  op: Parameters<(typeof EXPAND)['quartet']>[0],
+): Promise<Measurement> {
   const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
   const page: Page = await context.newPage();
   const pageErrors: string[] = [];
@@ -171,7 +364,9 @@ async function measure(browser: Browser, base: string, viewer: ViewerName, spec:
     }
     return { firstRenderMs, expandMs };
   } catch (error) {
-    return { error: `${(error as Error).message.split('\n')[0]}${pageErrors.length ? `; page errors: ${pageErrors.slice(0, 2).join(' | ')}` : ''}` };
+    return {
+      error: `${(error as Error).message.split('\n')[0]}${pageErrors.length ? `; page errors: ${pageErrors.slice(0, 2).join(' | ')}` : ''}`,
+    };
   } finally {
     // Closing a page stuck in a long task can itself hang; do not wait for it forever.
     await limited(context.close(), 'close').catch(() => undefined);
@@ -182,9 +377,22 @@ export default async function (): Promise<BenchResult[]> {
   execFileSync(process.execPath, [join(ROOT, 'scripts', 'build-viewer.mjs')], { stdio: 'inherit' });
   const github = readFileSync(join(ROOT, 'node_modules', '@octokit', 'openapi', 'generated', 'api.github.com.json'));
   const stripe = Buffer.from(JSON.stringify(stripeLike()));
-  const specs: Record<string, Buffer> = { 'github.json': github, 'stripe.json': stripe, 'petstore.json': readFileSync(join(ROOT, 'test', 'fixtures', 'viewer', 'petstore-2.0.json')) };
-  const mounts: Record<string, string> = { '/ours/': DIST, '/sui/': join(ROOT, 'node_modules', 'swagger-ui-dist'), '/redoc/': join(ROOT, 'node_modules', 'redoc', 'bundles') };
-  const types: Record<string, string> = { js: 'text/javascript', css: 'text/css', json: 'application/json', html: 'text/html' };
+  const specs: Record<string, Buffer> = {
+    'github.json': github,
+    'stripe.json': stripe,
+    'petstore.json': readFileSync(join(ROOT, 'test', 'fixtures', 'viewer', 'petstore-2.0.json')),
+  };
+  const mounts: Record<string, string> = {
+    '/ours/': DIST,
+    '/sui/': join(ROOT, 'node_modules', 'swagger-ui-dist'),
+    '/redoc/': join(ROOT, 'node_modules', 'redoc', 'bundles'),
+  };
+  const types: Record<string, string> = {
+    js: 'text/javascript',
+    css: 'text/css',
+    json: 'application/json',
+    html: 'text/html',
+  };
   const server = createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://x');
     const page = /^\/page\/(quartet|swagger-ui|redoc)$/.exec(url.pathname);
@@ -209,15 +417,43 @@ export default async function (): Promise<BenchResult[]> {
   const base = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
   const browser = await chromium.launch({
     executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
   });
   const results: BenchResult[] = [];
   const inputs = [
-    { label: 'GitHub REST (13 MB)', spec: '/specs/github.json', op: { tag: 'actions', method: 'get', path: '/enterprises/{enterprise}/actions/cache/retention-limit', id: 'actions/get-actions-cache-retention-limit-for-enterprise' } },
-    { label: `Stripe-sized (${(stripe.length / 1e6).toFixed(1)} MB)`, spec: '/specs/stripe.json', op: { tag: 'account', method: 'get', path: '/v1/account_0s/{id}', id: 'Getaccount_0sId' } },
+    {
+      label: 'GitHub REST (13 MB)',
+      spec: '/specs/github.json',
+      op: {
+        tag: 'actions',
+        method: 'get',
+        path: '/enterprises/{enterprise}/actions/cache/retention-limit',
+        id: 'actions/get-actions-cache-retention-limit-for-enterprise',
+      },
+    },
+    {
+      label: `Stripe-sized (${(stripe.length / 1e6).toFixed(1)} MB)`,
+      spec: '/specs/stripe.json',
+      op: { tag: 'account', method: 'get', path: '/v1/account_0s/{id}', id: 'Getaccount_0sId' },
+    },
   ];
   // VIEWER_BENCH_SMOKE=1: a small description, to check the measuring code itself quickly.
-  if (process.env.VIEWER_BENCH_SMOKE === '1') inputs.splice(0, inputs.length, { label: 'petstore', spec: '/specs/petstore.json', op: { tag: 'pet', method: 'get', path: '/pet/{petId}', id: 'getPetById' } });
+  if (process.env.VIEWER_BENCH_SMOKE === '1') {
+    inputs.splice(0, inputs.length, {
+      label: 'petstore',
+      spec: '/specs/petstore.json',
+      op: { tag: 'pet', method: 'get', path: '/pet/{petId}', id: 'getPetById' },
+    });
+  }
   try {
     for (const input of inputs) {
       const runs: Partial<Record<ViewerName, Measurement>> = {};
@@ -232,9 +468,17 @@ export default async function (): Promise<BenchResult[]> {
         }
       }
       const ours = runs.quartet!;
-      for (const [metric, key] of [['first render', 'firstRenderMs'], ['expand operation', 'expandMs']] as const) {
+      for (const [metric, key] of [
+        ['first render', 'firstRenderMs'],
+        ['expand operation', 'expandMs'],
+      ] as const) {
         if (ours[key] === undefined) {
-          results.push({ name: `viewer ${metric}, ${input.label}`, value: -1, unit: 'ms', notes: `quartet failed: ${ours.error}` });
+          results.push({
+            name: `viewer ${metric}, ${input.label}`,
+            value: -1,
+            unit: 'ms',
+            notes: `quartet failed: ${ours.error}`,
+          });
           continue;
         }
         for (const anchor of ['swagger-ui', 'redoc'] as const) {
@@ -261,6 +505,11 @@ export default async function (): Promise<BenchResult[]> {
     server.close();
   }
   const gz = (file: string) => gzipSync(readFileSync(join(DIST, file)), { level: 9 }).length;
-  results.push({ name: 'viewer JS+CSS gzipped', value: Math.round(((gz('viewer.js') + gz('viewer.css')) / 1024) * 10) / 10, unit: 'KiB', goal: '≤ 150 KB' });
+  results.push({
+    name: 'viewer JS+CSS gzipped',
+    value: Math.round(((gz('viewer.js') + gz('viewer.css')) / 1024) * 10) / 10,
+    unit: 'KiB',
+    goal: '≤ 150 KB',
+  });
   return results;
 }

@@ -35,8 +35,13 @@ for (const file of ['index.html', 'oauth2-redirect.html']) copyFileSync(join(src
 copyFileSync(join(src, 'oauth2-redirect.html'), join(out, 'o2c.html'));
 
 // Language files in the 2.x form: a script that teaches the global translator its phrases.
-for (const file of readdirSync(join(src, 'lang')).filter((f) => f.endsWith('.json')).sort()) {
+for (const file of readdirSync(join(src, 'lang'))
+  .filter((f) => f.endsWith('.json'))
+  .sort()) {
   const words = JSON.parse(readFileSync(join(src, 'lang', file), 'utf8'));
   const code = file.replace(/\.json$/, '');
-  writeFileSync(join(out, 'lang', `${code}.js`), `'use strict';\n/* ${code} */\nwindow.SwaggerTranslator.learn(${JSON.stringify(words, null, 1)});\n`);
+  writeFileSync(
+    join(out, 'lang', `${code}.js`),
+    `'use strict';\n/* ${code} */\nwindow.SwaggerTranslator.learn(${JSON.stringify(words, null, 1)});\n`,
+  );
 }

@@ -16,7 +16,9 @@ import { buildServer } from '../src/server.js';
 const MODEL = 'openai/gpt-4o-mini';
 let step = 0;
 const show = (title: string, detail: unknown = '') =>
-  console.log(`\n${++step}. ${title}${detail === '' ? '' : `\n   ${typeof detail === 'string' ? detail : JSON.stringify(detail, null, 2).replace(/\n/g, '\n   ')}`}`);
+  console.log(
+    `\n${++step}. ${title}${detail === '' ? '' : `\n   ${typeof detail === 'string' ? detail : JSON.stringify(detail, null, 2).replace(/\n/g, '\n   ')}`}`,
+  );
 const short = (token: string) => `${token.slice(0, 24)}…${token.slice(-8)} (${token.length} characters)`;
 
 async function json(response: Response) {
@@ -50,17 +52,28 @@ try {
 
   const info = await json(await fetch(`${node}/`));
   const priced = info.models.find((m: { id: string }) => m.id === MODEL);
-  show(`The node prices ${info.models.length} models at BTC/USD ${info.btc_usd}; ${MODEL} costs (sat per token)`, priced.sats_pricing);
+  show(
+    `The node prices ${info.models.length} models at BTC/USD ${info.btc_usd}; ${MODEL} costs (sat per token)`,
+    priced.sats_pricing,
+  );
 
   const first = await mint.mintToken(500);
   show('Mint: 500 sat from the dev mint (quote, fake Lightning payment, blind signatures)', short(first));
 
   const opened = await json(await fetch(`${node}/v1/wallet/`, { headers: { authorization: `Bearer ${first}` } }));
   const key: string = opened.api_key;
-  show('Open an account: the token as bearer is redeemed once and names the account', { api_key: `${key.slice(0, 12)}…`, balance_msat: opened.balance });
+  show('Open an account: the token as bearer is redeemed once and names the account', {
+    api_key: `${key.slice(0, 12)}…`,
+    balance_msat: opened.balance,
+  });
 
   const second = await mint.mintToken(1500);
-  const topped = await json(await fetch(`${node}/v1/wallet/topup?ecash_token=${encodeURIComponent(second)}`, { method: 'POST', headers: { authorization: `Bearer ${key}` } }));
+  const topped = await json(
+    await fetch(`${node}/v1/wallet/topup?ecash_token=${encodeURIComponent(second)}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}` },
+    }),
+  );
   show('Top-up: another 1500 sat token, swapped at the mint and credited', topped);
 
   const client = new OpenAI({ baseURL: `${node}/v1`, apiKey: key, maxRetries: 0 });
@@ -76,8 +89,14 @@ try {
     'x-cost-output-msat': response.headers.get('x-cost-output-msat'),
   });
 
-  const stream = await client.chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: 'Stream a short answer.' }], stream: true });
-  process.stdout.write(`\n${++step}. Streamed completion (usage forced upstream; the cost rides on the usage chunk)\n   `);
+  const stream = await client.chat.completions.create({
+    model: MODEL,
+    messages: [{ role: 'user', content: 'Stream a short answer.' }],
+    stream: true,
+  });
+  process.stdout.write(
+    `\n${++step}. Streamed completion (usage forced upstream; the cost rides on the usage chunk)\n   `,
+  );
   let cost: unknown;
   for await (const chunk of stream) {
     process.stdout.write(chunk.choices[0]?.delta?.content ?? '');
@@ -86,7 +105,12 @@ try {
   console.log(`\n   cost: ${JSON.stringify(cost)}`);
 
   const balance = await json(await fetch(`${node}/v1/wallet/`, { headers: { authorization: `Bearer ${key}` } }));
-  show('Balance', { balance: balance.balance, reserved: balance.reserved, total_spent: balance.total_spent, total_requests: balance.total_requests });
+  show('Balance', {
+    balance: balance.balance,
+    reserved: balance.reserved,
+    total_spent: balance.total_spent,
+    total_requests: balance.total_requests,
+  });
 
   const paying = await mint.mintToken(20);
   const paid = await fetch(`${node}/v1/chat/completions`, {
@@ -102,8 +126,13 @@ try {
     change: change ? `${short(change)} worth ${getTokenMetadata(change).amount} sat` : null,
   });
 
-  const refund = await json(await fetch(`${node}/v1/wallet/refund`, { method: 'POST', headers: { authorization: `Bearer ${key}` } }));
-  show('Refund: the available balance back as a Cashu token of the account\'s mint', { msats: refund.msats, token: short(refund.token) });
+  const refund = await json(
+    await fetch(`${node}/v1/wallet/refund`, { method: 'POST', headers: { authorization: `Bearer ${key}` } }),
+  );
+  show("Refund: the available balance back as a Cashu token of the account's mint", {
+    msats: refund.msats,
+    token: short(refund.token),
+  });
 
   const after = await json(await fetch(`${node}/v1/wallet/`, { headers: { authorization: `Bearer ${key}` } }));
   show('Balance after the refund (what remains is below one sat)', { balance: after.balance });

@@ -35,7 +35,12 @@ const commands: Record<string, () => Promise<Command>> = {
 };
 
 function usage(): string {
-  return ['usage: quartet <command> [options]', '', 'commands:', ...Object.keys(commands).map((name) => `  ${name}`)].join('\n');
+  return [
+    'usage: quartet <command> [options]',
+    '',
+    'commands:',
+    ...Object.keys(commands).map((name) => `  ${name}`),
+  ].join('\n');
 }
 
 async function main(argv: string[]): Promise<number | void> {

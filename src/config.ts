@@ -8,9 +8,7 @@ import { loadQuotesConfig, type QuotesConfig } from './quotes/config.js';
 export const SERVICE_NAMES = ['proxy', 'tasks', 'quotes', 'docs'] as const;
 export type ServiceName = (typeof SERVICE_NAMES)[number];
 
-export type DatabaseConfig =
-  | { kind: 'sqlite'; file: string }
-  | { kind: 'postgres'; url: string; poolSize: number };
+export type DatabaseConfig = { kind: 'sqlite'; file: string } | { kind: 'postgres'; url: string; poolSize: number };
 
 export interface Config {
   port: number;
@@ -34,16 +32,17 @@ export interface Config {
 
 export function parseDatabaseUrl(value: string, poolSize = 10): DatabaseConfig {
   if (/^postgres(ql)?:\/\//.test(value)) {
-    try {
-      new URL(value);
-    } catch {
-      throw new ConfigError('DATABASE_URL', 'not a valid postgres:// URL');
-    }
+    if (!URL.canParse(value)) throw new ConfigError('DATABASE_URL', 'not a valid postgres:// URL');
     return { kind: 'postgres', url: value, poolSize };
   }
   const file = value.replace(/^sqlite:(\/\/)?/, '');
   if (!file) throw new ConfigError('DATABASE_URL', 'expected sqlite:<file> or postgres://…');
-  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(file)) throw new ConfigError('DATABASE_URL', `unsupported database "${value.split(':')[0]}" (use sqlite:<file> or postgres://…)`);
+  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(file)) {
+    throw new ConfigError(
+      'DATABASE_URL',
+      `unsupported database "${value.split(':')[0]}" (use sqlite:<file> or postgres://…)`,
+    );
+  }
   return { kind: 'sqlite', file };
 }
 
@@ -64,7 +63,10 @@ export function loadConfig(env: Env): Config {
   return {
     port: int(env, 'PORT', 3000, 0, 65535),
     host: str(env, 'HOST', '0.0.0.0'),
-    database: parseDatabaseUrl(str(env, 'DATABASE_URL', 'sqlite:./data/quartet.db'), int(env, 'PG_POOL_SIZE', 10, 1, 1000)),
+    database: parseDatabaseUrl(
+      str(env, 'DATABASE_URL', 'sqlite:./data/quartet.db'),
+      int(env, 'PG_POOL_SIZE', 10, 1, 1000),
+    ),
     services: [...new Set(services)] as ServiceName[],
     logLevel: oneOf(env, 'LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], 'info'),
     logSync: bool(env, 'LOG_SYNC', false),

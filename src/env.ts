@@ -6,7 +6,10 @@ import { resolve } from 'node:path';
 export type Env = Record<string, string | undefined>;
 
 export class ConfigError extends Error {
-  constructor(readonly variable: string, problem: string) {
+  constructor(
+    readonly variable: string,
+    problem: string,
+  ) {
     super(`${variable}: ${problem}`);
     this.name = 'ConfigError';
   }
@@ -45,12 +48,20 @@ export function optionalStr(env: Env, name: string): string | undefined {
   return raw(env, name);
 }
 
-export function int(env: Env, name: string, fallback: number, min = Number.MIN_SAFE_INTEGER, max = Number.MAX_SAFE_INTEGER): number {
+export function int(
+  env: Env,
+  name: string,
+  fallback: number,
+  min = Number.MIN_SAFE_INTEGER,
+  max = Number.MAX_SAFE_INTEGER,
+): number {
   const value = raw(env, name);
   if (value === undefined) return fallback;
   if (!/^-?\d+$/.test(value)) throw new ConfigError(name, `expected an integer, got "${value}"`);
   const n = Number(value);
-  if (!Number.isSafeInteger(n) || n < min || n > max) throw new ConfigError(name, `must be between ${min} and ${max}, got ${value}`);
+  if (!Number.isSafeInteger(n) || n < min || n > max) {
+    throw new ConfigError(name, `must be between ${min} and ${max}, got ${value}`);
+  }
   return n;
 }
 
@@ -73,14 +84,19 @@ export function bool(env: Env, name: string, fallback: boolean): boolean {
 export function oneOf<T extends string>(env: Env, name: string, allowed: readonly T[], fallback: T): T {
   const value = raw(env, name);
   if (value === undefined) return fallback;
-  if (!(allowed as readonly string[]).includes(value)) throw new ConfigError(name, `must be one of ${allowed.join(', ')}, got "${value}"`);
+  if (!(allowed as readonly string[]).includes(value)) {
+    throw new ConfigError(name, `must be one of ${allowed.join(', ')}, got "${value}"`);
+  }
   return value as T;
 }
 
 export function list(env: Env, name: string, fallback: string[]): string[] {
   const value = raw(env, name);
   if (value === undefined) return fallback;
-  return value.split(',').map((item) => item.trim()).filter(Boolean);
+  return value
+    .split(',')
+    .map((item) => item.trim())
+    .filter(Boolean);
 }
 
 export function httpUrl(env: Env, name: string, fallback?: string): string | undefined {
@@ -100,6 +116,8 @@ function checkUrl(name: string, value: string): string {
   } catch {
     throw new ConfigError(name, `not a valid URL: "${value}"`);
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new ConfigError(name, `must be an http(s) URL, got "${value}"`);
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw new ConfigError(name, `must be an http(s) URL, got "${value}"`);
+  }
   return value.replace(/\/+$/, '');
 }

@@ -49,7 +49,10 @@ export async function buildServer(config: Config, options: BuildOptions = {}): P
   }
 
   const app = Fastify({
-    logger: (options.logger ?? { ...(loggerOptions(config.logLevel) as object), stream: stdoutDestination(config.logSync) }) as any,
+    logger: (options.logger ?? {
+      ...(loggerOptions(config.logLevel) as object),
+      stream: stdoutDestination(config.logSync),
+    }) as any,
     bodyLimit: config.bodyLimit,
     trustProxy: config.trustProxy,
     forceCloseConnections: 'idle',

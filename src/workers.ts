@@ -21,7 +21,10 @@ export function isWorkerProcess(): boolean {
 
 /** Runs the primary; resolves with the exit code once every worker has stopped. */
 export async function runPrimary(config: Config): Promise<number> {
-  const log = pino({ level: config.logLevel, base: { role: 'primary', pid: process.pid } }, stdoutDestination(config.logSync));
+  const log = pino(
+    { level: config.logLevel, base: { role: 'primary', pid: process.pid } },
+    stdoutDestination(config.logSync),
+  );
   // Migrating here first spares the workers a race for the migration lock at every start.
   await migrateDatabase(config.database);
 

@@ -45,12 +45,22 @@ const quoted = (name: string) => `"${name}"`;
  * (one flat array: no array per row for 100,000 rows). Returns the `returning` columns of the
  * new rows.
  */
-export async function insertRows<R = Record<string, unknown>>(db: Q, dialect: Dialect, table: string, columns: Column[], values: unknown[], returning: string[] = []): Promise<R[]> {
+export async function insertRows<R = Record<string, unknown>>(
+  db: Q,
+  dialect: Dialect,
+  table: string,
+  columns: Column[],
+  values: unknown[],
+  returning: string[] = [],
+): Promise<R[]> {
   const out: R[] = [];
   for (const batch of batches(dialect, columns.length, values)) {
     const text = statementText(columns, `${dialect} insert ${table} ${batch.length} ${returning}`, () => {
       const names = columns.map((column) => quoted(column.name)).join(', ');
-      const source = dialect === 'postgres' ? `select * from ${unnest(columns)}` : `values ${sqliteRows(columns.length, batch.length / columns.length)}`;
+      const source =
+        dialect === 'postgres'
+          ? `select * from ${unnest(columns)}`
+          : `values ${sqliteRows(columns.length, batch.length / columns.length)}`;
       return `insert into ${quoted(table)} (${names}) ${source}${returningClause(returning)}`;
     });
     const result = await db.executeQuery<R>(CompiledQuery.raw(text, parameters(dialect, columns.length, batch)));
@@ -63,25 +73,48 @@ export async function insertRows<R = Record<string, unknown>>(db: Q, dialect: Di
  * UPDATE table SET the set columns WHERE the key columns match, for each row; `values` as for
  * insertRows, each row's key values first. Returns the `returning` columns of the changed rows.
  */
-export async function updateRows<R = Record<string, unknown>>(db: Q, dialect: Dialect, table: string, keys: Column[], set: SetColumn[], values: unknown[], options: UpdateOptions = {}): Promise<R[]> {
+export async function updateRows<R = Record<string, unknown>>(
+  db: Q,
+  dialect: Dialect,
+  table: string,
+  keys: Column[],
+  set: SetColumn[],
+  values: unknown[],
+  options: UpdateOptions = {},
+): Promise<R[]> {
   const columns = [...keys, ...set];
   const out: R[] = [];
   for (const batch of batches(dialect, columns.length, values)) {
-    const text = statementText(set, `${dialect} update ${table} ${keys.map((key) => key.name)} ${batch.length} ${options.where} ${options.returning}`, () => {
-      // SQLite names the columns of a VALUES list column1, column2, …
-      const ref = (i: number) => (dialect === 'postgres' ? `v.${quoted(columns[i].name)}` : `v.column${i + 1}`);
-      const assignments = set
-        .map((column, i) => {
-          const value = ref(keys.length + i);
-          const current = `t.${quoted(column.name)}`;
-          const expression = column.combine === 'add' ? `${current} + ${value}` : column.combine === 'unless-null' ? `coalesce(${value}, ${current})` : value;
-          return `${quoted(column.name)} = ${expression}`;
-        })
-        .join(', ');
-      const match = [...keys.map((column, i) => `t.${quoted(column.name)} = ${ref(i)}`), ...(options.where ? [`(${options.where})`] : [])].join(' and ');
-      const source = dialect === 'postgres' ? unnest(columns) : `(values ${sqliteRows(columns.length, batch.length / columns.length)}) as v`;
-      return `update ${quoted(table)} as t set ${assignments} from ${source} where ${match}${returningClause(options.returning ?? [], dialect === 'postgres' ? 't.' : '')}`;
-    });
+    const text = statementText(
+      set,
+      `${dialect} update ${table} ${keys.map((key) => key.name)} ${batch.length} ${options.where} ${options.returning}`,
+      () => {
+        // SQLite names the columns of a VALUES list column1, column2, …
+        const ref = (i: number) => (dialect === 'postgres' ? `v.${quoted(columns[i].name)}` : `v.column${i + 1}`);
+        const assignments = set
+          .map((column, i) => {
+            const value = ref(keys.length + i);
+            const current = `t.${quoted(column.name)}`;
+            const expression =
+              column.combine === 'add'
+                ? `${current} + ${value}`
+                : column.combine === 'unless-null'
+                  ? `coalesce(${value}, ${current})`
+                  : value;
+            return `${quoted(column.name)} = ${expression}`;
+          })
+          .join(', ');
+        const match = [
+          ...keys.map((column, i) => `t.${quoted(column.name)} = ${ref(i)}`),
+          ...(options.where ? [`(${options.where})`] : []),
+        ].join(' and ');
+        const source =
+          dialect === 'postgres'
+            ? unnest(columns)
+            : `(values ${sqliteRows(columns.length, batch.length / columns.length)}) as v`;
+        return `update ${quoted(table)} as t set ${assignments} from ${source} where ${match}${returningClause(options.returning ?? [], dialect === 'postgres' ? 't.' : '')}`;
+      },
+    );
     const result = await db.executeQuery<R>(CompiledQuery.raw(text, parameters(dialect, columns.length, batch)));
     out.push(...result.rows);
   }

@@ -15,7 +15,12 @@ export interface Migration {
   up(db: Kysely<any>, columns: Columns): Promise<void>;
 }
 
-export const allMigrations: Migration[] = [...platformMigrations, ...usersMigrations, ...proxyMigrations, ...quotesMigrations];
+export const allMigrations: Migration[] = [
+  ...platformMigrations,
+  ...usersMigrations,
+  ...proxyMigrations,
+  ...quotesMigrations,
+];
 
 /**
  * Applies pending migrations in name order inside one transaction that holds a lock every
@@ -36,7 +41,9 @@ export async function migrate(database: Database): Promise<string[]> {
       .addColumn('name', 'text', (col) => col.primaryKey())
       .addColumn('applied_at', columns.bigint, (col) => col.notNull())
       .execute();
-    const done = new Set((await db.selectFrom('quartet_migrations').select('name').execute()).map((row) => row.name as string));
+    const done = new Set(
+      (await db.selectFrom('quartet_migrations').select('name').execute()).map((row) => row.name as string),
+    );
     return [...allMigrations].sort((a, b) => a.name.localeCompare(b.name)).filter((m) => !done.has(m.name));
   };
   const apply = async (db: Kysely<any>) => {

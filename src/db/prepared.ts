@@ -23,7 +23,9 @@ export interface PreparedQuery<P, R> {
   run(db: Kysely<DB>, values: P): Promise<QueryResult<R>>;
 }
 
-export function prepared<P extends Record<string, unknown>, R>(build: (params: Params<P>, db: Kysely<DB>) => Compilable<R>): PreparedQuery<P, R> {
+export function prepared<P extends Record<string, unknown>, R>(
+  build: (params: Params<P>, db: Kysely<DB>) => Compilable<R>,
+): PreparedQuery<P, R> {
   // One compiled form per database (the dialects differ), found through any executor of it.
   const compiledFor = new WeakMap<object, { compiled: CompiledQuery<R>; slots: (string | null)[] }>();
   const params = new Proxy({} as Params<P>, {

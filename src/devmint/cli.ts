@@ -20,7 +20,10 @@ export function parseArgs(args: string[]): DevMintOptions & { help?: boolean } {
   const options: DevMintOptions & { help?: boolean } = { port: 3338, autoPay: true };
   for (let i = 0; i < args.length; i++) {
     const arg = args[i];
-    const [flag, inline] = arg.startsWith('--') && arg.includes('=') ? [arg.slice(0, arg.indexOf('=')), arg.slice(arg.indexOf('=') + 1)] : [arg, undefined];
+    const [flag, inline] =
+      arg.startsWith('--') && arg.includes('=')
+        ? [arg.slice(0, arg.indexOf('=')), arg.slice(arg.indexOf('=') + 1)]
+        : [arg, undefined];
     const value = () => {
       const v = inline ?? args[++i];
       if (v === undefined) throw new UsageError(`${flag} needs a value`);
@@ -28,26 +31,50 @@ export function parseArgs(args: string[]): DevMintOptions & { help?: boolean } {
     };
     const integer = (min: number, max: number) => {
       const v = value();
-      if (!/^\d+$/.test(v) || Number(v) < min || Number(v) > max) throw new UsageError(`${flag} must be an integer from ${min} to ${max}, got "${v}"`);
+      if (!/^\d+$/.test(v) || Number(v) < min || Number(v) > max) {
+        throw new UsageError(`${flag} must be an integer from ${min} to ${max}, got "${v}"`);
+      }
       return Number(v);
     };
     switch (flag) {
-      case '--port': options.port = integer(0, 65535); break;
-      case '--host': options.host = value(); break;
+      case '--port':
+        options.port = integer(0, 65535);
+        break;
+      case '--host':
+        options.host = value();
+        break;
       case '--unit': {
         const unit = value();
-        if (!UNITS.includes(unit as Unit)) throw new UsageError(`--unit must be one of ${UNITS.join(', ')}, got "${unit}"`);
+        if (!UNITS.includes(unit as Unit)) {
+          throw new UsageError(`--unit must be one of ${UNITS.join(', ')}, got "${unit}"`);
+        }
         options.unit = unit as Unit;
         break;
       }
-      case '--fee-ppk': options.inputFeePpk = integer(0, 100_000); break;
-      case '--seed': options.seed = value(); break;
-      case '--state': options.stateFile = value(); break;
-      case '--auto-pay': options.autoPay = true; break;
-      case '--no-auto-pay': options.autoPay = false; break;
-      case '--log': options.logger = true; break;
-      case '--help': case '-h': options.help = true; break;
-      default: throw new UsageError(`unknown option "${arg}"`);
+      case '--fee-ppk':
+        options.inputFeePpk = integer(0, 100_000);
+        break;
+      case '--seed':
+        options.seed = value();
+        break;
+      case '--state':
+        options.stateFile = value();
+        break;
+      case '--auto-pay':
+        options.autoPay = true;
+        break;
+      case '--no-auto-pay':
+        options.autoPay = false;
+        break;
+      case '--log':
+        options.logger = true;
+        break;
+      case '--help':
+      case '-h':
+        options.help = true;
+        break;
+      default:
+        throw new UsageError(`unknown option "${arg}"`);
     }
   }
   return options;
@@ -69,15 +96,17 @@ export const devMintCommand: Command = {
       return 0;
     }
     const mint = await startDevMint(options);
-    console.log([
-      '==================================================================',
-      ` quartet dev mint: a ${LABEL}`,
-      ` url      ${mint.url}`,
-      ` unit     ${mint.unit}   keyset ${mint.keysetId()}`,
-      ` keys     ${options.stateFile ? `kept with the state in ${options.stateFile}` : options.seed === undefined ? 'random (pass --seed or --state to keep them across restarts)' : 'derived from --seed'}`,
-      ` quotes   ${options.autoPay ? 'paid automatically' : 'paid by POST /dev/quotes/{id}/pay'}`,
-      '==================================================================',
-    ].join('\n'));
+    console.log(
+      [
+        '==================================================================',
+        ` quartet dev mint: a ${LABEL}`,
+        ` url      ${mint.url}`,
+        ` unit     ${mint.unit}   keyset ${mint.keysetId()}`,
+        ` keys     ${options.stateFile ? `kept with the state in ${options.stateFile}` : options.seed === undefined ? 'random (pass --seed or --state to keep them across restarts)' : 'derived from --seed'}`,
+        ` quotes   ${options.autoPay ? 'paid automatically' : 'paid by POST /dev/quotes/{id}/pay'}`,
+        '==================================================================',
+      ].join('\n'),
+    );
     await new Promise<void>((resolve) => {
       process.once('SIGINT', resolve);
       process.once('SIGTERM', resolve);

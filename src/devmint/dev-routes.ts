@@ -30,7 +30,11 @@ export function registerDevRoutes(app: FastifyInstance, core: MintCore, faults: 
       ),
     },
     async (request, reply) => {
-      if (request.body.down && !request.body.forMs) return reply.code(400).send({ detail: 'down needs forMs over HTTP, or nothing could switch it off again', code: Codes.generic });
+      if (request.body.down && !request.body.forMs) {
+        return reply
+          .code(400)
+          .send({ detail: 'down needs forMs over HTTP, or nothing could switch it off again', code: Codes.generic });
+      }
       // Answer first: going down closes this very connection.
       reply.send(faults.current);
       await reply;
@@ -43,23 +47,47 @@ export function registerDevRoutes(app: FastifyInstance, core: MintCore, faults: 
     return faults.current;
   });
   app.get('/dev/swaps/held', async () => ({ held: faults.heldSwaps }));
-  app.post<{ Body: { drop?: boolean } }>('/dev/swaps/release', { schema: body({ drop: { type: 'boolean' } }, []) }, async (request) => ({
-    released: faults.releaseSwaps(request.body?.drop ? 'drop' : 'perform'),
-  }));
-  app.post<{ Params: { id: string } }>('/dev/quotes/:id/pay', { schema: { params: idParam } }, async (request) => mintQuotes.pay(request.params.id));
-  app.post<{ Body: { detail?: string } }>('/dev/melts/fail-next', { schema: body({ detail: { type: 'string' } }, []) }, async (request) => {
-    lightning.failNextPayment(request.body?.detail);
-    return { ok: true };
-  });
-  app.post<{ Body: { amount: number } }>('/dev/invoices', { schema: body({ amount: { type: 'integer', minimum: 1 } }, ['amount']) }, async (request) => {
-    return { request: lightning.createInvoice(unitToMsat(request.body.amount, ledger.unit)).request, amount: request.body.amount, unit: ledger.unit };
-  });
-  app.post<{ Body: { amount: number } }>('/dev/tokens', { schema: body({ amount: { type: 'integer', minimum: 1, maximum: MAX_AMOUNT } }, ['amount']) }, async (request) => ({
-    token: await core.mintToken(request.body.amount),
-    amount: request.body.amount,
-    unit: ledger.unit,
-  }));
-  app.post<{ Body: { input_fee_ppk?: number } }>('/dev/keysets/rotate', { schema: body({ input_fee_ppk: { type: 'integer', minimum: 0 } }, []) }, async (request) =>
-    keysetView(core, ledger.rotateKeyset(request.body?.input_fee_ppk).id),
+  app.post<{ Body: { drop?: boolean } }>(
+    '/dev/swaps/release',
+    { schema: body({ drop: { type: 'boolean' } }, []) },
+    async (request) => ({
+      released: faults.releaseSwaps(request.body?.drop ? 'drop' : 'perform'),
+    }),
+  );
+  app.post<{ Params: { id: string } }>('/dev/quotes/:id/pay', { schema: { params: idParam } }, async (request) =>
+    mintQuotes.pay(request.params.id),
+  );
+  app.post<{ Body: { detail?: string } }>(
+    '/dev/melts/fail-next',
+    { schema: body({ detail: { type: 'string' } }, []) },
+    async (request) => {
+      lightning.failNextPayment(request.body?.detail);
+      return { ok: true };
+    },
+  );
+  app.post<{ Body: { amount: number } }>(
+    '/dev/invoices',
+    { schema: body({ amount: { type: 'integer', minimum: 1 } }, ['amount']) },
+    async (request) => {
+      return {
+        request: lightning.createInvoice(unitToMsat(request.body.amount, ledger.unit)).request,
+        amount: request.body.amount,
+        unit: ledger.unit,
+      };
+    },
+  );
+  app.post<{ Body: { amount: number } }>(
+    '/dev/tokens',
+    { schema: body({ amount: { type: 'integer', minimum: 1, maximum: MAX_AMOUNT } }, ['amount']) },
+    async (request) => ({
+      token: await core.mintToken(request.body.amount),
+      amount: request.body.amount,
+      unit: ledger.unit,
+    }),
+  );
+  app.post<{ Body: { input_fee_ppk?: number } }>(
+    '/dev/keysets/rotate',
+    { schema: body({ input_fee_ppk: { type: 'integer', minimum: 0 } }, []) },
+    async (request) => keysetView(core, ledger.rotateKeyset(request.body?.input_fee_ppk).id),
   );
 }

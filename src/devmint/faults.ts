@@ -66,7 +66,16 @@ export class Faults {
   }
 
   async clear(): Promise<void> {
-    await this.set({ down: false, delayMs: 0, holdSwaps: false, failSwaps: false, dropSwaps: false, loseSwapResponses: false, lie: false, noRestore: false });
+    await this.set({
+      down: false,
+      delayMs: 0,
+      holdSwaps: false,
+      failSwaps: false,
+      dropSwaps: false,
+      loseSwapResponses: false,
+      lie: false,
+      noRestore: false,
+    });
   }
 
   get current(): FaultSettings {

@@ -57,13 +57,19 @@ export interface DevMint {
 export async function startDevMint(options: DevMintOptions = {}): Promise<DevMint> {
   const host = options.host ?? '127.0.0.1';
   const saved = options.stateFile ? readState(options.stateFile) : undefined;
-  if (saved && options.seed !== undefined && options.seed !== saved.seed) throw new Error(`${options.stateFile} belongs to a mint with another seed`);
-  if (saved && options.unit !== undefined && options.unit !== saved.unit) throw new Error(`${options.stateFile} belongs to a ${saved.unit} mint`);
+  if (saved && options.seed !== undefined && options.seed !== saved.seed) {
+    throw new Error(`${options.stateFile} belongs to a mint with another seed`);
+  }
+  if (saved && options.unit !== undefined && options.unit !== saved.unit) {
+    throw new Error(`${options.stateFile} belongs to a ${saved.unit} mint`);
+  }
   // A state file without a seed would be useless after a restart: its proofs need the same keys.
   const seed = saved?.seed ?? options.seed ?? (options.stateFile ? randomSeed() : undefined);
   const unit = saved?.unit ?? options.unit ?? 'sat';
   const inputFeePpk = options.inputFeePpk ?? 0;
-  if (!Number.isSafeInteger(inputFeePpk) || inputFeePpk < 0) throw new Error('inputFeePpk must be a non-negative integer');
+  if (!Number.isSafeInteger(inputFeePpk) || inputFeePpk < 0) {
+    throw new Error('inputFeePpk must be a non-negative integer');
+  }
 
   const ledger = new Ledger(unit, inputFeePpk, seed);
   const lightning = new FakeLightning();
@@ -75,7 +81,9 @@ export async function startDevMint(options: DevMintOptions = {}): Promise<DevMin
     mintQuotes.load(saved.mintQuotes);
     melts.load(saved.meltQuotes);
     // The fee is part of the keyset id (NUT-02): another fee needs another keyset.
-    if (options.inputFeePpk !== undefined && ledger.activeKeyset().inputFeePpk !== options.inputFeePpk) ledger.rotateKeyset(options.inputFeePpk);
+    if (options.inputFeePpk !== undefined && ledger.activeKeyset().inputFeePpk !== options.inputFeePpk) {
+      ledger.rotateKeyset(options.inputFeePpk);
+    }
   }
   const save = () => {
     if (!options.stateFile) return;
@@ -108,7 +116,10 @@ export async function startDevMint(options: DevMintOptions = {}): Promise<DevMin
   // Assigned once the app exists; the faults' stop and start reach it only after that.
   let switchable: ReturnType<typeof listener> | undefined; // eslint-disable-line prefer-const
   const faults = new Faults({ stop: () => switchable!.stop(), start: () => switchable!.start() });
-  const app = buildApp({ ledger, mintQuotes, melts, lightning, url: () => url, mintToken }, faults, { logger: options.logger, onChange: save });
+  const app = buildApp({ ledger, mintQuotes, melts, lightning, url: () => url, mintToken }, faults, {
+    logger: options.logger,
+    onChange: save,
+  });
 
   await app.listen({ port: options.port ?? 0, host });
   const address = app.server.address();

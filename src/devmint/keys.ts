@@ -51,9 +51,10 @@ const CURVE_ORDER = BigInt('0xfffffffffffffffffffffffffffffffebaaedce6af48a03bbf
  */
 export function createKeyset(options: { unit: Unit; inputFeePpk: number; seed?: string; generation?: number }): Keyset {
   const { unit, inputFeePpk, seed, generation = 0 } = options;
-  const master = seed === undefined
-    ? randomBytes(32)
-    : createHash('sha256').update(`quartet-devmint|${seed}|${unit}|${generation}`).digest();
+  const master =
+    seed === undefined
+      ? randomBytes(32)
+      : createHash('sha256').update(`quartet-devmint|${seed}|${unit}|${generation}`).digest();
   const keys: Record<string, string> = {};
   const privateKeys = new Map<number, Uint8Array>();
   for (let i = 0; i < KEY_COUNT; i++) {

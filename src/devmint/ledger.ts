@@ -2,7 +2,17 @@
 // blinded messages it has signed. Checks never change state; the caller commits afterwards in
 // the same synchronous step, so an operation applies completely or not at all.
 import { Codes, MintError } from './errors.js';
-import { createKeyset, parsePoint, proofY, signBlinded, verifyProof, type BlindSignature, type Keyset, type ProofInput, type Unit } from './keys.js';
+import {
+  createKeyset,
+  parsePoint,
+  proofY,
+  signBlinded,
+  verifyProof,
+  type BlindSignature,
+  type Keyset,
+  type ProofInput,
+  type Unit,
+} from './keys.js';
 
 export interface BlindedMessage {
   amount: number;
@@ -107,20 +117,32 @@ export class Ledger {
   checkOutputs(outputs: BlindedMessage[], { blank = false } = {}): { total: number; unit?: Unit } {
     if (outputs.length > MAX_OUTPUTS) throw new MintError(Codes.maxOutputsExceeded, `at most ${MAX_OUTPUTS} outputs`);
     const blinded = outputs.map((output) => output.B_.toLowerCase());
-    if (new Set(blinded).size !== blinded.length) throw new MintError(Codes.duplicateOutputs, 'duplicate outputs provided');
+    if (new Set(blinded).size !== blinded.length) {
+      throw new MintError(Codes.duplicateOutputs, 'duplicate outputs provided');
+    }
     const units = new Set<Unit>();
     let total = 0;
     for (const output of outputs) {
       const keyset = this.keyset(output.id);
-      if (!keyset.active) throw new MintError(Codes.keysetInactive, `keyset ${output.id} is inactive, cannot sign messages`);
-      if (!blank && !keyset.privateKeys.has(output.amount)) throw new MintError(Codes.generic, `invalid output amount ${output.amount}: not a power of two of the keyset`);
-      if (!parsePoint(output.B_)) throw new MintError(Codes.generic, 'invalid blinded message: B_ is not a compressed secp256k1 point');
+      if (!keyset.active) {
+        throw new MintError(Codes.keysetInactive, `keyset ${output.id} is inactive, cannot sign messages`);
+      }
+      if (!blank && !keyset.privateKeys.has(output.amount)) {
+        throw new MintError(Codes.generic, `invalid output amount ${output.amount}: not a power of two of the keyset`);
+      }
+      if (!parsePoint(output.B_)) {
+        throw new MintError(Codes.generic, 'invalid blinded message: B_ is not a compressed secp256k1 point');
+      }
       units.add(keyset.unit);
       total += output.amount;
     }
     if (units.size > 1) throw new MintError(Codes.multipleUnits, 'outputs of multiple units');
-    if (blinded.some((b) => this.signed.has(b))) throw new MintError(Codes.outputsAlreadySigned, 'outputs have already been signed before');
-    if (blinded.some((b) => this.pendingOutputs.has(b))) throw new MintError(Codes.outputsPending, 'outputs are pending');
+    if (blinded.some((b) => this.signed.has(b))) {
+      throw new MintError(Codes.outputsAlreadySigned, 'outputs have already been signed before');
+    }
+    if (blinded.some((b) => this.pendingOutputs.has(b))) {
+      throw new MintError(Codes.outputsPending, 'outputs are pending');
+    }
     return { total, unit: [...units][0] };
   }
 
@@ -128,7 +150,10 @@ export class Ledger {
   sign(outputs: BlindedMessage[]): BlindSignature[] {
     return outputs.map((output) => {
       const signature = signBlinded(this.keyset(output.id), output.amount, output.B_);
-      this.signed.set(output.B_.toLowerCase(), { output: { amount: output.amount, id: output.id, B_: output.B_ }, signature });
+      this.signed.set(output.B_.toLowerCase(), {
+        output: { amount: output.amount, id: output.id, B_: output.B_ },
+        signature,
+      });
       return signature;
     });
   }
@@ -136,7 +161,9 @@ export class Ledger {
   /** NUT-09: the signatures given earlier to those of these outputs that were signed. */
   restore(outputs: BlindedMessage[]): { outputs: BlindedMessage[]; signatures: BlindSignature[] } {
     if (outputs.length > MAX_OUTPUTS) throw new MintError(Codes.maxOutputsExceeded, `at most ${MAX_OUTPUTS} outputs`);
-    const found = outputs.map((output) => this.signed.get(output.B_.toLowerCase())).filter((entry) => entry !== undefined);
+    const found = outputs
+      .map((output) => this.signed.get(output.B_.toLowerCase()))
+      .filter((entry) => entry !== undefined);
     return { outputs: found.map((entry) => entry.output), signatures: found.map((entry) => entry.signature) };
   }
 
@@ -169,7 +196,12 @@ export class Ledger {
 
   snapshot(): LedgerSnapshot {
     return {
-      keysets: [...this.keysets.values()].map((k) => ({ unit: k.unit, inputFeePpk: k.inputFeePpk, generation: this.generations.get(k.id)!, active: k.active })),
+      keysets: [...this.keysets.values()].map((k) => ({
+        unit: k.unit,
+        inputFeePpk: k.inputFeePpk,
+        generation: this.generations.get(k.id)!,
+        active: k.active,
+      })),
       spent: [...this.spent],
       signed: [...this.signed.values()],
     };
@@ -186,7 +218,9 @@ export class Ledger {
 }
 
 function checkSecret(secret: string) {
-  if (secret.length === 0 || secret.length > MAX_SECRET_LENGTH) throw new MintError(Codes.proofVerificationFailed, `secret must be 1 to ${MAX_SECRET_LENGTH} characters`);
+  if (secret.length === 0 || secret.length > MAX_SECRET_LENGTH) {
+    throw new MintError(Codes.proofVerificationFailed, `secret must be 1 to ${MAX_SECRET_LENGTH} characters`);
+  }
   // A NUT-10 secret carries spending conditions (P2PK, HTLC…) this mint does not enforce:
   // refusing it is safer than accepting it as if it were unlocked.
   if (secret.startsWith('[')) {
@@ -197,7 +231,10 @@ function checkSecret(secret: string) {
       return;
     }
     if (Array.isArray(parsed) && typeof parsed[0] === 'string') {
-      throw new MintError(Codes.proofVerificationFailed, `spending condition ${parsed[0]} (NUT-10) is not supported by this dev mint`);
+      throw new MintError(
+        Codes.proofVerificationFailed,
+        `spending condition ${parsed[0]} (NUT-10) is not supported by this dev mint`,
+      );
     }
   }
 }

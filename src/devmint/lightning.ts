@@ -5,7 +5,11 @@ import { createHash, randomBytes } from 'node:crypto';
 
 const BECH32 = 'qpzry9x8gf2tvdw0s3jn54khce6mua7l';
 /** BOLT-11 multipliers in millisatoshis ('p' = 0.1 msat is handled apart). */
-const MULTIPLIERS: [string, number][] = [['m', 100_000_000], ['u', 100_000], ['n', 100]];
+const MULTIPLIERS: [string, number][] = [
+  ['m', 100_000_000],
+  ['u', 100_000],
+  ['n', 100],
+];
 
 export interface Invoice {
   request: string;
@@ -33,7 +37,14 @@ export class FakeLightning {
   createInvoice(amountMsat: number): Invoice {
     const preimage = randomBytes(32).toString('hex');
     const paymentHash = createHash('sha256').update(Buffer.from(preimage, 'hex')).digest('hex');
-    const timestamp = toBech32(Buffer.from(Math.floor(Date.now() / 1000).toString(16).padStart(10, '0'), 'hex')).slice(0, 7);
+    const timestamp = toBech32(
+      Buffer.from(
+        Math.floor(Date.now() / 1000)
+          .toString(16)
+          .padStart(10, '0'),
+        'hex',
+      ),
+    ).slice(0, 7);
     const request = `lnbcrt${hrpAmount(amountMsat)}1${timestamp}pp5${toBech32(Buffer.from(paymentHash, 'hex'))}${toBech32(randomBytes(68))}`;
     const invoice = { request, amountMsat, paymentHash, preimage, paid: false };
     this.invoices.set(request, invoice);
@@ -58,14 +69,16 @@ export class FakeLightning {
 
   /** The next outgoing payment stays in flight until `settle()` is called. */
   holdNextPayment(): HeldPayment {
-    let resolve!: (outcome: 'paid' | 'failed') => void;
-    const release = new Promise<'paid' | 'failed'>((r) => (resolve = r));
-    this.held.add(resolve);
+    let finish!: (outcome: 'paid' | 'failed') => void;
+    const release = new Promise<'paid' | 'failed'>((resolve) => {
+      finish = resolve;
+    });
+    this.held.add(finish);
     this.scripts.push({ kind: 'hold', release });
     return {
       settle: (outcome = 'paid') => {
-        this.held.delete(resolve);
-        resolve(outcome);
+        this.held.delete(finish);
+        finish(outcome);
       },
     };
   }
@@ -74,9 +87,15 @@ export class FakeLightning {
   async pay(request: string): Promise<PaymentOutcome> {
     const script = this.scripts.shift();
     if (script?.kind === 'fail') return { paid: false, detail: script.detail };
-    if (script?.kind === 'hold' && (await script.release) === 'failed') return { paid: false, detail: 'payment failed (dev mint: held payment settled as failed)' };
+    if (script?.kind === 'hold' && (await script.release) === 'failed') {
+      return { paid: false, detail: 'payment failed (dev mint: held payment settled as failed)' };
+    }
     // Our own invoices carry their preimage; for foreign ones any 32 bytes will do.
-    return { paid: true, preimage: this.invoices.get(request)?.preimage ?? randomBytes(32).toString('hex'), feeMsat: 0 };
+    return {
+      paid: true,
+      preimage: this.invoices.get(request)?.preimage ?? randomBytes(32).toString('hex'),
+      feeMsat: 0,
+    };
   }
 
   snapshot(): Invoice[] {

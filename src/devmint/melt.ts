@@ -45,7 +45,9 @@ export class Melts {
     checkAmount(amount);
     // Our own invoice: settled inside the mint, without Lightning fees.
     const own = this.mintQuotes.byInvoice(request.request);
-    if (own && this.mintQuotes.state(own) !== 'UNPAID') throw new MintError(Codes.invoiceAlreadyPaid, 'invoice already paid');
+    if (own && this.mintQuotes.state(own) !== 'UNPAID') {
+      throw new MintError(Codes.invoiceAlreadyPaid, 'invoice already paid');
+    }
     const quote: MeltQuote = {
       quote: uuidv7(),
       request: request.request,
@@ -72,12 +74,17 @@ export class Melts {
     if (quote.state === 'PAID') throw new MintError(Codes.invoiceAlreadyPaid, 'invoice already paid');
     if (quote.expiry <= nowSeconds()) throw new MintError(Codes.quoteExpired, 'quote is expired');
     const spent = this.ledger.checkInputs(inputs);
-    if (spent.unit !== quote.unit) throw new MintError(Codes.unitMismatch, 'inputs are not of the quote\'s unit');
+    if (spent.unit !== quote.unit) throw new MintError(Codes.unitMismatch, "inputs are not of the quote's unit");
     const blank = this.ledger.checkOutputs(outputs, { blank: true });
-    if (blank.unit !== undefined && blank.unit !== quote.unit) throw new MintError(Codes.unitMismatch, 'outputs are not of the quote\'s unit');
+    if (blank.unit !== undefined && blank.unit !== quote.unit) {
+      throw new MintError(Codes.unitMismatch, "outputs are not of the quote's unit");
+    }
     const needed = quote.amount + quote.fee_reserve;
     if (spent.total - spent.fee < needed) {
-      throw new MintError(Codes.transactionUnbalanced, `inputs ${spent.total} - fees ${spent.fee} do not cover amount ${quote.amount} + fee reserve ${quote.fee_reserve}`);
+      throw new MintError(
+        Codes.transactionUnbalanced,
+        `inputs ${spent.total} - fees ${spent.fee} do not cover amount ${quote.amount} + fee reserve ${quote.fee_reserve}`,
+      );
     }
     this.ledger.reserve(spent.ys, outputs);
     quote.state = 'PENDING';
@@ -108,7 +115,9 @@ export class Melts {
 
   /** A melt in flight when the mint stopped never reached the (fake) network: it failed. */
   load(quotes: MeltQuote[]) {
-    for (const quote of quotes) this.quotes.set(quote.quote, quote.state === 'PENDING' ? { ...quote, state: 'UNPAID' } : quote);
+    for (const quote of quotes) {
+      this.quotes.set(quote.quote, quote.state === 'PENDING' ? { ...quote, state: 'UNPAID' } : quote);
+    }
   }
 
   private async pay(quote: MeltQuote): Promise<PaymentOutcome> {
@@ -135,5 +144,8 @@ function changeOutputs(overpaid: number, blanks: BlindedMessage[]): BlindedMessa
       rest -= amount;
     }
   }
-  return pieces.slice(0, blanks.length).reverse().map((amount, i) => ({ ...blanks[i], amount }));
+  return pieces
+    .slice(0, blanks.length)
+    .reverse()
+    .map((amount, i) => ({ ...blanks[i], amount }));
 }

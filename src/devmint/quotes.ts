@@ -26,12 +26,16 @@ export function unitToMsat(amount: number, unit: Unit): number {
 }
 
 export function checkUnit(ledger: Ledger, unit: string): Unit {
-  if (unit !== ledger.unit) throw new MintError(Codes.unitUnsupported, `unit "${unit}" is not supported (this mint: ${ledger.unit})`);
+  if (unit !== ledger.unit) {
+    throw new MintError(Codes.unitUnsupported, `unit "${unit}" is not supported (this mint: ${ledger.unit})`);
+  }
   return ledger.unit;
 }
 
 export function checkAmount(amount: number) {
-  if (!Number.isSafeInteger(amount) || amount < 1 || amount > MAX_AMOUNT) throw new MintError(Codes.amountOutsideLimit, `amount must be between 1 and ${MAX_AMOUNT}`);
+  if (!Number.isSafeInteger(amount) || amount < 1 || amount > MAX_AMOUNT) {
+    throw new MintError(Codes.amountOutsideLimit, `amount must be between 1 and ${MAX_AMOUNT}`);
+  }
 }
 
 export const nowSeconds = () => Math.floor(Date.now() / 1000);
@@ -50,7 +54,14 @@ export class MintQuotes {
     const unit = checkUnit(this.ledger, request.unit);
     checkAmount(request.amount);
     const invoice = this.lightning.createInvoice(unitToMsat(request.amount, unit));
-    const quote: MintQuote = { quote: uuidv7(), request: invoice.request, amount: request.amount, unit, expiry: nowSeconds() + QUOTE_TTL_SECONDS, issued: false };
+    const quote: MintQuote = {
+      quote: uuidv7(),
+      request: invoice.request,
+      amount: request.amount,
+      unit,
+      expiry: nowSeconds() + QUOTE_TTL_SECONDS,
+      issued: false,
+    };
     this.quotes.set(quote.quote, quote);
     this.byRequest.set(quote.request, quote.quote);
     if (this.autoPay) this.lightning.settle(quote.request);
@@ -75,13 +86,22 @@ export class MintQuotes {
   }
 
   view(quote: MintQuote) {
-    return { quote: quote.quote, request: quote.request, amount: quote.amount, unit: quote.unit, state: this.state(quote), expiry: quote.expiry };
+    return {
+      quote: quote.quote,
+      request: quote.request,
+      amount: quote.amount,
+      unit: quote.unit,
+      state: this.state(quote),
+      expiry: quote.expiry,
+    };
   }
 
   /** Someone paid the quote's invoice. */
   pay(id: string) {
     const quote = this.get(id);
-    if (this.state(quote) === 'UNPAID' && quote.expiry <= nowSeconds()) throw new MintError(Codes.quoteExpired, 'quote is expired');
+    if (this.state(quote) === 'UNPAID' && quote.expiry <= nowSeconds()) {
+      throw new MintError(Codes.quoteExpired, 'quote is expired');
+    }
     this.lightning.settle(quote.request);
     return this.view(quote);
   }
@@ -96,8 +116,10 @@ export class MintQuotes {
     }
     if (outputs.length === 0) throw new MintError(Codes.generic, 'no outputs provided');
     const made = this.ledger.checkOutputs(outputs);
-    if (made.unit !== quote.unit) throw new MintError(Codes.unitMismatch, 'outputs are not of the quote\'s unit');
-    if (made.total !== quote.amount) throw new MintError(Codes.transactionUnbalanced, `outputs ${made.total} != quote amount ${quote.amount}`);
+    if (made.unit !== quote.unit) throw new MintError(Codes.unitMismatch, "outputs are not of the quote's unit");
+    if (made.total !== quote.amount) {
+      throw new MintError(Codes.transactionUnbalanced, `outputs ${made.total} != quote amount ${quote.amount}`);
+    }
     quote.issued = true;
     return this.ledger.sign(outputs);
   }

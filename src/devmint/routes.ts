@@ -14,7 +14,13 @@ export const VERSION = 'quartet-devmint/0.0.1';
 
 export function keysetView(core: MintCore, id: string) {
   const keyset = core.ledger.keyset(id);
-  return { id: keyset.id, unit: keyset.unit, active: keyset.active, input_fee_ppk: keyset.inputFeePpk, final_expiry: null };
+  return {
+    id: keyset.id,
+    unit: keyset.unit,
+    active: keyset.active,
+    input_fee_ppk: keyset.inputFeePpk,
+    final_expiry: null,
+  };
 }
 
 export function registerNutRoutes(app: FastifyInstance, core: MintCore, faults: Faults, changed: () => void) {
@@ -25,7 +31,8 @@ export function registerNutRoutes(app: FastifyInstance, core: MintCore, faults: 
     name: `quartet dev mint (${LABEL})`,
     version: VERSION,
     description: `A Cashu mint for development and tests with a fake Lightning backend. ${LABEL}: its ecash is worth nothing.`,
-    description_long: 'Invoices are fake and settle on demand (POST /dev/quotes/{id}/pay); melts "pay" nothing. Never send real funds here.',
+    description_long:
+      'Invoices are fake and settle on demand (POST /dev/quotes/{id}/pay); melts "pay" nothing. Never send real funds here.',
     motd: LABEL,
     urls: [core.url()],
     time: Math.floor(Date.now() / 1000),
@@ -40,7 +47,9 @@ export function registerNutRoutes(app: FastifyInstance, core: MintCore, faults: 
   }));
 
   app.get('/v1/keys', async () => ({
-    keysets: [...ledger.keysets.values()].filter((k) => k.active).map((k) => ({ ...keysetView(core, k.id), keys: k.keys })),
+    keysets: [...ledger.keysets.values()]
+      .filter((k) => k.active)
+      .map((k) => ({ ...keysetView(core, k.id), keys: k.keys })),
   }));
   app.get<{ Params: { id: string } }>('/v1/keys/:id', { schema: { params: idParam } }, async (request) => {
     const keyset = ledger.keyset(request.params.id);
@@ -67,7 +76,17 @@ export function registerNutRoutes(app: FastifyInstance, core: MintCore, faults: 
 
   app.post<{ Body: { amount: number; unit: string } }>(
     '/v1/mint/quote/bolt11',
-    { schema: body({ amount: { type: 'integer' }, unit: { type: 'string' }, description: { type: 'string' }, pubkey: { type: 'string' } }, ['amount', 'unit']) },
+    {
+      schema: body(
+        {
+          amount: { type: 'integer' },
+          unit: { type: 'string' },
+          description: { type: 'string' },
+          pubkey: { type: 'string' },
+        },
+        ['amount', 'unit'],
+      ),
+    },
     async (request) => mintQuotes.create(request.body),
   );
   app.get<{ Params: { id: string } }>('/v1/mint/quote/bolt11/:id', { schema: { params: idParam } }, async (request) =>
@@ -81,7 +100,12 @@ export function registerNutRoutes(app: FastifyInstance, core: MintCore, faults: 
 
   app.post<{ Body: { request: string; unit: string; options?: { amountless?: unknown } } }>(
     '/v1/melt/quote/bolt11',
-    { schema: body({ request: { type: 'string', maxLength: 10_000 }, unit: { type: 'string' }, options: { type: 'object' } }, ['request', 'unit']) },
+    {
+      schema: body(
+        { request: { type: 'string', maxLength: 10_000 }, unit: { type: 'string' }, options: { type: 'object' } },
+        ['request', 'unit'],
+      ),
+    },
     async (request) => meltView(melts.create(request.body)),
   );
   app.get<{ Params: { id: string } }>('/v1/melt/quote/bolt11/:id', { schema: { params: idParam } }, async (request) =>
@@ -89,7 +113,12 @@ export function registerNutRoutes(app: FastifyInstance, core: MintCore, faults: 
   );
   app.post<{ Body: { quote: string; inputs: ProofInput[]; outputs?: BlindedMessage[] } }>(
     '/v1/melt/bolt11',
-    { schema: body({ quote: { type: 'string' }, inputs: proofs, outputs, prefer_async: { type: 'boolean' } }, ['quote', 'inputs']) },
+    {
+      schema: body({ quote: { type: 'string' }, inputs: proofs, outputs, prefer_async: { type: 'boolean' } }, [
+        'quote',
+        'inputs',
+      ]),
+    },
     async (request) => meltView(await melts.melt(request.body.quote, request.body.inputs, request.body.outputs ?? [])),
   );
 
@@ -99,7 +128,9 @@ export function registerNutRoutes(app: FastifyInstance, core: MintCore, faults: 
       schema: body({ outputs }, ['outputs']),
       // A mint without NUT-09 has no such route: the 404 of any unknown path, whatever the body.
       onRequest: async (request, reply) => {
-        if (faults.current.noRestore) return reply.code(404).send({ detail: `no route ${request.method} ${request.url}`, code: Codes.generic });
+        if (faults.current.noRestore) {
+          return reply.code(404).send({ detail: `no route ${request.method} ${request.url}`, code: Codes.generic });
+        }
       },
     },
     async (request) => ledger.restore(request.body.outputs),
@@ -107,7 +138,12 @@ export function registerNutRoutes(app: FastifyInstance, core: MintCore, faults: 
 
   app.post<{ Body: { Ys: string[] } }>(
     '/v1/checkstate',
-    { schema: body({ Ys: { type: 'array', maxItems: 10_000, items: { type: 'string', pattern: '^0[23][0-9a-fA-F]{64}$' } } }, ['Ys']) },
+    {
+      schema: body(
+        { Ys: { type: 'array', maxItems: 10_000, items: { type: 'string', pattern: '^0[23][0-9a-fA-F]{64}$' } } },
+        ['Ys'],
+      ),
+    },
     async (request) => ({ states: ledger.states(request.body.Ys) }),
   );
 }

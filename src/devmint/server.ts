@@ -38,13 +38,17 @@ export function buildApp(core: MintCore, faults: Faults, options: AppOptions = {
 
   app.setErrorHandler((error: FastifyError | MintError, _request, reply) => {
     if (error instanceof MintError) return reply.code(error.status).send(error.body());
-    if ((error as FastifyError).validation) return reply.code(400).send({ detail: `invalid request: ${error.message}`, code: Codes.generic });
+    if ((error as FastifyError).validation) {
+      return reply.code(400).send({ detail: `invalid request: ${error.message}`, code: Codes.generic });
+    }
     const status = (error as FastifyError).statusCode ?? 500;
     if (status < 500) return reply.code(status).send({ detail: error.message, code: Codes.generic });
     app.log.error({ err: error }, 'dev mint error');
     return reply.code(500).send({ detail: 'internal error', code: Codes.generic });
   });
-  app.setNotFoundHandler((request, reply) => reply.code(404).send({ detail: `no route ${request.method} ${request.url}`, code: Codes.generic }));
+  app.setNotFoundHandler((request, reply) =>
+    reply.code(404).send({ detail: `no route ${request.method} ${request.url}`, code: Codes.generic }),
+  );
 
   // Faults: on /v1 only, so that the dev routes can always switch them off again.
   app.addHook('onRequest', async (request, reply) => {

@@ -9,7 +9,10 @@ export function swap(ledger: Ledger, inputs: ProofInput[], outputs: BlindedMessa
   const made = ledger.checkOutputs(outputs);
   if (made.unit !== spent.unit) throw new MintError(Codes.unitMismatch, 'inputs and outputs are not of the same unit');
   if (spent.total - spent.fee !== made.total) {
-    throw new MintError(Codes.transactionUnbalanced, `transaction is not balanced: inputs ${spent.total} - fees ${spent.fee} != outputs ${made.total}`);
+    throw new MintError(
+      Codes.transactionUnbalanced,
+      `transaction is not balanced: inputs ${spent.total} - fees ${spent.fee} != outputs ${made.total}`,
+    );
   }
   // No await between the checks above and these two lines: the swap is all or nothing.
   ledger.spend(spent.ys);

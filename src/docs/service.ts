@@ -43,7 +43,11 @@ interface StaticFile {
 }
 
 function file(body: Buffer, name: string): StaticFile {
-  return { body, type: TYPES[extname(name)] ?? 'application/octet-stream', etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 22)}"` };
+  return {
+    body,
+    type: TYPES[extname(name)] ?? 'application/octet-stream',
+    etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 22)}"`,
+  };
 }
 
 function walk(dir: string): string[] {
@@ -58,7 +62,10 @@ function escapeAttribute(text: string) {
 }
 
 /** The viewer's files keyed by their path under /docs/ ('' is the index). */
-export function loadViewerFiles(descriptions: { name: string; title: string; url: string }[], dir = VIEWER_DIR): Map<string, StaticFile> {
+export function loadViewerFiles(
+  descriptions: { name: string; title: string; url: string }[],
+  dir = VIEWER_DIR,
+): Map<string, StaticFile> {
   const files = new Map<string, StaticFile>();
   if (!existsSync(join(dir, 'index.html'))) return files;
   for (const full of walk(dir)) {
@@ -66,7 +73,11 @@ export function loadViewerFiles(descriptions: { name: string; title: string; url
     let body = readFileSync(full);
     if (path === 'index.html') {
       const config = escapeAttribute(JSON.stringify({ descriptions }));
-      body = Buffer.from(body.toString('utf8').replace('<meta name="viewer-config" content="{}">', `<meta name="viewer-config" content="${config}">`));
+      body = Buffer.from(
+        body
+          .toString('utf8')
+          .replace('<meta name="viewer-config" content="{}">', `<meta name="viewer-config" content="${config}">`),
+      );
     }
     files.set(path, file(body, path));
   }

@@ -73,9 +73,17 @@ export interface FakeUpstreamOptions {
   maxRecorded?: number;
 }
 
-export const FAKE_MODELS = ['openai/gpt-4o-mini', 'openai/gpt-4o', 'meta-llama/llama-3.1-8b-instruct', 'openai/text-embedding-3-small'];
+export const FAKE_MODELS = [
+  'openai/gpt-4o-mini',
+  'openai/gpt-4o',
+  'meta-llama/llama-3.1-8b-instruct',
+  'openai/text-embedding-3-small',
+];
 
-const WORDS = 'lorem ipsum dolor sit amet consectetur adipiscing elit sed do eiusmod tempor incididunt ut labore et dolore magna aliqua'.split(' ');
+const WORDS =
+  'lorem ipsum dolor sit amet consectetur adipiscing elit sed do eiusmod tempor incididunt ut labore et dolore magna aliqua'.split(
+    ' ',
+  );
 
 /** Tokens of a text: one per started group of four UTF-8 bytes (a stable stand-in for a tokenizer). */
 export function countTokens(text: string): number {
@@ -84,7 +92,11 @@ export function countTokens(text: string): number {
 
 function textOf(content: unknown): string {
   if (typeof content === 'string') return content;
-  if (Array.isArray(content)) return content.map((part) => (typeof part === 'string' ? part : typeof part?.text === 'string' ? part.text : '')).join('');
+  if (Array.isArray(content)) {
+    return content
+      .map((part) => (typeof part === 'string' ? part : typeof part?.text === 'string' ? part.text : ''))
+      .join('');
+  }
   return '';
 }
 
@@ -95,7 +107,11 @@ export function chatPromptTokens(messages: unknown): number {
 }
 
 /** Completion length: derived from the prompt so that it is stable, capped by max_tokens. */
-export function completionLength(promptTokens: number, maxTokens: unknown, fixed: number | null): { n: number; finish: 'stop' | 'length' } {
+export function completionLength(
+  promptTokens: number,
+  maxTokens: unknown,
+  fixed: number | null,
+): { n: number; finish: 'stop' | 'length' } {
   const wanted = fixed ?? 5 + (promptTokens % 11);
   if (typeof maxTokens === 'number' && maxTokens >= 0 && maxTokens < wanted) return { n: maxTokens, finish: 'length' };
   return { n: wanted, finish: 'stop' };
@@ -141,8 +157,9 @@ export async function startFakeUpstream(options: FakeUpstreamOptions = {}): Prom
       if (!res.writableFinished) stats.closedEarly++;
     });
     handle(req, res).catch((error) => {
-      if (!res.headersSent) sendJson(res, 500, { error: { message: String(error?.message ?? error), type: 'server_error', code: null } });
-      else res.destroy();
+      if (!res.headersSent) {
+        sendJson(res, 500, { error: { message: String(error?.message ?? error), type: 'server_error', code: null } });
+      } else res.destroy();
     });
   });
   server.keepAliveTimeout = 30_000;
@@ -152,33 +169,65 @@ export async function startFakeUpstream(options: FakeUpstreamOptions = {}): Prom
     if (url.pathname === '/debug/echo') return echo(req, res);
     const raw = await readBody(req);
     const body = parseBody(raw, req.headers['content-type']);
-    requests.push({ method: req.method ?? 'GET', url: req.url ?? '/', headers: { ...req.headers }, body, at: Date.now() });
+    requests.push({
+      method: req.method ?? 'GET',
+      url: req.url ?? '/',
+      headers: { ...req.headers },
+      body,
+      at: Date.now(),
+    });
     if (requests.length > maxRecorded) requests.splice(0, requests.length - maxRecorded);
 
     if (faults.hang) return; // the socket stays open until the client or close() gives up
     if (faults.delayMs > 0) await sleep(faults.delayMs);
     if (options.apiKey && req.headers.authorization !== `Bearer ${options.apiKey}`) {
-      return sendJson(res, 401, { error: { message: 'Incorrect API key provided', type: 'invalid_request_error', code: 'invalid_api_key' } });
+      return sendJson(res, 401, {
+        error: { message: 'Incorrect API key provided', type: 'invalid_request_error', code: 'invalid_api_key' },
+      });
     }
-    if (url.pathname === '/debug/stream') return slowStream(res, Number(url.searchParams.get('n') ?? 3), Number(url.searchParams.get('delay') ?? 20));
+    if (url.pathname === '/debug/stream') {
+      return slowStream(res, Number(url.searchParams.get('n') ?? 3), Number(url.searchParams.get('delay') ?? 20));
+    }
     if ((req.method === 'GET' || req.method === 'HEAD') && url.pathname === '/v1/models') {
-      return sendJson(res, 200, { object: 'list', data: FAKE_MODELS.map((id) => ({ id, object: 'model', created: 1700000000, owned_by: 'fake-upstream' })) });
+      return sendJson(res, 200, {
+        object: 'list',
+        data: FAKE_MODELS.map((id) => ({ id, object: 'model', created: 1700000000, owned_by: 'fake-upstream' })),
+      });
     }
     const route = req.method === 'POST' ? MODEL_ROUTES[url.pathname] : undefined;
-    if (!route) return sendJson(res, 404, { error: { message: `Unknown path ${req.method} ${url.pathname}`, type: 'invalid_request_error', code: 'not_found' } });
+    if (!route) {
+      return sendJson(res, 404, {
+        error: {
+          message: `Unknown path ${req.method} ${url.pathname}`,
+          type: 'invalid_request_error',
+          code: 'not_found',
+        },
+      });
+    }
     if (faults.status !== null) {
       const status = faults.status;
       if (status === 429) res.setHeader('retry-after', '1');
-      return sendJson(res, status, { error: { message: `fake upstream answers ${status}`, type: status === 429 ? 'rate_limit_error' : 'server_error', code: null } });
+      return sendJson(res, status, {
+        error: {
+          message: `fake upstream answers ${status}`,
+          type: status === 429 ? 'rate_limit_error' : 'server_error',
+          code: null,
+        },
+      });
     }
     if (!body || typeof body !== 'object' || typeof (body as any).model !== 'string') {
-      return sendJson(res, 400, { error: { message: 'you must provide a model parameter', type: 'invalid_request_error', code: null } });
+      return sendJson(res, 400, {
+        error: { message: 'you must provide a model parameter', type: 'invalid_request_error', code: null },
+      });
     }
     const id = `fake-${++counter}`;
     return route(body as Record<string, any>, res, id);
   }
 
-  const MODEL_ROUTES: Record<string, (body: Record<string, any>, res: ServerResponse, id: string) => Promise<void> | void> = {
+  const MODEL_ROUTES: Record<
+    string,
+    (body: Record<string, any>, res: ServerResponse, id: string) => Promise<void> | void
+  > = {
     '/v1/chat/completions': (body, res, id) => {
       const promptTokens = chatPromptTokens(body.messages);
       const maxTokens = body.max_completion_tokens ?? body.max_tokens;
@@ -190,11 +239,23 @@ export async function startFakeUpstream(options: FakeUpstreamOptions = {}): Prom
         return sendAnswer(res, {
           ...base,
           object: 'chat.completion',
-          choices: [{ index: 0, message: { role: 'assistant', content: words.join(''), refusal: null }, logprobs: null, finish_reason: finish }],
+          choices: [
+            {
+              index: 0,
+              message: { role: 'assistant', content: words.join(''), refusal: null },
+              logprobs: null,
+              finish_reason: finish,
+            },
+          ],
           usage,
         });
       }
-      const chunk = (choices: unknown[], extra: Record<string, unknown> = {}) => ({ ...base, object: 'chat.completion.chunk', choices, ...extra });
+      const chunk = (choices: unknown[], extra: Record<string, unknown> = {}) => ({
+        ...base,
+        object: 'chat.completion.chunk',
+        choices,
+        ...extra,
+      });
       const events = [
         chunk([{ index: 0, delta: { role: 'assistant', content: '' }, logprobs: null, finish_reason: null }]),
         ...words.map((word) => chunk([{ index: 0, delta: { content: word }, logprobs: null, finish_reason: null }])),
@@ -204,24 +265,40 @@ export async function startFakeUpstream(options: FakeUpstreamOptions = {}): Prom
     },
     '/v1/completions': (body, res, id) => {
       const prompts = Array.isArray(body.prompt) ? body.prompt : [body.prompt ?? ''];
-      const promptTokens = prompts.reduce((sum: number, p: unknown) => sum + countTokens(typeof p === 'string' ? p : JSON.stringify(p)), 0);
+      const promptTokens = prompts.reduce(
+        (sum: number, p: unknown) => sum + countTokens(typeof p === 'string' ? p : JSON.stringify(p)),
+        0,
+      );
       const { n, finish } = completionLength(promptTokens, body.max_tokens ?? 16, faults.completionTokens);
       const words = generate(n);
       const usage = { prompt_tokens: promptTokens, completion_tokens: n, total_tokens: promptTokens + n };
-      const base = { id: `cmpl-${id}`, object: 'text_completion', created: Math.floor(Date.now() / 1000), model: body.model };
+      const base = {
+        id: `cmpl-${id}`,
+        object: 'text_completion',
+        created: Math.floor(Date.now() / 1000),
+        model: body.model,
+      };
       if (body.stream !== true) {
         const choices = [{ index: 0, text: words.join(''), logprobs: null, finish_reason: finish }];
         return sendAnswer(res, { ...base, choices, usage });
       }
-      const events = words.map((word, i) => ({ ...base, choices: [{ index: 0, text: word, logprobs: null, finish_reason: i === words.length - 1 ? finish : null }] }));
+      const events = words.map((word, i) => ({
+        ...base,
+        choices: [{ index: 0, text: word, logprobs: null, finish_reason: i === words.length - 1 ? finish : null }],
+      }));
       return streamEvents(res, events, body, { ...base, choices: [], usage });
     },
     '/v1/embeddings': (body, res) => {
-      const inputs: unknown[] = Array.isArray(body.input) && typeof body.input[0] !== 'number' ? body.input : [body.input ?? ''];
-      const promptTokens = inputs.reduce((sum: number, input) => sum + (Array.isArray(input) ? input.length : countTokens(String(input))), 0);
+      const inputs: unknown[] =
+        Array.isArray(body.input) && typeof body.input[0] !== 'number' ? body.input : [body.input ?? ''];
+      const promptTokens = inputs.reduce(
+        (sum: number, input) => sum + (Array.isArray(input) ? input.length : countTokens(String(input))),
+        0,
+      );
       const data = inputs.map((input, index) => {
         const vector = embed(typeof input === 'string' ? input : JSON.stringify(input));
-        const embedding = body.encoding_format === 'base64' ? Buffer.from(new Float32Array(vector).buffer).toString('base64') : vector;
+        const embedding =
+          body.encoding_format === 'base64' ? Buffer.from(new Float32Array(vector).buffer).toString('base64') : vector;
         return { object: 'embedding', index, embedding };
       });
       const usage = { prompt_tokens: promptTokens, total_tokens: promptTokens };
@@ -229,34 +306,62 @@ export async function startFakeUpstream(options: FakeUpstreamOptions = {}): Prom
     },
     '/v1/responses': (body, res, id) => {
       const input = typeof body.input === 'string' ? body.input : JSON.stringify(body.input ?? '');
-      const inputTokens = countTokens(input) + (typeof body.instructions === 'string' ? countTokens(body.instructions) : 0);
+      const inputTokens =
+        countTokens(input) + (typeof body.instructions === 'string' ? countTokens(body.instructions) : 0);
       const { n } = completionLength(inputTokens, body.max_output_tokens, faults.completionTokens);
       const text = generate(n).join('');
-      const usage = { input_tokens: inputTokens, input_tokens_details: { cached_tokens: 0 }, output_tokens: n, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: inputTokens + n };
+      const usage = {
+        input_tokens: inputTokens,
+        input_tokens_details: { cached_tokens: 0 },
+        output_tokens: n,
+        output_tokens_details: { reasoning_tokens: 0 },
+        total_tokens: inputTokens + n,
+      };
       const response = {
         id: `resp_${id}`,
         object: 'response',
         created_at: Math.floor(Date.now() / 1000),
         status: 'completed',
         model: body.model,
-        output: [{ type: 'message', id: `msg_${id}`, status: 'completed', role: 'assistant', content: [{ type: 'output_text', text, annotations: [] }] }],
+        output: [
+          {
+            type: 'message',
+            id: `msg_${id}`,
+            status: 'completed',
+            role: 'assistant',
+            content: [{ type: 'output_text', text, annotations: [] }],
+          },
+        ],
         usage,
       };
       if (body.stream !== true) return sendAnswer(res, response);
       res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' });
-      res.write(`event: response.output_text.delta\ndata: ${JSON.stringify({ type: 'response.output_text.delta', delta: text })}\n\n`);
+      res.write(
+        `event: response.output_text.delta\ndata: ${JSON.stringify({ type: 'response.output_text.delta', delta: text })}\n\n`,
+      );
       const completed = faults.omitUsage ? { ...response, usage: null } : response;
       res.end(`event: response.completed\ndata: ${encode({ type: 'response.completed', response: completed })}\n\n`);
     },
   };
 
   /** Writes SSE events, the usage chunk when asked for (and not faulted away), then [DONE]. */
-  async function streamEvents(res: ServerResponse, events: Record<string, unknown>[], body: Record<string, any>, usageChunk: Record<string, unknown>) {
+  async function streamEvents(
+    res: ServerResponse,
+    events: Record<string, unknown>[],
+    body: Record<string, any>,
+    usageChunk: Record<string, unknown>,
+  ) {
     const includeUsage = body.stream_options?.include_usage === true;
     // Like OpenAI: with include_usage every other chunk says `usage: null`.
-    const all: Record<string, unknown>[] = includeUsage ? events.map((event) => ({ ...event, usage: null })) : [...events];
+    const all: Record<string, unknown>[] = includeUsage
+      ? events.map((event) => ({ ...event, usage: null }))
+      : [...events];
     if (includeUsage && !faults.omitUsage) all.push(usageChunk);
-    res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive' });
+    res.writeHead(200, {
+      'content-type': 'text/event-stream; charset=utf-8',
+      'cache-control': 'no-cache',
+      connection: 'keep-alive',
+    });
     let sent = 0;
     for (const event of all) {
       if (faults.resetAfterChunks !== null && sent >= faults.resetAfterChunks) {
@@ -275,7 +380,9 @@ export async function startFakeUpstream(options: FakeUpstreamOptions = {}): Prom
 
   const port = await new Promise<number>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(options.port ?? 0, options.host ?? '127.0.0.1', () => resolve((server.address() as AddressInfo).port));
+    server.listen(options.port ?? 0, options.host ?? '127.0.0.1', () =>
+      resolve((server.address() as AddressInfo).port),
+    );
   });
 
   return {
@@ -300,7 +407,12 @@ function chatUsage(promptTokens: number, completionTokens: number) {
     completion_tokens: completionTokens,
     total_tokens: promptTokens + completionTokens,
     prompt_tokens_details: { cached_tokens: 0, audio_tokens: 0 },
-    completion_tokens_details: { reasoning_tokens: 0, audio_tokens: 0, accepted_prediction_tokens: 0, rejected_prediction_tokens: 0 },
+    completion_tokens_details: {
+      reasoning_tokens: 0,
+      audio_tokens: 0,
+      accepted_prediction_tokens: 0,
+      rejected_prediction_tokens: 0,
+    },
   };
 }
 

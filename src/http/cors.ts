@@ -16,7 +16,8 @@ export function registerCors(app: FastifyInstance, allowed: '*' | string[]) {
   app.addHook('onRequest', (request, reply, done) => {
     const origin = request.headers.origin;
     if (!origin) return done();
-    const isPreflight = request.method === 'OPTIONS' && typeof request.headers['access-control-request-method'] === 'string';
+    const isPreflight =
+      request.method === 'OPTIONS' && typeof request.headers['access-control-request-method'] === 'string';
     if (!allows(origin)) {
       if (!isPreflight) return done();
       // In the shape of the path's area, as every error answer (errors.ts).
@@ -24,7 +25,10 @@ export function registerCors(app: FastifyInstance, allowed: '*' | string[]) {
     }
     const requested = request.headers['access-control-request-headers'];
     const allowHeaders =
-      typeof requested === 'string' && requested.length <= MAX_REQUESTED_HEADERS && /^[\w\-, ]*$/.test(requested) && requested.trim()
+      typeof requested === 'string' &&
+      requested.length <= MAX_REQUESTED_HEADERS &&
+      /^[\w\-, ]*$/.test(requested) &&
+      requested.trim()
         ? `${DEFAULT_HEADERS}, ${requested}`
         : DEFAULT_HEADERS;
     reply.header('Access-Control-Allow-Origin', allowed === '*' ? '*' : origin);

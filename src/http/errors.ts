@@ -23,7 +23,13 @@ export class HttpError extends Error {
   constructor(
     readonly status: number,
     message: string,
-    readonly options: { code?: string; type?: string; fields?: FieldError[]; headers?: Record<string, string>; extra?: Record<string, unknown> } = {},
+    readonly options: {
+      code?: string;
+      type?: string;
+      fields?: FieldError[];
+      headers?: Record<string, string>;
+      extra?: Record<string, unknown>;
+    } = {},
   ) {
     super(message);
     this.name = 'HttpError';
@@ -38,11 +44,25 @@ export interface ErrorStyle {
 }
 
 const STATUS_TITLES: Record<number, string> = {
-  400: 'Bad Request', 401: 'Unauthorized', 402: 'Payment Required', 403: 'Forbidden', 404: 'Not Found',
-  405: 'Method Not Allowed', 408: 'Request Timeout', 409: 'Conflict', 410: 'Gone', 413: 'Payload Too Large',
-  414: 'URI Too Long', 415: 'Unsupported Media Type', 422: 'Unprocessable Content', 429: 'Too Many Requests',
-  431: 'Request Header Fields Too Large', 500: 'Internal Server Error', 502: 'Bad Gateway',
-  503: 'Service Unavailable', 504: 'Gateway Timeout',
+  400: 'Bad Request',
+  401: 'Unauthorized',
+  402: 'Payment Required',
+  403: 'Forbidden',
+  404: 'Not Found',
+  405: 'Method Not Allowed',
+  408: 'Request Timeout',
+  409: 'Conflict',
+  410: 'Gone',
+  413: 'Payload Too Large',
+  414: 'URI Too Long',
+  415: 'Unsupported Media Type',
+  422: 'Unprocessable Content',
+  429: 'Too Many Requests',
+  431: 'Request Header Fields Too Large',
+  500: 'Internal Server Error',
+  502: 'Bad Gateway',
+  503: 'Service Unavailable',
+  504: 'Gateway Timeout',
 };
 
 export function statusTitle(status: number): string {
@@ -65,7 +85,13 @@ export const problemStyle: ErrorStyle = {
   renderFields: (fields) => ({
     status: 400,
     contentType: 'application/problem+json; charset=utf-8',
-    body: { type: 'about:blank', title: 'Bad Request', status: 400, detail: fields.map((f) => `${fieldName(f)}: ${f.msg}`).join('; '), errors: fields.map(toProblemField) },
+    body: {
+      type: 'about:blank',
+      title: 'Bad Request',
+      status: 400,
+      detail: fields.map((f) => `${fieldName(f)}: ${f.msg}`).join('; '),
+      errors: fields.map(toProblemField),
+    },
   }),
 };
 
@@ -149,7 +175,10 @@ export function fieldErrorsFromValidation(errors: AjvError[], context: string | 
   // one message per value is clearer, so keep the union's error and drop the branches'.
   const unionPaths = errors.filter((e) => e.keyword === 'anyOf' || e.keyword === 'oneOf').map((e) => e.instancePath);
   const isBranchError = (e: AjvError) =>
-    e.keyword !== 'anyOf' && e.keyword !== 'oneOf' && e.keyword !== 'required' && unionPaths.some((path) => e.instancePath === path);
+    e.keyword !== 'anyOf' &&
+    e.keyword !== 'oneOf' &&
+    e.keyword !== 'required' &&
+    unionPaths.some((path) => e.instancePath === path);
   for (const error of errors) {
     if (isBranchError(error)) continue;
     const path = error.instancePath
@@ -163,20 +192,36 @@ export function fieldErrorsFromValidation(errors: AjvError[], context: string | 
         field = { loc: [where, ...path, error.params.missingProperty], msg: 'Field required', type: 'missing' };
         break;
       case 'additionalProperties':
-        field = { loc: [where, ...path, error.params.additionalProperty], msg: 'Unknown field', type: 'extra_forbidden' };
+        field = {
+          loc: [where, ...path, error.params.additionalProperty],
+          msg: 'Unknown field',
+          type: 'extra_forbidden',
+        };
         break;
       case 'type':
-        field = { loc: [where, ...path], msg: `Input should be a valid ${error.params.type}`, type: `${error.params.type}_type` };
+        field = {
+          loc: [where, ...path],
+          msg: `Input should be a valid ${error.params.type}`,
+          type: `${error.params.type}_type`,
+        };
         break;
       case 'enum':
-        field = { loc: [where, ...path], msg: `Input should be one of ${(error.params.allowedValues ?? []).map((v: unknown) => JSON.stringify(v)).join(', ')}`, type: 'enum' };
+        field = {
+          loc: [where, ...path],
+          msg: `Input should be one of ${(error.params.allowedValues ?? []).map((v: unknown) => JSON.stringify(v)).join(', ')}`,
+          type: 'enum',
+        };
         break;
       case 'anyOf':
       case 'oneOf':
         field = { loc: [where, ...path], msg: 'Input does not match any of the allowed forms', type: 'union' };
         break;
       case 'maxLength':
-        field = { loc: [where, ...path], msg: `String should have at most ${error.params.limit} characters`, type: 'string_too_long' };
+        field = {
+          loc: [where, ...path],
+          msg: `String should have at most ${error.params.limit} characters`,
+          type: 'string_too_long',
+        };
         break;
       // Pydantic's words, as the FastAPI shape of area A uses them.
       case 'maximum': {
@@ -190,10 +235,18 @@ export function fieldErrorsFromValidation(errors: AjvError[], context: string | 
         break;
       }
       case 'minLength':
-        field = { loc: [where, ...path], msg: `String should have at least ${error.params.limit} characters`, type: 'string_too_short' };
+        field = {
+          loc: [where, ...path],
+          msg: `String should have at least ${error.params.limit} characters`,
+          type: 'string_too_short',
+        };
         break;
       default:
-        field = { loc: [where, ...path], msg: error.message ? capitalize(error.message) : 'Invalid value', type: error.keyword };
+        field = {
+          loc: [where, ...path],
+          msg: error.message ? capitalize(error.message) : 'Invalid value',
+          type: error.keyword,
+        };
     }
     const key = JSON.stringify(field.loc) + field.type;
     if (seen.has(key)) continue;
@@ -207,7 +260,12 @@ function capitalize(text: string): string {
   return text.charAt(0).toUpperCase() + text.slice(1);
 }
 
-function send(reply: FastifyReply, status: number, rendered: { body: unknown; contentType: string }, headers?: Record<string, string>) {
+function send(
+  reply: FastifyReply,
+  status: number,
+  rendered: { body: unknown; contentType: string },
+  headers?: Record<string, string>,
+) {
   if (headers) reply.headers(headers);
   return reply.code(status).type(rendered.contentType).send(JSON.stringify(rendered.body));
 }
@@ -226,7 +284,12 @@ export function sendError(reply: FastifyReply, style: ErrorStyle, error: HttpErr
  * style (the root scope: platform routes, local 404s), the path's area decides.
  */
 export function errorHandlerFor(fixed?: ErrorStyle) {
-  return function handleError(this: unknown, error: FastifyError | HttpError, request: FastifyRequest, reply: FastifyReply) {
+  return function handleError(
+    this: unknown,
+    error: FastifyError | HttpError,
+    request: FastifyRequest,
+    reply: FastifyReply,
+  ) {
     const style = fixed ?? errorStyleFor(request.url);
     if (error instanceof HttpError) {
       if (error.status >= 500) request.log.error({ err: error }, error.message);

@@ -4,7 +4,8 @@
 import type { FastifyReply, FastifyRequest, FastifyServerOptions } from 'fastify';
 import pino from 'pino';
 
-const SECRET_QUERY_PARAMS = /^(ecash_token|cashu_token|token|api_key|api_secret|dev_hash|password|secret|reset_token|access_token|code|code_verifier)$/i;
+const SECRET_QUERY_PARAMS =
+  /^(ecash_token|cashu_token|token|api_key|api_secret|dev_hash|password|secret|reset_token|access_token|code|code_verifier)$/i;
 
 /** Keys whose values never reach the log, at any depth of a logged object (compared lowercased). */
 const SECRET_KEYS = new Set([
@@ -98,7 +99,8 @@ export function loggerOptions(level: string): FastifyServerOptions['logger'] {
           remoteAddress: request.ip,
         };
       },
-      err: (error: Error) => redactSecrets({ ...pino.stdSerializers.err(error) }) as ReturnType<typeof pino.stdSerializers.err>,
+      err: (error: Error) =>
+        redactSecrets({ ...pino.stdSerializers.err(error) }) as ReturnType<typeof pino.stdSerializers.err>,
     },
   };
 }

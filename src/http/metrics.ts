@@ -23,7 +23,11 @@ interface Metric {
 
 export class Counter implements Metric {
   private values = new Map<string, number>();
-  constructor(readonly name: string, readonly help: string, private kind: 'counter' | 'gauge' = 'counter') {}
+  constructor(
+    readonly name: string,
+    readonly help: string,
+    private kind: 'counter' | 'gauge' = 'counter',
+  ) {}
   inc(labels: Labels = {}, by = 1) {
     const key = labelKey(labels);
     this.values.set(key, (this.values.get(key) ?? 0) + by);
@@ -40,7 +44,11 @@ export class Counter implements Metric {
 
 export class Histogram implements Metric {
   private series = new Map<string, { labels: Labels; counts: number[]; sum: number; count: number }>();
-  constructor(readonly name: string, readonly help: string, private buckets: number[]) {}
+  constructor(
+    readonly name: string,
+    readonly help: string,
+    private buckets: number[],
+  ) {}
   observe(labels: Labels, value: number) {
     const key = labelKey(labels);
     let entry = this.series.get(key);
@@ -55,7 +63,9 @@ export class Histogram implements Metric {
   render() {
     const lines = [`# HELP ${this.name} ${this.help}`, `# TYPE ${this.name} histogram`];
     for (const entry of this.series.values()) {
-      this.buckets.forEach((bound, i) => lines.push(`${this.name}_bucket${labelKey({ ...entry.labels, le: String(bound) })} ${entry.counts[i]}`));
+      this.buckets.forEach((bound, i) =>
+        lines.push(`${this.name}_bucket${labelKey({ ...entry.labels, le: String(bound) })} ${entry.counts[i]}`),
+      );
       lines.push(`${this.name}_bucket${labelKey({ ...entry.labels, le: '+Inf' })} ${entry.count}`);
       lines.push(`${this.name}_sum${labelKey(entry.labels)} ${entry.sum}`);
       lines.push(`${this.name}_count${labelKey(entry.labels)} ${entry.count}`);
@@ -89,7 +99,11 @@ export class MetricsRegistry {
 
 export function registerMetrics(app: FastifyInstance, registry: MetricsRegistry) {
   const requests = registry.counter('http_requests_total', 'HTTP requests answered, by method, route and status.');
-  const duration = registry.histogram('http_request_duration_seconds', 'Time to answer HTTP requests.', [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 30]);
+  const duration = registry.histogram(
+    'http_request_duration_seconds',
+    'Time to answer HTTP requests.',
+    [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 30],
+  );
   app.addHook('onResponse', (request, reply, done) => {
     // The route pattern, not the URL, keeps label cardinality bounded.
     const route = request.routeOptions.url ?? 'unmatched';

@@ -20,7 +20,10 @@ export interface OpenApiExtras {
 export class OpenApiCollector {
   private operations: { method: string; url: string; schema: JsonSchema }[] = [];
 
-  constructor(readonly info: OpenApiInfo, private extras: OpenApiExtras = {}) {}
+  constructor(
+    readonly info: OpenApiInfo,
+    private extras: OpenApiExtras = {},
+  ) {}
 
   /** Installs the hook in the service's scope: call first thing in the service plugin. */
   attach(app: FastifyInstance) {
@@ -47,7 +50,11 @@ export class OpenApiCollector {
     if (this.extras.securitySchemes) components.securitySchemes = this.extras.securitySchemes;
     return {
       openapi: '3.1.0',
-      info: { title: this.info.title, version: this.info.version, ...(this.info.description ? { description: this.info.description } : {}) },
+      info: {
+        title: this.info.title,
+        version: this.info.version,
+        ...(this.info.description ? { description: this.info.description } : {}),
+      },
       ...(this.extras.tags ? { tags: this.extras.tags } : {}),
       paths,
       ...(Object.keys(components).length ? { components } : {}),
@@ -84,8 +91,14 @@ function operation(schema: JsonSchema, url: string): Record<string, unknown> {
   for (const key of ['summary', 'description', 'tags', 'operationId', 'deprecated', 'security']) {
     if (schema[key] !== undefined) op[key] = plain(schema[key]);
   }
-  const params = [...parameters(schema.params, 'path'), ...parameters(schema.querystring, 'query'), ...parameters(schema.headers, 'header')];
-  if (!schema.params && url.includes('*')) params.unshift({ name: 'path', in: 'path', required: true, schema: { type: 'string' } });
+  const params = [
+    ...parameters(schema.params, 'path'),
+    ...parameters(schema.querystring, 'query'),
+    ...parameters(schema.headers, 'header'),
+  ];
+  if (!schema.params && url.includes('*')) {
+    params.unshift({ name: 'path', in: 'path', required: true, schema: { type: 'string' } });
+  }
   if (params.length) op.parameters = params;
   if (schema.body) {
     const body = plain(schema.body);
@@ -115,10 +128,22 @@ function operation(schema: JsonSchema, url: string): Record<string, unknown> {
 
 function statusDescription(status: string): string {
   const known: Record<string, string> = {
-    '200': 'Success', '201': 'Created', '204': 'No content', '400': 'Bad request', '401': 'Unauthorized',
-    '402': 'Payment required', '403': 'Forbidden', '404': 'Not found', '409': 'Conflict', '413': 'Payload too large',
-    '422': 'Validation error', '429': 'Too many requests', '500': 'Server error', '502': 'Bad gateway',
-    '503': 'Service unavailable', '504': 'Gateway timeout',
+    '200': 'Success',
+    '201': 'Created',
+    '204': 'No content',
+    '400': 'Bad request',
+    '401': 'Unauthorized',
+    '402': 'Payment required',
+    '403': 'Forbidden',
+    '404': 'Not found',
+    '409': 'Conflict',
+    '413': 'Payload too large',
+    '422': 'Validation error',
+    '429': 'Too many requests',
+    '500': 'Server error',
+    '502': 'Bad gateway',
+    '503': 'Service unavailable',
+    '504': 'Gateway timeout',
   };
   return known[status] ?? 'Response';
 }

@@ -16,7 +16,12 @@ export interface RateLimitRule {
 }
 
 /** Counts one hit against `key` and says whether it is within `rule`. */
-export async function hitRateLimit(db: Database, key: string, rule: RateLimitRule, now = Date.now()): Promise<RateLimitResult> {
+export async function hitRateLimit(
+  db: Database,
+  key: string,
+  rule: RateLimitRule,
+  now = Date.now(),
+): Promise<RateLimitResult> {
   const expired = now - rule.windowMs;
   const row = await db.kysely
     .insertInto('rate_limits')
@@ -30,7 +35,11 @@ export async function hitRateLimit(db: Database, key: string, rule: RateLimitRul
     .returning(['hits', 'window_start'])
     .executeTakeFirstOrThrow();
   const hits = Number(row.hits);
-  return { allowed: hits <= rule.limit, hits, retryAfterMs: Math.max(0, Number(row.window_start) + rule.windowMs - now) };
+  return {
+    allowed: hits <= rule.limit,
+    hits,
+    retryAfterMs: Math.max(0, Number(row.window_start) + rule.windowMs - now),
+  };
 }
 
 export async function resetRateLimit(db: Database, key: string): Promise<void> {
@@ -39,5 +48,8 @@ export async function resetRateLimit(db: Database, key: string): Promise<void> {
 
 /** Drops windows that ended long ago; called now and then, never needed for correctness. */
 export async function pruneRateLimits(db: Database, olderThanMs: number, now = Date.now()): Promise<void> {
-  await db.kysely.deleteFrom('rate_limits').where('window_start', '<', now - olderThanMs).execute();
+  await db.kysely
+    .deleteFrom('rate_limits')
+    .where('window_start', '<', now - olderThanMs)
+    .execute();
 }

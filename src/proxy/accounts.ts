@@ -43,7 +43,9 @@ export function keyPrefix(apiKey: string): string {
 
 /** FastAPI's 422 for a missing header, as the seed's routes answer it. */
 export function missingAuthorization(): HttpError {
-  return new HttpError(422, 'Field required', { fields: [{ loc: ['header', 'authorization'], msg: 'Field required', type: 'missing' }] });
+  return new HttpError(422, 'Field required', {
+    fields: [{ loc: ['header', 'authorization'], msg: 'Field required', type: 'missing' }],
+  });
 }
 
 /** The account's key from the header (the key itself, or the one a token names). */
@@ -61,19 +63,30 @@ export async function findAccountByKey(context: ServiceContext, apiKey: string):
  * the account (its proceeds the balance). Throws HttpError: 422 missing, 401 malformed or
  * unknown key, and the token errors of NodeWallet.redeem (400, 409, 503).
  */
-export async function authenticate(context: ServiceContext, wallet: NodeWallet, authorization: string | undefined): Promise<Account> {
+export async function authenticate(
+  context: ServiceContext,
+  wallet: NodeWallet,
+  authorization: string | undefined,
+): Promise<Account> {
   if (authorization === undefined) throw missingAuthorization();
   const credential = parseAuthorization(authorization);
-  if (!credential) throw new HttpError(401, `Invalid authorization header. ${AUTHORIZATION_FORMS}`, { code: 'invalid_authorization' });
+  if (!credential) {
+    throw new HttpError(401, `Invalid authorization header. ${AUTHORIZATION_FORMS}`, { code: 'invalid_authorization' });
+  }
   const apiKey = apiKeyOf(credential);
   const known = await findAccountByKey(context, apiKey);
   if (known) return known;
   if (credential.kind === 'key') throw new HttpError(401, 'Unknown API key', { code: 'invalid_api_key' });
   try {
-    await wallet.redeem(credential.token, { credit: { newAccount: { keyHash: keyHash(apiKey), keyPrefix: keyPrefix(apiKey) } }, purpose: 'bearer' });
+    await wallet.redeem(credential.token, {
+      credit: { newAccount: { keyHash: keyHash(apiKey), keyPrefix: keyPrefix(apiKey) } },
+      purpose: 'bearer',
+    });
   } catch (error) {
     if (error instanceof HttpError && error.options.code === 'invalid_token') {
-      throw new HttpError(401, `Invalid authorization header: the Cashu token cannot be read. ${AUTHORIZATION_FORMS}`, { code: 'invalid_authorization' });
+      throw new HttpError(401, `Invalid authorization header: the Cashu token cannot be read. ${AUTHORIZATION_FORMS}`, {
+        code: 'invalid_authorization',
+      });
     }
     if (error instanceof HttpError && error.options.code === 'redemption_in_progress') {
       // A parallel request is opening this very account: wait for it rather than fail.
@@ -88,7 +101,9 @@ export async function authenticate(context: ServiceContext, wallet: NodeWallet, 
     throw error;
   }
   const created = await findAccountByKey(context, apiKey);
-  if (!created) throw new HttpError(400, 'This token has already been redeemed (it is spent)', { code: 'token_already_spent' });
+  if (!created) {
+    throw new HttpError(400, 'This token has already been redeemed (it is spent)', { code: 'token_already_spent' });
+  }
   return created;
 }
 
@@ -115,7 +130,11 @@ function known(context: ServiceContext): Map<string, number> {
 }
 
 /** The account an Authorization header names, as authenticate() finds or opens it: its id and key hash. */
-export async function authenticateAccountId(context: ServiceContext, wallet: NodeWallet, authorization: string | undefined): Promise<{ accountId: number; keyHash: string }> {
+export async function authenticateAccountId(
+  context: ServiceContext,
+  wallet: NodeWallet,
+  authorization: string | undefined,
+): Promise<{ accountId: number; keyHash: string }> {
   const credential = authorization === undefined ? null : parseAuthorization(authorization);
   if (credential) {
     const hash = keyHash(apiKeyOf(credential));
@@ -133,4 +152,3 @@ export async function authenticateAccountId(context: ServiceContext, wallet: Nod
 export function forgetAccount(context: ServiceContext, hash: string): void {
   known(context).delete(hash);
 }
-

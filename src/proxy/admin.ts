@@ -23,7 +23,12 @@ import {
 } from './admin-data.js';
 import type { NodeWallet } from './wallet.js';
 
-const scrypt = promisify(scryptCallback) as (password: string, salt: Buffer, keylen: number, options: object) => Promise<Buffer>;
+const scrypt = promisify(scryptCallback) as (
+  password: string,
+  salt: Buffer,
+  keylen: number,
+  options: object,
+) => Promise<Buffer>;
 
 const COOKIE = 'quartet_admin';
 const LOGIN_LIMITS = [
@@ -46,7 +51,9 @@ export async function registerAdminRoutes(app: FastifyInstance, context: Service
     const bearer = bearerToken(request.headers.authorization);
     if (bearer) {
       const principal = await context.identity.fromBearer(bearer);
-      return principal?.role === 'admin' ? { principal: `user:${principal.userId}`, csrf: null, sessionId: null } : null;
+      return principal?.role === 'admin'
+        ? { principal: `user:${principal.userId}`, csrf: null, sessionId: null }
+        : null;
     }
     const id = readCookie(request.headers.cookie, COOKIE);
     if (!id || !config.adminPassword) return null;
@@ -64,27 +71,45 @@ export async function registerAdminRoutes(app: FastifyInstance, context: Service
 
   await app.register(async (scope) => {
     scope.removeAllContentTypeParsers();
-    scope.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: 8192 }, (_request, body, done) => {
-      // Field names are the caller's: a table without a prototype.
-      done(null, Object.assign(Object.create(null), Object.fromEntries(new URLSearchParams(body as string))));
-    });
+    scope.addContentTypeParser(
+      'application/x-www-form-urlencoded',
+      { parseAs: 'string', bodyLimit: 8192 },
+      (_request, body, done) => {
+        // Field names are the caller's: a table without a prototype.
+        done(null, Object.assign(Object.create(null), Object.fromEntries(new URLSearchParams(body as string))));
+      },
+    );
     scope.setErrorHandler((error, request, reply) => {
-      const status = error instanceof HttpError ? error.status : (error as { statusCode?: number }).statusCode ?? 500;
+      const status = error instanceof HttpError ? error.status : ((error as { statusCode?: number }).statusCode ?? 500);
       if (status >= 500) request.log.error({ err: error }, 'admin page error');
       const message = status >= 500 && !(error instanceof HttpError) ? 'Internal error' : (error as Error).message;
-      return sendPage(reply.code(status), 'Error', `<p class="error">${esc(message)}</p><p><a href="/admin/">Back to the admin page</a></p>`);
+      return sendPage(
+        reply.code(status),
+        'Error',
+        `<p class="error">${esc(message)}</p><p><a href="/admin/">Back to the admin page</a></p>`,
+      );
     });
 
     scope.get('/admin', { schema: { hide: true } }, async (_request, reply) => reply.redirect('/admin/', 301));
 
-    scope.get('/admin/', { schema: { summary: 'Administration page (HTML)', description: 'The operator page: node totals, mint balances, accounts, recent billed requests and withdrawal of the node earnings. Login by PROXY_ADMIN_PASSWORD or an area B admin bearer token.' } }, async (request, reply) => {
-      const admin = await currentAdmin(request);
-      if (!admin) {
-        if (!config.adminPassword) return sendPage(reply, 'Admin', notConfiguredHtml());
-        return sendPage(reply, 'Admin login', loginHtml());
-      }
-      return sendPage(reply, 'Admin', await dashboardHtml(admin));
-    });
+    scope.get(
+      '/admin/',
+      {
+        schema: {
+          summary: 'Administration page (HTML)',
+          description:
+            'The operator page: node totals, mint balances, accounts, recent billed requests and withdrawal of the node earnings. Login by PROXY_ADMIN_PASSWORD or an area B admin bearer token.',
+        },
+      },
+      async (request, reply) => {
+        const admin = await currentAdmin(request);
+        if (!admin) {
+          if (!config.adminPassword) return sendPage(reply, 'Admin', notConfiguredHtml());
+          return sendPage(reply, 'Admin login', loginHtml());
+        }
+        return sendPage(reply, 'Admin', await dashboardHtml(admin));
+      },
+    );
 
     scope.post('/admin/login', { schema: { hide: true } }, async (request, reply) => {
       if (!config.adminPassword) return sendPage(reply.code(404), 'Admin', notConfiguredHtml());
@@ -94,17 +119,29 @@ export async function registerAdminRoutes(app: FastifyInstance, context: Service
         const hit = await hitRateLimit(db, key, rule);
         if (!hit.allowed) {
           reply.header('retry-after', String(Math.ceil(hit.retryAfterMs / 1000)));
-          return sendPage(reply.code(429), 'Admin login', loginHtml(`Too many login attempts; try again in ${Math.ceil(hit.retryAfterMs / 60_000)} minutes.`));
+          return sendPage(
+            reply.code(429),
+            'Admin login',
+            loginHtml(`Too many login attempts; try again in ${Math.ceil(hit.retryAfterMs / 60_000)} minutes.`),
+          );
         }
       }
       const password = (request.body as Record<string, string> | undefined)?.password ?? '';
       const { N, r, p, keylen } = SCRYPT_PARAMS;
-      const candidate = await scrypt(password, config.adminPassword.salt, keylen, { N, r, p, maxmem: 64 * 1024 * 1024 });
+      const candidate = await scrypt(password, config.adminPassword.salt, keylen, {
+        N,
+        r,
+        p,
+        maxmem: 64 * 1024 * 1024,
+      });
       if (!timingSafeEqual(candidate, config.adminPassword.hash)) {
         return sendPage(reply.code(401), 'Admin login', loginHtml('Wrong password.'));
       }
       const session = await createSession(db, 'password', config.adminSessionMs);
-      reply.header('set-cookie', sessionCookie(session.id, Math.floor(config.adminSessionMs / 1000), request.protocol === 'https'));
+      reply.header(
+        'set-cookie',
+        sessionCookie(session.id, Math.floor(config.adminSessionMs / 1000), request.protocol === 'https'),
+      );
       return reply.redirect('/admin/', 303);
     });
 
@@ -124,7 +161,9 @@ export async function registerAdminRoutes(app: FastifyInstance, context: Service
       checkForm(request, admin);
       const form = (request.body ?? {}) as Record<string, string>;
       const sats = Number(form.amount_sat);
-      if (!Number.isSafeInteger(sats) || sats <= 0) throw new HttpError(400, 'The amount must be a positive whole number of sats');
+      if (!Number.isSafeInteger(sats) || sats <= 0) {
+        throw new HttpError(400, 'The amount must be a positive whole number of sats');
+      }
       const { token } = await withdrawEarnings(db, wallet, sats * 1000, form.mint ?? '', admin.principal);
       const body = `<h2>Withdrawal issued</h2>
 <p>A Cashu token worth ${esc(sats)} sat (less the mint's input fee) from ${esc(form.mint)}. Keep it: it is money. It also stays listed under "Withdrawals" below.</p>
@@ -143,7 +182,8 @@ ${await dashboardHtml(admin)}`;
       recentWithdrawals(db),
     ]);
     const csrf = admin.csrf ? `<input type="hidden" name="csrf" value="${esc(admin.csrf)}">` : '';
-    const total = (id: string, label: string, msat: number) => `<tr><th>${esc(label)}</th><td id="${id}" data-msat="${msat}">${msatText(msat)}</td></tr>`;
+    const total = (id: string, label: string, msat: number) =>
+      `<tr><th>${esc(label)}</th><td id="${id}" data-msat="${msat}">${msatText(msat)}</td></tr>`;
     return `
 <p>Signed in as ${esc(admin.principal)}.${admin.sessionId ? ` <form method="post" action="/admin/logout" class="inline">${csrf}<button>Log out</button></form>` : ''}</p>
 <h2>Node totals</h2>
@@ -157,7 +197,17 @@ ${total('total-earnings', 'Node earnings available', totals.earningsMsat)}
 <tr><th>Billed requests (settled / in flight)</th><td id="total-requests">${totals.settledRequests} / ${totals.inFlight}</td></tr>
 </table>
 <h2>Mint balances (proofs the node holds)</h2>
-${table(['Mint', 'Unit', 'Unspent', 'Being spent', 'Proofs'], holdings.map((h) => [esc(h.mintUrl), esc(h.unit), `<span class="mint-balance" data-mint="${esc(h.mintUrl)}" data-amount="${h.unspent}">${esc(h.unspent)}</span>`, esc(h.reserved), esc(h.proofs)]), 'No proofs held yet.')}
+${table(
+  ['Mint', 'Unit', 'Unspent', 'Being spent', 'Proofs'],
+  holdings.map((h) => [
+    esc(h.mintUrl),
+    esc(h.unit),
+    `<span class="mint-balance" data-mint="${esc(h.mintUrl)}" data-amount="${h.unspent}">${esc(h.unspent)}</span>`,
+    esc(h.reserved),
+    esc(h.proofs),
+  ]),
+  'No proofs held yet.',
+)}
 <h2>Withdraw node earnings</h2>
 <form method="post" action="/admin/withdraw" id="withdraw-form">${csrf}
 <label>Mint <select name="mint">${wallet.mints.map((m) => `<option>${esc(m)}</option>`).join('')}</select></label>
@@ -165,19 +215,54 @@ ${table(['Mint', 'Unit', 'Unspent', 'Being spent', 'Proofs'], holdings.map((h) =
 <button>Withdraw as a Cashu token</button>
 </form>
 <h2>Accounts</h2>
-${table(['Key', 'Balance', 'Reserved', 'Spent', 'Requests', 'Mint', 'Created', 'Last use'], accounts.map((a) => [
-  `<code>${esc(a.key_prefix ?? '?')}…</code>`, msatText(Number(a.balance_msat)), msatText(Number(a.reserved_msat)), msatText(Number(a.total_spent_msat)), esc(a.total_requests), esc(`${a.mint_url} (${a.unit})`), timeText(a.created_at), timeText(a.last_used_at),
-]), 'No accounts yet.')}
+${table(
+  ['Key', 'Balance', 'Reserved', 'Spent', 'Requests', 'Mint', 'Created', 'Last use'],
+  accounts.map((a) => [
+    `<code>${esc(a.key_prefix ?? '?')}…</code>`,
+    msatText(Number(a.balance_msat)),
+    msatText(Number(a.reserved_msat)),
+    msatText(Number(a.total_spent_msat)),
+    esc(a.total_requests),
+    esc(`${a.mint_url} (${a.unit})`),
+    timeText(a.created_at),
+    timeText(a.last_used_at),
+  ]),
+  'No accounts yet.',
+)}
 <h2>Recent billed requests</h2>
-${table(['#', 'Time', 'Key', 'Model', 'Path', 'Paid by', 'Status', 'Reserved', 'Charged', 'Tokens in/out', 'Upstream'], requests.map((r) => [
-  esc(r.id), timeText(r.created_at), `<code>${esc(r.key_prefix ?? '?')}…</code>`, esc(r.model), esc(r.path) + (Number(r.stream) ? ' (stream)' : ''), esc(r.payment), esc(r.status), msatText(Number(r.reserved_msat)), msatText(Number(r.charged_msat)),
-  r.prompt_tokens === null ? '–' : `${esc(r.prompt_tokens)} / ${esc(r.completion_tokens)}${r.usage_source === 'estimate' ? ' (estimated)' : ''}`, esc(r.upstream_status ?? '–'),
-]), 'No billed requests yet.')}
+${table(
+  ['#', 'Time', 'Key', 'Model', 'Path', 'Paid by', 'Status', 'Reserved', 'Charged', 'Tokens in/out', 'Upstream'],
+  requests.map((r) => [
+    esc(r.id),
+    timeText(r.created_at),
+    `<code>${esc(r.key_prefix ?? '?')}…</code>`,
+    esc(r.model),
+    esc(r.path) + (Number(r.stream) ? ' (stream)' : ''),
+    esc(r.payment),
+    esc(r.status),
+    msatText(Number(r.reserved_msat)),
+    msatText(Number(r.charged_msat)),
+    r.prompt_tokens === null
+      ? '–'
+      : `${esc(r.prompt_tokens)} / ${esc(r.completion_tokens)}${r.usage_source === 'estimate' ? ' (estimated)' : ''}`,
+    esc(r.upstream_status ?? '–'),
+  ]),
+  'No billed requests yet.',
+)}
 <h2>Withdrawals</h2>
-${table(['#', 'Time', 'Amount', 'Mint', 'Status', 'By', 'Token'], withdrawals.map((w) => [
-  esc(w.id), timeText(w.created_at), msatText(Number(w.amount_msat)), esc(w.mint_url), esc(w.status) + (w.error ? `: ${esc(w.error)}` : ''), esc(w.created_by),
-  w.token ? `<details><summary>show</summary><code class="token">${esc(w.token)}</code></details>` : '–',
-]), 'No withdrawals yet.')}`;
+${table(
+  ['#', 'Time', 'Amount', 'Mint', 'Status', 'By', 'Token'],
+  withdrawals.map((w) => [
+    esc(w.id),
+    timeText(w.created_at),
+    msatText(Number(w.amount_msat)),
+    esc(w.mint_url),
+    esc(w.status) + (w.error ? `: ${esc(w.error)}` : ''),
+    esc(w.created_by),
+    w.token ? `<details><summary>show</summary><code class="token">${esc(w.token)}</code></details>` : '–',
+  ]),
+  'No withdrawals yet.',
+)}`;
   }
 }
 
@@ -211,11 +296,13 @@ function sendPage(reply: FastifyReply, title: string, body: string) {
   return reply
     .type('text/html; charset=utf-8')
     .header('cache-control', 'no-store')
-    .header('content-security-policy', "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
+    .header(
+      'content-security-policy',
+      "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+    )
     .header('x-frame-options', 'DENY')
     .header('referrer-policy', 'no-referrer')
-    .header('x-content-type-options', 'nosniff')
-    .send(`<!doctype html>
+    .header('x-content-type-options', 'nosniff').send(`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${esc(title)} · quartet proxy node</title>
 <style>
@@ -238,7 +325,10 @@ ${rows.map((row) => `<tr>${row.map((cell) => `<td>${cell}</td>`).join('')}</tr>`
 
 /** Escapes text for HTML content and double-quoted attributes. */
 export function esc(value: unknown): string {
-  return String(value ?? '').replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
+  return String(value ?? '').replace(
+    /[&<>"']/g,
+    (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!,
+  );
 }
 
 function msatText(msat: number): string {
@@ -247,7 +337,12 @@ function msatText(msat: number): string {
 
 function timeText(ms: unknown): string {
   if (ms === null || ms === undefined) return '–';
-  return esc(new Date(Number(ms)).toISOString().replace('T', ' ').replace(/\.\d+Z$/, ' UTC'));
+  return esc(
+    new Date(Number(ms))
+      .toISOString()
+      .replace('T', ' ')
+      .replace(/\.\d+Z$/, ' UTC'),
+  );
 }
 
 function readCookie(header: string | undefined, name: string): string | null {

@@ -44,7 +44,8 @@ export interface ReserveRequest {
 }
 
 /** A held reservation, or a refusal with what the account had available (null: no such account). */
-export type ReserveResult = { reservation: Reservation; availableMsat: number } | { reservation: null; availableMsat: number | null };
+export type ReserveResult =
+  { reservation: Reservation; availableMsat: number } | { reservation: null; availableMsat: number | null };
 
 export interface Settlement {
   cost: Cost;
@@ -63,8 +64,23 @@ interface Logger {
 /** One step of a shared transaction. */
 type Work = (
   | { kind: 'reserve'; request: ReserveRequest }
-  | { kind: 'settle'; id: number; charged: number; cost: Cost; usage: Usage; usageSource: string; upstreamStatus: number }
-  | { kind: 'finish'; id: number; status: 'released' | 'expired'; reason: string; upstreamStatus: number | null; staleBefore?: number }
+  | {
+      kind: 'settle';
+      id: number;
+      charged: number;
+      cost: Cost;
+      usage: Usage;
+      usageSource: string;
+      upstreamStatus: number;
+    }
+  | {
+      kind: 'finish';
+      id: number;
+      status: 'released' | 'expired';
+      reason: string;
+      upstreamStatus: number | null;
+      staleBefore?: number;
+    }
 ) & {
   /** The account whose row the step changes. */
   accountId: number;
@@ -100,9 +116,17 @@ export class Billing {
   private outcomes?: Counter;
   private charged?: Counter;
 
-  constructor(private db: Database, private config: ForwardConfig, private log: Logger, metrics?: MetricsRegistry) {
+  constructor(
+    private db: Database,
+    private config: ForwardConfig,
+    private log: Logger,
+    metrics?: MetricsRegistry,
+  ) {
     this.maxInFlight = db.dialect === 'postgres' ? MAX_CONCURRENT_TRANSACTIONS : 1;
-    this.outcomes = metrics?.counter('quartet_proxy_billed_requests_total', 'Billed requests by outcome (settled, released, expired)');
+    this.outcomes = metrics?.counter(
+      'quartet_proxy_billed_requests_total',
+      'Billed requests by outcome (settled, released, expired)',
+    );
     this.charged = metrics?.counter('quartet_proxy_charged_msat_total', 'Millisatoshis charged for requests');
   }
 
@@ -180,7 +204,9 @@ export class Billing {
   private takeBatch(): Step[] {
     const batch: Step[] = [];
     const rest: Step[] = [];
-    for (const step of this.queue) (batch.length < MAX_BATCH && !this.busyAccounts.has(step.accountId) ? batch : rest).push(step);
+    for (const step of this.queue) {
+      (batch.length < MAX_BATCH && !this.busyAccounts.has(step.accountId) ? batch : rest).push(step);
+    }
     this.queue = rest;
     for (const step of batch) this.busyAccounts.add(step.accountId);
     return batch;
@@ -203,10 +229,17 @@ export class Billing {
 
   /** Holds what `amountFor` asks of the account's available balance, if it is available. */
   async reserve(request: ReserveRequest): Promise<ReserveResult> {
-    const held = await this.enqueue<{ id: number | null; amountMsat: number; availableMsat: number | null }>({ kind: 'reserve', accountId: request.accountId, request });
+    const held = await this.enqueue<{ id: number | null; amountMsat: number; availableMsat: number | null }>({
+      kind: 'reserve',
+      accountId: request.accountId,
+      request,
+    });
     if (held.id === null) return { reservation: null, availableMsat: held.availableMsat };
     this.live.set(held.id, request.accountId);
-    return { reservation: { id: held.id, accountId: request.accountId, reservedMsat: held.amountMsat }, availableMsat: held.availableMsat! };
+    return {
+      reservation: { id: held.id, accountId: request.accountId, reservedMsat: held.amountMsat },
+      availableMsat: held.availableMsat!,
+    };
   }
 
   /**
@@ -218,9 +251,21 @@ export class Billing {
     const wanted = settlement.roundToSat ? Math.ceil(cost.totalMsat / 1000) * 1000 : cost.totalMsat;
     const charge = Math.min(wanted, reservation.reservedMsat);
     if (charge < cost.totalMsat) {
-      this.log.warn({ reservation: reservation.id, cost: cost.totalMsat, reserved: reservation.reservedMsat }, 'request cost more than its reservation; the node absorbs the difference');
+      this.log.warn(
+        { reservation: reservation.id, cost: cost.totalMsat, reserved: reservation.reservedMsat },
+        'request cost more than its reservation; the node absorbs the difference',
+      );
     }
-    const done = await this.enqueue<boolean>({ kind: 'settle', accountId: reservation.accountId, id: reservation.id, charged: charge, cost, usage, usageSource: settlement.usageSource, upstreamStatus: settlement.upstreamStatus });
+    const done = await this.enqueue<boolean>({
+      kind: 'settle',
+      accountId: reservation.accountId,
+      id: reservation.id,
+      charged: charge,
+      cost,
+      usage,
+      usageSource: settlement.usageSource,
+      upstreamStatus: settlement.upstreamStatus,
+    });
     this.live.delete(reservation.id);
     this.wake(reservation.accountId);
     if (!done) return 0;
@@ -273,14 +318,32 @@ export class Billing {
     try {
       await this.release(reservation, reason);
     } catch (error) {
-      this.log.error({ err: error, reservation: reservation.id }, 'could not release a reservation; the stale sweep will');
+      this.log.error(
+        { err: error, reservation: reservation.id },
+        'could not release a reservation; the stale sweep will',
+      );
     } finally {
       this.live.delete(reservation.id);
     }
   }
 
-  private async finish(id: number, accountId: number, status: 'released' | 'expired', reason: string, upstreamStatus: number | null, staleBefore?: number): Promise<boolean> {
-    const done = await this.enqueue<boolean>({ kind: 'finish', accountId, id, status, reason, upstreamStatus, staleBefore });
+  private async finish(
+    id: number,
+    accountId: number,
+    status: 'released' | 'expired',
+    reason: string,
+    upstreamStatus: number | null,
+    staleBefore?: number,
+  ): Promise<boolean> {
+    const done = await this.enqueue<boolean>({
+      kind: 'finish',
+      accountId,
+      id,
+      status,
+      reason,
+      upstreamStatus,
+      staleBefore,
+    });
     if (done) this.outcomes?.inc({ outcome: status });
     return done;
   }
@@ -289,7 +352,12 @@ export class Billing {
     const ids = [...this.live.keys()];
     const now = Date.now();
     for (let i = 0; i < ids.length; i += 500) {
-      await this.db.kysely.updateTable('proxy_requests').set({ heartbeat_at: now }).where('id', 'in', ids.slice(i, i + 500)).where('status', '=', 'reserved').execute();
+      await this.db.kysely
+        .updateTable('proxy_requests')
+        .set({ heartbeat_at: now })
+        .where('id', 'in', ids.slice(i, i + 500))
+        .where('status', '=', 'reserved')
+        .execute();
     }
   }
 
@@ -306,7 +374,18 @@ export class Billing {
     let released = 0;
     for (const { id, account_id } of stale) {
       if (this.live.has(Number(id))) continue;
-      if (await this.finish(Number(id), Number(account_id), 'expired', 'no heartbeat: the serving process stopped', null, before)) released++;
+      if (
+        await this.finish(
+          Number(id),
+          Number(account_id),
+          'expired',
+          'no heartbeat: the serving process stopped',
+          null,
+          before,
+        )
+      ) {
+        released++;
+      }
     }
     if (released) this.log.warn({ released }, 'released reservations of stopped processes');
     return released;
@@ -359,8 +438,10 @@ const RESERVATION_COLUMNS: Column[] = [
 const STILL_RESERVED = `t."status" = 'reserved'`;
 // The same text for any number of accounts (SQLite reuses its prepared statement). On SQLite the
 // transaction already holds the write lock (begin immediate).
-const LOCK_ACCOUNTS_POSTGRES = 'select "id", "balance_msat", "reserved_msat" from "proxy_accounts" where "id" = any($1::bigint[]) order by "id" for update';
-const LOCK_ACCOUNTS_SQLITE = 'select "id", "balance_msat", "reserved_msat" from "proxy_accounts" where "id" in (select value from json_each(?)) order by "id"';
+const LOCK_ACCOUNTS_POSTGRES =
+  'select "id", "balance_msat", "reserved_msat" from "proxy_accounts" where "id" = any($1::bigint[]) order by "id" for update';
+const LOCK_ACCOUNTS_SQLITE =
+  'select "id", "balance_msat", "reserved_msat" from "proxy_accounts" where "id" in (select value from json_each(?)) order by "id"';
 
 /** The steps of one shared transaction, set-wise (see the top of this file); their results in order. */
 async function applySteps(trx: Kysely<DB>, dialect: Dialect, steps: Step[]): Promise<unknown[]> {
@@ -368,10 +449,20 @@ async function applySteps(trx: Kysely<DB>, dialect: Dialect, steps: Step[]): Pro
 
   // 1. Lock the accounts, in ascending id order, and read what each has available.
   const accountIds = [...new Set(steps.map((step) => step.accountId))].sort((a, b) => a - b);
-  const read = dialect === 'postgres' ? CompiledQuery.raw(LOCK_ACCOUNTS_POSTGRES, [accountIds]) : CompiledQuery.raw(LOCK_ACCOUNTS_SQLITE, [JSON.stringify(accountIds)]);
+  const read =
+    dialect === 'postgres'
+      ? CompiledQuery.raw(LOCK_ACCOUNTS_POSTGRES, [accountIds])
+      : CompiledQuery.raw(LOCK_ACCOUNTS_SQLITE, [JSON.stringify(accountIds)]);
   const accounts = new Map<number, AccountChange>();
   for (const row of (await trx.executeQuery<{ id: number; balance_msat: number; reserved_msat: number }>(read)).rows) {
-    accounts.set(Number(row.id), { available: Number(row.balance_msat) - Number(row.reserved_msat), reserved: 0, balance: 0, spent: 0, requests: 0, usedAt: null });
+    accounts.set(Number(row.id), {
+      available: Number(row.balance_msat) - Number(row.reserved_msat),
+      reserved: 0,
+      balance: 0,
+      spent: 0,
+      requests: 0,
+      usedAt: null,
+    });
   }
 
   // 2. Settle and release ledger rows still reserved; what they held becomes available again.
@@ -390,7 +481,15 @@ async function applySteps(trx: Kysely<DB>, dialect: Dialect, steps: Step[]): Pro
       step.upstreamStatus,
       step.now,
     ]);
-    const rows = await updateRows<{ id: number; reserved_msat: number }>(trx, dialect, 'proxy_requests', ID, SETTLED_COLUMNS, values, { where: STILL_RESERVED, returning: ['id', 'reserved_msat'] });
+    const rows = await updateRows<{ id: number; reserved_msat: number }>(
+      trx,
+      dialect,
+      'proxy_requests',
+      ID,
+      SETTLED_COLUMNS,
+      values,
+      { where: STILL_RESERVED, returning: ['id', 'reserved_msat'] },
+    );
     const held = new Map(rows.map((row) => [Number(row.id), Number(row.reserved_msat)]));
     for (const { step, i } of settles) {
       const reserved = held.get(step.id);
@@ -409,7 +508,12 @@ async function applySteps(trx: Kysely<DB>, dialect: Dialect, steps: Step[]): Pro
     if (step.kind !== 'finish') continue;
     let update = trx
       .updateTable('proxy_requests')
-      .set({ status: step.status, error: step.reason.slice(0, 500), upstream_status: step.upstreamStatus, settled_at: step.now })
+      .set({
+        status: step.status,
+        error: step.reason.slice(0, 500),
+        upstream_status: step.upstreamStatus,
+        settled_at: step.now,
+      })
       .where('id', '=', step.id)
       .where('account_id', '=', step.accountId)
       .where('status', '=', 'reserved');
@@ -430,7 +534,9 @@ async function applySteps(trx: Kysely<DB>, dialect: Dialect, steps: Step[]): Pro
     const available = account ? Math.max(0, account.available) : null;
     const amount = account ? step.request.amountFor(account.available) : null;
     results[i] = { id: null, amountMsat: 0, availableMsat: available };
-    if (!account || amount === null || !Number.isSafeInteger(amount) || amount <= 0 || amount > account.available) continue;
+    if (!account || amount === null || !Number.isSafeInteger(amount) || amount <= 0 || amount > account.available) {
+      continue;
+    }
     account.available -= amount;
     account.reserved += amount;
     account.usedAt = step.now;
@@ -438,7 +544,9 @@ async function applySteps(trx: Kysely<DB>, dialect: Dialect, steps: Step[]): Pro
   }
 
   // 4. One update per account with the sums.
-  const changes = [...accounts].filter(([, c]) => c.reserved || c.balance || c.spent || c.requests || c.usedAt !== null);
+  const changes = [...accounts].filter(
+    ([, c]) => c.reserved || c.balance || c.spent || c.requests || c.usedAt !== null,
+  );
   if (changes.length) {
     const values = changes.flatMap(([id, c]) => [id, c.reserved, c.balance, c.spent, c.requests, c.usedAt]);
     await updateRows(trx, dialect, 'proxy_accounts', ID, ACCOUNT_CHANGE_COLUMNS, values);
@@ -450,16 +558,43 @@ async function applySteps(trx: Kysely<DB>, dialect: Dialect, steps: Step[]): Pro
   if (holds.length) {
     const values = holds.flatMap(({ step, amount }) => {
       const r = step.request;
-      return [r.accountId, r.requestId, r.path, r.model, r.stream ? 1 : 0, r.payment, 'reserved', amount, step.now, step.now];
+      return [
+        r.accountId,
+        r.requestId,
+        r.path,
+        r.model,
+        r.stream ? 1 : 0,
+        r.payment,
+        'reserved',
+        amount,
+        step.now,
+        step.now,
+      ];
     });
-    const rows = await insertRows<{ id: number; request_id: string; account_id: number; reserved_msat: number }>(trx, dialect, 'proxy_requests', RESERVATION_COLUMNS, values, ['id', 'request_id', 'account_id', 'reserved_msat']);
+    const rows = await insertRows<{ id: number; request_id: string; account_id: number; reserved_msat: number }>(
+      trx,
+      dialect,
+      'proxy_requests',
+      RESERVATION_COLUMNS,
+      values,
+      ['id', 'request_id', 'account_id', 'reserved_msat'],
+    );
     rows.sort((a, b) => Number(a.id) - Number(b.id));
     const matches = (row: (typeof rows)[number], hold: (typeof holds)[number]) =>
-      row.request_id === hold.step.request.requestId && Number(row.account_id) === hold.step.accountId && Number(row.reserved_msat) === hold.amount;
+      row.request_id === hold.step.request.requestId &&
+      Number(row.account_id) === hold.step.accountId &&
+      Number(row.reserved_msat) === hold.amount;
     if (rows.length !== holds.length || rows.some((row, k) => !matches(row, holds[k]))) {
       throw new Error('the ledger rows of new reservations came back in an unexpected order');
     }
-    holds.forEach(({ i, amount }, k) => (results[i] = { id: Number(rows[k].id), amountMsat: amount, availableMsat: (results[i] as { availableMsat: number }).availableMsat }));
+    holds.forEach(
+      ({ i, amount }, k) =>
+        (results[i] = {
+          id: Number(rows[k].id),
+          amountMsat: amount,
+          availableMsat: (results[i] as { availableMsat: number }).availableMsat,
+        }),
+    );
   }
   return results;
 }

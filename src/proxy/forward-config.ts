@@ -58,13 +58,17 @@ export function hashAdminPassword(password: string, salt = randomBytes(16)): Adm
 function decimal(env: Env, name: string): string | null {
   const value = optionalStr(env, name);
   if (value === undefined) return null;
-  if (!/^\d+(\.\d+)?$/.test(value) || Number(value) <= 0) throw new ConfigError(name, `expected a positive decimal number, got "${value}"`);
+  if (!/^\d+(\.\d+)?$/.test(value) || Number(value) <= 0) {
+    throw new ConfigError(name, `expected a positive decimal number, got "${value}"`);
+  }
   return value;
 }
 
 export function loadForwardConfig(env: Env): ForwardConfig {
   const password = optionalStr(env, 'PROXY_ADMIN_PASSWORD');
-  if (password !== undefined && password.length < 12) throw new ConfigError('PROXY_ADMIN_PASSWORD', 'must have at least 12 characters');
+  if (password !== undefined && password.length < 12) {
+    throw new ConfigError('PROXY_ADMIN_PASSWORD', 'must have at least 12 characters');
+  }
   const maxOutputTokens = int(env, 'PROXY_MAX_OUTPUT_TOKENS', 4096, 1, 10_000_000);
   return {
     upstreamUrl: httpUrl(env, 'PROXY_UPSTREAM_URL', 'http://127.0.0.1:8001')!,

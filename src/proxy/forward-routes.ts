@@ -53,7 +53,6 @@ const RESERVATION_WAIT_MS = 2000;
  */
 const NEVER_FORWARDED = [...LOCAL_PREFIXES, '/admin', '/v1/wallet'];
 
-
 interface Deps {
   context: ServiceContext;
   upstream: Upstream;
@@ -63,7 +62,12 @@ interface Deps {
 
 export async function registerForwardRoutes(app: FastifyInstance, context: ServiceContext) {
   const config = context.config.proxy.forward;
-  const deps: Deps = { context, upstream: new Upstream(config), billing: new Billing(context.db, config, app.log, context.metrics), wallet: proxyState(context, app.log).wallet };
+  const deps: Deps = {
+    context,
+    upstream: new Upstream(config),
+    billing: new Billing(context.db, config, app.log, context.metrics),
+    wallet: proxyState(context, app.log).wallet,
+  };
   const pricing = pricingFor(context.config, app.log);
   // GET / (wallet-routes.ts) shows each model with its prices in USD and in sats.
   addNodeInfo(context, () => pricing.infoModels());
@@ -94,7 +98,7 @@ export async function registerForwardRoutes(app: FastifyInstance, context: Servi
           402: { description: 'No credential, or the balance cannot cover the request (OpenAI error shape)' },
           422: { description: 'Validation error (FastAPI shape)' },
           502: { description: 'The upstream could not be reached' },
-          503: { description: 'No BTC/USD rate, or the operator\'s limit of requests in flight reached (Retry-After)' },
+          503: { description: "No BTC/USD rate, or the operator's limit of requests in flight reached (Retry-After)" },
           504: { description: 'The upstream did not answer in time' },
         },
       },
@@ -127,10 +131,18 @@ async function forwardFree(
 ) {
   const config = deps.context.config.proxy.forward;
   if (!SAFE_METHODS.has(request.method) && !config.forwardUnbilledWrites) {
-    throw new HttpError(403, `${request.method} ${pathAndQuery.split('?')[0]} is not a billed path, and this node forwards only GET, HEAD and OPTIONS on unbilled paths (PROXY_FORWARD_UNBILLED_WRITES)`, { code: 'not_forwarded' });
+    throw new HttpError(
+      403,
+      `${request.method} ${pathAndQuery.split('?')[0]} is not a billed path, and this node forwards only GET, HEAD and OPTIONS on unbilled paths (PROXY_FORWARD_UNBILLED_WRITES)`,
+      { code: 'not_forwarded' },
+    );
   }
   if (request.headers.authorization === undefined && typeof request.headers['x-cashu'] === 'string') {
-    throw new HttpError(401, 'This path is free but needs an API key: send Authorization: Bearer sk-… (X-Cashu pays for billed paths only)', { code: 'invalid_authorization' });
+    throw new HttpError(
+      401,
+      'This path is free but needs an API key: send Authorization: Bearer sk-… (X-Cashu pays for billed paths only)',
+      { code: 'invalid_authorization' },
+    );
   }
   await authenticateAccountId(deps.context, deps.wallet, request.headers.authorization);
   const raw = request.raw;
@@ -145,7 +157,10 @@ async function forwardFree(
 }
 
 function hasBody(raw: IncomingMessage): boolean {
-  return raw.headers['transfer-encoding'] !== undefined || (raw.headers['content-length'] !== undefined && raw.headers['content-length'] !== '0');
+  return (
+    raw.headers['transfer-encoding'] !== undefined ||
+    (raw.headers['content-length'] !== undefined && raw.headers['content-length'] !== '0')
+  );
 }
 
 // -------------------------------------------------------------------------------------------
@@ -173,10 +188,18 @@ async function forwardBilled(
   const pricing = pricingFor(context.config);
   const model = pricing.model(metered.model);
   if (!model) {
-    throw new HttpError(400, `Unknown model "${metered.model}". This node prices: ${[...pricing.models.keys()].join(', ')} (see GET /)`, { code: 'model_not_found' });
+    throw new HttpError(
+      400,
+      `Unknown model "${metered.model}". This node prices: ${[...pricing.models.keys()].join(', ')} (see GET /)`,
+      { code: 'model_not_found' },
+    );
   }
   const price = await pricing.price(model);
-  const limits = { maxOutputTokens: config.maxOutputTokens, minOutputTokens: config.minOutputTokens, modelMaxTokens: model.maxCompletionTokens };
+  const limits = {
+    maxOutputTokens: config.maxOutputTokens,
+    minOutputTokens: config.minOutputTokens,
+    modelMaxTokens: model.maxCompletionTokens,
+  };
   // A node at its operator's limit says so before a token is swapped or a reservation made.
   deps.upstream.checkCapacity();
 
@@ -190,7 +213,9 @@ async function forwardBilled(
     accountId: payer.accountId,
     amountFor(available) {
       plan = planReservation(metered, price, available, limits).plan;
-      if (plan && roundToSat) plan = { ...plan, reserveMsat: Math.min(Math.ceil(plan.reserveMsat / 1000) * 1000, available) };
+      if (plan && roundToSat) {
+        plan = { ...plan, reserveMsat: Math.min(Math.ceil(plan.reserveMsat / 1000) * 1000, available) };
+      }
       return plan ? plan.reserveMsat : null;
     },
     requestId: request.id,
@@ -214,12 +239,17 @@ async function forwardBilled(
   }
   if (!reservation || !plan) {
     const planned = planReservation(metered, price, 0, limits);
-    throw await withChange({ deps, payer, request }, insufficientBalance(planned.minimumMsat, planned.fullMsat, availableMsat));
+    throw await withChange(
+      { deps, payer, request },
+      insufficientBalance(planned.minimumMsat, planned.fullMsat, availableMsat),
+    );
   }
 
   const billed: Billed = { deps, request, reply, caller, metered, model, price, reservation, payer, roundToSat };
   return billing.hold(
-    serveReserved(billed, pathAndQuery, plan).finally(() => billing.abandon(reservation, 'the request failed before it was settled')),
+    serveReserved(billed, pathAndQuery, plan).finally(() =>
+      billing.abandon(reservation, 'the request failed before it was settled'),
+    ),
   );
 }
 
@@ -252,7 +282,9 @@ async function serveReserved(billed: Billed, pathAndQuery: string, plan: Reserva
     return reply.code(response.statusCode).headers(callerResponseHeaders(response.headers)).send(response.body);
   }
   const type = String(response.headers['content-type'] ?? '');
-  if (type.includes('text/event-stream')) return streamBilled(billed, response.statusCode, response.headers, response.body);
+  if (type.includes('text/event-stream')) {
+    return streamBilled(billed, response.statusCode, response.headers, response.body);
+  }
   return jsonBilled(billed, response.statusCode, response.headers, response.body);
 }
 
@@ -271,12 +303,18 @@ interface Billed {
 }
 
 /** The account paying: an API key (or token as bearer) in Authorization, or a Cashu token in X-Cashu. */
-async function identifyPayer(deps: Deps, request: FastifyRequest, price: () => ReturnType<typeof planReservation>): Promise<Payer> {
+async function identifyPayer(
+  deps: Deps,
+  request: FastifyRequest,
+  price: () => ReturnType<typeof planReservation>,
+): Promise<Payer> {
   const xCashu = request.headers['x-cashu'];
   if (typeof xCashu === 'string' && xCashu.trim()) {
     const token = xCashu.trim();
     if (!looksLikeToken(token)) {
-      throw new HttpError(400, 'The X-Cashu header must hold a Cashu token (cashuA… or cashuB…)', { code: 'invalid_token' });
+      throw new HttpError(400, 'The X-Cashu header must hold a Cashu token (cashuA… or cashuB…)', {
+        code: 'invalid_token',
+      });
     }
     // The token is redeemed once into the account it names ("sk-" + sha256 of the token), the
     // same as a token used as bearer: a repeated token finds that account and its remainder.
@@ -291,12 +329,25 @@ function paymentRequired(deps: Deps, planned: ReturnType<typeof planReservation>
   const sats = Math.ceil(planned.fullMsat / 1000);
   const mints = deps.wallet.mints;
   // NUT-18 payment request (as NUT-24 uses it): amount in sat, the mints this node trusts.
-  const requestText = new PaymentRequest(undefined, undefined, sats, 'sat', mints, 'quartet proxy request', true).toEncodedRequest();
+  const requestText = new PaymentRequest(
+    undefined,
+    undefined,
+    sats,
+    'sat',
+    mints,
+    'quartet proxy request',
+    true,
+  ).toEncodedRequest();
   return new HttpError(
     402,
     `Payment required: this request costs at most ${planned.fullMsat} msat (${sats} sat) and at least ${planned.minimumMsat} msat; ` +
       `send Authorization: Bearer sk-… (an API key of this node, see /v1/wallet/topup) or a Cashu token of ${mints.join(', ')} in the X-Cashu header (change is returned in the X-Cashu response header)`,
-    { code: 'payment_required', type: 'insufficient_quota', headers: { 'x-cashu': requestText }, extra: { price_msat: planned.fullMsat, minimum_msat: planned.minimumMsat } },
+    {
+      code: 'payment_required',
+      type: 'insufficient_quota',
+      headers: { 'x-cashu': requestText },
+      extra: { price_msat: planned.fullMsat, minimum_msat: planned.minimumMsat },
+    },
   );
 }
 
@@ -304,19 +355,36 @@ function insufficientBalance(minimumMsat: number, fullMsat: number, availableMsa
   return new HttpError(
     402,
     `Insufficient balance: this request needs at least ${minimumMsat} msat (${fullMsat} msat for its full max_tokens) and ${Math.max(0, availableMsat)} msat are available`,
-    { code: 'insufficient_balance', type: 'insufficient_quota', extra: { price_msat: fullMsat, minimum_msat: minimumMsat, available_msat: Math.max(0, availableMsat) } },
+    {
+      code: 'insufficient_balance',
+      type: 'insufficient_quota',
+      extra: { price_msat: fullMsat, minimum_msat: minimumMsat, available_msat: Math.max(0, availableMsat) },
+    },
   );
 }
 
 /** A non-streaming answer: read whole (its usage is in it), settled, cost added, sent. */
-async function jsonBilled(billed: Billed, status: number, headers: Record<string, string | string[] | undefined>, body: Readable) {
+async function jsonBilled(
+  billed: Billed,
+  status: number,
+  headers: Record<string, string | string[] | undefined>,
+  body: Readable,
+) {
   const { deps, reply, reservation } = billed;
   let raw: Buffer;
   try {
     raw = await readBody(body, deps.context.config.proxy.forward.maxResponseBytes);
   } catch (error) {
     await deps.billing.release(reservation, `reading the upstream answer failed: ${(error as Error).message}`, status);
-    throw await withChange(billed, error instanceof HttpError && error.status === 413 ? new HttpError(502, 'The upstream answer is too large to meter', { code: 'upstream_too_large', type: 'upstream_error' }) : upstreamFailure(error));
+    throw await withChange(
+      billed,
+      error instanceof HttpError && error.status === 413
+        ? new HttpError(502, 'The upstream answer is too large to meter', {
+            code: 'upstream_too_large',
+            type: 'upstream_error',
+          })
+        : upstreamFailure(error),
+    );
   }
   let json: unknown;
   try {
@@ -335,7 +403,11 @@ async function jsonBilled(billed: Billed, status: number, headers: Record<string
     return reply.code(status).headers(callerResponseHeaders(headers)).send(raw);
   }
   const out = Buffer.from(JSON.stringify({ ...json, cost: { ...costJson(cost, charged), ...change } }));
-  return reply.code(status).headers(callerResponseHeaders(headers, { dropLength: true })).header('content-length', String(out.length)).send(out);
+  return reply
+    .code(status)
+    .headers(callerResponseHeaders(headers, { dropLength: true }))
+    .header('content-length', String(out.length))
+    .send(out);
 }
 
 /**
@@ -345,7 +417,12 @@ async function jsonBilled(billed: Billed, status: number, headers: Record<string
  * aborted, nothing is charged); if the upstream ends without usage, what was delivered is billed
  * by estimate (nothing delivered: nothing charged).
  */
-async function streamBilled(billed: Billed, status: number, headers: Record<string, string | string[] | undefined>, body: Readable) {
+async function streamBilled(
+  billed: Billed,
+  status: number,
+  headers: Record<string, string | string[] | undefined>,
+  body: Readable,
+) {
   const { deps, reply, request, reservation, caller } = billed;
   const out = new PassThrough();
   reply
@@ -370,7 +447,11 @@ async function streamBilled(billed: Billed, status: number, headers: Record<stri
       if (settled === null && event.usage) {
         settled = await settle(billed, event.usage, estimate, status);
         const change = await changeFields(billed);
-        await write(event.json ? withFields(event, { cost: { ...costJson(settled.cost, settled.charged), ...change } }) : event.text);
+        await write(
+          event.json
+            ? withFields(event, { cost: { ...costJson(settled.cost, settled.charged), ...change } })
+            : event.text,
+        );
       } else {
         await write(event.text);
       }
@@ -437,7 +518,13 @@ async function settle(
     billed.request.log.warn({ reported }, 'the upstream reported unreadable usage; the missing counts are estimated');
   }
   const cost = costOf(billed.price, usage.promptTokens, usage.completionTokens);
-  const charged = await billed.deps.billing.settle(billed.reservation, { cost, usage, usageSource, upstreamStatus, roundToSat: billed.roundToSat });
+  const charged = await billed.deps.billing.settle(billed.reservation, {
+    cost,
+    usage,
+    usageSource,
+    upstreamStatus,
+    roundToSat: billed.roundToSat,
+  });
   return { cost, charged };
 }
 
@@ -459,16 +546,26 @@ function setCostHeaders(reply: FastifyReply, cost: Cost, charged: number) {
  * mint cannot make it now, the balance stays with the account the token names, refundable later
  * with `Authorization: Bearer <the same token>` at POST /v1/wallet/refund.
  */
-async function changeFields({ deps, payer, request }: Pick<Billed, 'deps' | 'payer' | 'request'>): Promise<{ change?: string; change_msat?: number; change_error?: string }> {
+async function changeFields({ deps, payer, request }: Pick<Billed, 'deps' | 'payer' | 'request'>): Promise<{
+  change?: string;
+  change_msat?: number;
+  change_error?: string;
+}> {
   if (payer.payment !== 'x-cashu') return {};
-  const row = await deps.context.db.kysely.selectFrom('proxy_accounts').select(['balance_msat', 'reserved_msat']).where('id', '=', payer.accountId).executeTakeFirst();
+  const row = await deps.context.db.kysely
+    .selectFrom('proxy_accounts')
+    .select(['balance_msat', 'reserved_msat'])
+    .where('id', '=', payer.accountId)
+    .executeTakeFirst();
   if (!row || Number(row.balance_msat) - Number(row.reserved_msat) < 1000) return {};
   try {
     const refund = await deps.wallet.refund(payer.accountId);
     return { change: refund.token, change_msat: refund.msats };
   } catch (error) {
-    request.log.warn({ err: error }, 'X-Cashu change could not be issued; it stays with the token\'s account');
-    return { change_error: `${(error as Error).message}. The change stays with this token's account: refund it with Authorization: Bearer <the same token> at POST /v1/wallet/refund` };
+    request.log.warn({ err: error }, "X-Cashu change could not be issued; it stays with the token's account");
+    return {
+      change_error: `${(error as Error).message}. The change stays with this token's account: refund it with Authorization: Bearer <the same token> at POST /v1/wallet/refund`,
+    };
   }
 }
 
@@ -483,7 +580,10 @@ async function setChangeHeader(billed: Billed): Promise<{ change_msat?: number; 
 async function withChange(billed: Pick<Billed, 'deps' | 'payer' | 'request'>, error: HttpError): Promise<HttpError> {
   const fields = await changeFields(billed);
   if (!fields.change) return error;
-  return new HttpError(error.status, error.message, { ...error.options, headers: { ...error.options.headers, 'x-cashu': fields.change } });
+  return new HttpError(error.status, error.message, {
+    ...error.options,
+    headers: { ...error.options.headers, 'x-cashu': fields.change },
+  });
 }
 
 /** Reads a body up to `limit` bytes; 413 beyond (the rest is drained so the answer can be sent). */

@@ -86,7 +86,13 @@ function optionalCount(body: Record<string, unknown>, field: string, min: number
   const value = body[field];
   if (value === undefined || value === null) return null;
   if (!Number.isSafeInteger(value) || (value as number) < min) {
-    throw invalid([{ loc: ['body', field], msg: `Input should be an integer greater than or equal to ${min}`, type: 'greater_than_equal' }]);
+    throw invalid([
+      {
+        loc: ['body', field],
+        msg: `Input should be an integer greater than or equal to ${min}`,
+        type: 'greater_than_equal',
+      },
+    ]);
   }
   return value as number;
 }
@@ -106,15 +112,21 @@ export function meterRequest(kind: BilledKind, raw: Buffer): MeteredRequest {
   if (nestedDeeperThan(body)) throw tooDeepError();
   const object = body as Record<string, unknown>;
   if (typeof object.model !== 'string' || object.model === '') {
-    throw invalid([{ loc: ['body', 'model'], msg: object.model === undefined ? 'Field required' : 'Input should be a non-empty string', type: object.model === undefined ? 'missing' : 'string_type' }]);
+    throw invalid([
+      {
+        loc: ['body', 'model'],
+        msg: object.model === undefined ? 'Field required' : 'Input should be a non-empty string',
+        type: object.model === undefined ? 'missing' : 'string_type',
+      },
+    ]);
   }
   if (object.stream !== undefined && object.stream !== null && typeof object.stream !== 'boolean') {
     throw invalid([{ loc: ['body', 'stream'], msg: 'Input should be a valid boolean', type: 'bool_type' }]);
   }
   const field = maxTokensField(kind, object);
   const requestedMaxTokens = field ? optionalCount(object, field, 0) : null;
-  const n = kind === 'chat' || kind === 'completions' ? optionalCount(object, 'n', 1) ?? 1 : 1;
-  const bestOf = kind === 'completions' ? optionalCount(object, 'best_of', 1) ?? 1 : 1;
+  const n = kind === 'chat' || kind === 'completions' ? (optionalCount(object, 'n', 1) ?? 1) : 1;
+  const bestOf = kind === 'completions' ? (optionalCount(object, 'best_of', 1) ?? 1) : 1;
   return {
     kind,
     model: object.model,
@@ -150,7 +162,11 @@ export function planReservation(
 ): { plan: ReservationPlan | null; fullMsat: number; minimumMsat: number } {
   const fixed = ceilTimes(metered.promptBound, price.prompt) + ceilTimes(1, price.request);
   if (metered.kind === 'embeddings') {
-    return { plan: fixed <= availableMsat ? { reserveMsat: fixed, maxTokens: null, clamped: false } : null, fullMsat: fixed, minimumMsat: fixed };
+    return {
+      plan: fixed <= availableMsat ? { reserveMsat: fixed, maxTokens: null, clamped: false } : null,
+      fullMsat: fixed,
+      minimumMsat: fixed,
+    };
   }
   let cap = metered.requestedMaxTokens ?? limits.maxOutputTokens;
   if (limits.modelMaxTokens !== null) cap = Math.min(cap, limits.modelMaxTokens);
@@ -158,10 +174,19 @@ export function planReservation(
   const fullMsat = fixed + outputCost(cap);
   const floor = Math.min(cap, limits.minOutputTokens);
   const minimumMsat = fixed + outputCost(floor);
-  if (fullMsat <= availableMsat) return { plan: { reserveMsat: fullMsat, maxTokens: cap, clamped: false }, fullMsat, minimumMsat };
+  if (fullMsat <= availableMsat) {
+    return { plan: { reserveMsat: fullMsat, maxTokens: cap, clamped: false }, fullMsat, minimumMsat };
+  }
   if (minimumMsat > availableMsat) return { plan: null, fullMsat, minimumMsat };
-  const affordable = Math.min(cap, Math.floor(unitsAffordable(availableMsat - fixed, price.completion) / metered.choices));
-  return { plan: { reserveMsat: fixed + outputCost(affordable), maxTokens: affordable, clamped: true }, fullMsat, minimumMsat };
+  const affordable = Math.min(
+    cap,
+    Math.floor(unitsAffordable(availableMsat - fixed, price.completion) / metered.choices),
+  );
+  return {
+    plan: { reserveMsat: fixed + outputCost(affordable), maxTokens: affordable, clamped: true },
+    fullMsat,
+    minimumMsat,
+  };
 }
 
 /** The body sent upstream: the output cap the reservation covers, and usage forced on streams. */
@@ -174,7 +199,9 @@ export function upstreamBody(metered: MeteredRequest, plan: ReservationPlan): Bu
     changed = true;
   }
   if (metered.stream && (metered.kind === 'chat' || metered.kind === 'completions')) {
-    const options = (body.stream_options && typeof body.stream_options === 'object' ? body.stream_options : {}) as Record<string, unknown>;
+    const options = (
+      body.stream_options && typeof body.stream_options === 'object' ? body.stream_options : {}
+    ) as Record<string, unknown>;
     if (options.include_usage !== true) {
       body.stream_options = { ...options, include_usage: true };
       changed = true;

@@ -53,9 +53,17 @@ export const proxyMigrations: Migration[] = [
         .addColumn('created_at', t.bigint, (col) => col.notNull())
         .addColumn('updated_at', t.bigint, (col) => col.notNull())
         .execute();
-      await db.schema.createIndex('proxy_mint_ops_state').on('proxy_mint_ops').columns(['state', 'lease_until']).execute();
+      await db.schema
+        .createIndex('proxy_mint_ops_state')
+        .on('proxy_mint_ops')
+        .columns(['state', 'lease_until'])
+        .execute();
       await db.schema.createIndex('proxy_mint_ops_token').on('proxy_mint_ops').column('token_hash').execute();
-      await db.schema.createIndex('proxy_mint_ops_debit').on('proxy_mint_ops').columns(['debit_account_id', 'kind']).execute();
+      await db.schema
+        .createIndex('proxy_mint_ops_debit')
+        .on('proxy_mint_ops')
+        .columns(['debit_account_id', 'kind'])
+        .execute();
       await db.schema
         .createTable('proxy_op_inputs')
         .addColumn('y', 'text', (col) => col.primaryKey())
@@ -77,7 +85,11 @@ export const proxyMigrations: Migration[] = [
         .addColumn('spend_op_id', t.bigint)
         .addColumn('created_at', t.bigint, (col) => col.notNull())
         .execute();
-      await db.schema.createIndex('proxy_proofs_pool').on('proxy_proofs').columns(['mint_url', 'unit', 'state']).execute();
+      await db.schema
+        .createIndex('proxy_proofs_pool')
+        .on('proxy_proofs')
+        .columns(['mint_url', 'unit', 'state'])
+        .execute();
     },
   },
   {
@@ -110,7 +122,11 @@ export const proxyMigrations: Migration[] = [
         .addColumn('settled_at', t.bigint)
         .addCheckConstraint('proxy_requests_charge_range', sql`charged_msat >= 0 and charged_msat <= reserved_msat`)
         .execute();
-      await db.schema.createIndex('proxy_requests_live').on('proxy_requests').columns(['status', 'heartbeat_at']).execute();
+      await db.schema
+        .createIndex('proxy_requests_live')
+        .on('proxy_requests')
+        .columns(['status', 'heartbeat_at'])
+        .execute();
       await db.schema.createIndex('proxy_requests_account').on('proxy_requests').column('account_id').execute();
       await db.schema.createIndex('proxy_requests_created').on('proxy_requests').column('created_at').execute();
     },
@@ -155,8 +171,15 @@ export const proxyMigrations: Migration[] = [
     // of the ledger, and its recent requests are ordered by id.
     name: '2102_proxy_requests_live_index',
     async up(db) {
-      for (const name of ['proxy_requests_live', 'proxy_requests_account', 'proxy_requests_created']) await db.schema.dropIndex(name).execute();
-      await db.schema.createIndex('proxy_requests_live').on('proxy_requests').column('heartbeat_at').where(sql.ref('status'), '=', sql.lit('reserved')).execute();
+      for (const name of ['proxy_requests_live', 'proxy_requests_account', 'proxy_requests_created']) {
+        await db.schema.dropIndex(name).execute();
+      }
+      await db.schema
+        .createIndex('proxy_requests_live')
+        .on('proxy_requests')
+        .column('heartbeat_at')
+        .where(sql.ref('status'), '=', sql.lit('reserved'))
+        .execute();
     },
   },
   {
@@ -166,7 +189,10 @@ export const proxyMigrations: Migration[] = [
     async up(db, t) {
       if (t.dialect !== 'postgres') return;
       for (const column of ['prompt_tokens', 'completion_tokens']) {
-        await db.schema.alterTable('proxy_requests').alterColumn(column, (col) => col.setDataType('bigint')).execute();
+        await db.schema
+          .alterTable('proxy_requests')
+          .alterColumn(column, (col) => col.setDataType('bigint'))
+          .execute();
       }
     },
   },
@@ -180,7 +206,9 @@ export const proxyMigrations: Migration[] = [
     async up(db, t) {
       const ops = () => db.schema.alterTable('proxy_mint_ops');
       await ops().addColumn('claimed_at', t.bigint).execute();
-      await ops().addColumn('maybe_swapped', 'integer', (col) => col.notNull().defaultTo(1)).execute();
+      await ops()
+        .addColumn('maybe_swapped', 'integer', (col) => col.notNull().defaultTo(1))
+        .execute();
       // Tokens finished before this migration count as handed out (GET /v1/wallet/refunds lists them all).
       await db
         .updateTable('proxy_mint_ops')

@@ -68,14 +68,24 @@ export class MintRejectedError extends Error {
 
 /** The mint answered something that is not a valid answer (a lying or broken mint). */
 export class MintProtocolError extends Error {
-  constructor(readonly mintUrl: string, problem: string) {
+  constructor(
+    readonly mintUrl: string,
+    problem: string,
+  ) {
     super(`mint ${mintUrl} answered nonsense: ${problem}`);
     this.name = 'MintProtocolError';
   }
 }
 
 /** Connection errors that prove the request was never delivered. */
-const NOT_DELIVERED = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'UND_ERR_CONNECT_TIMEOUT']);
+const NOT_DELIVERED = new Set([
+  'ECONNREFUSED',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'UND_ERR_CONNECT_TIMEOUT',
+]);
 const HEX = /^[0-9a-fA-F]+$/;
 const POINT = /^0[23][0-9a-fA-F]{64}$/;
 const MAX_RESPONSE_BYTES = 4 * 1024 * 1024;
@@ -92,11 +102,16 @@ export class MintClient {
   private keysetsCache: { at: number; value: KeysetInfo[] } | null = null;
   private keysCache = new Map<string, KeysetWithKeys>();
 
-  constructor(readonly url: string, private timeoutMs: number) {}
+  constructor(
+    readonly url: string,
+    private timeoutMs: number,
+  ) {}
 
   /** All keysets of the mint (active and inactive), cached for a minute. */
   async keysets(fresh = false): Promise<KeysetInfo[]> {
-    if (!fresh && this.keysetsCache && Date.now() - this.keysetsCache.at < KEYSETS_TTL_MS) return this.keysetsCache.value;
+    if (!fresh && this.keysetsCache && Date.now() - this.keysetsCache.at < KEYSETS_TTL_MS) {
+      return this.keysetsCache.value;
+    }
     const body = await this.request('GET', '/v1/keysets');
     const list = field(body, 'keysets');
     if (!Array.isArray(list)) throw new MintProtocolError(this.url, 'keysets is not a list');
@@ -106,7 +121,15 @@ export class MintClient {
       const active = field(item, 'active');
       const fee = field(item, 'input_fee_ppk') ?? 0;
       const expiry = field(item, 'final_expiry') ?? null;
-      if (typeof id !== 'string' || !HEX.test(id) || typeof unit !== 'string' || typeof active !== 'boolean' || !Number.isSafeInteger(fee) || fee < 0 || (expiry !== null && !Number.isSafeInteger(expiry))) {
+      if (
+        typeof id !== 'string' ||
+        !HEX.test(id) ||
+        typeof unit !== 'string' ||
+        typeof active !== 'boolean' ||
+        !Number.isSafeInteger(fee) ||
+        fee < 0 ||
+        (expiry !== null && !Number.isSafeInteger(expiry))
+      ) {
         throw new MintProtocolError(this.url, 'malformed keyset entry');
       }
       return { id, unit, active, inputFeePpk: fee, finalExpiry: expiry };
@@ -125,15 +148,25 @@ export class MintClient {
     const list = field(body, 'keysets');
     const entry = Array.isArray(list) ? list.find((k) => field(k, 'id') === id) : undefined;
     const keys = field(entry, 'keys');
-    if (!keys || typeof keys !== 'object' || Object.keys(keys).length === 0) throw new MintProtocolError(this.url, `no keys for keyset ${id}`);
+    if (!keys || typeof keys !== 'object' || Object.keys(keys).length === 0) {
+      throw new MintProtocolError(this.url, `no keys for keyset ${id}`);
+    }
     for (const [amount, key] of Object.entries(keys as Record<string, unknown>)) {
-      if (!/^[1-9]\d*$/.test(amount) || typeof key !== 'string' || !POINT.test(key)) throw new MintProtocolError(this.url, `malformed key in keyset ${id}`);
+      if (!/^[1-9]\d*$/.test(amount) || typeof key !== 'string' || !POINT.test(key)) {
+        throw new MintProtocolError(this.url, `malformed key in keyset ${id}`);
+      }
     }
     const withKeys: KeysetWithKeys = { ...info, keys: keys as Record<string, string> };
     let valid = false;
     try {
       // v2 ids (NUT-02) also commit to the unit, the input fee and the final expiry.
-      valid = Keyset.verifyKeysetId({ id, unit: info.unit, keys: withKeys.keys, input_fee_ppk: info.inputFeePpk, final_expiry: info.finalExpiry ?? undefined } as any);
+      valid = Keyset.verifyKeysetId({
+        id,
+        unit: info.unit,
+        keys: withKeys.keys,
+        input_fee_ppk: info.inputFeePpk,
+        final_expiry: info.finalExpiry ?? undefined,
+      } as any);
     } catch {
       valid = false;
     }
@@ -144,7 +177,9 @@ export class MintClient {
 
   /** The active keyset of a unit with the lowest input fee, with its keys. */
   async activeKeyset(unit: string): Promise<KeysetWithKeys> {
-    const candidates = (await this.keysets()).filter((k) => k.active && k.unit === unit).sort((a, b) => a.inputFeePpk - b.inputFeePpk);
+    const candidates = (await this.keysets())
+      .filter((k) => k.active && k.unit === unit)
+      .sort((a, b) => a.inputFeePpk - b.inputFeePpk);
     if (candidates.length === 0) throw new MintProtocolError(this.url, `no active keyset for unit ${unit}`);
     return this.keys(candidates[0].id);
   }
@@ -171,7 +206,9 @@ export class MintClient {
     for (const entry of states) {
       const y = field(entry, 'Y');
       const state = field(entry, 'state');
-      if (typeof y !== 'string' || !['UNSPENT', 'PENDING', 'SPENT'].includes(state)) throw new MintProtocolError(this.url, 'checkstate: malformed entry');
+      if (typeof y !== 'string' || !['UNSPENT', 'PENDING', 'SPENT'].includes(state)) {
+        throw new MintProtocolError(this.url, 'checkstate: malformed entry');
+      }
       byY.set(y.toLowerCase(), state);
     }
     return ys.map((y) => {
@@ -189,7 +226,9 @@ export class MintClient {
     const body = await this.request('POST', '/v1/restore', { outputs });
     const echoed = field(body, 'outputs');
     const sigs = field(body, 'signatures') ?? field(body, 'promises');
-    if (!Array.isArray(echoed) || !Array.isArray(sigs) || echoed.length !== sigs.length) throw new MintProtocolError(this.url, 'restore: outputs and signatures do not pair up');
+    if (!Array.isArray(echoed) || !Array.isArray(sigs) || echoed.length !== sigs.length) {
+      throw new MintProtocolError(this.url, 'restore: outputs and signatures do not pair up');
+    }
     const parsed = this.signatures(sigs, sigs.length);
     const byB = new Map<string, BlindSignature>();
     echoed.forEach((output, index) => {
@@ -201,20 +240,30 @@ export class MintClient {
   }
 
   private signatures(value: unknown, expected: number): BlindSignature[] {
-    if (!Array.isArray(value) || value.length !== expected) throw new MintProtocolError(this.url, `expected ${expected} signatures`);
+    if (!Array.isArray(value) || value.length !== expected) {
+      throw new MintProtocolError(this.url, `expected ${expected} signatures`);
+    }
     return value.map((item): BlindSignature => {
       const id = field(item, 'id');
       const amount = field(item, 'amount');
       const c = field(item, 'C_');
       const dleq = field(item, 'dleq');
-      if (typeof id !== 'string' || !Number.isSafeInteger(amount) || amount <= 0 || typeof c !== 'string' || !POINT.test(c)) {
+      if (
+        typeof id !== 'string' ||
+        !Number.isSafeInteger(amount) ||
+        amount <= 0 ||
+        typeof c !== 'string' ||
+        !POINT.test(c)
+      ) {
         throw new MintProtocolError(this.url, 'malformed blind signature');
       }
       const signature: BlindSignature = { id, amount, C_: c };
       if (dleq !== undefined && dleq !== null) {
         const e = field(dleq, 'e');
         const s = field(dleq, 's');
-        if (typeof e !== 'string' || typeof s !== 'string' || !HEX.test(e) || !HEX.test(s)) throw new MintProtocolError(this.url, 'malformed DLEQ proof');
+        if (typeof e !== 'string' || typeof s !== 'string' || !HEX.test(e) || !HEX.test(s)) {
+          throw new MintProtocolError(this.url, 'malformed DLEQ proof');
+        }
         signature.dleq = { e, s };
       }
       return signature;
@@ -226,7 +275,10 @@ export class MintClient {
     try {
       response = await fetch(this.url + path, {
         method,
-        headers: payload === undefined ? { accept: 'application/json' } : { accept: 'application/json', 'content-type': 'application/json' },
+        headers:
+          payload === undefined
+            ? { accept: 'application/json' }
+            : { accept: 'application/json', 'content-type': 'application/json' },
         body: payload === undefined ? undefined : JSON.stringify(payload),
         signal: AbortSignal.timeout(this.timeoutMs),
         redirect: 'error',
@@ -251,19 +303,33 @@ export class MintClient {
     if (!response.ok) {
       const code = field(body, 'code');
       const detail = field(body, 'detail');
-      throw new MintRejectedError(this.url, response.status, Number.isSafeInteger(code) ? code : null, typeof detail === 'string' ? detail.slice(0, 300) : `HTTP ${response.status}`);
+      throw new MintRejectedError(
+        this.url,
+        response.status,
+        Number.isSafeInteger(code) ? code : null,
+        typeof detail === 'string' ? detail.slice(0, 300) : `HTTP ${response.status}`,
+      );
     }
     return body;
   }
 
   private unreachable(error: unknown, afterHeaders = false): MintUnreachableError {
-    const err = error as { name?: string; code?: string; cause?: { code?: string; message?: string }; message?: string };
+    const err = error as {
+      name?: string;
+      code?: string;
+      cause?: { code?: string; message?: string };
+      message?: string;
+    };
     if (err?.name === 'TimeoutError' || err?.name === 'AbortError') {
       return new MintUnreachableError(this.url, true, `no answer within ${this.timeoutMs} ms`);
     }
     const code = err?.cause?.code ?? err?.code;
     const delivered = afterHeaders || !code || !NOT_DELIVERED.has(code);
-    return new MintUnreachableError(this.url, delivered, code ?? err?.cause?.message ?? err?.message ?? 'network error');
+    return new MintUnreachableError(
+      this.url,
+      delivered,
+      code ?? err?.cause?.message ?? err?.message ?? 'network error',
+    );
   }
 }
 
@@ -277,5 +343,7 @@ async function readLimited(response: Response): Promise<string> {
 
 /** Reads one property of a parsed JSON value without trusting its shape. */
 function field(value: unknown, name: string): any {
-  return value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>)[name] : undefined;
+  return value !== null && typeof value === 'object' && !Array.isArray(value)
+    ? (value as Record<string, unknown>)[name]
+    : undefined;
 }

@@ -94,19 +94,31 @@ export function costOf(price: Price, promptTokens: number, completionTokens: num
 /** Reads models in OpenRouter's format (`{data:[{id, pricing:{prompt, completion, request?}}]}` or a bare array). */
 export function parseModels(json: unknown, source: string): Map<string, Model> {
   const list = Array.isArray(json) ? json : (json as { data?: unknown })?.data;
-  if (!Array.isArray(list)) throw new ConfigError('PROXY_MODELS_FILE', `${source}: expected {"data":[…]} or an array of models`);
+  if (!Array.isArray(list)) {
+    throw new ConfigError('PROXY_MODELS_FILE', `${source}: expected {"data":[…]} or an array of models`);
+  }
   const models = new Map<string, Model>();
   list.forEach((entry: any, index) => {
     const where = `${source}: model ${index}${typeof entry?.id === 'string' ? ` (${entry.id})` : ''}`;
-    if (typeof entry?.id !== 'string' || !entry.id) throw new ConfigError('PROXY_MODELS_FILE', `${where}: "id" must be a non-empty string`);
-    const usd = { prompt: entry.pricing?.prompt, completion: entry.pricing?.completion, request: entry.pricing?.request ?? '0' };
+    if (typeof entry?.id !== 'string' || !entry.id) {
+      throw new ConfigError('PROXY_MODELS_FILE', `${where}: "id" must be a non-empty string`);
+    }
+    const usd = {
+      prompt: entry.pricing?.prompt,
+      completion: entry.pricing?.completion,
+      request: entry.pricing?.request ?? '0',
+    };
     for (const [field, value] of Object.entries(usd)) {
       // OpenRouter writes "-1" for routers with variable prices: those cannot be metered.
       if ((typeof value !== 'string' && typeof value !== 'number') || parseDecimal(String(value)) === null) {
-        throw new ConfigError('PROXY_MODELS_FILE', `${where}: pricing.${field} must be a non-negative USD amount, got ${JSON.stringify(value)}`);
+        throw new ConfigError(
+          'PROXY_MODELS_FILE',
+          `${where}: pricing.${field} must be a non-negative USD amount, got ${JSON.stringify(value)}`,
+        );
       }
     }
-    const positive = (value: unknown) => (Number.isSafeInteger(value) && (value as number) > 0 ? (value as number) : null);
+    const positive = (value: unknown) =>
+      Number.isSafeInteger(value) && (value as number) > 0 ? (value as number) : null;
     models.set(entry.id, {
       id: entry.id,
       name: typeof entry.name === 'string' ? entry.name : entry.id,
@@ -144,9 +156,18 @@ export function rateFromFeed(json: unknown, fragment: string): string | null {
   const at = (path: string) => path.split('.').filter(Boolean).reduce<any>(child, json);
   const candidates = fragment
     ? [at(fragment)]
-    : [json, at('data.amount'), at('price'), at('last'), at('USD'), at('usd'), at('bitcoin.usd'), at('rate'),
-       // Kraken: {"result":{"XXBTZUSD":{"c":["97000.1","0.01"]}}}
-       ...Object.values((at('result') ?? {}) as Record<string, any>).map((pair) => pair?.c?.[0])];
+    : [
+        json,
+        at('data.amount'),
+        at('price'),
+        at('last'),
+        at('USD'),
+        at('usd'),
+        at('bitcoin.usd'),
+        at('rate'),
+        // Kraken: {"result":{"XXBTZUSD":{"c":["97000.1","0.01"]}}}
+        ...Object.values((at('result') ?? {}) as Record<string, any>).map((pair) => pair?.c?.[0]),
+      ];
   for (const value of candidates) {
     if (typeof value === 'number' || typeof value === 'string') {
       const text = typeof value === 'number' ? String(value) : value.trim();
@@ -184,9 +205,19 @@ export class Pricing {
   private lastFailure: HttpError | null = null;
   private prices = new Map<string, { rate: Rate; price: Price }>();
 
-  constructor(private readonly config: ForwardConfig, private readonly log?: { warn(obj: object, msg: string): void }) {
+  constructor(
+    private readonly config: ForwardConfig,
+    private readonly log?: { warn(obj: object, msg: string): void },
+  ) {
     this.models = loadModels(config.modelsFile);
-    if (config.btcUsd) this.rate = { btcUsd: parseDecimal(config.btcUsd)!, text: config.btcUsd, source: 'PROXY_BTC_USD', at: Number.POSITIVE_INFINITY };
+    if (config.btcUsd) {
+      this.rate = {
+        btcUsd: parseDecimal(config.btcUsd)!,
+        text: config.btcUsd,
+        source: 'PROXY_BTC_USD',
+        at: Number.POSITIVE_INFINITY,
+      };
+    }
   }
 
   model(id: string): Model | undefined {
@@ -217,7 +248,10 @@ export class Pricing {
   /** Tries the feeds in order; the first sane answer wins. */
   private async fetchRate(): Promise<Rate> {
     if (this.config.priceFeeds.length === 0) {
-      throw new HttpError(503, 'Pricing is not configured: set PROXY_BTC_USD or PROXY_PRICE_FEEDS', { code: 'pricing_unavailable', type: 'api_error' });
+      throw new HttpError(503, 'Pricing is not configured: set PROXY_BTC_USD or PROXY_PRICE_FEEDS', {
+        code: 'pricing_unavailable',
+        type: 'api_error',
+      });
     }
     const problems: string[] = [];
     for (const feed of this.config.priceFeeds) {
@@ -244,7 +278,11 @@ export class Pricing {
     }
     this.log?.warn({ problems }, 'every BTC/USD price feed failed');
     this.retryAt = Date.now() + Math.min(this.config.priceCacheMs, 30_000);
-    this.lastFailure = new HttpError(503, 'No BTC/USD rate is available right now (every price feed failed); try again later', { code: 'pricing_unavailable', type: 'api_error' });
+    this.lastFailure = new HttpError(
+      503,
+      'No BTC/USD rate is available right now (every price feed failed); try again later',
+      { code: 'pricing_unavailable', type: 'api_error' },
+    );
     const stale = this.rate;
     if (stale && Date.now() - stale.at < this.config.priceMaxAgeMs) return stale;
     throw this.lastFailure;
@@ -259,7 +297,11 @@ export class Pricing {
       const f = parseDecimal(usd)!;
       return reduce(f.num * MSAT_PER_BTC * rate.btcUsd.den, f.den * rate.btcUsd.num);
     };
-    const price = { prompt: toMsat(model.usd.prompt), completion: toMsat(model.usd.completion), request: toMsat(model.usd.request) };
+    const price = {
+      prompt: toMsat(model.usd.prompt),
+      completion: toMsat(model.usd.completion),
+      request: toMsat(model.usd.request),
+    };
     this.prices.set(model.id, { rate, price });
     return price;
   }
@@ -276,7 +318,9 @@ export class Pricing {
         name: model.name,
         context_length: model.contextLength,
         pricing: model.usd,
-        sats_pricing: price ? { prompt: sats(price.prompt), completion: sats(price.completion), request: sats(price.request) } : null,
+        sats_pricing: price
+          ? { prompt: sats(price.prompt), completion: sats(price.completion), request: sats(price.request) }
+          : null,
       });
     }
     return { btc_usd: rate?.text ?? null, models };

@@ -27,11 +27,15 @@ export async function recoverOnce(wallet: NodeWallet, log: WalletLogger): Promis
       else await wallet.drive(op, false);
       report.done++;
     } catch (error) {
-      if (error instanceof HttpError && error.status === 503 && error.options.code !== 'operation_interrupted') report.pending++;
-      else if (error instanceof HttpError) report.failed++;
+      if (error instanceof HttpError && error.status === 503 && error.options.code !== 'operation_interrupted') {
+        report.pending++;
+      } else if (error instanceof HttpError) report.failed++;
       else {
         report.pending++;
-        log.error({ opId: op.id, err: error instanceof Error ? error.message : String(error) }, 'recovery of a mint operation failed');
+        log.error(
+          { opId: op.id, err: error instanceof Error ? error.message : String(error) },
+          'recovery of a mint operation failed',
+        );
       }
     }
   }

@@ -14,18 +14,27 @@ export async function countRedemption(context: ServiceContext, ip: string): Prom
   const hit = await hitRateLimit(context.db, `proxy-redeem:${ip}`, rule);
   if (hit.allowed) return;
   const seconds = Math.max(1, Math.ceil(hit.retryAfterMs / 1000));
-  throw new HttpError(429, `Too many Cashu tokens redeemed from this address (at most ${rule.limit} a minute); try again in ${seconds} s`, {
-    code: 'rate_limit_exceeded',
-    type: 'requests',
-    headers: { 'Retry-After': String(seconds) },
-  });
+  throw new HttpError(
+    429,
+    `Too many Cashu tokens redeemed from this address (at most ${rule.limit} a minute); try again in ${seconds} s`,
+    {
+      code: 'rate_limit_exceeded',
+      type: 'requests',
+      headers: { 'Retry-After': String(seconds) },
+    },
+  );
 }
 
 /**
  * Counts a token about to be redeemed, unless it names an existing account or will be refused
  * without a swap (malformed, untrusted mint…): those cost the mint nothing.
  */
-export async function limitTokenRedemption(context: ServiceContext, wallet: NodeWallet, ip: string, token: string): Promise<void> {
+export async function limitTokenRedemption(
+  context: ServiceContext,
+  wallet: NodeWallet,
+  ip: string,
+  token: string,
+): Promise<void> {
   if (context.config.proxy.redeemLimitPerMinute === 0) return;
   if (await findAccountByKey(context, apiKeyForToken(token))) return;
   if (await wallet.wouldSwap(token)) await countRedemption(context, ip);

@@ -3,12 +3,15 @@ import { type TSchema, Type } from '@sinclair/typebox';
 
 export const AuthorizationHeader = Type.Object({
   authorization: Type.String({
-    description: "`Bearer sk-…` (an API key of this node) or `Bearer cashuA…`/`Bearer cashuB…` (a Cashu token: redeemed once into an account whose key is `sk-` + sha256 of the token)",
+    description:
+      '`Bearer sk-…` (an API key of this node) or `Bearer cashuA…`/`Bearer cashuB…` (a Cashu token: redeemed once into an account whose key is `sk-` + sha256 of the token)',
   }),
 });
 
 export const TopupQuery = Type.Object({
-  ecash_token: Type.String({ description: 'A Cashu token (cashuA… or cashuB…) of a trusted mint, redeemed into the account' }),
+  ecash_token: Type.String({
+    description: 'A Cashu token (cashuA… or cashuB…) of a trusted mint, redeemed into the account',
+  }),
 });
 
 const Msat = (description: string) => Type.Integer({ description: `${description} (millisatoshis)` });
@@ -18,14 +21,18 @@ export const NodeInfo = Type.Object(
     name: Type.String(),
     description: Type.String(),
     version: Type.String(),
-    mints: Type.Array(Type.String(), { description: 'Trusted mints (PROXY_MINTS); the first receives refunds of balances that mix mints' }),
+    mints: Type.Array(Type.String(), {
+      description: 'Trusted mints (PROXY_MINTS); the first receives refunds of balances that mix mints',
+    }),
     http_url: Type.Union([Type.String(), Type.Null()]),
   },
   { additionalProperties: true, description: 'Node information; the billing part adds `models` with their pricing' },
 );
 
 export const WalletInfo = Type.Object({
-  api_key: Type.String({ description: 'The key naming this account: the one sent, or the `sk-…` key a Cashu bearer token names' }),
+  api_key: Type.String({
+    description: 'The key naming this account: the one sent, or the `sk-…` key a Cashu bearer token names',
+  }),
   balance: Msat('Everything the account owns, including the reserved part'),
   reserved: Msat('Held by requests in flight; not refundable until they settle'),
   available: Msat('balance - reserved: what requests and refunds can use'),
@@ -118,6 +125,9 @@ export function walletErrors(statuses: number[]): Record<string, TSchema> {
     503: 'The mint is unreachable (the token is untouched), or an operation is pending and will finish later',
   };
   return Object.fromEntries(
-    statuses.map((status) => [String(status), status === 422 ? ValidationError : Type.Object(OpenAiError.properties, { description: text[status] })]),
+    statuses.map((status) => [
+      String(status),
+      status === 422 ? ValidationError : Type.Object(OpenAiError.properties, { description: text[status] }),
+    ]),
   );
 }

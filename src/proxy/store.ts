@@ -40,7 +40,9 @@ export function toAccount(row: Selectable<ProxyAccountsTable>): Account {
 }
 
 // Every request with a key runs this one: prepared (../db/prepared.ts).
-const byKeyHash = prepared((p: Params<{ keyHash: string }>, db) => db.selectFrom('proxy_accounts').selectAll().where('key_hash', '=', p.keyHash));
+const byKeyHash = prepared((p: Params<{ keyHash: string }>, db) =>
+  db.selectFrom('proxy_accounts').selectAll().where('key_hash', '=', p.keyHash),
+);
 
 export async function accountByKeyHash(db: Executor, keyHash: string): Promise<Account | null> {
   const { rows } = await byKeyHash.run(db, { keyHash });
@@ -91,7 +93,11 @@ export async function createFundedAccount(
   primaryMint: string,
   now: number,
 ): Promise<void> {
-  const existing = await db.selectFrom('proxy_accounts').select('id').where('key_hash', '=', keyHash).executeTakeFirst();
+  const existing = await db
+    .selectFrom('proxy_accounts')
+    .select('id')
+    .where('key_hash', '=', keyHash)
+    .executeTakeFirst();
   if (existing) return creditAccount(db, Number(existing.id), amountMsat, from, primaryMint, now);
   await db
     .insertInto('proxy_accounts')
@@ -108,7 +114,12 @@ export async function createFundedAccount(
 }
 
 /** Takes `amountMsat` from the available balance; false when it is not available. */
-export async function debitAvailable(db: Executor, accountId: number, amountMsat: number, now: number): Promise<boolean> {
+export async function debitAvailable(
+  db: Executor,
+  accountId: number,
+  amountMsat: number,
+  now: number,
+): Promise<boolean> {
   const result = await db
     .updateTable('proxy_accounts')
     .set({ balance_msat: sql<number>`balance_msat - ${amountMsat}`, last_used_at: now })
@@ -156,7 +167,10 @@ export async function oldestUnclaimedRefund(db: Executor, accountId: number): Pr
 }
 
 export async function countUnclaimedRefunds(db: Executor, accountId: number): Promise<number> {
-  const row = await unclaimed(db, accountId).clearSelect().select(sql<number>`count(*)`.as('count')).executeTakeFirst();
+  const row = await unclaimed(db, accountId)
+    .clearSelect()
+    .select(sql<number>`count(*)`.as('count'))
+    .executeTakeFirst();
   return Number(row?.count ?? 0);
 }
 

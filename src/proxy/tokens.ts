@@ -4,7 +4,15 @@
 import { createHash } from 'node:crypto';
 import { getDecodedToken, getTokenMetadata, hashToCurve } from '@cashu/cashu-ts';
 import { HttpError } from '../http/errors.js';
-import { MintProtocolError, MintRejectedError, MintUnreachableError, normalizeMintUrl, type KeysetInfo, type MintClient, type WireProof } from './mint-client.js';
+import {
+  MintProtocolError,
+  MintRejectedError,
+  MintUnreachableError,
+  normalizeMintUrl,
+  type KeysetInfo,
+  type MintClient,
+  type WireProof,
+} from './mint-client.js';
 
 export const SUPPORTED_UNITS = ['sat', 'msat'] as const;
 const MAX_TOKEN_LENGTH = 200_000;
@@ -67,13 +75,22 @@ export function inputFee(keysetIds: string[], keysets: KeysetInfo[]): number {
 export function mintFailure(error: unknown, mintUrl: string): HttpError {
   if (error instanceof HttpError) return error;
   if (error instanceof MintUnreachableError) {
-    return new HttpError(503, `The mint ${mintUrl} is unreachable; your token was not used, try again later`, { code: 'mint_unreachable', type: 'api_error' });
+    return new HttpError(503, `The mint ${mintUrl} is unreachable; your token was not used, try again later`, {
+      code: 'mint_unreachable',
+      type: 'api_error',
+    });
   }
   if (error instanceof MintRejectedError) {
-    return new HttpError(error.status >= 500 ? 502 : 400, `The mint ${mintUrl} refused: ${error.detail}`, { code: 'mint_refused', type: error.status >= 500 ? 'api_error' : 'invalid_request_error' });
+    return new HttpError(error.status >= 500 ? 502 : 400, `The mint ${mintUrl} refused: ${error.detail}`, {
+      code: 'mint_refused',
+      type: error.status >= 500 ? 'api_error' : 'invalid_request_error',
+    });
   }
   if (error instanceof MintProtocolError) {
-    return new HttpError(502, `The mint ${mintUrl} gave an invalid answer; nothing was credited`, { code: 'mint_error', type: 'api_error' });
+    return new HttpError(502, `The mint ${mintUrl} gave an invalid answer; nothing was credited`, {
+      code: 'mint_error',
+      type: 'api_error',
+    });
   }
   throw error;
 }
@@ -106,11 +123,17 @@ export async function parseToken(
     throw tokenError('invalid_token', 'Malformed Cashu token: it names no valid mint URL');
   }
   if (!trusted.includes(mintUrl)) {
-    throw tokenError('untrusted_mint', `Tokens of the mint ${mintUrl.slice(0, 200)} are not accepted here; this node trusts (PROXY_MINTS): ${trusted.join(', ')}`);
+    throw tokenError(
+      'untrusted_mint',
+      `Tokens of the mint ${mintUrl.slice(0, 200)} are not accepted here; this node trusts (PROXY_MINTS): ${trusted.join(', ')}`,
+    );
   }
   const unit = typeof meta.unit === 'string' ? meta.unit : 'sat';
   if (!(SUPPORTED_UNITS as readonly string[]).includes(unit)) {
-    throw tokenError('unsupported_unit', `Tokens in unit "${unit.slice(0, 20)}" are not accepted; use ${SUPPORTED_UNITS.join(' or ')}`);
+    throw tokenError(
+      'unsupported_unit',
+      `Tokens in unit "${unit.slice(0, 20)}" are not accepted; use ${SUPPORTED_UNITS.join(' or ')}`,
+    );
   }
   const client = clientFor(mintUrl);
   let keysets: KeysetInfo[];
@@ -121,7 +144,10 @@ export async function parseToken(
   }
   let decoded: { proofs: { id: unknown; amount: unknown; secret: unknown; C: unknown; witness?: unknown }[] };
   try {
-    decoded = getDecodedToken(text, keysets.map((k) => k.id)) as any;
+    decoded = getDecodedToken(
+      text,
+      keysets.map((k) => k.id),
+    ) as any;
   } catch (error) {
     const message = error instanceof Error ? error.message : '';
     if (/keyset/i.test(message)) throw tokenError('unknown_keyset', 'The token uses a keyset its mint does not know');
@@ -136,18 +162,32 @@ export async function parseToken(
   for (const proof of list) {
     const keyset = keysets.find((k) => k.id === proof.id);
     if (!keyset) throw tokenError('unknown_keyset', 'The token holds a proof of a keyset its mint does not know');
-    if (keyset.unit !== unit) throw tokenError('invalid_token', `The token says unit ${unit} but holds proofs of a ${keyset.unit} keyset`);
+    if (keyset.unit !== unit) {
+      throw tokenError('invalid_token', `The token says unit ${unit} but holds proofs of a ${keyset.unit} keyset`);
+    }
     const value = amountOf(proof.amount);
-    if (value === null) throw tokenError('invalid_amount', 'The token holds a proof whose amount is not a positive power of two');
-    if (typeof proof.secret !== 'string' || proof.secret.length === 0 || proof.secret.length > 1024) throw tokenError('invalid_token', 'The token holds a proof with an invalid secret');
-    if (typeof proof.C !== 'string' || !POINT.test(proof.C)) throw tokenError('invalid_token', 'The token holds a proof with an invalid signature');
+    if (value === null) {
+      throw tokenError('invalid_amount', 'The token holds a proof whose amount is not a positive power of two');
+    }
+    if (typeof proof.secret !== 'string' || proof.secret.length === 0 || proof.secret.length > 1024) {
+      throw tokenError('invalid_token', 'The token holds a proof with an invalid secret');
+    }
+    if (typeof proof.C !== 'string' || !POINT.test(proof.C)) {
+      throw tokenError('invalid_token', 'The token holds a proof with an invalid signature');
+    }
     if (secrets.has(proof.secret)) throw tokenError('duplicate_proofs', 'The token holds the same proof twice');
     secrets.add(proof.secret);
     amount += value;
     if (!Number.isSafeInteger(amount) || unitToMsat(amount, unit) > maxMsat) {
       throw tokenError('amount_too_large', `The token is worth more than one top-up may credit (${maxMsat} msat)`);
     }
-    proofs.push({ id: keyset.id, amount: value, secret: proof.secret, C: proof.C, ...(proof.witness !== undefined ? { witness: proof.witness } : {}) });
+    proofs.push({
+      id: keyset.id,
+      amount: value,
+      secret: proof.secret,
+      C: proof.C,
+      ...(proof.witness !== undefined ? { witness: proof.witness } : {}),
+    });
   }
   let ys: string[];
   try {
@@ -155,7 +195,18 @@ export async function parseToken(
   } catch {
     throw tokenError('invalid_token', 'The token holds a proof whose secret cannot be hashed to the curve');
   }
-  return { mintUrl, unit, proofs, ys, amount, fee: inputFee(proofs.map((p) => p.id), keysets), tokenHash: sha256Hex(text) };
+  return {
+    mintUrl,
+    unit,
+    proofs,
+    ys,
+    amount,
+    fee: inputFee(
+      proofs.map((p) => p.id),
+      keysets,
+    ),
+    tokenHash: sha256Hex(text),
+  };
 }
 
 /** A proof amount as a safe positive power of two, else null. */
@@ -164,8 +215,9 @@ function amountOf(value: unknown): number | null {
   try {
     if (typeof value === 'number') big = BigInt(value);
     else if (typeof value === 'bigint') big = value;
-    else if (value && typeof (value as { toBigInt?: unknown }).toBigInt === 'function') big = (value as { toBigInt(): bigint }).toBigInt();
-    else if (typeof value === 'string' && /^\d+$/.test(value)) big = BigInt(value);
+    else if (value && typeof (value as { toBigInt?: unknown }).toBigInt === 'function') {
+      big = (value as { toBigInt(): bigint }).toBigInt();
+    } else if (typeof value === 'string' && /^\d+$/.test(value)) big = BigInt(value);
     else return null;
   } catch {
     return null;

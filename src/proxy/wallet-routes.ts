@@ -78,7 +78,11 @@ export async function registerWalletRoutes(app: FastifyInstance, context: Servic
     },
     async (request) => {
       const account = await authenticate(context, wallet, header(request.headers.authorization));
-      const result = await wallet.redeem(request.query.ecash_token, { credit: { accountId: account.id }, purpose: 'topup', admit: () => countRedemption(context, request.ip) });
+      const result = await wallet.redeem(request.query.ecash_token, {
+        credit: { accountId: account.id },
+        purpose: 'topup',
+        admit: () => countRedemption(context, request.ip),
+      });
       if (result.creditedAccountId !== account.id) {
         throw new HttpError(400, 'This token has already been redeemed (it is spent)', { code: 'token_already_spent' });
       }

@@ -165,7 +165,10 @@ export class NodeWallet {
    * Throws HttpError: 400 (malformed, spent, untrusted mint, below fees…), 409 (the same token
    * is being redeemed right now), 503 (mint unreachable: token untouched; or outcome pending).
    */
-  async redeem(token: string, options: { credit?: CreditTarget; purpose?: string; admit?: () => Promise<void> } = {}): Promise<RedeemResult> {
+  async redeem(
+    token: string,
+    options: { credit?: CreditTarget; purpose?: string; admit?: () => Promise<void> } = {},
+  ): Promise<RedeemResult> {
     const parsed = await this.readToken(token);
     const remaining = parsed.amount - parsed.fee;
     // The token would now cost a swap at the mint: the caller's last word (a rate limit) first.
@@ -178,23 +181,31 @@ export class NodeWallet {
       throw mintFailure(error, parsed.mintUrl);
     }
     const outputs = blankOutputs(remaining, keyset, parsed.mintUrl);
-    const journal: Journal = { inputs: parsed.proofs, ys: parsed.ys, outputs: outputs.map((o) => OutputData.serialize(o)), keysetId: keyset.id };
+    const journal: Journal = {
+      inputs: parsed.proofs,
+      ys: parsed.ys,
+      outputs: outputs.map((o) => OutputData.serialize(o)),
+      keysetId: keyset.id,
+    };
     const now = Date.now();
     for (let attempt = 0; attempt < 3; attempt++) {
-      const op = await this.journalRedeem({
-        kind: 'redeem',
-        purpose: options.purpose ?? 'payment',
-        state: 'pending',
-        mint_url: parsed.mintUrl,
-        unit: parsed.unit,
-        token_hash: parsed.tokenHash,
-        request: JSON.stringify(journal),
-        ...creditColumns(options.credit),
-        credit_msat: unitToMsat(remaining, parsed.unit),
-        lease_until: now + this.leaseMs,
-        created_at: now,
-        updated_at: now,
-      }, parsed.ys);
+      const op = await this.journalRedeem(
+        {
+          kind: 'redeem',
+          purpose: options.purpose ?? 'payment',
+          state: 'pending',
+          mint_url: parsed.mintUrl,
+          unit: parsed.unit,
+          token_hash: parsed.tokenHash,
+          request: JSON.stringify(journal),
+          ...creditColumns(options.credit),
+          credit_msat: unitToMsat(remaining, parsed.unit),
+          lease_until: now + this.leaseMs,
+          created_at: now,
+          updated_at: now,
+        },
+        parsed.ys,
+      );
       if (op) return this.redeemResult(await this.drive(op, true));
       // Some proof is already in another redemption: settle against that one.
       const holder = await this.opHoldingProofs(parsed.ys);
@@ -203,20 +214,31 @@ export class NodeWallet {
         throw tokenError('token_already_spent', 'This token has already been redeemed (it is spent)');
       }
       if (holder.token_hash !== parsed.tokenHash) {
-        throw new HttpError(409, 'Some proofs of this token are being redeemed in another token right now', { code: 'redemption_in_progress' });
+        throw new HttpError(409, 'Some proofs of this token are being redeemed in another token right now', {
+          code: 'redemption_in_progress',
+        });
       }
       const claimed = await this.claim(holder.id);
-      if (!claimed) throw new HttpError(409, 'This token is being redeemed by another request; try again in a moment', { code: 'redemption_in_progress' });
+      if (!claimed) {
+        throw new HttpError(409, 'This token is being redeemed by another request; try again in a moment', {
+          code: 'redemption_in_progress',
+        });
+      }
       return this.redeemResult(await this.drive(claimed, false));
     }
-    throw new HttpError(409, 'This token is being redeemed by another request; try again in a moment', { code: 'redemption_in_progress' });
+    throw new HttpError(409, 'This token is being redeemed by another request; try again in a moment', {
+      code: 'redemption_in_progress',
+    });
   }
 
   /** Decodes and checks a token (throws its HttpError), as redeem does before any swap. */
   private async readToken(token: string) {
     const parsed = await parseToken(token, this.mints, (url) => this.client(url), this.config.maxTopupMsat);
     if (parsed.amount - parsed.fee <= 0) {
-      throw tokenError('amount_below_fee', `The token is worth ${parsed.amount} ${parsed.unit} and the mint's input fee is ${parsed.fee} ${parsed.unit}: nothing would remain to credit`);
+      throw tokenError(
+        'amount_below_fee',
+        `The token is worth ${parsed.amount} ${parsed.unit} and the mint's input fee is ${parsed.fee} ${parsed.unit}: nothing would remain to credit`,
+      );
     }
     return parsed;
   }
@@ -236,7 +258,11 @@ export class NodeWallet {
   private async journalRedeem(values: Insertable<ProxyMintOpsTable>, ys: string[]): Promise<MintOp | null> {
     try {
       return await this.db.kysely.transaction().execute(async (trx) => {
-        const op = await trx.insertInto('proxy_mint_ops').values({ ...values, debit_account_id: null, result: null, error: null }).returningAll().executeTakeFirstOrThrow();
+        const op = await trx
+          .insertInto('proxy_mint_ops')
+          .values({ ...values, debit_account_id: null, result: null, error: null })
+          .returningAll()
+          .executeTakeFirstOrThrow();
         const claimed = await trx
           .insertInto('proxy_op_inputs')
           // In a fixed order, so two transactions claiming overlapping proofs cannot deadlock.
@@ -269,7 +295,11 @@ export class NodeWallet {
     const inputSum = journal.inputs.reduce((sum, p) => sum + p.amount, 0);
     let creditedAccountId = op.credit_account_id;
     if (creditedAccountId === null && op.credit_key_hash) {
-      const row = await this.db.kysely.selectFrom('proxy_accounts').select('id').where('key_hash', '=', op.credit_key_hash).executeTakeFirst();
+      const row = await this.db.kysely
+        .selectFrom('proxy_accounts')
+        .select('id')
+        .where('key_hash', '=', op.credit_key_hash)
+        .executeTakeFirst();
       creditedAccountId = row ? Number(row.id) : null;
     }
     return {
@@ -318,23 +348,26 @@ export class NodeWallet {
     if (unclaimed) return this.refundAnswer(normalizeOp(unclaimed), true);
     for (let attempt = 0; attempt < 5; attempt++) {
       const now = Date.now();
-      const started = await this.db.kysely.transaction().execute(async (trx) => {
-        const account = await accountById(trx, accountId);
-        if (!account) throw new HttpError(401, 'Unknown account', { code: 'invalid_api_key' });
-        const units = msatToUnit(account.balanceMsat - account.reservedMsat, account.unit);
-        if (units <= 0) return { op: null, units: 0 };
-        const debit = unitToMsat(units, account.unit);
-        if (!(await debitAvailable(trx, account.id, debit, now))) throw new Conflict();
-        const op = await trx
-          .insertInto('proxy_mint_ops')
-          .values(this.issueOpValues(account.mintUrl, account.unit, 'refund', account.id, debit, now))
-          .returningAll()
-          .executeTakeFirstOrThrow();
-        return { op: normalizeOp(op), units };
-      }).catch((error) => {
-        if (error instanceof Conflict) return null; // the balance moved under us: read it again
-        throw error;
-      });
+      const started = await this.db.kysely
+        .transaction()
+        .execute(async (trx) => {
+          const account = await accountById(trx, accountId);
+          if (!account) throw new HttpError(401, 'Unknown account', { code: 'invalid_api_key' });
+          const units = msatToUnit(account.balanceMsat - account.reservedMsat, account.unit);
+          if (units <= 0) return { op: null, units: 0 };
+          const debit = unitToMsat(units, account.unit);
+          if (!(await debitAvailable(trx, account.id, debit, now))) throw new Conflict();
+          const op = await trx
+            .insertInto('proxy_mint_ops')
+            .values(this.issueOpValues(account.mintUrl, account.unit, 'refund', account.id, debit, now))
+            .returningAll()
+            .executeTakeFirstOrThrow();
+          return { op: normalizeOp(op), units };
+        })
+        .catch((error) => {
+          if (error instanceof Conflict) return null; // the balance moved under us: read it again
+          throw error;
+        });
       if (started === null) continue;
       if (started.op) return this.refundAnswer(await this.runIssue(started.op, started.units), false);
       return this.latestRefund(accountId);
@@ -353,11 +386,21 @@ export class NodeWallet {
       .where('state', '!=', 'failed')
       .orderBy('id', 'desc')
       .executeTakeFirst();
-    if (!row) throw new HttpError(400, 'Nothing to refund: the available balance is less than one unit of the mint', { code: 'nothing_to_refund' });
+    if (!row) {
+      throw new HttpError(400, 'Nothing to refund: the available balance is less than one unit of the mint', {
+        code: 'nothing_to_refund',
+      });
+    }
     let op = normalizeOp(row);
     if (op.state !== 'done') {
       const claimed = await this.claim(op.id);
-      if (!claimed) throw new HttpError(409, 'A refund of this account is in progress; call refund again in a moment to fetch its token', { code: 'refund_in_progress' });
+      if (!claimed) {
+        throw new HttpError(
+          409,
+          'A refund of this account is in progress; call refund again in a moment to fetch its token',
+          { code: 'refund_in_progress' },
+        );
+      }
       op = claimed.state === 'preparing' ? await this.abandonPreparing(claimed) : await this.drive(claimed, false);
     }
     return this.refundAnswer(op, true);
@@ -394,7 +437,14 @@ export class NodeWallet {
     }));
   }
 
-  private issueOpValues(mintUrl: string, unit: string, purpose: string, accountId: number | null, debitMsat: number, now: number) {
+  private issueOpValues(
+    mintUrl: string,
+    unit: string,
+    purpose: string,
+    accountId: number | null,
+    debitMsat: number,
+    now: number,
+  ) {
     return {
       kind: 'issue' as const,
       purpose,
@@ -430,74 +480,96 @@ export class NodeWallet {
     }
     let pending: MintOp | null = null;
     const waitUntil = Date.now() + IN_FLIGHT_WAIT_MS;
-    for (let conflicts = 0; conflicts < 5 && !pending; ) {
-      pending = await this.db.kysely.transaction().execute(async (trx) => {
-        const pool = await trx
-          .selectFrom('proxy_proofs')
-          .selectAll()
-          .where('mint_url', '=', op.mint_url)
-          .where('unit', '=', op.unit)
-          .where('state', '=', 'unspent')
-          .orderBy('amount', 'desc')
-          .limit(MAX_INPUTS)
-          .execute();
-        // Inputs worth the amount suffice: the mint's fee comes out of the token (worth units − fee),
-        // and the change (sum − units) comes back, so the node's holdings drop by exactly `units`.
-        const picked: typeof pool = [];
-        let sum = 0;
-        for (const proof of pool) {
-          if (sum >= units) break;
-          picked.push(proof);
-          sum += Number(proof.amount);
-        }
-        const fee = inputFee(picked.map((p) => p.keyset_id), keysets);
-        if (sum < units) {
-          // Another issue's inputs may hold what this one needs until its change comes back.
-          if (Date.now() < waitUntil && (await proofsHeldInFlight(trx, op.mint_url, op.unit))) throw new HeldInFlight();
-          const message = `The node holds too little at ${op.mint_url} to issue this token now; nothing was taken`;
-          const headers = { 'retry-after': '5' };
-          throw new HttpError(503, message, { code: 'insufficient_node_funds', type: 'api_error', headers });
-        }
-        if (units - fee <= 0) throw tokenError('amount_below_fee', `The amount is not more than the mint's input fee (${fee} ${op.unit})`);
-        const reserved = await trx
-          .updateTable('proxy_proofs')
-          .set({ state: 'reserved', spend_op_id: op.id })
-          .where('id', 'in', picked.map((p) => p.id))
-          .where('state', '=', 'unspent')
-          .executeTakeFirst();
-        if (Number(reserved.numUpdatedRows) !== picked.length) throw new Conflict();
-        const send = blankOutputs(units - fee, keyset, op.mint_url);
-        const change = sum - units > 0 ? blankOutputs(sum - units, keyset, op.mint_url) : [];
-        const journal: Journal = {
-          inputs: picked.map((p) => ({ id: p.keyset_id, amount: Number(p.amount), secret: p.secret, C: p.c })),
-          ys: picked.map((p) => p.y),
-          inputRows: picked.map((p) => Number(p.id)),
-          outputs: [...send, ...change].map((o) => OutputData.serialize(o)),
-          keysetId: keyset.id,
-          sendCount: send.length,
-        };
-        const now = Date.now();
-        const updated = await trx
-          .updateTable('proxy_mint_ops')
-          .set({ state: 'pending', request: JSON.stringify(journal), lease_until: now + this.leaseMs, updated_at: now })
-          .where('id', '=', op.id)
-          .where('state', '=', 'preparing')
-          .returningAll()
-          .executeTakeFirst();
-        if (!updated) throw new Settled();
-        return normalizeOp(updated);
-      }).catch(async (error) => {
-        if (error instanceof Conflict) {
-          conflicts++; // another issue took a proof: pick again
-          return null;
-        }
-        if (error instanceof HeldInFlight) {
-          await new Promise((resolve) => setTimeout(resolve, 100));
-          return null;
-        }
-        if (error instanceof HttpError) await this.fail(op, error.message, { releaseInputs: true });
-        throw error;
-      });
+    for (let conflicts = 0; conflicts < 5 && !pending;) {
+      pending = await this.db.kysely
+        .transaction()
+        .execute(async (trx) => {
+          const pool = await trx
+            .selectFrom('proxy_proofs')
+            .selectAll()
+            .where('mint_url', '=', op.mint_url)
+            .where('unit', '=', op.unit)
+            .where('state', '=', 'unspent')
+            .orderBy('amount', 'desc')
+            .limit(MAX_INPUTS)
+            .execute();
+          // Inputs worth the amount suffice: the mint's fee comes out of the token (worth units − fee),
+          // and the change (sum − units) comes back, so the node's holdings drop by exactly `units`.
+          const picked: typeof pool = [];
+          let sum = 0;
+          for (const proof of pool) {
+            if (sum >= units) break;
+            picked.push(proof);
+            sum += Number(proof.amount);
+          }
+          const fee = inputFee(
+            picked.map((p) => p.keyset_id),
+            keysets,
+          );
+          if (sum < units) {
+            // Another issue's inputs may hold what this one needs until its change comes back.
+            if (Date.now() < waitUntil && (await proofsHeldInFlight(trx, op.mint_url, op.unit))) {
+              throw new HeldInFlight();
+            }
+            const message = `The node holds too little at ${op.mint_url} to issue this token now; nothing was taken`;
+            const headers = { 'retry-after': '5' };
+            throw new HttpError(503, message, { code: 'insufficient_node_funds', type: 'api_error', headers });
+          }
+          if (units - fee <= 0) {
+            throw tokenError(
+              'amount_below_fee',
+              `The amount is not more than the mint's input fee (${fee} ${op.unit})`,
+            );
+          }
+          const reserved = await trx
+            .updateTable('proxy_proofs')
+            .set({ state: 'reserved', spend_op_id: op.id })
+            .where(
+              'id',
+              'in',
+              picked.map((p) => p.id),
+            )
+            .where('state', '=', 'unspent')
+            .executeTakeFirst();
+          if (Number(reserved.numUpdatedRows) !== picked.length) throw new Conflict();
+          const send = blankOutputs(units - fee, keyset, op.mint_url);
+          const change = sum - units > 0 ? blankOutputs(sum - units, keyset, op.mint_url) : [];
+          const journal: Journal = {
+            inputs: picked.map((p) => ({ id: p.keyset_id, amount: Number(p.amount), secret: p.secret, C: p.c })),
+            ys: picked.map((p) => p.y),
+            inputRows: picked.map((p) => Number(p.id)),
+            outputs: [...send, ...change].map((o) => OutputData.serialize(o)),
+            keysetId: keyset.id,
+            sendCount: send.length,
+          };
+          const now = Date.now();
+          const updated = await trx
+            .updateTable('proxy_mint_ops')
+            .set({
+              state: 'pending',
+              request: JSON.stringify(journal),
+              lease_until: now + this.leaseMs,
+              updated_at: now,
+            })
+            .where('id', '=', op.id)
+            .where('state', '=', 'preparing')
+            .returningAll()
+            .executeTakeFirst();
+          if (!updated) throw new Settled();
+          return normalizeOp(updated);
+        })
+        .catch(async (error) => {
+          if (error instanceof Conflict) {
+            conflicts++; // another issue took a proof: pick again
+            return null;
+          }
+          if (error instanceof HeldInFlight) {
+            await new Promise((resolve) => setTimeout(resolve, 100));
+            return null;
+          }
+          if (error instanceof HttpError) await this.fail(op, error.message, { releaseInputs: true });
+          throw error;
+        });
     }
     if (!pending) {
       await this.fail(op, 'could not reserve proofs', { releaseInputs: true });
@@ -528,7 +600,9 @@ export class NodeWallet {
       } catch (error) {
         throw await this.stillPending(op, error);
       }
-      if (states.some((s) => s === 'PENDING')) throw await this.stillPending(op, new Error('the mint reports the inputs PENDING'));
+      if (states.some((s) => s === 'PENDING')) {
+        throw await this.stillPending(op, new Error('the mint reports the inputs PENDING'));
+      }
       if (states.some((s) => s === 'SPENT')) return this.recoverSignatures(op, journal, outputs, blinded);
       // Nothing happened at the mint: send the same swap again (same outputs, so it is safe).
       // Written first: a crash while it is on its way must not read as "never sent".
@@ -546,7 +620,13 @@ export class NodeWallet {
     return this.complete(op, journal, outputs, signatures);
   }
 
-  private async afterSwapFailure(op: MintOp, journal: Journal, outputs: OutputData[], blinded: BlindedMessage[], error: unknown): Promise<MintOp> {
+  private async afterSwapFailure(
+    op: MintOp,
+    journal: Journal,
+    outputs: OutputData[],
+    blinded: BlindedMessage[],
+    error: unknown,
+  ): Promise<MintOp> {
     if (error instanceof MintUnreachableError && !error.maybeDelivered) {
       // The request never left: nothing happened at the mint.
       await this.fail(op, error.message, { releaseInputs: true });
@@ -572,7 +652,12 @@ export class NodeWallet {
   }
 
   /** The inputs are spent: get the signatures on our journaled outputs back (NUT-09). */
-  private async recoverSignatures(op: MintOp, journal: Journal, outputs: OutputData[], blinded: BlindedMessage[]): Promise<MintOp> {
+  private async recoverSignatures(
+    op: MintOp,
+    journal: Journal,
+    outputs: OutputData[],
+    blinded: BlindedMessage[],
+  ): Promise<MintOp> {
     // The mint refused every swap we sent: someone else spent the inputs, whatever restore says.
     if (op.maybe_swapped === 0) return this.spentElsewhere(op);
     const client = this.client(op.mint_url);
@@ -587,7 +672,10 @@ export class NodeWallet {
         try {
           again = await client.swap(journal.inputs, blinded);
         } catch (swapError) {
-          this.log.error({ opId: op.id, mint: op.mint_url, err: messageOf(swapError) }, 'mint operation needs attention: inputs spent, mint offers no restore');
+          this.log.error(
+            { opId: op.id, mint: op.mint_url, err: messageOf(swapError) },
+            'mint operation needs attention: inputs spent, mint offers no restore',
+          );
           throw await this.stillPending(op, error);
         }
         return this.complete(op, journal, outputs, again);
@@ -597,7 +685,10 @@ export class NodeWallet {
     if (restored.every((s) => s !== null)) return this.complete(op, journal, outputs, restored as BlindSignature[]);
     // The mint signed none of our outputs: the inputs were spent by someone else.
     if (restored.every((s) => s === null)) return this.spentElsewhere(op);
-    throw await this.stillPending(op, new MintProtocolError(op.mint_url, 'restore returned only some of the signatures'));
+    throw await this.stillPending(
+      op,
+      new MintProtocolError(op.mint_url, 'restore returned only some of the signatures'),
+    );
   }
 
   /** The inputs were spent, not by this operation: it ends failed (final). */
@@ -609,7 +700,12 @@ export class NodeWallet {
   }
 
   /** Unblinds, checks, and settles the operation in one transaction (exactly once). */
-  private async complete(op: MintOp, journal: Journal, outputs: OutputData[], signatures: BlindSignature[]): Promise<MintOp> {
+  private async complete(
+    op: MintOp,
+    journal: Journal,
+    outputs: OutputData[],
+    signatures: BlindSignature[],
+  ): Promise<MintOp> {
     let keyset: KeysetWithKeys;
     try {
       keyset = await this.client(op.mint_url).keys(journal.keysetId);
@@ -624,13 +720,19 @@ export class NodeWallet {
         if (sig.id !== output.blindedMessage.id || sig.amount !== Number(output.blindedMessage.amount.toString())) {
           throw new MintProtocolError(op.mint_url, 'a signature does not match its output');
         }
-        return output.toProof({ id: sig.id, amount: Amount.from(sig.amount), C_: sig.C_, ...(sig.dleq ? { dleq: sig.dleq } : {}) }, { id: keyset.id, keys: keyset.keys });
+        return output.toProof(
+          { id: sig.id, amount: Amount.from(sig.amount), C_: sig.C_, ...(sig.dleq ? { dleq: sig.dleq } : {}) },
+          { id: keyset.id, keys: keyset.keys },
+        );
       });
     } catch (error) {
       return this.mintLied(op, error);
     }
-    const sendCount = op.kind === 'issue' ? journal.sendCount ?? 0 : 0;
-    const result = op.kind === 'issue' ? getEncodedToken({ mint: op.mint_url, unit: op.unit, proofs: proofs.slice(0, sendCount) }) : null;
+    const sendCount = op.kind === 'issue' ? (journal.sendCount ?? 0) : 0;
+    const result =
+      op.kind === 'issue'
+        ? getEncodedToken({ mint: op.mint_url, unit: op.unit, proofs: proofs.slice(0, sendCount) })
+        : null;
     const now = Date.now();
     try {
       await this.db.kysely.transaction().execute(async (trx) => {
@@ -645,20 +747,22 @@ export class NodeWallet {
         if (kept.length) {
           await trx
             .insertInto('proxy_proofs')
-            .values(kept.map((p) => ({
-              mint_url: op.mint_url,
-              unit: op.unit,
-              keyset_id: p.id,
-              amount: Number(p.amount.toString()),
-              secret: p.secret,
-              c: p.C,
-              y: proofY(p.secret),
-              dleq: p.dleq ? JSON.stringify(p.dleq) : null,
-              state: 'unspent' as const,
-              source_op_id: op.id,
-              spend_op_id: null,
-              created_at: now,
-            })))
+            .values(
+              kept.map((p) => ({
+                mint_url: op.mint_url,
+                unit: op.unit,
+                keyset_id: p.id,
+                amount: Number(p.amount.toString()),
+                secret: p.secret,
+                c: p.C,
+                y: proofY(p.secret),
+                dleq: p.dleq ? JSON.stringify(p.dleq) : null,
+                state: 'unspent' as const,
+                source_op_id: op.id,
+                spend_op_id: null,
+                created_at: now,
+              })),
+            )
             .execute();
         }
         if (op.kind === 'issue') {
@@ -678,19 +782,34 @@ export class NodeWallet {
     if (op.credit_account_id !== null) {
       await creditAccount(trx, op.credit_account_id, op.credit_msat, from, this.primaryMint, now);
     } else if (op.credit_key_hash) {
-      await createFundedAccount(trx, op.credit_key_hash, op.credit_key_prefix, op.credit_msat, from, this.primaryMint, now);
+      await createFundedAccount(
+        trx,
+        op.credit_key_hash,
+        op.credit_key_prefix,
+        op.credit_msat,
+        from,
+        this.primaryMint,
+        now,
+      );
     }
   }
 
   /** Reads an operation someone settled; done is returned, failed is thrown. */
   private async settledOp(id: number): Promise<MintOp> {
-    const row = await this.db.kysely.selectFrom('proxy_mint_ops').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+    const row = await this.db.kysely
+      .selectFrom('proxy_mint_ops')
+      .selectAll()
+      .where('id', '=', id)
+      .executeTakeFirstOrThrow();
     const op = normalizeOp(row);
     if (op.state === 'done') return op;
     if (op.state === 'failed') {
       throw op.kind === 'redeem'
         ? tokenError('token_already_spent', 'This token could not be redeemed: ' + (op.error ?? 'failed'))
-        : new HttpError(502, `The token could not be issued: ${op.error ?? 'failed'}`, { code: 'mint_error', type: 'api_error' });
+        : new HttpError(502, `The token could not be issued: ${op.error ?? 'failed'}`, {
+            code: 'mint_error',
+            type: 'api_error',
+          });
     }
     throw new HttpError(503, 'The operation is still pending', { code: 'operation_pending', type: 'api_error' });
   }
@@ -698,8 +817,14 @@ export class NodeWallet {
   /** The swap happened but the mint's signatures are invalid: nothing is credited. */
   private async mintLied(op: MintOp, error: unknown): Promise<never> {
     this.log.error({ opId: op.id, mint: op.mint_url, err: messageOf(error) }, 'mint returned invalid signatures');
-    await this.fail(op, `mint returned invalid signatures: ${messageOf(error)}`, { releaseInputs: false, inputsSpent: true });
-    throw new HttpError(502, `The mint ${op.mint_url} returned invalid signatures; nothing was credited`, { code: 'mint_error', type: 'api_error' });
+    await this.fail(op, `mint returned invalid signatures: ${messageOf(error)}`, {
+      releaseInputs: false,
+      inputsSpent: true,
+    });
+    throw new HttpError(502, `The mint ${op.mint_url} returned invalid signatures; nothing was credited`, {
+      code: 'mint_error',
+      type: 'api_error',
+    });
   }
 
   // ---------------------------------------------------------------------------------------
@@ -742,15 +867,27 @@ export class NodeWallet {
       .where('state', '=', 'pending')
       .execute();
     return op.kind === 'redeem'
-      ? new HttpError(503, `The mint ${op.mint_url} did not confirm the redemption. Nothing is lost: send the same request again later to finish it (it will be credited once)`, { code: 'redemption_pending', type: 'api_error' })
-      : new HttpError(503, `The mint ${op.mint_url} did not confirm the new token. Nothing is lost: call again later to fetch it`, { code: 'issue_pending', type: 'api_error' });
+      ? new HttpError(
+          503,
+          `The mint ${op.mint_url} did not confirm the redemption. Nothing is lost: send the same request again later to finish it (it will be credited once)`,
+          { code: 'redemption_pending', type: 'api_error' },
+        )
+      : new HttpError(
+          503,
+          `The mint ${op.mint_url} did not confirm the new token. Nothing is lost: call again later to fetch it`,
+          { code: 'issue_pending', type: 'api_error' },
+        );
   }
 
   /**
    * Ends an operation that did not (or cannot) complete. Redemptions let go of the token's
    * proofs when the token is untouched; issues give back the debit and the node's proofs.
    */
-  private async fail(op: MintOp, reason: string, how: { releaseInputs: boolean; inputsSpent?: boolean }): Promise<void> {
+  private async fail(
+    op: MintOp,
+    reason: string,
+    how: { releaseInputs: boolean; inputsSpent?: boolean },
+  ): Promise<void> {
     const now = Date.now();
     await this.db.kysely.transaction().execute(async (trx) => {
       const marked = await trx
@@ -764,7 +901,9 @@ export class NodeWallet {
         if (how.releaseInputs) await trx.deleteFrom('proxy_op_inputs').where('op_id', '=', op.id).execute();
         return;
       }
-      if (op.debit_account_id !== null && op.debit_msat > 0) await restoreDebit(trx, op.debit_account_id, op.debit_msat);
+      if (op.debit_account_id !== null && op.debit_msat > 0) {
+        await restoreDebit(trx, op.debit_account_id, op.debit_msat);
+      }
       await trx
         .updateTable('proxy_proofs')
         .set(how.inputsSpent ? { state: 'spent' } : { state: 'unspent', spend_op_id: null })
@@ -777,16 +916,28 @@ export class NodeWallet {
   /** A 'preparing' operation was never sent: end it and give back its debit. */
   async abandonPreparing(op: MintOp): Promise<never> {
     await this.fail(op, 'interrupted before it was sent', { releaseInputs: true });
-    throw new HttpError(503, 'The operation was interrupted before it reached the mint; nothing was taken (a refund\'s debit is given back), try again', { code: 'operation_interrupted', type: 'api_error' });
+    throw new HttpError(
+      503,
+      "The operation was interrupted before it reached the mint; nothing was taken (a refund's debit is given back), try again",
+      { code: 'operation_interrupted', type: 'api_error' },
+    );
   }
 
   private failureFor(op: MintOp, error: unknown): HttpError {
     const failure = mintFailure(error, op.mint_url);
     if (op.kind === 'issue' && failure.status === 400) {
-      return new HttpError(502, `The mint ${op.mint_url} refused to issue the token; nothing was taken from your balance`, { code: 'mint_refused', type: 'api_error' });
+      return new HttpError(
+        502,
+        `The mint ${op.mint_url} refused to issue the token; nothing was taken from your balance`,
+        { code: 'mint_refused', type: 'api_error' },
+      );
     }
     if (op.kind === 'issue' && failure.status === 503) {
-      return new HttpError(503, `The mint ${op.mint_url} is unreachable; nothing was taken from your balance, try again later`, { code: 'mint_unreachable', type: 'api_error' });
+      return new HttpError(
+        503,
+        `The mint ${op.mint_url} is unreachable; nothing was taken from your balance, try again later`,
+        { code: 'mint_unreachable', type: 'api_error' },
+      );
     }
     return failure;
   }
@@ -810,12 +961,19 @@ function blankOutputs(amount: number, keyset: KeysetWithKeys, mintUrl: string): 
   try {
     return OutputData.createRandomData(amount, { id: keyset.id, keys: keyset.keys });
   } catch {
-    throw new HttpError(502, `The keyset of the mint ${mintUrl} cannot represent ${amount} ${keyset.unit}`, { code: 'mint_error', type: 'api_error' });
+    throw new HttpError(502, `The keyset of the mint ${mintUrl} cannot represent ${amount} ${keyset.unit}`, {
+      code: 'mint_error',
+      type: 'api_error',
+    });
   }
 }
 
 function toBlinded(output: OutputData): BlindedMessage {
-  return { amount: Number(output.blindedMessage.amount.toString()), id: output.blindedMessage.id, B_: output.blindedMessage.B_ };
+  return {
+    amount: Number(output.blindedMessage.amount.toString()),
+    id: output.blindedMessage.id,
+    B_: output.blindedMessage.B_,
+  };
 }
 
 /** An issue's mint fee (its inputs minus its outputs) in msat; null before it is journaled. */

@@ -52,14 +52,24 @@ export function makeAuthenticator(identity: Identity, windowS: number, now: () =
     const timestamp = field(request, 'timestamp');
     const devHash = field(request, 'dev_hash');
     if (!apiKey || !timestamp || !devHash) {
-      throw new HttpError(401, 'Authentication required: api_key, timestamp and dev_hash (or an Authorization: Bearer token)');
+      throw new HttpError(
+        401,
+        'Authentication required: api_key, timestamp and dev_hash (or an Authorization: Bearer token)',
+      );
     }
     if (!/^\d{1,12}$/.test(timestamp)) throw new HttpError(401, 'timestamp must be Unix seconds');
     const skew = Math.abs(now() / 1000 - Number(timestamp));
-    if (skew > windowS) throw new HttpError(401, `timestamp is outside the accepted window of ${windowS} seconds; check the client clock`);
+    if (skew > windowS) {
+      throw new HttpError(
+        401,
+        `timestamp is outside the accepted window of ${windowS} seconds; check the client clock`,
+      );
+    }
     const pair = await identity.fromApiKey(apiKey);
     // Unknown key and wrong hash answer alike, so keys cannot be probed by the message.
-    if (!pair || !sameHex(devHash, md5Hex(timestamp + pair.secret))) throw new HttpError(401, 'Invalid api_key or dev_hash');
+    if (!pair || !sameHex(devHash, md5Hex(timestamp + pair.secret))) {
+      throw new HttpError(401, 'Invalid api_key or dev_hash');
+    }
     return pair.principal;
   };
 }

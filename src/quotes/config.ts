@@ -63,16 +63,26 @@ function readRatesFile(path: string): { rates: RateCard; capacity: CapacityConfi
       const d = value ?? {};
       capacity.default = {
         translators: positive(d.translators ?? capacity.default.translators, 'translators.default.translators'),
-        wordsPerDayTranslation: positive(d.words_per_day_translation ?? capacity.default.wordsPerDayTranslation, 'translators.default.words_per_day_translation'),
-        wordsPerDayReview: positive(d.words_per_day_review ?? capacity.default.wordsPerDayReview, 'translators.default.words_per_day_review'),
+        wordsPerDayTranslation: positive(
+          d.words_per_day_translation ?? capacity.default.wordsPerDayTranslation,
+          'translators.default.words_per_day_translation',
+        ),
+        wordsPerDayReview: positive(
+          d.words_per_day_review ?? capacity.default.wordsPerDayReview,
+          'translators.default.words_per_day_review',
+        ),
         startHour: hour(d.hours?.[0] ?? capacity.default.startHour, 'translators.default.hours'),
         endHour: hour(d.hours?.[1] ?? capacity.default.endHour, 'translators.default.hours'),
         timeZone: d.time_zone === undefined ? null : zone(d.time_zone, 'translators.default.time_zone'),
       };
-      if (capacity.default.endHour <= capacity.default.startHour) throw new ConfigError(NAME, 'translators.default.hours: end must be after start');
+      if (capacity.default.endHour <= capacity.default.startHour) {
+        throw new ConfigError(NAME, 'translators.default.hours: end must be after start');
+      }
       continue;
     }
-    if (!Array.isArray(value) || value.length === 0) throw new ConfigError(NAME, `translators.${key} must be a non-empty list`);
+    if (!Array.isArray(value) || value.length === 0) {
+      throw new ConfigError(NAME, `translators.${key} must be a non-empty list`);
+    }
     capacity.locales[key] = value.map((t: any, index: number): Translator => {
       const where = `translators.${key}[${index}]`;
       if (typeof t?.name !== 'string' || !t.name) throw new ConfigError(NAME, `${where}.name is required`);
@@ -84,7 +94,9 @@ function readRatesFile(path: string): { rates: RateCard; capacity: CapacityConfi
         startHour: hour(t.hours?.[0] ?? 9, `${where}.hours`),
         endHour: hour(t.hours?.[1] ?? 17, `${where}.hours`),
       };
-      if (translator.endHour <= translator.startHour) throw new ConfigError(NAME, `${where}.hours: end must be after start`);
+      if (translator.endHour <= translator.startHour) {
+        throw new ConfigError(NAME, `${where}.hours: end must be after start`);
+      }
       return translator;
     });
   }
@@ -92,18 +104,23 @@ function readRatesFile(path: string): { rates: RateCard; capacity: CapacityConfi
 }
 
 function positive(value: unknown, where: string): number {
-  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0) throw new ConfigError(NAME, `${where} must be a positive number`);
+  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0) {
+    throw new ConfigError(NAME, `${where} must be a positive number`);
+  }
   return value;
 }
 
 function hour(value: unknown, where: string): number {
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < 0 || value > 24) throw new ConfigError(NAME, `${where} must be hours 0–24 like [9, 17]`);
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 0 || value > 24) {
+    throw new ConfigError(NAME, `${where} must be hours 0–24 like [9, 17]`);
+  }
   return value;
 }
 
 function zone(value: unknown, where: string): string {
   try {
-    new Intl.DateTimeFormat('en-US', { timeZone: String(value) });
+    // Throws a RangeError for a zone this runtime does not know.
+    Intl.DateTimeFormat('en-US', { timeZone: String(value) });
     return String(value);
   } catch {
     throw new ConfigError(NAME, `${where}: unknown time zone "${String(value)}"`);

@@ -52,7 +52,16 @@ function offsetAt(ms: number, timeZone: string): number {
   if (cached !== undefined) return cached;
   let format = formatters.get(timeZone);
   if (!format) {
-    format = new Intl.DateTimeFormat('en-US', { timeZone, hourCycle: 'h23', year: 'numeric', month: 'numeric', day: 'numeric', hour: 'numeric', minute: 'numeric', second: 'numeric' });
+    format = new Intl.DateTimeFormat('en-US', {
+      timeZone,
+      hourCycle: 'h23',
+      year: 'numeric',
+      month: 'numeric',
+      day: 'numeric',
+      hour: 'numeric',
+      minute: 'numeric',
+      second: 'numeric',
+    });
     formatters.set(timeZone, format);
   }
   const parts: Record<string, number> = {};
@@ -72,7 +81,11 @@ function localClock(ms: number, timeZone: string): { weekday: number; msOfDay: n
 }
 
 /** The instant when `workMs` of working time, started at `start`, is done in `who`'s calendar. */
-export function addWorkingTime(start: number, workMs: number, who: Pick<Translator, 'timeZone' | 'startHour' | 'endHour'>): number {
+export function addWorkingTime(
+  start: number,
+  workMs: number,
+  who: Pick<Translator, 'timeZone' | 'startHour' | 'endHour'>,
+): number {
   let t = start;
   let remaining = workMs;
   if (remaining <= 0) return t;
@@ -109,13 +122,32 @@ function workMs(words: number, wordsPerDay: number, who: Translator): number {
   return Math.ceil((words / wordsPerDay) * (who.endHour - who.startHour) * HOUR);
 }
 
-function step(who: Translator, role: 'translate' | 'review', words: number, notBefore: number, busy: Map<string, number>): Assignment {
+function step(
+  who: Translator,
+  role: 'translate' | 'review',
+  words: number,
+  notBefore: number,
+  busy: Map<string, number>,
+): Assignment {
   const startsAt = Math.max(notBefore, busy.get(who.name) ?? 0);
   const rate = role === 'translate' ? who.wordsPerDayTranslation : who.wordsPerDayReview;
-  return { translator: who.name, role, words, startsAt, busyUntil: addWorkingTime(startsAt, workMs(words, rate, who), who) };
+  return {
+    translator: who.name,
+    role,
+    words,
+    startsAt,
+    busyUntil: addWorkingTime(startsAt, workMs(words, rate, who), who),
+  };
 }
 
-function single(level: Level, who: Translator, words: number, now: number, busy: Map<string, number>, pool: Translator[]): Plan {
+function single(
+  level: Level,
+  who: Translator,
+  words: number,
+  now: number,
+  busy: Map<string, number>,
+  pool: Translator[],
+): Plan {
   if (level !== 'translation_and_review') {
     const work = step(who, level === 'review_only' ? 'review' : 'translate', words, now, busy);
     return { completesAt: work.busyUntil, assignments: [work] };
@@ -136,7 +168,14 @@ function single(level: Level, who: Translator, words: number, now: number, busy:
  * The fastest and the preferred plan for one service level.
  * `busy`: each translator's backlog end; `preferred`: name of the project's preferred translator.
  */
-export function planLevel(level: Level, words: number, now: number, pool: Translator[], busy: Map<string, number>, preferred: string | null): LevelPlans {
+export function planLevel(
+  level: Level,
+  words: number,
+  now: number,
+  pool: Translator[],
+  busy: Map<string, number>,
+  preferred: string | null,
+): LevelPlans {
   if (pool.length === 0) throw new Error('no translator in the pool');
   let fastest: Plan | null = null;
   for (const who of pool) {
@@ -149,13 +188,27 @@ export function planLevel(level: Level, words: number, now: number, pool: Transl
 
 /** A translator pool: configured for the locale or its language, else the default profile. */
 export interface CapacityConfig {
-  default: { translators: number; wordsPerDayTranslation: number; wordsPerDayReview: number; startHour: number; endHour: number; timeZone: string | null };
+  default: {
+    translators: number;
+    wordsPerDayTranslation: number;
+    wordsPerDayReview: number;
+    startHour: number;
+    endHour: number;
+    timeZone: string | null;
+  };
   locales: Record<string, Translator[]>;
 }
 
 export const DEFAULT_CAPACITY: CapacityConfig = {
   // About 2,000 words a day for translation, review three times faster, 9:00–17:00.
-  default: { translators: 3, wordsPerDayTranslation: 2000, wordsPerDayReview: 6000, startHour: 9, endHour: 17, timeZone: null },
+  default: {
+    translators: 3,
+    wordsPerDayTranslation: 2000,
+    wordsPerDayReview: 6000,
+    startHour: 9,
+    endHour: 17,
+    timeZone: null,
+  },
   locales: {},
 };
 

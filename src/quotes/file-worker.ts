@@ -50,9 +50,7 @@ interface WriteTask extends WriteJob {
 // thread 0.4 s in one go; parsing a batch of JSON takes a millisecond or two, between requests.
 // An export's rows go the other way the same way; the written file comes back transferred.
 export const BATCH = 2000;
-type ReadResult =
-  | { ok: true; batches: string[]; meta: Record<string, unknown> }
-  | { ok: false; message: string };
+type ReadResult = { ok: true; batches: string[]; meta: Record<string, unknown> } | { ok: false; message: string };
 
 /** The task, in a worker thread. */
 export default async function runTask(task: ReadTask | WriteTask): Promise<ReadResult | Uint8Array> {

@@ -6,7 +6,15 @@ import type { Dialect } from '../db/index.js';
 import type { DB } from '../db/schema.js';
 import { insertRows, updateRows, type Column } from '../db/bulk.js';
 import { ReadError, type CountedUnit, type ReadFile } from './file-worker.js';
-import { addTargetLocales, chunks, countedLocales, dropPayloads, findFile, recountFileLocale, type ImportRow } from './store.js';
+import {
+  addTargetLocales,
+  chunks,
+  countedLocales,
+  dropPayloads,
+  findFile,
+  recountFileLocale,
+  type ImportRow,
+} from './store.js';
 
 /** Failures whose message is meant for the uploader (anything else is logged, not shown). */
 export class ImportError extends Error {}
@@ -20,23 +28,38 @@ export interface ImportOutcome {
 export function fileNameProblem(name: string): string | null {
   if (!name || !name.trim()) return 'the file has no name';
   if (name.length > 255) return 'the file name is longer than 255 characters';
-  if (/[\\/]/.test(name) || name === '.' || name === '..') return `the file name "${name.slice(0, 80)}" contains a path; upload a plain file name`;
+  if (/[\\/]/.test(name) || name === '.' || name === '..') {
+    return `the file name "${name.slice(0, 80)}" contains a path; upload a plain file name`;
+  }
   if (/[\u0000-\u001f\u007f]/.test(name)) return 'the file name contains control characters';
   return null;
 }
 
 // Columns of the bulk writes (rows are arrays in this order).
 const STRING_COLUMNS: Column[] = [
-  { name: 'file_id', type: 'bigint' }, { name: 'key', type: 'text' }, { name: 'context', type: 'text' }, { name: 'source', type: 'text' },
-  { name: 'source_plural', type: 'text' }, { name: 'word_count', type: 'integer' }, { name: 'position', type: 'integer' }, { name: 'source_changed_at', type: 'bigint' },
+  { name: 'file_id', type: 'bigint' },
+  { name: 'key', type: 'text' },
+  { name: 'context', type: 'text' },
+  { name: 'source', type: 'text' },
+  { name: 'source_plural', type: 'text' },
+  { name: 'word_count', type: 'integer' },
+  { name: 'position', type: 'integer' },
+  { name: 'source_changed_at', type: 'bigint' },
 ];
 const ID: Column[] = [{ name: 'id', type: 'bigint' }];
 const CHANGED_SOURCE = STRING_COLUMNS.slice(3); // source … source_changed_at
 const POSITION: Column[] = [{ name: 'position', type: 'integer' }];
-const TRANSLATION_KEY: Column[] = [{ name: 'string_id', type: 'bigint' }, { name: 'locale', type: 'text' }];
+const TRANSLATION_KEY: Column[] = [
+  { name: 'string_id', type: 'bigint' },
+  { name: 'locale', type: 'text' },
+];
 const TRANSLATION_VALUES: Column[] = [
-  { name: 'forms', type: 'text' }, { name: 'is_empty', type: 'integer' }, { name: 'fuzzy', type: 'integer' }, { name: 'stale', type: 'integer' },
-  { name: 'previous', type: 'text' }, { name: 'translated_at', type: 'bigint' },
+  { name: 'forms', type: 'text' },
+  { name: 'is_empty', type: 'integer' },
+  { name: 'fuzzy', type: 'integer' },
+  { name: 'stale', type: 'integer' },
+  { name: 'previous', type: 'text' },
+  { name: 'translated_at', type: 'bigint' },
 ];
 
 // SQLite runs on this thread: a big import's writes go in slices of SLICE rows with a turn of the
@@ -68,7 +91,11 @@ export async function applyImport(
   now: () => number,
 ): Promise<ImportOutcome> {
   return db.transaction().execute(async (trx) => {
-    const project = await trx.selectFrom('quote_projects').select(['id', 'base_locale']).where('id', '=', job.project_id).executeTakeFirst();
+    const project = await trx
+      .selectFrom('quote_projects')
+      .select(['id', 'base_locale'])
+      .where('id', '=', job.project_id)
+      .executeTakeFirst();
     if (!project) throw new ImportError('the project was deleted');
     const at = now();
     const outcome =
@@ -77,7 +104,13 @@ export async function applyImport(
         : await importTranslations(trx, dialect, job, parsed.units, parsed.meta, at);
     await trx
       .updateTable('quote_imports')
-      .set({ status: 'completed', message: null, string_count: outcome.strings, word_count: outcome.words, finished_at: at })
+      .set({
+        status: 'completed',
+        message: null,
+        string_count: outcome.strings,
+        word_count: outcome.words,
+        finished_at: at,
+      })
       .where('id', '=', job.id)
       .execute();
     await dropPayloads(trx, [job.id]);
@@ -97,15 +130,43 @@ async function importSource(
   if (!file) {
     const inserted = await trx
       .insertInto('quote_files')
-      .values({ project_id: job.project_id, name: job.file_name, format: job.format, string_count: 0, word_count: 0, meta: '{}', uploaded_at: at, last_import_id: job.id })
+      .values({
+        project_id: job.project_id,
+        name: job.file_name,
+        format: job.format,
+        string_count: 0,
+        word_count: 0,
+        meta: '{}',
+        uploaded_at: at,
+        last_import_id: job.id,
+      })
       .returning('id')
       .executeTakeFirstOrThrow();
-    file = { id: Number(inserted.id), project_id: job.project_id, name: job.file_name, format: job.format, string_count: 0, word_count: 0, meta: '{}', uploaded_at: at, last_import_id: job.id };
+    file = {
+      id: Number(inserted.id),
+      project_id: job.project_id,
+      name: job.file_name,
+      format: job.format,
+      string_count: 0,
+      word_count: 0,
+      meta: '{}',
+      uploaded_at: at,
+      last_import_id: job.id,
+    };
   }
   const fileId = file.id;
   const existing = new Map<string, { id: number; source: string; source_plural: string | null; position: number }>();
-  for (const row of await trx.selectFrom('quote_strings').select(['id', 'key', 'source', 'source_plural', 'position']).where('file_id', '=', fileId).execute()) {
-    existing.set(row.key, { id: Number(row.id), source: row.source, source_plural: row.source_plural, position: row.position });
+  for (const row of await trx
+    .selectFrom('quote_strings')
+    .select(['id', 'key', 'source', 'source_plural', 'position'])
+    .where('file_id', '=', fileId)
+    .execute()) {
+    existing.set(row.key, {
+      id: Number(row.id),
+      source: row.source,
+      source_plural: row.source_plural,
+      position: row.position,
+    });
   }
   // Rows for the bulk writes, their values one after another (bulk.ts).
   const inserts: unknown[] = [];
@@ -142,7 +203,14 @@ async function importSource(
     .executeTakeFirstOrThrow();
   await trx
     .updateTable('quote_files')
-    .set({ format: job.format, meta: JSON.stringify(meta), string_count: Number(totals.strings), word_count: Number(totals.words), uploaded_at: at, last_import_id: job.id })
+    .set({
+      format: job.format,
+      meta: JSON.stringify(meta),
+      string_count: Number(totals.strings),
+      word_count: Number(totals.words),
+      uploaded_at: at,
+      last_import_id: job.id,
+    })
     .where('id', '=', fileId)
     .execute();
   for (const locale of await countedLocales(trx, fileId)) await recountFileLocale(trx, fileId, locale);
@@ -162,11 +230,24 @@ async function importTranslations(
   at: number,
 ): Promise<ImportOutcome> {
   const file = await findFile(trx, job.project_id, job.file_name);
-  if (!file) throw new ImportError(`upload "${job.file_name}" in the base language first: a translation needs its source strings`);
+  if (!file) {
+    throw new ImportError(
+      `upload "${job.file_name}" in the base language first: a translation needs its source strings`,
+    );
+  }
   await addTargetLocales(trx, job.project_id, [job.locale], at);
   const strings = new Map<string, { id: number; source: string; source_plural: string | null; word_count: number }>();
-  for (const row of await trx.selectFrom('quote_strings').select(['id', 'key', 'source', 'source_plural', 'word_count']).where('file_id', '=', file.id).execute()) {
-    strings.set(row.key, { id: Number(row.id), source: row.source, source_plural: row.source_plural, word_count: row.word_count });
+  for (const row of await trx
+    .selectFrom('quote_strings')
+    .select(['id', 'key', 'source', 'source_plural', 'word_count'])
+    .where('file_id', '=', file.id)
+    .execute()) {
+    strings.set(row.key, {
+      id: Number(row.id),
+      source: row.source,
+      source_plural: row.source_plural,
+      word_count: row.word_count,
+    });
   }
   const current = new Map<number, { forms: string; fuzzy: number; stale: number; previous: string | null }>();
   const rows = await trx
@@ -176,7 +257,14 @@ async function importTranslations(
     .where('s.file_id', '=', file.id)
     .where('t.locale', '=', job.locale)
     .execute();
-  for (const row of rows) current.set(Number(row.string_id), { forms: row.forms, fuzzy: row.fuzzy, stale: row.stale, previous: row.previous });
+  for (const row of rows) {
+    current.set(Number(row.string_id), {
+      forms: row.forms,
+      fuzzy: row.fuzzy,
+      stale: row.stale,
+      previous: row.previous,
+    });
+  }
 
   let known = 0;
   let matched = 0;
@@ -198,15 +286,30 @@ async function importTranslations(
     const previous = unit.previous ?? null;
     const old = current.get(target.id);
     // Only a change is a new translation: re-uploading the same file does not refresh it.
-    const rows = !old ? inserts : old.forms !== forms || old.fuzzy !== fuzzy || old.stale !== stale || old.previous !== previous ? updates : null;
+    const rows = !old
+      ? inserts
+      : old.forms !== forms || old.fuzzy !== fuzzy || old.stale !== stale || old.previous !== previous
+        ? updates
+        : null;
     rows?.push(target.id, job.locale, forms, isEmpty, fuzzy, stale, previous, at);
   }
-  if (known === 0) throw new ImportError(`none of the ${units.length} strings matches a string of "${file.name}" in the base language`);
+  if (known === 0) {
+    throw new ImportError(
+      `none of the ${units.length} strings matches a string of "${file.name}" in the base language`,
+    );
+  }
   await insertSliced(trx, dialect, 'quote_translations', [...TRANSLATION_KEY, ...TRANSLATION_VALUES], inserts);
   await updateSliced(trx, dialect, 'quote_translations', TRANSLATION_KEY, TRANSLATION_VALUES, updates);
   await recountFileLocale(trx, file.id, job.locale);
   const pluralForms = (meta.headers as Record<string, string> | undefined)?.['Plural-Forms'];
-  if (pluralForms) await trx.updateTable('quote_file_locales').set({ plural_forms: pluralForms }).where('file_id', '=', file.id).where('locale', '=', job.locale).execute();
+  if (pluralForms) {
+    await trx
+      .updateTable('quote_file_locales')
+      .set({ plural_forms: pluralForms })
+      .where('file_id', '=', file.id)
+      .where('locale', '=', job.locale)
+      .execute();
+  }
   return { strings: matched, words };
 }
 

@@ -82,7 +82,13 @@ export class ImportQueue {
   private async claim(): Promise<Job | null> {
     const kysely = this.db.kysely;
     for (let tries = 0; tries < 5; tries++) {
-      const next = await kysely.selectFrom('quote_imports').select('id').where('status', '=', 'queued').orderBy('id').limit(1).executeTakeFirst();
+      const next = await kysely
+        .selectFrom('quote_imports')
+        .select('id')
+        .where('status', '=', 'queued')
+        .orderBy('id')
+        .limit(1)
+        .executeTakeFirst();
       if (!next) return null;
       const claimed = await kysely
         .updateTable('quote_imports')
@@ -91,8 +97,16 @@ export class ImportQueue {
         .where('status', '=', 'queued')
         .executeTakeFirst();
       if (Number(claimed.numUpdatedRows) === 1) {
-        const job = (await kysely.selectFrom('quote_imports').selectAll().where('id', '=', next.id).executeTakeFirstOrThrow()) as ImportRow;
-        const stored = await kysely.selectFrom('quote_import_payloads').select('payload').where('import_id', '=', next.id).executeTakeFirst();
+        const job = (await kysely
+          .selectFrom('quote_imports')
+          .selectAll()
+          .where('id', '=', next.id)
+          .executeTakeFirstOrThrow()) as ImportRow;
+        const stored = await kysely
+          .selectFrom('quote_import_payloads')
+          .select('payload')
+          .where('import_id', '=', next.id)
+          .executeTakeFirst();
         return { ...job, payload: stored?.payload ?? null };
       }
     }
@@ -139,13 +153,20 @@ export class ImportQueue {
     await kysely.transaction().execute(async (trx) => {
       const failed = await trx
         .updateTable('quote_imports')
-        .set({ status: 'failed', message: `the import was interrupted ${MAX_ATTEMPTS} times (server restarts); upload the file again`, finished_at: this.now() })
+        .set({
+          status: 'failed',
+          message: `the import was interrupted ${MAX_ATTEMPTS} times (server restarts); upload the file again`,
+          finished_at: this.now(),
+        })
         .where('status', '=', 'running')
         .where('started_at', '<=', limit)
         .where('attempts', '>=', MAX_ATTEMPTS)
         .returning('id')
         .execute();
-      await dropPayloads(trx, failed.map((row) => Number(row.id)));
+      await dropPayloads(
+        trx,
+        failed.map((row) => Number(row.id)),
+      );
     });
     const requeued = await kysely
       .updateTable('quote_imports')
@@ -153,6 +174,8 @@ export class ImportQueue {
       .where('status', '=', 'running')
       .where('started_at', '<=', limit)
       .executeTakeFirst();
-    if (Number(requeued.numUpdatedRows)) this.log.warn({ count: Number(requeued.numUpdatedRows) }, 'interrupted imports queued again');
+    if (Number(requeued.numUpdatedRows)) {
+      this.log.warn({ count: Number(requeued.numUpdatedRows) }, 'interrupted imports queued again');
+    }
   }
 }

@@ -17,7 +17,9 @@ pt-BR pt-MZ pt-PT qu-PE rm-CH ro-MD ro-RO ru-BY ru-KZ ru-RU ru-UA rw-RW sa-IN sd
 sn-ZW so-SO sq-AL sr-BA sr-ME sr-RS sv-FI sv-SE sw-KE sw-TZ ta-IN ta-LK ta-SG te-IN tg-TJ th-TH ti-ER ti-ET
 tk-TM tn-ZA to-TO tr-CY tr-TR tt-RU ug-CN uk-UA ur-IN ur-PK uz-UZ vi-VN wo-SN xh-ZA yi-001 yo-NG zh-CN
 zh-HK zh-MO zh-SG zh-TW zu-ZA
-`.trim().split(/\s+/);
+`
+  .trim()
+  .split(/\s+/);
 
 export interface Language {
   code: string;

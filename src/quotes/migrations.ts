@@ -137,8 +137,16 @@ export const quotesMigrations: Migration[] = [
         .addColumn('starts_at', t.bigint, (c) => c.notNull())
         .addColumn('busy_until', t.bigint, (c) => c.notNull())
         .execute();
-      await db.schema.createIndex('quote_assignments_locale').on('quote_assignments').columns(['locale', 'busy_until']).execute();
-      await db.schema.createIndex('quote_assignments_project').on('quote_assignments').columns(['project_id', 'locale']).execute();
+      await db.schema
+        .createIndex('quote_assignments_locale')
+        .on('quote_assignments')
+        .columns(['locale', 'busy_until'])
+        .execute();
+      await db.schema
+        .createIndex('quote_assignments_project')
+        .on('quote_assignments')
+        .columns(['project_id', 'locale'])
+        .execute();
     },
   },
   {
@@ -160,7 +168,9 @@ export const quotesMigrations: Migration[] = [
         .addColumn('import_id', t.bigint, (c) => c.primaryKey().references('quote_imports.id').onDelete('cascade'))
         .addColumn('payload', t.bytes, (c) => c.notNull())
         .execute();
-      await sql`insert into quote_import_payloads (import_id, payload) select id, payload from quote_imports where payload is not null`.execute(db);
+      await sql`insert into quote_import_payloads (import_id, payload) select id, payload from quote_imports where payload is not null`.execute(
+        db,
+      );
       await db.schema.alterTable('quote_imports').dropColumn('payload').execute();
     },
   },

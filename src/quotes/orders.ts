@@ -27,11 +27,20 @@ export interface OrderChoices {
   note: string;
 }
 
-export async function createOrder(db: Kysely<DB>, config: QuotesConfig, project: Project, principal: Principal, request: QuoteRequest, choices: OrderChoices): Promise<OrderRow> {
+export async function createOrder(
+  db: Kysely<DB>,
+  config: QuotesConfig,
+  project: Project,
+  principal: Principal,
+  request: QuoteRequest,
+  choices: OrderChoices,
+): Promise<OrderRow> {
   const now = Date.now();
   return db.transaction().execute(async (trx) => {
     const quotation = await makeQuotation(trx, config, project, request, now);
-    if (quotation.strings === 0) throw new HttpError(409, 'Nothing to order: no string of these files is in the requested states');
+    if (quotation.strings === 0) {
+      throw new HttpError(409, 'Nothing to order: no string of these files is in the requested states');
+    }
     const level = quotation.levels[LEVEL_OF[choices.orderType]];
     const plan = choices.translatorType === 'preferred' ? level.plans.preferred : level.plans.fastest;
     const values = {
@@ -58,15 +67,36 @@ export async function createOrder(db: Kysely<DB>, config: QuotesConfig, project:
     const orderId = Number(inserted.id);
     await trx
       .insertInto('quote_assignments')
-      .values(plan.assignments.map((a) => ({ order_id: orderId, project_id: project.id, locale: request.to.code, translator: a.translator, role: a.role, word_count: a.words, starts_at: a.startsAt, busy_until: a.busyUntil })))
+      .values(
+        plan.assignments.map((a) => ({
+          order_id: orderId,
+          project_id: project.id,
+          locale: request.to.code,
+          translator: a.translator,
+          role: a.role,
+          word_count: a.words,
+          starts_at: a.startsAt,
+          busy_until: a.busyUntil,
+        })),
+      )
       .execute();
     for (const file of quotation.files) {
       await trx
         .insertInto('quote_file_locales')
         .values({
-          file_id: file.id, locale: request.to.code, ordered_at: now, translated_at: null, plural_forms: null,
-          not_translated_strings: 0, not_translated_words: 0, not_approved_strings: 0, not_approved_words: 0,
-          outdated_strings: 0, outdated_words: 0, approved_strings: 0, approved_words: 0,
+          file_id: file.id,
+          locale: request.to.code,
+          ordered_at: now,
+          translated_at: null,
+          plural_forms: null,
+          not_translated_strings: 0,
+          not_translated_words: 0,
+          not_approved_strings: 0,
+          not_approved_words: 0,
+          outdated_strings: 0,
+          outdated_words: 0,
+          approved_strings: 0,
+          approved_words: 0,
         })
         .onConflict((oc) => oc.columns(['file_id', 'locale']).doUpdateSet({ ordered_at: now }))
         .execute();
@@ -78,7 +108,12 @@ export async function createOrder(db: Kysely<DB>, config: QuotesConfig, project:
 
 /** The order as the API shows it; its status follows the plan: in-progress until done. */
 export async function orderBody(db: Kysely<DB>, order: OrderRow, withTasks: boolean) {
-  const assignments = await db.selectFrom('quote_assignments').selectAll().where('order_id', '=', order.id).orderBy('id').execute();
+  const assignments = await db
+    .selectFrom('quote_assignments')
+    .selectAll()
+    .where('order_id', '=', order.id)
+    .orderBy('id')
+    .execute();
   const now = Date.now();
   const done = assignments.reduce((max, a) => Math.max(max, Number(a.busy_until)), Number(order.ordered_at));
   const status = done <= now ? 'completed' : 'in-progress';

@@ -103,10 +103,14 @@ export function readBoolean(name: string, value: unknown, fallback: boolean): bo
 export function normalizeQuery(query: Query, lists: string[], booleans: string[]): void {
   for (const name of lists) {
     const values = readList(query, name);
-    for (const key of Object.keys(query)) if (key === `${name}[]` || new RegExp(`^${name}\\[\\d+\\]$`).test(key)) delete query[key];
+    for (const key of Object.keys(query)) {
+      if (key === `${name}[]` || new RegExp(`^${name}\\[\\d+\\]$`).test(key)) delete query[key];
+    }
     if (values !== undefined) query[name] = values;
   }
   for (const name of booleans) {
-    if (query[name] !== undefined) query[name] = readBoolean(name, Array.isArray(query[name]) ? (query[name] as unknown[])[0] : query[name], false);
+    if (query[name] !== undefined) {
+      query[name] = readBoolean(name, Array.isArray(query[name]) ? (query[name] as unknown[])[0] : query[name], false);
+    }
   }
 }

@@ -29,7 +29,13 @@ export interface Quotation {
   now: number;
 }
 
-export async function makeQuotation(db: Kysely<DB>, config: QuotesConfig, project: Project, request: QuoteRequest, now: number): Promise<Quotation> {
+export async function makeQuotation(
+  db: Kysely<DB>,
+  config: QuotesConfig,
+  project: Project,
+  request: QuoteRequest,
+  now: number,
+): Promise<Quotation> {
   const names = [...new Set(request.files)];
   // Independent reads at once: on PostgreSQL they travel in parallel over the pool.
   const [withCounts, busy, preferred] = await Promise.all([
@@ -39,7 +45,12 @@ export async function makeQuotation(db: Kysely<DB>, config: QuotesConfig, projec
   ]);
   const byName = new Map(withCounts.map((file) => [file.name, file]));
   const missing = names.filter((name) => !byName.has(name));
-  if (missing.length) throw new HttpError(400, `files: unknown file ${missing.map((name) => `"${name.slice(0, 100)}"`).join(', ')} in project ${project.id}`);
+  if (missing.length) {
+    throw new HttpError(
+      400,
+      `files: unknown file ${missing.map((name) => `"${name.slice(0, 100)}"`).join(', ')} in project ${project.id}`,
+    );
+  }
   const ordered = names.map((name) => byName.get(name)!);
   let strings = 0;
   let words = 0;
@@ -70,13 +81,21 @@ export async function makeQuotation(db: Kysely<DB>, config: QuotesConfig, projec
   const levels = {} as Quotation['levels'];
   for (const level of LEVELS) {
     const perWord = perWordRate(config.rates, request.to, request.specialization, level);
-    levels[level] = { perWord, total: totalCost(perWord, words), plans: planLevel(level, words, now, pool, busy, preferred) };
+    levels[level] = {
+      perWord,
+      total: totalCost(perWord, words),
+      plans: planLevel(level, words, now, pool, busy, preferred),
+    };
   }
   return { files: ordered.map(({ counts: _counts, ...file }) => file), strings, words, levels, now };
 }
 
 export function completion(at: number, now: number) {
-  return { will_complete_at: oneSkyTime(at), will_complete_at_timestamp: unixSeconds(at), seconds_to_complete: Math.max(0, Math.ceil((at - now) / 1000)) };
+  return {
+    will_complete_at: oneSkyTime(at),
+    will_complete_at_timestamp: unixSeconds(at),
+    seconds_to_complete: Math.max(0, Math.ceil((at - now) / 1000)),
+  };
 }
 
 export function quotationBody(quotation: Quotation, request: QuoteRequest) {

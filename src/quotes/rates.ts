@@ -29,7 +29,8 @@ export const DEFAULT_RATES: RateCard = {
 
 export function perWordRate(card: RateCard, language: Language, specialization: Specialization, level: Level): string {
   for (const key of [language.code, language.locale, 'default']) {
-    const prices = card[key]?.[specialization] ?? (key === 'default' ? DEFAULT_RATES.default[specialization] : undefined);
+    const prices =
+      card[key]?.[specialization] ?? (key === 'default' ? DEFAULT_RATES.default[specialization] : undefined);
     if (prices) return prices[level];
   }
   return DEFAULT_RATES.default[specialization]![level];
@@ -37,14 +38,22 @@ export function perWordRate(card: RateCard, language: Language, specialization: 
 
 /** Checks a rate card from the rates file; returns a problem description or null. */
 export function checkRateCard(card: unknown): string | null {
-  if (!card || typeof card !== 'object' || Array.isArray(card)) return '"rates" must be an object keyed by locale, language or "default"';
+  if (!card || typeof card !== 'object' || Array.isArray(card)) {
+    return '"rates" must be an object keyed by locale, language or "default"';
+  }
   for (const [key, bySpecialization] of Object.entries(card)) {
-    if (!bySpecialization || typeof bySpecialization !== 'object') return `rates.${key} must be an object keyed by specialization`;
+    if (!bySpecialization || typeof bySpecialization !== 'object') {
+      return `rates.${key} must be an object keyed by specialization`;
+    }
     for (const [specialization, prices] of Object.entries(bySpecialization)) {
-      if (!(SPECIALIZATIONS as readonly string[]).includes(specialization)) return `rates.${key}.${specialization}: unknown specialization (general or game)`;
+      if (!(SPECIALIZATIONS as readonly string[]).includes(specialization)) {
+        return `rates.${key}.${specialization}: unknown specialization (general or game)`;
+      }
       for (const level of LEVELS) {
         const price = (prices as Record<string, unknown>)?.[level];
-        if (typeof price !== 'string') return `rates.${key}.${specialization}.${level} must be a decimal string like "0.08"`;
+        if (typeof price !== 'string') {
+          return `rates.${key}.${specialization}.${level} must be a decimal string like "0.08"`;
+        }
         try {
           parseDecimal(price);
         } catch (error) {

@@ -31,12 +31,20 @@ const Meta = Type.Object({
   prev_page: Type.Optional(Type.Union([Type.String(), Type.Null()])),
 });
 
-const ErrorBody = Type.Object({ meta: Type.Object({ status: Type.Integer(), message: Type.String() }), data: Type.Object({}) }, { description: 'OneSky error shape' });
+const ErrorBody = Type.Object(
+  { meta: Type.Object({ status: Type.Integer(), message: Type.String() }), data: Type.Object({}) },
+  { description: 'OneSky error shape' },
+);
 
 /** A `{meta, data}` success body plus the error answers every authenticated route can give. */
 export function envelope(status: number, data: TSchema, extra: Record<number, string> = {}) {
   const responses: Record<number, TSchema> = { [status]: Type.Object({ meta: Meta, data }) };
-  for (const [code, description] of Object.entries({ 400: 'Invalid input', 401: 'Authentication failed', 404: 'Not found', ...extra })) {
+  for (const [code, description] of Object.entries({
+    400: 'Invalid input',
+    401: 'Authentication failed',
+    404: 'Not found',
+    ...extra,
+  })) {
     responses[Number(code)] = { ...ErrorBody, description } as TSchema;
   }
   return responses;
@@ -70,7 +78,12 @@ export const CreateProjectBody = Type.Object({
   name: Type.String({ minLength: 1, maxLength: 200 }),
   description: Type.Optional(Type.String({ maxLength: 2000 })),
   base_locale: Type.Optional(Str('base language, e.g. en-US (default en-US)', { maxLength: 40 })),
-  target_locales: Type.Optional(Type.Array(Type.String({ maxLength: 40 }), { maxItems: 300, description: 'target languages, e.g. ["ja-JP","zh-TW"]' })),
+  target_locales: Type.Optional(
+    Type.Array(Type.String({ maxLength: 40 }), {
+      maxItems: 300,
+      description: 'target languages, e.g. ["ja-JP","zh-TW"]',
+    }),
+  ),
 });
 
 export const UpdateProjectBody = Type.Object({
@@ -121,7 +134,11 @@ export const UploadRequestBody = {
           file: { type: 'string', format: 'binary' },
           file_format: { type: 'string', enum: [...FILE_FORMATS] },
           locale: { type: 'string', description: 'default: the base language; another locale adds translations' },
-          is_keeping_all_strings: { type: 'boolean', default: true, description: 'false removes strings of this file missing from the upload' },
+          is_keeping_all_strings: {
+            type: 'boolean',
+            default: true,
+            description: 'false removes strings of this file missing from the upload',
+          },
           is_allow_translation_same_as_original: { type: 'boolean', default: false },
           api_key: { type: 'string' },
           timestamp: { type: 'string' },
@@ -174,7 +191,7 @@ export const Quotation = Type.Object({
 const filesParam = Type.Array(Type.String({ maxLength: 255 }), {
   minItems: 1,
   maxItems: 1000,
-  description: "file names: files=a.po&files=b.po, files[]=…, files[0]=…, files=[\"a.po\"] or files=['a.po']",
+  description: 'file names: files=a.po&files=b.po, files[]=…, files[0]=…, files=["a.po"] or files=[\'a.po\']',
 });
 
 export const QuotationParams = {
@@ -183,7 +200,12 @@ export const QuotationParams = {
   is_including_not_translated: Type.Optional(Bool('include not translated phrases; default true')),
   is_including_not_approved: Type.Optional(Bool('include not approved phrases; default true')),
   is_including_outdated: Type.Optional(Bool('include phrases updated since the last order; default true')),
-  specialization: Type.Optional(Type.Union(SPECIALIZATIONS.map((s) => Type.Literal(s)), { default: 'general' })),
+  specialization: Type.Optional(
+    Type.Union(
+      SPECIALIZATIONS.map((s) => Type.Literal(s)),
+      { default: 'general' },
+    ),
+  ),
 };
 
 export const QuotationQuery = Type.Object({ ...AuthQuery, ...QuotationParams });
@@ -195,13 +217,34 @@ export const TONES = ['not-specified', 'formal', 'informal'] as const;
 export const OrderBody = Type.Object({
   ...AuthQuery,
   ...QuotationParams,
-  order_type: Type.Optional(Type.Union(ORDER_TYPES.map((s) => Type.Literal(s)), { default: 'translate-only' })),
-  translator_type: Type.Optional(Type.Union(TRANSLATOR_TYPES.map((s) => Type.Literal(s)), { default: 'fastest' })),
-  tone: Type.Optional(Type.Union(TONES.map((s) => Type.Literal(s)), { default: 'not-specified' })),
+  order_type: Type.Optional(
+    Type.Union(
+      ORDER_TYPES.map((s) => Type.Literal(s)),
+      { default: 'translate-only' },
+    ),
+  ),
+  translator_type: Type.Optional(
+    Type.Union(
+      TRANSLATOR_TYPES.map((s) => Type.Literal(s)),
+      { default: 'fastest' },
+    ),
+  ),
+  tone: Type.Optional(
+    Type.Union(
+      TONES.map((s) => Type.Literal(s)),
+      { default: 'not-specified' },
+    ),
+  ),
   note: Type.Optional(Type.String({ maxLength: 5000 })),
 });
 
-const Worker = Type.Object({ name: Type.String(), role: Type.String(), word_count: Type.Integer(), ...Time('start'), ...Time('busy_until') });
+const Worker = Type.Object({
+  name: Type.String(),
+  role: Type.String(),
+  word_count: Type.Integer(),
+  ...Time('start'),
+  ...Time('busy_until'),
+});
 
 export const Order = Type.Object({
   id: Type.Integer(),

@@ -10,7 +10,8 @@ export const service: ServiceDefinition = {
   openapi: {
     title: 'quartet quotation API',
     version: '1',
-    description: 'OneSky Platform API compatible: projects, localization files, phrase states, quotations and orders. Sign requests with api_key, timestamp and dev_hash = md5(timestamp + api_secret), or send an area B bearer token.',
+    description:
+      'OneSky Platform API compatible: projects, localization files, phrase states, quotations and orders. Sign requests with api_key, timestamp and dev_hash = md5(timestamp + api_secret), or send an area B bearer token.',
     securitySchemes: {
       oneSkyKey: { type: 'apiKey', in: 'query', name: 'api_key' },
       oneSkyTimestamp: { type: 'apiKey', in: 'query', name: 'timestamp' },

@@ -37,7 +37,12 @@ export async function listProjects(db: Q, principal: Principal): Promise<Project
 }
 
 export async function targetLocales(db: Q, projectId: number): Promise<string[]> {
-  const rows = await db.selectFrom('quote_project_languages').select('locale').where('project_id', '=', projectId).orderBy('locale').execute();
+  const rows = await db
+    .selectFrom('quote_project_languages')
+    .select('locale')
+    .where('project_id', '=', projectId)
+    .orderBy('locale')
+    .execute();
   return rows.map((row) => row.locale);
 }
 
@@ -60,7 +65,12 @@ export async function setTargetLocales(db: Q, projectId: number, locales: string
 // ---- files and strings ---------------------------------------------------------------------
 
 export async function findFile(db: Q, projectId: number, name: string): Promise<FileRow | undefined> {
-  return (await db.selectFrom('quote_files').selectAll().where('project_id', '=', projectId).where('name', '=', name).executeTakeFirst()) as FileRow | undefined;
+  return (await db
+    .selectFrom('quote_files')
+    .selectAll()
+    .where('project_id', '=', projectId)
+    .where('name', '=', name)
+    .executeTakeFirst()) as FileRow | undefined;
 }
 
 /**
@@ -121,32 +131,64 @@ export async function pluralFormsOf(db: Q, fileId: number, locale: string): Prom
 export type FileWithCounts = FileRow & { counts: QuoteFileLocaleRow | null };
 
 /** Files by name with their state counts in one language (null: no translation or order yet), in one query. */
-export async function filesWithCounts(db: Q, projectId: number, names: string[], locale: string): Promise<FileWithCounts[]> {
+export async function filesWithCounts(
+  db: Q,
+  projectId: number,
+  names: string[],
+  locale: string,
+): Promise<FileWithCounts[]> {
   if (!names.length) return [];
   const rows = await db
     .selectFrom('quote_files as f')
     .leftJoin('quote_file_locales as c', (join) => join.onRef('c.file_id', '=', 'f.id').on('c.locale', '=', locale))
     .selectAll('f')
     .select([
-      'c.file_id as c_file_id', 'c.not_translated_strings', 'c.not_translated_words', 'c.not_approved_strings', 'c.not_approved_words',
-      'c.outdated_strings', 'c.outdated_words', 'c.approved_strings', 'c.approved_words', 'c.translated_at', 'c.ordered_at', 'c.plural_forms',
+      'c.file_id as c_file_id',
+      'c.not_translated_strings',
+      'c.not_translated_words',
+      'c.not_approved_strings',
+      'c.not_approved_words',
+      'c.outdated_strings',
+      'c.outdated_words',
+      'c.approved_strings',
+      'c.approved_words',
+      'c.translated_at',
+      'c.ordered_at',
+      'c.plural_forms',
     ])
     .where('f.project_id', '=', projectId)
     .where('f.name', 'in', names)
     .execute();
   return rows.map((row) => {
-    const file: FileRow = { id: Number(row.id), project_id: row.project_id, name: row.name, format: row.format, string_count: row.string_count, word_count: row.word_count, meta: row.meta, uploaded_at: row.uploaded_at, last_import_id: row.last_import_id };
+    const file: FileRow = {
+      id: Number(row.id),
+      project_id: row.project_id,
+      name: row.name,
+      format: row.format,
+      string_count: row.string_count,
+      word_count: row.word_count,
+      meta: row.meta,
+      uploaded_at: row.uploaded_at,
+      last_import_id: row.last_import_id,
+    };
     if (row.c_file_id == null) return { ...file, counts: null };
     const n = (value: unknown) => Number(value ?? 0);
     return {
       ...file,
       counts: {
-        file_id: file.id, locale,
-        not_translated_strings: n(row.not_translated_strings), not_translated_words: n(row.not_translated_words),
-        not_approved_strings: n(row.not_approved_strings), not_approved_words: n(row.not_approved_words),
-        outdated_strings: n(row.outdated_strings), outdated_words: n(row.outdated_words),
-        approved_strings: n(row.approved_strings), approved_words: n(row.approved_words),
-        translated_at: row.translated_at, ordered_at: row.ordered_at, plural_forms: row.plural_forms,
+        file_id: file.id,
+        locale,
+        not_translated_strings: n(row.not_translated_strings),
+        not_translated_words: n(row.not_translated_words),
+        not_approved_strings: n(row.not_approved_strings),
+        not_approved_words: n(row.not_approved_words),
+        outdated_strings: n(row.outdated_strings),
+        outdated_words: n(row.outdated_words),
+        approved_strings: n(row.approved_strings),
+        approved_words: n(row.approved_words),
+        translated_at: row.translated_at,
+        ordered_at: row.ordered_at,
+        plural_forms: row.plural_forms,
       },
     };
   });
@@ -157,7 +199,12 @@ export async function filesWithCounts(db: Q, projectId: number, names: string[],
  * aggregate query, and stores them: quotations then only add up these rows.
  */
 export async function recountFileLocale(db: Q, fileId: number, locale: string): Promise<void> {
-  const baseline = await db.selectFrom('quote_file_locales').select('ordered_at').where('file_id', '=', fileId).where('locale', '=', locale).executeTakeFirst();
+  const baseline = await db
+    .selectFrom('quote_file_locales')
+    .select('ordered_at')
+    .where('file_id', '=', fileId)
+    .where('locale', '=', locale)
+    .executeTakeFirst();
   const b = baseline?.ordered_at ?? 0;
   // 0 not translated, 1 not approved, 2 outdated, 3 approved and current (first match wins).
   const state = sql<number>`case
@@ -168,12 +215,20 @@ export async function recountFileLocale(db: Q, fileId: number, locale: string): 
   const rows = await db
     .selectFrom('quote_strings as s')
     .leftJoin('quote_translations as t', (join) => join.onRef('t.string_id', '=', 's.id').on('t.locale', '=', locale))
-    .select([state.as('state'), sql<number>`count(*)`.as('strings'), sql<number>`coalesce(sum(s.word_count), 0)`.as('words'), sql<number | null>`max(t.translated_at)`.as('latest')])
+    .select([
+      state.as('state'),
+      sql<number>`count(*)`.as('strings'),
+      sql<number>`coalesce(sum(s.word_count), 0)`.as('words'),
+      sql<number | null>`max(t.translated_at)`.as('latest'),
+    ])
     .where('s.file_id', '=', fileId)
     .groupBy(sql`1`) // by position: PostgreSQL would not match the parameterized expression
     .execute();
   const counts = [0, 1, 2, 3].map((n) => rows.find((row) => Number(row.state) === n));
-  const latest = rows.reduce<number | null>((max, row) => (row.latest != null && (max == null || Number(row.latest) > max) ? Number(row.latest) : max), null);
+  const latest = rows.reduce<number | null>(
+    (max, row) => (row.latest != null && (max == null || Number(row.latest) > max) ? Number(row.latest) : max),
+    null,
+  );
   const values = {
     not_translated_strings: Number(counts[0]?.strings ?? 0),
     not_translated_words: Number(counts[0]?.words ?? 0),
@@ -203,7 +258,24 @@ export async function countedLocales(db: Q, fileId: number): Promise<string[]> {
 export async function findImport(db: Q, projectId: number, id: number): Promise<ImportRow | undefined> {
   return (await db
     .selectFrom('quote_imports')
-    .select(['id', 'project_id', 'file_name', 'format', 'locale', 'keep_all_strings', 'allow_same_as_original', 'status', 'message', 'byte_count', 'string_count', 'word_count', 'attempts', 'created_at', 'started_at', 'finished_at'])
+    .select([
+      'id',
+      'project_id',
+      'file_name',
+      'format',
+      'locale',
+      'keep_all_strings',
+      'allow_same_as_original',
+      'status',
+      'message',
+      'byte_count',
+      'string_count',
+      'word_count',
+      'attempts',
+      'created_at',
+      'started_at',
+      'finished_at',
+    ])
     .where('project_id', '=', projectId)
     .where('id', '=', id)
     .executeTakeFirst()) as ImportRow | undefined;

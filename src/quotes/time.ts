@@ -10,7 +10,10 @@ export function unixSeconds(ms: number): number {
 }
 
 /** `{[name]_at, [name]_at_timestamp}` for a stored time, or nulls. */
-export function timeFields<N extends string>(name: N, ms: number | null | undefined): Record<`${N}_at` | `${N}_at_timestamp`, string | number | null> {
+export function timeFields<N extends string>(
+  name: N,
+  ms: number | null | undefined,
+): Record<`${N}_at` | `${N}_at_timestamp`, string | number | null> {
   return {
     [`${name}_at`]: ms == null ? null : oneSkyTime(ms),
     [`${name}_at_timestamp`]: ms == null ? null : unixSeconds(ms),

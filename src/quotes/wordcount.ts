@@ -27,7 +27,8 @@ const PARTS = {
     /\{\{[^{}]*\}\}/.source,
     /\$\{[^{}]*\}/.source, // ${name}
     /\{[A-Za-z0-9_.,: -]*\}/.source, // {0} {name} {count, number}
-    /%(?:\d+\$)?(?:\([A-Za-z0-9_]+\))?[-+ #0]*(?:\d+|\*)?(?:\.(?:\d+|\*))?(?:hh|h|ll|l|L|q|j|z|t)?[diouxXeEfFgGaAcspn@%]/.source, // printf
+    /%(?:\d+\$)?(?:\([A-Za-z0-9_]+\))?[-+ #0]*(?:\d+|\*)?(?:\.(?:\d+|\*))?(?:hh|h|ll|l|L|q|j|z|t)?[diouxXeEfFgGaAcspn@%]/
+      .source, // printf
   ],
 };
 
@@ -39,7 +40,12 @@ function tokenPattern(urls: boolean, emails: boolean): RegExp {
   const parts = [...PARTS.markup, ...(urls ? PARTS.urls : []), ...(emails ? PARTS.emails : []), ...PARTS.placeholders];
   return new RegExp(parts.join('|'), 'g');
 }
-const TOKENS = [tokenPattern(false, false), tokenPattern(false, true), tokenPattern(true, false), tokenPattern(true, true)];
+const TOKENS = [
+  tokenPattern(false, false),
+  tokenPattern(false, true),
+  tokenPattern(true, false),
+  tokenPattern(true, true),
+];
 const MAYBE_URL = /:\/\/|www\./;
 
 const segmenter = new Intl.Segmenter(undefined, { granularity: 'word' });
@@ -62,7 +68,14 @@ function countSimpleRuns(text: string, from: number, to: number): number {
     }
     if (c >= 0x80 || c === 0x5f /* _ */) return -1;
     // . ' : , ; between two letters or digits may join them into one word.
-    if (inRun && (c === 0x2e || c === 0x27 || c === 0x3a || c === 0x2c || c === 0x3b) && i + 1 < to && isLetterOrDigit(text.charCodeAt(i + 1))) return -1;
+    if (
+      inRun &&
+      (c === 0x2e || c === 0x27 || c === 0x3a || c === 0x2c || c === 0x3b) &&
+      i + 1 < to &&
+      isLetterOrDigit(text.charCodeAt(i + 1))
+    ) {
+      return -1;
+    }
     inRun = false;
   }
   return words;
@@ -70,7 +83,7 @@ function countSimpleRuns(text: string, from: number, to: number): number {
 
 function isLetterOrDigit(c: number): boolean {
   if (c < 0x80) return (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x5a) || (c >= 0x61 && c <= 0x7a);
-  return c >= 0xc0 && c <= 0x24f && c !== 0xd7 /* × */ && c !== 0xf7 /* ÷ */;
+  return c >= 0xc0 && c <= 0x24f && c !== 0xd7 /* × */ && c !== 0xf7; /* ÷ */
 }
 
 // ICU's word segmenter slows down sharply on long texts (one Japanese text: 50k characters

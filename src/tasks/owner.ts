@@ -19,9 +19,17 @@ export function ownerId(user: string | number): number {
   } catch {
     parsed = undefined;
   }
-  const id = plainId(parsed) ?? (parsed && typeof parsed === 'object' ? plainId((parsed as any).id ?? (parsed as any)._id) : null);
+  const id =
+    plainId(parsed) ??
+    (parsed && typeof parsed === 'object' ? plainId((parsed as any).id ?? (parsed as any)._id) : null);
   if (id === null) {
-    throw badInput([{ loc: ['body', 'user'], msg: 'Expected a user id, or a JSON string holding one ("\\"12\\"" or "{\\"id\\":\\"12\\"}")', type: 'value_error' }]);
+    throw badInput([
+      {
+        loc: ['body', 'user'],
+        msg: 'Expected a user id, or a JSON string holding one ("\\"12\\"" or "{\\"id\\":\\"12\\"}")',
+        type: 'value_error',
+      },
+    ]);
   }
   return id;
 }

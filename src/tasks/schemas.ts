@@ -23,7 +23,8 @@ export const CreateBody = Type.Object(
     description: Type.Optional(Description),
     user: Type.Optional(
       Type.Union([Type.String({ maxLength: 1000 }), Type.Integer({ minimum: 1 })], {
-        description: 'Owner: a JSON string such as "{\\"id\\":\\"12\\"}" or "\\"12\\"", or a plain id ("12" or 12). ' +
+        description:
+          'Owner: a JSON string such as "{\\"id\\":\\"12\\"}" or "\\"12\\"", or a plain id ("12" or 12). ' +
           'Defaults to the caller; only an admin may name another user.',
       }),
     ),
@@ -42,7 +43,9 @@ export const ListQuery = Type.Object(
   {
     ...Pagination,
     done: Type.Optional(Type.Boolean({ description: 'Only done (true) or open (false) tasks' })),
-    user: Type.Optional(Type.String({ pattern: IdText.pattern, description: "Admins: list this user's tasks (default: your own)" })),
+    user: Type.Optional(
+      Type.String({ pattern: IdText.pattern, description: "Admins: list this user's tasks (default: your own)" }),
+    ),
   },
   { additionalProperties: false },
 );

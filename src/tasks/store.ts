@@ -32,7 +32,12 @@ export class TasksStore {
     }
   }
 
-  async list(userId: number, done: boolean | undefined, offset: number, limit: number): Promise<{ rows: TaskRow[]; total: number }> {
+  async list(
+    userId: number,
+    done: boolean | undefined,
+    offset: number,
+    limit: number,
+  ): Promise<{ rows: TaskRow[]; total: number }> {
     let where = this.db.selectFrom('tasks').where('user_id', '=', userId);
     if (done !== undefined) where = where.where('done', '=', done ? 1 : 0);
     const [rows, count] = await Promise.all([
@@ -48,7 +53,12 @@ export class TasksStore {
     return query.executeTakeFirst();
   }
 
-  async update(id: number, owner: Owner, patch: { title?: string; description?: string; done?: boolean }, now = Date.now()): Promise<TaskRow | undefined> {
+  async update(
+    id: number,
+    owner: Owner,
+    patch: { title?: string; description?: string; done?: boolean },
+    now = Date.now(),
+  ): Promise<TaskRow | undefined> {
     let query = this.db
       .updateTable('tasks')
       .set({

@@ -7,10 +7,18 @@ const CHALLENGE = { 'WWW-Authenticate': 'Bearer realm="quartet"' };
 
 export async function authenticate(identity: Identity, request: FastifyRequest): Promise<Principal> {
   const token = bearerToken(request.headers.authorization);
-  if (!token) throw new HttpError(401, 'Authorization: Bearer <token> is required', { code: 'unauthenticated', headers: CHALLENGE });
+  if (!token) {
+    throw new HttpError(401, 'Authorization: Bearer <token> is required', {
+      code: 'unauthenticated',
+      headers: CHALLENGE,
+    });
+  }
   const principal = await identity.fromBearer(token);
   if (!principal) {
-    throw new HttpError(401, 'The token is invalid or expired', { code: 'invalid_token', headers: { 'WWW-Authenticate': 'Bearer realm="quartet", error="invalid_token"' } });
+    throw new HttpError(401, 'The token is invalid or expired', {
+      code: 'invalid_token',
+      headers: { 'WWW-Authenticate': 'Bearer realm="quartet", error="invalid_token"' },
+    });
   }
   return principal;
 }

@@ -45,7 +45,10 @@ export class Accounts {
   readonly store: UsersStore;
   private dummy?: Promise<string>;
 
-  constructor(private readonly db: Database, private readonly config: UsersConfig) {
+  constructor(
+    private readonly db: Database,
+    private readonly config: UsersConfig,
+  ) {
     this.store = new UsersStore(db);
   }
 
@@ -66,7 +69,9 @@ export class Accounts {
       password_hash: hash,
       role,
     });
-    if (id === null) throw new HttpError(409, 'An account with this email or username already exists', { code: 'account_exists' });
+    if (id === null) {
+      throw new HttpError(409, 'An account with this email or username already exists', { code: 'account_exists' });
+    }
     return (await this.store.userById(id))!;
   }
 
@@ -83,7 +88,9 @@ export class Accounts {
     const result = await verifyPassword(password, user?.password_hash ?? (await this.dummyHash()), this.config.scryptN);
     if (!user || !result.ok) throw new InvalidCredentials();
     await resetRateLimit(this.db, account);
-    if (result.needsRehash) await this.store.updatePasswordHash(user.id, await hashPassword(password, this.config.scryptN));
+    if (result.needsRehash) {
+      await this.store.updatePasswordHash(user.id, await hashPassword(password, this.config.scryptN));
+    }
     return user;
   }
 
@@ -103,8 +110,15 @@ export class Accounts {
    * Issues a reset token and its mail when the account exists and has not had too many mails
    * this hour. Says nothing either way: the caller answers 202 regardless.
    */
-  async requestReset(email: string, makeMail: (email: string, token: string) => Mail): Promise<{ outboxId: number; mail: Mail } | null> {
-    if (!(await within(this.db, accountKey('reset-mail', email), { limit: this.config.resetMailLimit, windowMs: HOUR }))) return null;
+  async requestReset(
+    email: string,
+    makeMail: (email: string, token: string) => Mail,
+  ): Promise<{ outboxId: number; mail: Mail } | null> {
+    if (
+      !(await within(this.db, accountKey('reset-mail', email), { limit: this.config.resetMailLimit, windowMs: HOUR }))
+    ) {
+      return null;
+    }
     const user = await this.store.credentialsByEmail(email.trim());
     if (!user) return null;
     const token = newToken();
@@ -128,9 +142,18 @@ export class Accounts {
   }
 
   /** Sets a password with the current one; ends every other session. */
-  async changeWithCurrent(userId: string, email: string, current: string, password: string, keepToken: string, address: string): Promise<void> {
+  async changeWithCurrent(
+    userId: string,
+    email: string,
+    current: string,
+    password: string,
+    keepToken: string,
+    address: string,
+  ): Promise<void> {
     const user = await this.checkPassword(email, current, address);
-    if (String(user.id) !== userId) throw new HttpError(403, 'You may only change your own password', { code: 'forbidden' });
+    if (String(user.id) !== userId) {
+      throw new HttpError(403, 'You may only change your own password', { code: 'forbidden' });
+    }
     const problem = passwordProblem(password, { email: user.email, username: user.username });
     if (problem) throw badInput([{ loc: ['body', 'password'], msg: problem, type: 'password_policy' }]);
     await this.store.replacePassword(user.id, await hashPassword(password, this.config.scryptN), tokenHash(keepToken));

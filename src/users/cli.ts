@@ -17,7 +17,9 @@ const USAGE = `usage:
 async function readStdin(): Promise<string> {
   const chunks: Buffer[] = [];
   for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks).toString('utf8').replace(/\r?\n$/, '');
+  return Buffer.concat(chunks)
+    .toString('utf8')
+    .replace(/\r?\n$/, '');
 }
 
 async function withAccounts<T>(env: Env, work: (accounts: Accounts) => Promise<T>): Promise<T> {
@@ -55,7 +57,13 @@ export const command: Command = {
       return withAccounts(env, async (accounts) => {
         try {
           const user = await accounts.register(
-            { email: values.email!, username: values.username!, first_name: values['first-name']!, last_name: values['last-name']!, password },
+            {
+              email: values.email!,
+              username: values.username!,
+              first_name: values['first-name']!,
+              last_name: values['last-name']!,
+              password,
+            },
             values.admin ? 'admin' : 'user',
           );
           console.log(`created ${user.role} ${user.email} (id ${user.id})`);
@@ -71,7 +79,9 @@ export const command: Command = {
       return withAccounts(env, async (accounts) => {
         for (let offset = 0; ; offset += 100) {
           const { rows } = await accounts.store.listUsers(offset, 100);
-          for (const row of rows.map(publicUser)) console.log([row.id, row.role, row.email, row.username, row.created_at].join('\t'));
+          for (const row of rows.map(publicUser)) {
+            console.log([row.id, row.role, row.email, row.username, row.created_at].join('\t'));
+          }
           if (rows.length < 100) return 0;
         }
       });
@@ -80,10 +90,14 @@ export const command: Command = {
       const { values } = parseArgs({ args: rest, options: { all: { type: 'boolean', default: false } } });
       return withAccounts(env, async (accounts) => {
         const mails = await accounts.store.outbox(values.all!);
-        if (!mails.length) console.log(values.all ? 'the outbox is empty' : 'no unsent mail (--all shows sent ones too)');
+        if (!mails.length) {
+          console.log(values.all ? 'the outbox is empty' : 'no unsent mail (--all shows sent ones too)');
+        }
         for (const mail of mails) {
-          console.log(`--- mail ${mail.id} to ${mail.recipient} at ${new Date(Number(mail.created_at)).toISOString()}` +
-            (mail.sent_at ? ` (sent)` : mail.last_error ? ` (sending failed: ${mail.last_error})` : ''));
+          console.log(
+            `--- mail ${mail.id} to ${mail.recipient} at ${new Date(Number(mail.created_at)).toISOString()}` +
+              (mail.sent_at ? ` (sent)` : mail.last_error ? ` (sending failed: ${mail.last_error})` : ''),
+          );
           console.log(`Subject: ${mail.subject}\n\n${mail.body}\n`);
         }
         return 0;

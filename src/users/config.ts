@@ -32,14 +32,21 @@ export interface UsersConfig {
 
 export function loadUsersConfig(env: Env): UsersConfig {
   const scryptN = int(env, 'USERS_SCRYPT_N', 2 ** 17, 2 ** 10, 2 ** 20);
-  if ((scryptN & (scryptN - 1)) !== 0) throw new ConfigError('USERS_SCRYPT_N', `must be a power of two, got ${scryptN}`);
+  if ((scryptN & (scryptN - 1)) !== 0) {
+    throw new ConfigError('USERS_SCRYPT_N', `must be a power of two, got ${scryptN}`);
+  }
   const adminEmail = optionalStr(env, 'USERS_ADMIN_EMAIL');
   const adminPassword = optionalStr(env, 'USERS_ADMIN_PASSWORD');
   if (Boolean(adminEmail) !== Boolean(adminPassword)) {
-    throw new ConfigError(adminEmail ? 'USERS_ADMIN_PASSWORD' : 'USERS_ADMIN_EMAIL', 'USERS_ADMIN_EMAIL and USERS_ADMIN_PASSWORD go together');
+    throw new ConfigError(
+      adminEmail ? 'USERS_ADMIN_PASSWORD' : 'USERS_ADMIN_EMAIL',
+      'USERS_ADMIN_EMAIL and USERS_ADMIN_PASSWORD go together',
+    );
   }
   const smtpUrl = optionalStr(env, 'SMTP_URL');
-  if (smtpUrl && !/^smtps?:\/\/[^/\s]+/.test(smtpUrl)) throw new ConfigError('SMTP_URL', 'expected smtp://user:pass@host:587 or smtps://…');
+  if (smtpUrl && !/^smtps?:\/\/[^/\s]+/.test(smtpUrl)) {
+    throw new ConfigError('SMTP_URL', 'expected smtp://user:pass@host:587 or smtps://…');
+  }
   return {
     scryptN,
     tokenTtlMs: int(env, 'USERS_TOKEN_TTL_SECONDS', 24 * 3600, 60, 365 * 24 * 3600) * 1000,
@@ -55,9 +62,10 @@ export function loadUsersConfig(env: Env): UsersConfig {
     smtpUrl,
     mailFrom: str(env, 'SMTP_FROM', 'quartet <no-reply@localhost>'),
     publicUrl: str(env, 'USERS_PUBLIC_URL', 'http://localhost:3000').replace(/\/+$/, ''),
-    admin: adminEmail && adminPassword
-      ? { email: adminEmail, password: adminPassword, username: str(env, 'USERS_ADMIN_USERNAME', 'admin') }
-      : undefined,
+    admin:
+      adminEmail && adminPassword
+        ? { email: adminEmail, password: adminPassword, username: str(env, 'USERS_ADMIN_USERNAME', 'admin') }
+        : undefined,
   };
 }
 
@@ -69,6 +77,8 @@ export function parseSecretKey(value: string | undefined): Buffer | undefined {
     : /^[A-Za-z0-9+/_-]{43}=?$/.test(value)
       ? Buffer.from(value, 'base64')
       : undefined;
-  if (!key || key.length !== 32) throw new ConfigError('QUARTET_SECRET_KEY', 'expected 32 bytes as 64 hex digits or base64');
+  if (!key || key.length !== 32) {
+    throw new ConfigError('QUARTET_SECRET_KEY', 'expected 32 bytes as 64 hex digits or base64');
+  }
   return key;
 }

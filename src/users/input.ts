@@ -21,7 +21,9 @@ export function strictValidator(schema: TObject) {
 
 /** Checks a body that the route could not declare to Fastify (multipart or optional bodies). */
 export function validateBody<T extends TObject>(schema: T, value: unknown): Static<T> {
-  if (value === undefined) throw badInput([{ loc: ['body'], msg: 'A JSON or multipart body is required', type: 'missing' }]);
+  if (value === undefined) {
+    throw badInput([{ loc: ['body'], msg: 'A JSON or multipart body is required', type: 'missing' }]);
+  }
   const check = strictValidator(schema);
   if (!check(value)) throw badInput(fieldErrorsFromValidation(check.errors ?? [], 'body'));
   return value as Static<T>;
@@ -29,11 +31,17 @@ export function validateBody<T extends TObject>(schema: T, value: unknown): Stat
 
 export function badInput(fields: FieldError[]): HttpError {
   // Same shape as the framework's validation errors: per-field `errors`, no `code`.
-  return new HttpError(400, fields.map((f) => `${f.loc.slice(1).join('.') || f.loc[0]}: ${f.msg}`).join('; '), { fields });
+  return new HttpError(400, fields.map((f) => `${f.loc.slice(1).join('.') || f.loc[0]}: ${f.msg}`).join('; '), {
+    fields,
+  });
 }
 
 /** The route's parameters from the query string and/or a JSON body; `required` must be present. */
-export async function queryOrBody<T extends TObject>(request: FastifyRequest, schema: T, required: (keyof Static<T> & string)[] = []): Promise<Static<T>> {
+export async function queryOrBody<T extends TObject>(
+  request: FastifyRequest,
+  schema: T,
+  required: (keyof Static<T> & string)[] = [],
+): Promise<Static<T>> {
   const query = (request.query ?? {}) as Record<string, unknown>;
   const body = request.method === 'GET' ? await readGetBody(request) : request.body;
   // No prototype: the names are the caller's (`merged.__proto__ = …` would replace a prototype).
@@ -43,13 +51,21 @@ export async function queryOrBody<T extends TObject>(request: FastifyRequest, sc
     if (!validate(body)) throw badInput(fieldErrorsFromValidation(validate.errors ?? [], 'body'));
     for (const [name, value] of Object.entries(body as Record<string, unknown>)) {
       if (Object.hasOwn(query, name) && String(query[name]) !== String(value)) {
-        throw badInput([{ loc: ['body', name], msg: 'Given in both the query string and the body, with different values', type: 'conflict' }]);
+        throw badInput([
+          {
+            loc: ['body', name],
+            msg: 'Given in both the query string and the body, with different values',
+            type: 'conflict',
+          },
+        ]);
       }
       merged[name] = value;
     }
   }
   const missing = required.filter((name) => merged[name] === undefined);
-  if (missing.length) throw badInput(missing.map((name) => ({ loc: ['query', name], msg: 'Field required', type: 'missing' })));
+  if (missing.length) {
+    throw badInput(missing.map((name) => ({ loc: ['query', name], msg: 'Field required', type: 'missing' })));
+  }
   return merged as Static<T>;
 }
 
@@ -57,7 +73,9 @@ async function readGetBody(request: FastifyRequest): Promise<unknown> {
   const { headers } = request;
   const length = headers['content-length'];
   if (headers['transfer-encoding'] === undefined && (length === undefined || length === '0')) return undefined;
-  if (!/^application\/json\s*(;|$)/i.test(headers['content-type'] ?? '')) throw new HttpError(415, 'A body must be application/json');
+  if (!/^application\/json\s*(;|$)/i.test(headers['content-type'] ?? '')) {
+    throw new HttpError(415, 'A body must be application/json');
+  }
   if (Number(length) > GET_BODY_LIMIT) throw new HttpError(413, 'Request body is too large');
   const chunks: Buffer[] = [];
   let size = 0;

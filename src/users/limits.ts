@@ -19,7 +19,10 @@ export async function limit(db: Database, key: string, rule: RateLimitRule): Pro
   const result = await hitRateLimit(db, key, rule);
   if (!result.allowed) {
     const seconds = Math.max(1, Math.ceil(result.retryAfterMs / 1000));
-    throw new HttpError(429, `Too many attempts; try again in ${seconds} s`, { code: 'rate_limited', headers: { 'Retry-After': String(seconds) } });
+    throw new HttpError(429, `Too many attempts; try again in ${seconds} s`, {
+      code: 'rate_limited',
+      headers: { 'Retry-After': String(seconds) },
+    });
   }
 }
 

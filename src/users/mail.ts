@@ -15,7 +15,11 @@ export interface Mail {
 export class Mailer {
   private transport?: Transporter;
 
-  constructor(private readonly config: UsersConfig, private readonly store: UsersStore, private readonly log: FastifyBaseLogger) {}
+  constructor(
+    private readonly config: UsersConfig,
+    private readonly store: UsersStore,
+    private readonly log: FastifyBaseLogger,
+  ) {}
 
   get smtp(): boolean {
     return Boolean(this.config.smtpUrl);
@@ -26,7 +30,12 @@ export class Mailer {
     if (!this.config.smtpUrl) return;
     this.transport ??= nodemailer.createTransport(this.config.smtpUrl);
     try {
-      await this.transport.sendMail({ from: this.config.mailFrom, to: mail.recipient, subject: mail.subject, text: mail.body });
+      await this.transport.sendMail({
+        from: this.config.mailFrom,
+        to: mail.recipient,
+        subject: mail.subject,
+        text: mail.body,
+      });
       await this.store.markMail(outboxId, { sentAt: Date.now() });
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);

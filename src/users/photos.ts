@@ -7,10 +7,16 @@ import { badInput, validateBody } from './input.js';
 import { MultipartUpdateFields, UpdateJsonBody } from './schemas.js';
 
 const SIGNATURES: { type: string; test(bytes: Buffer): boolean }[] = [
-  { type: 'image/png', test: (b) => b.subarray(0, 8).equals(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a])) },
+  {
+    type: 'image/png',
+    test: (b) => b.subarray(0, 8).equals(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a])),
+  },
   { type: 'image/jpeg', test: (b) => b.length > 3 && b[0] === 0xff && b[1] === 0xd8 && b[2] === 0xff },
   { type: 'image/gif', test: (b) => ['GIF87a', 'GIF89a'].includes(b.subarray(0, 6).toString('latin1')) },
-  { type: 'image/webp', test: (b) => b.subarray(0, 4).toString('latin1') === 'RIFF' && b.subarray(8, 12).toString('latin1') === 'WEBP' },
+  {
+    type: 'image/webp',
+    test: (b) => b.subarray(0, 4).toString('latin1') === 'RIFF' && b.subarray(8, 12).toString('latin1') === 'WEBP',
+  },
 ];
 
 export function sniffImage(bytes: Buffer): string | null {
@@ -20,12 +26,18 @@ export function sniffImage(bytes: Buffer): string | null {
 /** The stored content type of a photo, or a 413/415 explaining why it is refused. */
 export function checkPhoto(bytes: Buffer, declared: string | undefined, maxBytes: number): string {
   if (bytes.length === 0) throw badInput([{ loc: ['body', 'photo'], msg: 'The photo is empty', type: 'value_error' }]);
-  if (bytes.length > maxBytes) throw new HttpError(413, `The photo exceeds ${maxBytes} bytes`, { code: 'photo_too_large' });
+  if (bytes.length > maxBytes) {
+    throw new HttpError(413, `The photo exceeds ${maxBytes} bytes`, { code: 'photo_too_large' });
+  }
   const actual = sniffImage(bytes);
-  if (!actual) throw new HttpError(415, 'The photo must be a PNG, JPEG, WebP or GIF image', { code: 'unsupported_image' });
+  if (!actual) {
+    throw new HttpError(415, 'The photo must be a PNG, JPEG, WebP or GIF image', { code: 'unsupported_image' });
+  }
   const claimed = declared?.toLowerCase().split(';')[0].trim().replace('image/jpg', 'image/jpeg');
   if (claimed && claimed !== actual) {
-    throw new HttpError(415, `The photo is declared as ${claimed} but its content is ${actual}`, { code: 'image_type_mismatch' });
+    throw new HttpError(415, `The photo is declared as ${claimed} but its content is ${actual}`, {
+      code: 'image_type_mismatch',
+    });
   }
   return actual;
 }
@@ -33,9 +45,19 @@ export function checkPhoto(bytes: Buffer, declared: string | undefined, maxBytes
 /** Decodes `data:image/png;base64,…`. */
 export function parseDataUrl(text: string, maxBytes: number): { declared: string; bytes: Buffer } {
   const match = /^data:([a-z]+\/[a-z0-9.+-]+);base64,([A-Za-z0-9+/]*={0,2})$/i.exec(text.trim());
-  if (!match) throw badInput([{ loc: ['body', 'photo'], msg: 'Expected a base64 data URL such as data:image/png;base64,…', type: 'value_error' }]);
+  if (!match) {
+    throw badInput([
+      {
+        loc: ['body', 'photo'],
+        msg: 'Expected a base64 data URL such as data:image/png;base64,…',
+        type: 'value_error',
+      },
+    ]);
+  }
   // Refuse by length before decoding, so an oversized value costs no memory.
-  if (Math.floor((match[2].length * 3) / 4) > maxBytes + 2) throw new HttpError(413, `The photo exceeds ${maxBytes} bytes`, { code: 'photo_too_large' });
+  if (Math.floor((match[2].length * 3) / 4) > maxBytes + 2) {
+    throw new HttpError(413, `The photo exceeds ${maxBytes} bytes`, { code: 'photo_too_large' });
+  }
   return { declared: match[1], bytes: Buffer.from(match[2], 'base64') };
 }
 
@@ -55,7 +77,11 @@ export async function readPhotoUpdate(request: FastifyRequest, maxBytes: number)
     return { email, password, photo };
   }
   const body = validateBody(UpdateJsonBody, request.body);
-  return { email: body.email, password: body.password, photo: body.photo === null ? undefined : parseDataUrl(body.photo, maxBytes) };
+  return {
+    email: body.email,
+    password: body.password,
+    photo: body.photo === null ? undefined : parseDataUrl(body.photo, maxBytes),
+  };
 }
 
 interface MultipartUpdate {

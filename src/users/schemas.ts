@@ -41,7 +41,10 @@ const ERROR_TEXT: Record<number, string> = {
 /** Error responses in problem+json for the given statuses. */
 export function errors(...statuses: number[]): Record<number, unknown> {
   return Object.fromEntries(
-    statuses.map((status) => [status, { description: ERROR_TEXT[status], content: { 'application/problem+json': { schema: Problem } } }]),
+    statuses.map((status) => [
+      status,
+      { description: ERROR_TEXT[status], content: { 'application/problem+json': { schema: Problem } } },
+    ]),
   );
 }
 
@@ -57,7 +60,9 @@ export const Email = Type.String({ format: 'email', maxLength: 254, description:
 
 export const Pagination = {
   page: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000, default: 1, description: 'Page number, from 1' })),
-  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 20, description: 'Items per page (at most 100)' })),
+  limit: Type.Optional(
+    Type.Integer({ minimum: 1, maximum: 100, default: 20, description: 'Items per page (at most 100)' }),
+  ),
 };
 
 export function Page<T extends TSchema>(item: T) {
@@ -115,7 +120,12 @@ export const RegisterBody = Type.Object(
     last_name: Name,
     email: Email,
     password: NewPassword,
-    username: Type.String({ minLength: 3, maxLength: 32, pattern: '^[A-Za-z0-9_.-]+$', description: '3 to 32 letters, digits, _ . - (unique, case-insensitive)' }),
+    username: Type.String({
+      minLength: 3,
+      maxLength: 32,
+      pattern: '^[A-Za-z0-9_.-]+$',
+      description: '3 to 32 letters, digits, _ . - (unique, case-insensitive)',
+    }),
   },
   { additionalProperties: false },
 );
@@ -144,7 +154,9 @@ export const ResetBody = Type.Object(
     email: Email,
     password: Type.String({ ...NewPassword, description: 'The new password' }),
     token: Type.Optional(Type.String({ maxLength: 200, description: 'Reset token from the reset mail' })),
-    current_password: Type.Optional(Type.String({ maxLength: 4 * PASSWORD_MAX, description: 'With a bearer token instead of a reset token' })),
+    current_password: Type.Optional(
+      Type.String({ maxLength: 4 * PASSWORD_MAX, description: 'With a bearer token instead of a reset token' }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -153,13 +165,19 @@ export const UpdateJsonBody = Type.Object(
   {
     email: Email,
     password: Type.String({ maxLength: 4 * PASSWORD_MAX, description: 'Current password: the proof' }),
-    photo: Type.Union([Type.String({ description: 'data:image/png;base64,… (PNG, JPEG, WebP or GIF)' }), Type.Null({ description: 'removes the photo' })]),
+    photo: Type.Union([
+      Type.String({ description: 'data:image/png;base64,… (PNG, JPEG, WebP or GIF)' }),
+      Type.Null({ description: 'removes the photo' }),
+    ]),
   },
   { additionalProperties: false },
 );
 
 /** The text parts of a multipart update (the file part is checked apart). */
-export const MultipartUpdateFields = Type.Object({ email: Email, password: Type.String({ maxLength: 4 * PASSWORD_MAX }) }, { additionalProperties: false });
+export const MultipartUpdateFields = Type.Object(
+  { email: Email, password: Type.String({ maxLength: 4 * PASSWORD_MAX }) },
+  { additionalProperties: false },
+);
 
 export const UpdateMultipartBody = Type.Object({
   email: Email,
@@ -180,10 +198,15 @@ const ApiKeyInfo = {
 
 export const ApiKeyCreated = Type.Object({
   ...ApiKeyInfo,
-  api_secret: Type.String({ description: 'Shown only in this answer; used for dev_hash = md5(timestamp + api_secret)' }),
+  api_secret: Type.String({
+    description: 'Shown only in this answer; used for dev_hash = md5(timestamp + api_secret)',
+  }),
 });
 
 export const ApiKeyList = Type.Object({ results: Type.Array(Type.Object(ApiKeyInfo)) });
-export const ApiKeyFields = Type.Object({ api_key: Type.Optional(Type.String({ maxLength: 64 })) }, { additionalProperties: false });
+export const ApiKeyFields = Type.Object(
+  { api_key: Type.Optional(Type.String({ maxLength: 64 })) },
+  { additionalProperties: false },
+);
 
 export const Accepted = Type.Object({ status: Type.Literal('accepted'), detail: Type.String() });

@@ -10,8 +10,7 @@ import type { Config } from '../config.js';
 import { parseSecretKey } from './config.js';
 
 export type SecretKey =
-  | { key: Buffer; source: 'env' | 'file' | 'generated'; file?: string }
-  | { key: null; source: 'missing' };
+  { key: Buffer; source: 'env' | 'file' | 'generated'; file?: string } | { key: null; source: 'missing' };
 
 const cache = new Map<string, SecretKey>();
 

@@ -22,8 +22,11 @@ export const service: ServiceDefinition = {
   openapi: {
     title: 'quartet users and tasks API',
     version: '1.0.0',
-    description: 'Users register and log in for a bearer token; tasks belong to users. Errors are RFC 9457 problem+json.',
-    securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', description: 'The token from POST /api/users/login' } },
+    description:
+      'Users register and log in for a bearer token; tasks belong to users. Errors are RFC 9457 problem+json.',
+    securitySchemes: {
+      bearerAuth: { type: 'http', scheme: 'bearer', description: 'The token from POST /api/users/login' },
+    },
   },
   async register(app, context) {
     app.setErrorHandler(errorHandlerFor(problemStyle));
@@ -66,7 +69,10 @@ export const service: ServiceDefinition = {
 function reportSecretKey(context: ServiceContext, log: FastifyBaseLogger) {
   const secret = loadSecretKey(context.config);
   if (secret.source === 'generated') {
-    log.warn({ file: secret.file }, 'generated a key for API secrets; every process sharing this database must use the same one (QUARTET_SECRET_KEY)');
+    log.warn(
+      { file: secret.file },
+      'generated a key for API secrets; every process sharing this database must use the same one (QUARTET_SECRET_KEY)',
+    );
   } else if (secret.source === 'missing') {
     log.warn('QUARTET_SECRET_KEY is not set: API key pairs are disabled on PostgreSQL until it is');
   }
@@ -82,12 +88,23 @@ async function bootstrapAdmin(context: ServiceContext, accounts: Accounts, log: 
     return;
   }
   try {
-    await accounts.register({ email: admin.email, password: admin.password, username: admin.username, first_name: 'Admin', last_name: 'Admin' }, 'admin');
+    await accounts.register(
+      {
+        email: admin.email,
+        password: admin.password,
+        username: admin.username,
+        first_name: 'Admin',
+        last_name: 'Admin',
+      },
+      'admin',
+    );
     log.info('created the bootstrap admin from USERS_ADMIN_EMAIL');
   } catch (error) {
     if (error instanceof HttpError && error.status === 409) {
       // Either another process created it first, or the username belongs to someone else.
-      if (!(await accounts.store.credentialsByEmail(admin.email))) log.error('USERS_ADMIN_USERNAME is taken by another account; the bootstrap admin was not created');
+      if (!(await accounts.store.credentialsByEmail(admin.email))) {
+        log.error('USERS_ADMIN_USERNAME is taken by another account; the bootstrap admin was not created');
+      }
       return;
     }
     if (error instanceof HttpError) throw new ConfigError('USERS_ADMIN_PASSWORD', error.message);

@@ -32,14 +32,27 @@ function usersWithPhoto(db: Db) {
     .selectFrom('users')
     .leftJoin('user_photos', 'user_photos.user_id', 'users.id')
     .select([
-      'users.id', 'users.email', 'users.username', 'users.first_name', 'users.last_name',
-      'users.role', 'users.created_at', 'users.updated_at', 'user_photos.user_id as photo_owner',
+      'users.id',
+      'users.email',
+      'users.username',
+      'users.first_name',
+      'users.last_name',
+      'users.role',
+      'users.created_at',
+      'users.updated_at',
+      'user_photos.user_id as photo_owner',
     ]);
 }
 
 function toUserRow(row: Omit<UserRow, 'has_photo'> & { photo_owner: number | null }): UserRow {
   const { photo_owner, ...rest } = row;
-  return { ...rest, id: Number(rest.id), created_at: Number(rest.created_at), updated_at: Number(rest.updated_at), has_photo: photo_owner !== null };
+  return {
+    ...rest,
+    id: Number(rest.id),
+    created_at: Number(rest.created_at),
+    updated_at: Number(rest.updated_at),
+    has_photo: photo_owner !== null,
+  };
 }
 
 export class UsersStore {
@@ -50,11 +63,27 @@ export class UsersStore {
   }
 
   /** The new user's id, or null when the email or username is taken. */
-  async insertUser(user: { email: string; username: string; first_name: string; last_name: string; password_hash: string; role: 'user' | 'admin' }, now = Date.now()): Promise<number | null> {
+  async insertUser(
+    user: {
+      email: string;
+      username: string;
+      first_name: string;
+      last_name: string;
+      password_hash: string;
+      role: 'user' | 'admin';
+    },
+    now = Date.now(),
+  ): Promise<number | null> {
     try {
       const row = await this.db
         .insertInto('users')
-        .values({ ...user, email_lower: user.email.toLowerCase(), username_lower: user.username.toLowerCase(), created_at: now, updated_at: now })
+        .values({
+          ...user,
+          email_lower: user.email.toLowerCase(),
+          username_lower: user.username.toLowerCase(),
+          created_at: now,
+          updated_at: now,
+        })
         .returning('id')
         .executeTakeFirstOrThrow();
       return Number(row.id);
@@ -81,7 +110,10 @@ export class UsersStore {
   async listUsers(offset: number, limit: number): Promise<{ rows: UserRow[]; total: number }> {
     const [rows, count] = await Promise.all([
       usersWithPhoto(this.db).orderBy('users.id').offset(offset).limit(limit).execute(),
-      this.db.selectFrom('users').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
+      this.db
+        .selectFrom('users')
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .executeTakeFirstOrThrow(),
     ]);
     return { rows: rows.map(toUserRow), total: Number(count.n) };
   }
@@ -116,7 +148,12 @@ export class UsersStore {
         .returning(['user_id', 'expires_at'])
         .executeTakeFirst();
       if (!used || Number(used.expires_at) <= now) return false;
-      const owner = await trx.selectFrom('users').select('id').where('id', '=', used.user_id).where('email_lower', '=', email.toLowerCase()).executeTakeFirst();
+      const owner = await trx
+        .selectFrom('users')
+        .select('id')
+        .where('id', '=', used.user_id)
+        .where('email_lower', '=', email.toLowerCase())
+        .executeTakeFirst();
       if (!owner) return false;
       await replacePasswordIn(trx, Number(owner.id), hash, undefined, now);
       return true;
@@ -124,9 +161,18 @@ export class UsersStore {
   }
 
   /** Stores a reset token and the mail that carries it, together. */
-  async createReset(userId: number, resetTokenHash: string, expiresAt: number, mail: { recipient: string; subject: string; body: string }, now = Date.now()): Promise<number> {
+  async createReset(
+    userId: number,
+    resetTokenHash: string,
+    expiresAt: number,
+    mail: { recipient: string; subject: string; body: string },
+    now = Date.now(),
+  ): Promise<number> {
     return this.db.transaction().execute(async (trx) => {
-      await trx.insertInto('password_resets').values({ token_hash: resetTokenHash, user_id: userId, created_at: now, expires_at: expiresAt }).execute();
+      await trx
+        .insertInto('password_resets')
+        .values({ token_hash: resetTokenHash, user_id: userId, created_at: now, expires_at: expiresAt })
+        .execute();
       const row = await trx
         .insertInto('mail_outbox')
         .values({ user_id: userId, ...mail, created_at: now, sent_at: null, last_error: null })
@@ -139,7 +185,11 @@ export class UsersStore {
   async markMail(id: number, outcome: { sentAt: number } | { error: string }): Promise<void> {
     await this.db
       .updateTable('mail_outbox')
-      .set('sentAt' in outcome ? { sent_at: outcome.sentAt, last_error: null } : { last_error: outcome.error.slice(0, 500) })
+      .set(
+        'sentAt' in outcome
+          ? { sent_at: outcome.sentAt, last_error: null }
+          : { last_error: outcome.error.slice(0, 500) },
+      )
       .where('id', '=', id)
       .execute();
   }
@@ -154,7 +204,10 @@ export class UsersStore {
     await this.db.transaction().execute(async (trx) => {
       // Tidy this user's expired sessions while we are here; expiry is enforced on read anyway.
       await trx.deleteFrom('sessions').where('user_id', '=', userId).where('expires_at', '<=', now).execute();
-      await trx.insertInto('sessions').values({ token_hash: sessionTokenHash, user_id: userId, created_at: now, expires_at: expiresAt }).execute();
+      await trx
+        .insertInto('sessions')
+        .values({ token_hash: sessionTokenHash, user_id: userId, created_at: now, expires_at: expiresAt })
+        .execute();
     });
   }
 
@@ -162,7 +215,10 @@ export class UsersStore {
   async pruneExpired(mailAgeMs: number, now = Date.now()): Promise<void> {
     await this.db.deleteFrom('sessions').where('expires_at', '<=', now).execute();
     await this.db.deleteFrom('password_resets').where('expires_at', '<=', now).execute();
-    await this.db.deleteFrom('mail_outbox').where('created_at', '<=', now - mailAgeMs).execute();
+    await this.db
+      .deleteFrom('mail_outbox')
+      .where('created_at', '<=', now - mailAgeMs)
+      .execute();
   }
 
   async sessionPrincipal(sessionTokenHash: string, now = Date.now()) {
@@ -205,14 +261,21 @@ export class UsersStore {
    * transaction so concurrent requests cannot exceed it on SQLite (PostgreSQL may overshoot
    * by the number of simultaneous requests, which is harmless).
    */
-  async insertApiKey(row: { user_id: number; api_key: string; secret_encrypted: Buffer; name: string; created_at: number }, max: number): Promise<boolean> {
+  async insertApiKey(
+    row: { user_id: number; api_key: string; secret_encrypted: Buffer; name: string; created_at: number },
+    max: number,
+  ): Promise<boolean> {
     // The user's row is locked first (PostgreSQL; SQLite's begin immediate locks the database),
     // so two requests at once cannot both count max - 1 pairs and both insert.
     return writeTransaction(this.database, async (trx) => {
       let owner = trx.selectFrom('users').select('id').where('id', '=', row.user_id);
       if (this.database.dialect === 'postgres') owner = owner.forUpdate();
       await owner.execute();
-      const count = await trx.selectFrom('api_keys').select((eb) => eb.fn.countAll<number>().as('n')).where('user_id', '=', row.user_id).executeTakeFirstOrThrow();
+      const count = await trx
+        .selectFrom('api_keys')
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .where('user_id', '=', row.user_id)
+        .executeTakeFirstOrThrow();
       if (Number(count.n) >= max) return false;
       await trx.insertInto('api_keys').values(row).execute();
       return true;
@@ -220,11 +283,20 @@ export class UsersStore {
   }
 
   async apiKeysOf(userId: number) {
-    return this.db.selectFrom('api_keys').select(['api_key', 'name', 'created_at']).where('user_id', '=', userId).orderBy('id').execute();
+    return this.db
+      .selectFrom('api_keys')
+      .select(['api_key', 'name', 'created_at'])
+      .where('user_id', '=', userId)
+      .orderBy('id')
+      .execute();
   }
 
   async deleteApiKey(userId: number, apiKey: string): Promise<boolean> {
-    const result = await this.db.deleteFrom('api_keys').where('user_id', '=', userId).where('api_key', '=', apiKey).executeTakeFirst();
+    const result = await this.db
+      .deleteFrom('api_keys')
+      .where('user_id', '=', userId)
+      .where('api_key', '=', apiKey)
+      .executeTakeFirst();
     return Number(result.numDeletedRows) > 0;
   }
 
@@ -238,7 +310,13 @@ export class UsersStore {
   }
 }
 
-async function replacePasswordIn(trx: Transaction<DB>, userId: number, hash: string, keepSession: string | undefined, now: number) {
+async function replacePasswordIn(
+  trx: Transaction<DB>,
+  userId: number,
+  hash: string,
+  keepSession: string | undefined,
+  now: number,
+) {
   await trx.updateTable('users').set({ password_hash: hash, updated_at: now }).where('id', '=', userId).execute();
   let sessions = trx.deleteFrom('sessions').where('user_id', '=', userId);
   if (keepSession) sessions = sessions.where('token_hash', '!=', keepSession);

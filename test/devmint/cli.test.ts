@@ -13,8 +13,30 @@ describe('parseArgs', () => {
   });
 
   test('every option, with a space or an =', () => {
-    expect(parseArgs(['--port', '0', '--host=0.0.0.0', '--unit', 'msat', '--fee-ppk=100', '--seed', 'demo', '--state', 'mint.json', '--no-auto-pay', '--log'])).toEqual({
-      port: 0, host: '0.0.0.0', unit: 'msat', inputFeePpk: 100, seed: 'demo', stateFile: 'mint.json', autoPay: false, logger: true,
+    expect(
+      parseArgs([
+        '--port',
+        '0',
+        '--host=0.0.0.0',
+        '--unit',
+        'msat',
+        '--fee-ppk=100',
+        '--seed',
+        'demo',
+        '--state',
+        'mint.json',
+        '--no-auto-pay',
+        '--log',
+      ]),
+    ).toEqual({
+      port: 0,
+      host: '0.0.0.0',
+      unit: 'msat',
+      inputFeePpk: 100,
+      seed: 'demo',
+      stateFile: 'mint.json',
+      autoPay: false,
+      logger: true,
     });
   });
 
@@ -35,7 +57,10 @@ describe('quartet dev-mint as a process', () => {
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
   function run(args: string[]) {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'dev-mint', ...args], { cwd: join(import.meta.dirname, '../..'), stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'dev-mint', ...args], {
+      cwd: join(import.meta.dirname, '../..'),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let output = '';
     child.stdout.on('data', (chunk) => (output += chunk));
     child.stderr.on('data', (chunk) => (output += chunk));
@@ -64,7 +89,13 @@ describe('quartet dev-mint as a process', () => {
     expect((await fetch(`${url}/dev/quotes/${quote.quote}/pay`, { method: 'POST' })).status).toBe(200);
     expect((await wallet.mintProofsBolt11(8, quote.quote)).length).toBe(1);
     // And hands out tokens for demos.
-    const minted = await (await fetch(`${url}/dev/tokens`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"amount":16}' })).json();
+    const minted = await (
+      await fetch(`${url}/dev/tokens`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: '{"amount":16}',
+      })
+    ).json();
     expect(minted).toEqual({ token: expect.stringMatching(/^cashuB/), amount: 16, unit: 'sat' });
     expect((await wallet.receive(minted.token)).reduce((sum, p) => sum + p.amount.toNumber(), 0)).toBe(16);
     mint.child.kill('SIGTERM');

@@ -5,7 +5,10 @@ import { startDevMint, type DevMint } from '../../src/devmint/index.js';
 import { http, mintProofs, outputs, states, total, walletFor, wire } from './helpers.js';
 
 async function networkError(promise: Promise<unknown>): Promise<string> {
-  const error = await promise.then(() => undefined, (e: unknown) => e);
+  const error = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
   if (!(error instanceof Error)) throw new Error('expected a network error, the request succeeded');
   const cause = (error as Error & { cause?: { code?: string } }).cause;
   return cause?.code ?? error.message;
@@ -46,7 +49,16 @@ describe('dev mint faults', () => {
   test('down with forMs comes back by itself', async () => {
     await mint.faults.set({ down: true, forMs: 500 });
     await refusedWhileDown(`${mint.url}/v1/keys`);
-    await expect.poll(() => fetch(`${mint.url}/v1/keys`).then((r) => r.status, () => 0), { timeout: 3000 }).toBe(200);
+    await expect
+      .poll(
+        () =>
+          fetch(`${mint.url}/v1/keys`).then(
+            (r) => r.status,
+            () => 0,
+          ),
+        { timeout: 3000 },
+      )
+      .toBe(200);
     expect(mint.faults.current).toEqual({});
   });
 
@@ -63,22 +75,33 @@ describe('dev mint faults', () => {
   test('failSwaps: 500 before doing anything, the proofs stay unspent', async () => {
     const proofs = await mintProofs(await walletFor(mint), mint, 16);
     await mint.faults.set({ failSwaps: true });
-    const response = await http(mint, 'POST', '/v1/swap', { inputs: wire(proofs), outputs: outputs(mint.keysetId(), [16]).wire });
+    const response = await http(mint, 'POST', '/v1/swap', {
+      inputs: wire(proofs),
+      outputs: outputs(mint.keysetId(), [16]).wire,
+    });
     expect(response.status).toBe(500);
     expect(response.body).toEqual({ detail: expect.any(String), code: 0 });
     expect(await states(mint, proofs)).toEqual(['UNSPENT']);
     await mint.faults.clear();
-    expect((await http(mint, 'POST', '/v1/swap', { inputs: wire(proofs), outputs: outputs(mint.keysetId(), [16]).wire })).status).toBe(200);
+    expect(
+      (await http(mint, 'POST', '/v1/swap', { inputs: wire(proofs), outputs: outputs(mint.keysetId(), [16]).wire }))
+        .status,
+    ).toBe(200);
   });
 
   test('dropSwaps: the connection is cut before the swap; the proofs stay unspent, the outputs unsigned', async () => {
     const proofs = await mintProofs(await walletFor(mint), mint, 8);
     const made = outputs(mint.keysetId(), [8]);
     await mint.faults.set({ dropSwaps: true });
-    expect(await networkError(http(mint, 'POST', '/v1/swap', { inputs: wire(proofs), outputs: made.wire }))).toMatch(CUT);
+    expect(await networkError(http(mint, 'POST', '/v1/swap', { inputs: wire(proofs), outputs: made.wire }))).toMatch(
+      CUT,
+    );
     await mint.faults.clear();
     expect(await states(mint, proofs)).toEqual(['UNSPENT']);
-    expect((await http(mint, 'POST', '/v1/restore', { outputs: made.wire })).body).toEqual({ outputs: [], signatures: [] });
+    expect((await http(mint, 'POST', '/v1/restore', { outputs: made.wire })).body).toEqual({
+      outputs: [],
+      signatures: [],
+    });
     expect((await http(mint, 'POST', '/v1/swap', { inputs: wire(proofs), outputs: made.wire })).status).toBe(200);
   });
 
@@ -86,18 +109,25 @@ describe('dev mint faults', () => {
     const proofs = await mintProofs(await walletFor(mint), mint, 8);
     const made = outputs(mint.keysetId(), [8]);
     await mint.faults.set({ loseSwapResponses: true });
-    expect(await networkError(http(mint, 'POST', '/v1/swap', { inputs: wire(proofs), outputs: made.wire }))).toMatch(CUT);
+    expect(await networkError(http(mint, 'POST', '/v1/swap', { inputs: wire(proofs), outputs: made.wire }))).toMatch(
+      CUT,
+    );
     await mint.faults.clear();
     expect(await states(mint, proofs)).toEqual(['SPENT']);
     const retry = await http(mint, 'POST', '/v1/swap', { inputs: wire(proofs), outputs: made.wire });
     expect(retry.body.code).toBe(11001);
     // The lost answer is recovered with NUT-09 restore, and unblinds to a spendable proof.
-    const restored = await http(mint, 'POST', '/v1/restore', { outputs: [...made.wire, ...outputs(mint.keysetId(), [4]).wire] });
+    const restored = await http(mint, 'POST', '/v1/restore', {
+      outputs: [...made.wire, ...outputs(mint.keysetId(), [4]).wire],
+    });
     expect(restored.body.outputs).toEqual(made.wire);
     expect(restored.body.signatures).toHaveLength(1);
     const recovered = made.data[0].toProof(restored.body.signatures[0], (await walletFor(mint)).getKeyset());
     expect(await states(mint, [recovered])).toEqual(['UNSPENT']);
-    expect((await http(mint, 'POST', '/v1/swap', { inputs: wire([recovered]), outputs: outputs(mint.keysetId(), [8]).wire })).status).toBe(200);
+    expect(
+      (await http(mint, 'POST', '/v1/swap', { inputs: wire([recovered]), outputs: outputs(mint.keysetId(), [8]).wire }))
+        .status,
+    ).toBe(200);
   });
 
   test('noRestore: a mint without NUT-09 (404 on POST /v1/restore, /v1/info says so); swaps unaffected', async () => {
@@ -122,7 +152,12 @@ describe('dev mint faults', () => {
     await mint.faults.set({ holdSwaps: true });
     const answered = http(mint, 'POST', '/v1/swap', { inputs: wire(a), outputs: outputs(mint.keysetId(), [4]).wire });
     const abort = new AbortController();
-    const abandoned = fetch(`${mint.url}/v1/swap`, { method: 'POST', signal: abort.signal, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ inputs: wire(b), outputs: outputs(mint.keysetId(), [2]).wire }) });
+    const abandoned = fetch(`${mint.url}/v1/swap`, {
+      method: 'POST',
+      signal: abort.signal,
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ inputs: wire(b), outputs: outputs(mint.keysetId(), [2]).wire }),
+    });
     await expect.poll(async () => (await http(mint, 'GET', '/dev/swaps/held')).body.held).toBe(2);
     expect(await states(mint, [...a, ...b])).toEqual(['UNSPENT', 'UNSPENT']);
     abort.abort(); // the client "crashes" after sending its swap
@@ -136,7 +171,9 @@ describe('dev mint faults', () => {
   test('holdSwaps then drop: the connection is cut, nothing performed', async () => {
     const proofs = await mintProofs(await walletFor(mint), mint, 4);
     await mint.faults.set({ holdSwaps: true });
-    const dropped = networkError(http(mint, 'POST', '/v1/swap', { inputs: wire(proofs), outputs: outputs(mint.keysetId(), [4]).wire }));
+    const dropped = networkError(
+      http(mint, 'POST', '/v1/swap', { inputs: wire(proofs), outputs: outputs(mint.keysetId(), [4]).wire }),
+    );
     await expect.poll(() => mint.faults.heldSwaps).toBe(1);
     expect(mint.faults.releaseSwaps('drop')).toBe(1);
     expect(await dropped).toMatch(CUT);
@@ -149,14 +186,24 @@ describe('dev mint faults', () => {
     await mint.faults.set({ lie: true });
     const bodies = new Set<string>();
     for (let i = 0; i < 5; i++) {
-      const response = await http(mint, 'POST', '/v1/swap', { inputs: wire(proofs), outputs: outputs(mint.keysetId(), [32]).wire });
+      const response = await http(mint, 'POST', '/v1/swap', {
+        inputs: wire(proofs),
+        outputs: outputs(mint.keysetId(), [32]).wire,
+      });
       expect(response.status).toBe(200);
-      expect(Array.isArray(response.body?.signatures) && response.body.signatures.length === 1 && typeof response.body.signatures[0].C_ === 'string' && /^0[23]/.test(response.body.signatures[0].C_)).toBe(false);
+      expect(
+        Array.isArray(response.body?.signatures) &&
+          response.body.signatures.length === 1 &&
+          typeof response.body.signatures[0].C_ === 'string' &&
+          /^0[23]/.test(response.body.signatures[0].C_),
+      ).toBe(false);
       bodies.add(response.text);
     }
     expect(bodies.size).toBe(5);
     await expect(new Wallet(mint.url).loadMint()).rejects.toThrow();
-    await expect((await Promise.resolve(wallet)).receive(getEncodedToken({ mint: mint.url, proofs, unit: 'sat' }))).rejects.toThrow();
+    await expect(
+      (await Promise.resolve(wallet)).receive(getEncodedToken({ mint: mint.url, proofs, unit: 'sat' })),
+    ).rejects.toThrow();
     await mint.faults.clear();
     expect(await states(mint, proofs)).toEqual(['UNSPENT']);
   });
@@ -173,12 +220,21 @@ describe('dev mint faults', () => {
     expect((await http(mint, 'POST', '/dev/faults', { down: true })).status).toBe(400); // nothing could bring it back
     expect((await http(mint, 'POST', '/dev/faults', { down: true, forMs: 500 })).status).toBe(200);
     await refusedWhileDown(`${mint.url}/v1/keys`);
-    await expect.poll(() => fetch(`${mint.url}/dev/faults`).then((r) => r.json(), () => 'down'), { timeout: 3000 }).toEqual({});
+    await expect
+      .poll(
+        () =>
+          fetch(`${mint.url}/dev/faults`).then(
+            (r) => r.json(),
+            () => 'down',
+          ),
+        { timeout: 3000 },
+      )
+      .toEqual({});
   });
 
   test('mintToken works again once the faults are cleared', async () => {
     const token = await mint.mintToken(21);
-    expect(total((await (await walletFor(mint)).receive(token)))).toBe(21);
+    expect(total(await (await walletFor(mint)).receive(token))).toBe(21);
   });
 });
 

@@ -24,8 +24,29 @@ test('400 mutated bodies over the POST routes: 4xx with {detail, code}, never 5x
   const proofs = await mintProofs(await walletFor(mint), mint, 31); // 16 8 4 2 1
   const good = { inputs: wire(proofs), outputs: outputs(mint.keysetId(), [16, 8, 4, 2, 1]).wire };
   const next = random(20261122);
-  const pick = <T,>(items: T[]): T => items[Math.floor(next() * items.length)];
-  const weird: unknown[] = [null, true, -1, 0, 2 ** 53, 1e300, 1.5, '', 'x', '0'.repeat(66), '02' + 'f'.repeat(64), '03' + '0'.repeat(64), [], {}, [null], { amount: 1 }, '💥'.repeat(50), 'lnbc1', 'lnbc10000000000000000m1qq', 'cashuBxyz'];
+  const pick = <T>(items: T[]): T => items[Math.floor(next() * items.length)];
+  const weird: unknown[] = [
+    null,
+    true,
+    -1,
+    0,
+    2 ** 53,
+    1e300,
+    1.5,
+    '',
+    'x',
+    '0'.repeat(66),
+    '02' + 'f'.repeat(64),
+    '03' + '0'.repeat(64),
+    [],
+    {},
+    [null],
+    { amount: 1 },
+    '💥'.repeat(50),
+    'lnbc1',
+    'lnbc10000000000000000m1qq',
+    'cashuBxyz',
+  ];
   const mutate = (value: unknown, depth = 0): unknown => {
     if (depth > 3 || next() < 0.15) return pick(weird);
     if (Array.isArray(value)) {
@@ -64,14 +85,21 @@ test('400 mutated bodies over the POST routes: 4xx with {detail, code}, never 5x
     if (path === '/v1/melt/bolt11') expect(response.status).toBeGreaterThanOrEqual(400); // its quote does not exist
     if (path === '/v1/swap' && response.status === 200) {
       // Dropping an input and its matching output keeps a swap valid: then it must be balanced.
-      const { inputs, outputs: made } = candidate as { inputs: { amount: number; secret: string }[]; outputs: { amount: number }[] };
+      const { inputs, outputs: made } = candidate as {
+        inputs: { amount: number; secret: string }[];
+        outputs: { amount: number }[];
+      };
       expect(inputs.reduce((sum, p) => sum + p.amount, 0)).toBe(made.reduce((sum, o) => sum + o.amount, 0));
       for (const input of inputs) spentBySwaps.add(input.secret);
     }
   }
   expect(await states(mint, proofs)).toEqual(proofs.map((p) => (spentBySwaps.has(p.secret) ? 'SPENT' : 'UNSPENT')));
   for (const text of ['', '{', 'null', '[]', '"x"', '{"inputs": [], "outputs": []}']) {
-    const response = await fetch(`${mint.url}/v1/swap`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: text });
+    const response = await fetch(`${mint.url}/v1/swap`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: text,
+    });
     expect(response.status).toBe(400);
   }
 });

@@ -17,20 +17,34 @@ export async function mintProofs(wallet: Wallet, mint: DevMint, amount: number):
 }
 
 /** cashu-ts types amounts as its Amount class, but some paths (OutputData.toProof) hand out plain numbers. */
-export const amountOf = (proof: Proof) => Number(typeof proof.amount === 'object' ? proof.amount.toNumber() : proof.amount);
+export const amountOf = (proof: Proof) =>
+  Number(typeof proof.amount === 'object' ? proof.amount.toNumber() : proof.amount);
 
 export const total = (proofs: Proof[]) => proofs.reduce((sum, proof) => sum + amountOf(proof), 0);
 
 /** Proofs as JSON on the wire. */
-export const wire = (proofs: Proof[]) => proofs.map((p) => ({ id: p.id, amount: amountOf(p), secret: p.secret, C: p.C }));
+export const wire = (proofs: Proof[]) =>
+  proofs.map((p) => ({ id: p.id, amount: amountOf(p), secret: p.secret, C: p.C }));
 
 /** Fresh blinded outputs for the given amounts, and their wire form. */
 export function outputs(keysetId: string, amounts: number[]) {
   const data = amounts.map((amount) => OutputData.createSingleRandomData(amount, keysetId));
-  return { data, wire: data.map((d) => ({ id: d.blindedMessage.id, amount: d.blindedMessage.amount.toNumber(), B_: d.blindedMessage.B_ })) };
+  return {
+    data,
+    wire: data.map((d) => ({
+      id: d.blindedMessage.id,
+      amount: d.blindedMessage.amount.toNumber(),
+      B_: d.blindedMessage.B_,
+    })),
+  };
 }
 
-export async function http(mint: DevMint, method: string, path: string, body?: unknown): Promise<{ status: number; body: any; text: string }> {
+export async function http(
+  mint: DevMint,
+  method: string,
+  path: string,
+  body?: unknown,
+): Promise<{ status: number; body: any; text: string }> {
   const response = await fetch(mint.url + path, {
     method,
     headers: body === undefined ? {} : { 'content-type': 'application/json' },

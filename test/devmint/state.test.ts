@@ -27,9 +27,15 @@ test('spent proofs, unspent proofs, quotes and keys survive a restart with --sta
     expect(second.keysetId()).toBe(keysetId);
     expect(await states(second, spent)).toEqual(spent.map(() => 'SPENT'));
     expect(await states(second, kept)).toEqual(kept.map(() => 'UNSPENT'));
-    const again = await (await walletFor(second)).receive(getEncodedToken({ mint: second.url, proofs: spent, unit: 'sat' })).catch((e: unknown) => e);
+    const again = await (
+      await walletFor(second)
+    )
+      .receive(getEncodedToken({ mint: second.url, proofs: spent, unit: 'sat' }))
+      .catch((e: unknown) => e);
     expect(isMintOperationError(again) && again.code).toBe(11001);
-    expect(total(await (await walletFor(second)).receive(getEncodedToken({ mint: second.url, proofs: kept, unit: 'sat' })))).toBe(8);
+    expect(
+      total(await (await walletFor(second)).receive(getEncodedToken({ mint: second.url, proofs: kept, unit: 'sat' }))),
+    ).toBe(8);
     expect((await http(second, 'GET', `/v1/mint/quote/bolt11/${unpaid.quote}`)).body).toEqual(unpaid);
   } finally {
     await second.close();

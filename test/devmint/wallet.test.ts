@@ -1,11 +1,21 @@
 // Conformance: @cashu/cashu-ts 4.x, a real Cashu wallet library, as the dev mint's client.
-import { getDecodedToken, getEncodedToken, hasValidDleq, isMintOperationError, MintOperationError, type Proof } from '@cashu/cashu-ts';
+import {
+  getDecodedToken,
+  getEncodedToken,
+  hasValidDleq,
+  isMintOperationError,
+  MintOperationError,
+  type Proof,
+} from '@cashu/cashu-ts';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { startDevMint, type DevMint } from '../../src/devmint/index.js';
 import { mintProofs, states, total, walletFor } from './helpers.js';
 
 async function codeOf(promise: Promise<unknown>): Promise<number> {
-  const error = await promise.then(() => undefined, (e: unknown) => e);
+  const error = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
   if (!isMintOperationError(error)) throw new Error(`expected a mint error, got ${String(error)}`);
   return (error as MintOperationError).code;
 }
@@ -40,7 +50,9 @@ describe('dev mint with cashu-ts, no fees', () => {
     const tampered: Proof = { ...proofs[0], dleq: { ...proofs[0].dleq!, s: proofs[0].dleq!.e } };
     expect(hasValidDleq(tampered, keyset)).toBe(false);
     // And the DLEQ travels with a token: the receiver's wallet checks it too.
-    const received = await (await walletFor(mint, { requireSigDleq: true })).receive(getEncodedToken({ mint: mint.url, proofs, unit: 'sat' }));
+    const received = await (
+      await walletFor(mint, { requireSigDleq: true })
+    ).receive(getEncodedToken({ mint: mint.url, proofs, unit: 'sat' }));
     expect(total(received)).toBe(37);
   });
 
@@ -138,7 +150,9 @@ describe('dev mint with cashu-ts, no fees', () => {
     const melting = wallet.meltProofsBolt11(quote, proofs);
     await expect.poll(() => states(mint, proofs)).toEqual(proofs.map(() => 'PENDING'));
     expect((await wallet.checkMeltQuoteBolt11(quote.quote)).state).toBe('PENDING');
-    await expect(codeOf((await walletFor(mint)).receive(getEncodedToken({ mint: mint.url, proofs, unit: 'sat' })))).resolves.toBe(11002);
+    await expect(
+      codeOf((await walletFor(mint)).receive(getEncodedToken({ mint: mint.url, proofs, unit: 'sat' }))),
+    ).resolves.toBe(11002);
     held.settle('paid');
     expect((await melting).quote.state).toBe('PAID');
     expect(await states(mint, proofs)).toEqual(proofs.map(() => 'SPENT'));

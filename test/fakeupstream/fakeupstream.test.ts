@@ -43,16 +43,23 @@ describe('fake upstream', () => {
     expect(last.usage.prompt_tokens).toBe(chatPromptTokens(messages));
     for (const chunk of chunks.slice(0, -1)) expect(chunk.usage).toBeNull();
 
-    const plain = await (await fetch(`${upstream.url}/v1/chat/completions`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', authorization: 'Bearer up-key' },
-      body: JSON.stringify({ model: 'm', messages, stream: true }),
-    })).text();
+    const plain = await (
+      await fetch(`${upstream.url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: 'Bearer up-key' },
+        body: JSON.stringify({ model: 'm', messages, stream: true }),
+      })
+    ).text();
     expect(plain).not.toContain('"usage"');
   });
 
   it('works with the openai SDK for streams, completions, embeddings and the model list', async () => {
-    const stream = await client.chat.completions.create({ model: 'm', messages, stream: true, stream_options: { include_usage: true } });
+    const stream = await client.chat.completions.create({
+      model: 'm',
+      messages,
+      stream: true,
+      stream_options: { include_usage: true },
+    });
     let content = '';
     let usage: OpenAI.CompletionUsage | null | undefined;
     for await (const chunk of stream) {
@@ -85,17 +92,24 @@ describe('fake upstream', () => {
     upstream.resetFaults();
 
     upstream.faults.omitUsage = true;
-    const noUsage = await client.chat.completions.create({ model: 'm', messages, stream: true, stream_options: { include_usage: true } });
+    const noUsage = await client.chat.completions.create({
+      model: 'm',
+      messages,
+      stream: true,
+      stream_options: { include_usage: true },
+    });
     for await (const chunk of noUsage) expect(chunk.usage ?? null).toBeNull();
     upstream.resetFaults();
 
     upstream.faults.resetAfterChunks = 2;
     const cut = await client.chat.completions.create({ model: 'm', messages, stream: true });
-    await expect((async () => {
-      for await (const _ of cut) {
-        // read until the connection breaks
-      }
-    })()).rejects.toThrow();
+    await expect(
+      (async () => {
+        for await (const _ of cut) {
+          // read until the connection breaks
+        }
+      })(),
+    ).rejects.toThrow();
     upstream.resetFaults();
 
     upstream.faults.delayMs = 150;
@@ -105,12 +119,19 @@ describe('fake upstream', () => {
     upstream.resetFaults();
 
     upstream.faults.hang = true;
-    const hung = await fetch(`${upstream.url}/v1/models`, { headers: { authorization: 'Bearer up-key' }, signal: AbortSignal.timeout(200) }).catch((e) => e);
+    const hung = await fetch(`${upstream.url}/v1/models`, {
+      headers: { authorization: 'Bearer up-key' },
+      signal: AbortSignal.timeout(200),
+    }).catch((e) => e);
     expect(hung).toBeInstanceOf(Error);
   });
 
   it('echoes request bodies as a stream', async () => {
-    const res = await fetch(`${upstream.url}/debug/echo?x=1`, { method: 'PUT', body: 'hello body', headers: { 'content-type': 'text/plain' } });
+    const res = await fetch(`${upstream.url}/debug/echo?x=1`, {
+      method: 'PUT',
+      body: 'hello body',
+      headers: { 'content-type': 'text/plain' },
+    });
     expect(await res.text()).toBe('hello body');
     expect(res.headers.get('x-echo-url')).toBe('/debug/echo?x=1');
   });

@@ -35,7 +35,10 @@ function bearerAuth(op: Operation): fc.Arbitrary<Credential> {
     weighted(6, fc.constant(credential([['authorization', 'Bearer ~~token~~']]))),
     weighted(2, fc.constant(credential([['authorization', 'Bearer ~~admin~~']]))),
     weighted(1, fc.constant(NONE)),
-    weighted(1, wrong.map((value) => credential([['authorization', value]]))),
+    weighted(
+      1,
+      wrong.map((value) => credential([['authorization', value]])),
+    ),
   );
 }
 
@@ -43,13 +46,23 @@ function bearerAuth(op: Operation): fc.Arbitrary<Credential> {
 function oneSkyAuth(op: Operation): fc.Arbitrary<Credential> {
   if (!op.security.length) return fc.constant(NONE);
   const signed = (timestamp: string, hash: string): Credential =>
-    credential([], [['api_key', '~~api_key~~'], ['timestamp', timestamp], ['dev_hash', hash]]);
+    credential(
+      [],
+      [
+        ['api_key', '~~api_key~~'],
+        ['timestamp', timestamp],
+        ['dev_hash', hash],
+      ],
+    );
   const wrong = fc.constantFrom(['1', '~~dev_hash~~'], ['~~timestamp~~', '0'.repeat(32)], ['9'.repeat(20), 'x']);
   return fc.oneof(
     weighted(6, fc.constant(signed('~~timestamp~~', '~~dev_hash~~'))),
     weighted(2, fc.constant(credential([['authorization', 'Bearer ~~token~~']]))),
     weighted(1, fc.constant(NONE)),
-    weighted(1, wrong.map(([timestamp, hash]) => signed(timestamp, hash))),
+    weighted(
+      1,
+      wrong.map(([timestamp, hash]) => signed(timestamp, hash)),
+    ),
   );
 }
 
@@ -62,7 +75,10 @@ function proxyAuth(op: Operation): fc.Arbitrary<Credential> {
     // Each fresh token is minted at the dev mint: a few of them go a long way.
     weighted(1, fc.constant(credential([['x-cashu', '~~cashu~~']]))),
     weighted(2, fc.constant(NONE)),
-    weighted(2, wrong.map((value) => credential([['authorization', value]]))),
+    weighted(
+      2,
+      wrong.map((value) => credential([['authorization', value]])),
+    ),
   );
 }
 
@@ -117,7 +133,11 @@ async function platformOperations(world: World): Promise<Operation[]> {
     get('/readyz'),
     get('/metrics'),
     get('/openapi/'),
-    get('/openapi/{name}.json', 'name', listing.descriptions.map((d) => d.name)),
+    get(
+      '/openapi/{name}.json',
+      'name',
+      listing.descriptions.map((d) => d.name),
+    ),
     get('/docs'),
     get('/docs/'),
     get('/docs/{asset}', 'asset', assets.length ? assets : ['index.html']),
@@ -131,8 +151,11 @@ interface Area {
 }
 
 const AREAS: Area[] = [
-  { name: 'proxy', operations: async (w) =>
-      withForwardedBodies(operationsOf(await w.document('proxy'))), auth: proxyAuth },
+  {
+    name: 'proxy',
+    operations: async (w) => withForwardedBodies(operationsOf(await w.document('proxy'))),
+    auth: proxyAuth,
+  },
   { name: 'tasks and users', operations: async (w) => operationsOf(await w.document('tasks')), auth: bearerAuth },
   { name: 'quotes', operations: async (w) => operationsOf(await w.document('quotes')), auth: oneSkyAuth },
   { name: 'docs, openapi and platform', operations: platformOperations },
@@ -203,62 +226,76 @@ describe.each(databaseKinds)('requests generated from the OpenAPI descriptions o
   });
 
   const title = `$name: ${RUNS} requests, no 5xx, errors in the area's shape, no hang, no prototype change`;
-  it.each(AREAS)(title, async (area) => {
-    const operations = await area.operations(world);
-    expect(operations.length).toBeGreaterThan(0);
-    const arbitrary = requestArbitrary(operations, { hints: world.hints, auth: area.auth });
-    const sample = fc.sample(arbitrary, { seed: SEED, numRuns: RUNS }).map((request, index) => ({ request, index }));
-    const requests = ONLY ? sample.filter(({ index }) => ONLY.has(index)) : sample;
-    const failures = new Map<string, Failure>();
-    const fail = (request: FuzzRequest, index: number, problem: string, answer = '') => {
-      const key = classOf(request, problem, answer);
-      const known = failures.get(key);
-      if (known) known.count += 1;
-      else failures.set(key, { count: 1, request, index, answer });
-    };
-    const statuses = new Map<string, number>();
-    const inFlight = new Set<number>();
-    let succeeded = 0;
+  it.each(AREAS)(
+    title,
+    async (area) => {
+      const operations = await area.operations(world);
+      expect(operations.length).toBeGreaterThan(0);
+      const arbitrary = requestArbitrary(operations, { hints: world.hints, auth: area.auth });
+      const sample = fc.sample(arbitrary, { seed: SEED, numRuns: RUNS }).map((request, index) => ({ request, index }));
+      const requests = ONLY ? sample.filter(({ index }) => ONLY.has(index)) : sample;
+      const failures = new Map<string, Failure>();
+      const fail = (request: FuzzRequest, index: number, problem: string, answer = '') => {
+        const key = classOf(request, problem, answer);
+        const known = failures.get(key);
+        if (known) known.count += 1;
+        else failures.set(key, { count: 1, request, index, answer });
+      };
+      const statuses = new Map<string, number>();
+      const inFlight = new Set<number>();
+      let succeeded = 0;
 
-    for (let start = 0; start < requests.length; start += BATCH) {
-      const batch = requests.slice(start, start + BATCH);
-      await eachLimited(batch, CONCURRENCY, async ({ request, index }) => {
-        const { method, path, body } = request;
-        if (TRACE) writeSync(2, `#${index} ${method} ${path.slice(0, 200)} ${excerpt(body, 80)}\n`);
-        inFlight.add(index);
-        const answer = await world.send(request);
-        inFlight.delete(index);
-        // Checked at each answer, so the request that changed a prototype is this one or one in flight with it.
+      for (let start = 0; start < requests.length; start += BATCH) {
+        const batch = requests.slice(start, start + BATCH);
+        await eachLimited(batch, CONCURRENCY, async ({ request, index }) => {
+          const { method, path, body } = request;
+          if (TRACE) writeSync(2, `#${index} ${method} ${path.slice(0, 200)} ${excerpt(body, 80)}\n`);
+          inFlight.add(index);
+          const answer = await world.send(request);
+          inFlight.delete(index);
+          // Checked at each answer, so the request that changed a prototype is this one or one in flight with it.
+          const changes = prototypeChanges(prototypes);
+          if (changes.length) {
+            restorePrototypes(prototypes);
+            const others = [...inFlight].map((i) => `#${i}`).join(' ') || 'none';
+            fail(request, index, `prototype changed: ${changes.join('; ')}`, `in flight with it: ${others}`);
+          }
+          if ('error' in answer) return fail(request, index, `no answer: ${answer.error}`);
+          const { status, contentType, text } = answer;
+          const tally = `${request.operation} ${status}`;
+          statuses.set(tally, (statuses.get(tally) ?? 0) + 1);
+          if (status < 300) succeeded += 1;
+          const problem = violation(method, path, answer);
+          if (problem) fail(request, index, problem, `${status} ${contentType} ${text.slice(0, 400)}`);
+        });
+        const span = `requests #${batch[0].index}–${batch.at(-1)!.index}`;
+        if (!(await world.healthy())) {
+          fail(batch[0].request, batch[0].index, `/healthz does not answer after ${span}`);
+          break;
+        }
+        // Work a request leaves running (an import) may change one later.
         const changes = prototypeChanges(prototypes);
         if (changes.length) {
           restorePrototypes(prototypes);
-          const others = [...inFlight].map((i) => `#${i}`).join(' ') || 'none';
-          fail(request, index, `prototype changed: ${changes.join('; ')}`, `in flight with it: ${others}`);
+          fail(batch[0].request, batch[0].index, `prototype changed during ${span}: ${changes.join('; ')}`);
         }
-        if ('error' in answer) return fail(request, index, `no answer: ${answer.error}`);
-        const { status, contentType, text } = answer;
-        const tally = `${request.operation} ${status}`;
-        statuses.set(tally, (statuses.get(tally) ?? 0) + 1);
-        if (status < 300) succeeded += 1;
-        const problem = violation(method, path, answer);
-        if (problem) fail(request, index, problem, `${status} ${contentType} ${text.slice(0, 400)}`);
-      });
-      const span = `requests #${batch[0].index}–${batch.at(-1)!.index}`;
-      if (!(await world.healthy())) {
-        fail(batch[0].request, batch[0].index, `/healthz does not answer after ${span}`);
-        break;
+        await world.rearm();
       }
-      // Work a request leaves running (an import) may change one later.
-      const changes = prototypeChanges(prototypes);
-      if (changes.length) {
-        restorePrototypes(prototypes);
-        fail(batch[0].request, batch[0].index, `prototype changed during ${span}: ${changes.join('; ')}`);
+      if (TRACE) {
+        writeSync(
+          2,
+          `${[...statuses]
+            .sort()
+            .map(([tally, n]) => `${tally}: ${n}`)
+            .join('\n')}\n`,
+        );
       }
-      await world.rearm();
-    }
-    if (TRACE) writeSync(2, `${[...statuses].sort().map(([tally, n]) => `${tally}: ${n}`).join('\n')}\n`);
-    expect([...failures.keys()], report(area.name, failures)).toEqual([]);
-    // The live credentials worked: a good share of the requests got past authentication to a 2xx.
-    if (!ONLY) expect(succeeded, `${succeeded} of ${requests.length} requests answered 2xx`).toBeGreaterThan(RUNS / 20);
-  }, 300_000);
+      expect([...failures.keys()], report(area.name, failures)).toEqual([]);
+      // The live credentials worked: a good share of the requests got past authentication to a 2xx.
+      if (!ONLY) {
+        expect(succeeded, `${succeeded} of ${requests.length} requests answered 2xx`).toBeGreaterThan(RUNS / 20);
+      }
+    },
+    300_000,
+  );
 });

@@ -116,8 +116,19 @@ function stringOf(schema: Schema): fc.Arbitrary<string> {
 }
 
 /** Integers at the edges databases and JSON care about, as JSON text where a double would round them. */
-const INTEGER_EDGES = [0, -1, 2 ** 31 - 1, 2 ** 31, 2 ** 32, Number.MAX_SAFE_INTEGER, '9007199254740993',
-  '9223372036854775807', '9223372036854775808', '18446744073709551617', '100000000000000000000'];
+const INTEGER_EDGES = [
+  0,
+  -1,
+  2 ** 31 - 1,
+  2 ** 31,
+  2 ** 32,
+  Number.MAX_SAFE_INTEGER,
+  '9007199254740993',
+  '9223372036854775807',
+  '9223372036854775808',
+  '18446744073709551617',
+  '100000000000000000000',
+];
 
 function numberOf(schema: Schema, integer: boolean): fc.Arbitrary<number | Raw> {
   const low = clamp(schema.minimum ?? -1000, -(2 ** 31), 2 ** 31);
@@ -360,30 +371,140 @@ function draftOf(op: Operation, options: GeneratorOptions): fc.Arbitrary<Draft> 
 // ---------------------------------------------------------------------------------------------
 // Mutations.
 
-const METHODS = ['PROPFIND', 'PROPPATCH', 'MKCOL', 'COPY', 'MOVE', 'LOCK', 'UNLOCK', 'SEARCH', 'PURGE', 'REPORT',
-  'TRACE', 'MKACTIVITY', 'CHECKOUT', 'MERGE', 'NOTIFY', 'SUBSCRIBE', 'UNSUBSCRIBE', 'LINK', 'UNLINK', 'SOURCE', 'QUERY',
-  'BIND', 'ACL', 'MKCALENDAR', 'M-SEARCH', 'GET', 'PUT', 'POST', 'DELETE', 'PATCH', 'OPTIONS', 'HEAD'];
-const PROTO_WORDS = ['__proto__', 'constructor', 'prototype', 'toString', 'hasOwnProperty', 'valueOf',
-  '__defineGetter__'];
+const METHODS = [
+  'PROPFIND',
+  'PROPPATCH',
+  'MKCOL',
+  'COPY',
+  'MOVE',
+  'LOCK',
+  'UNLOCK',
+  'SEARCH',
+  'PURGE',
+  'REPORT',
+  'TRACE',
+  'MKACTIVITY',
+  'CHECKOUT',
+  'MERGE',
+  'NOTIFY',
+  'SUBSCRIBE',
+  'UNSUBSCRIBE',
+  'LINK',
+  'UNLINK',
+  'SOURCE',
+  'QUERY',
+  'BIND',
+  'ACL',
+  'MKCALENDAR',
+  'M-SEARCH',
+  'GET',
+  'PUT',
+  'POST',
+  'DELETE',
+  'PATCH',
+  'OPTIONS',
+  'HEAD',
+];
+const PROTO_WORDS = [
+  '__proto__',
+  'constructor',
+  'prototype',
+  'toString',
+  'hasOwnProperty',
+  'valueOf',
+  '__defineGetter__',
+];
 const PROTO_JSON = ['{"polluted":"yes"}', '{"prototype":{"polluted":"yes"}}', '"polluted"', '[1]', 'null'];
-const PROTO_QUERY_KEYS = ['__proto__[polluted]', 'constructor[prototype][polluted]', '__proto__.polluted', '__proto__',
-  'constructor', 'prototype', 'files[__proto__]', 'files[constructor]', 'toString'];
-const BIG_NUMBERS = ['18446744073709551617', '-18446744073709551617', '9007199254740993',
-  '123456789012345678901234567890', '1e400', '-1e400', '1e-400', '-0', '0.0000001', '1E308'];
-const BIG_PARAM_TEXT = [...BIG_NUMBERS, '0x10', '1e3', '+1', '%201', '1.0', 'Infinity', 'NaN', '%D9%A1%D9%A2', '-1',
-  '00000000000000000000000000001'];
-const WRONG_PARAM_TEXT = ['abc', 'true', 'null', '%5B%5D', '%7B%7D', '-1', '0', '1.5', '', '%20', 'undefined',
-  '%E2%98%83'];
+const PROTO_QUERY_KEYS = [
+  '__proto__[polluted]',
+  'constructor[prototype][polluted]',
+  '__proto__.polluted',
+  '__proto__',
+  'constructor',
+  'prototype',
+  'files[__proto__]',
+  'files[constructor]',
+  'toString',
+];
+const BIG_NUMBERS = [
+  '18446744073709551617',
+  '-18446744073709551617',
+  '9007199254740993',
+  '123456789012345678901234567890',
+  '1e400',
+  '-1e400',
+  '1e-400',
+  '-0',
+  '0.0000001',
+  '1E308',
+];
+const BIG_PARAM_TEXT = [
+  ...BIG_NUMBERS,
+  '0x10',
+  '1e3',
+  '+1',
+  '%201',
+  '1.0',
+  'Infinity',
+  'NaN',
+  '%D9%A1%D9%A2',
+  '-1',
+  '00000000000000000000000000001',
+];
+const WRONG_PARAM_TEXT = [
+  'abc',
+  'true',
+  'null',
+  '%5B%5D',
+  '%7B%7D',
+  '-1',
+  '0',
+  '1.5',
+  '',
+  '%20',
+  'undefined',
+  '%E2%98%83',
+];
 const WRONG_VALUES = [null, true, false, 0, -1, 1.5, [], new Obj([]), [1, 'a'], new Obj([['a', new Obj([])]]), 'text'];
-const BAD_PERCENT = ['%', '%zz', '%E0%A4%A', '%C0%AE', '%FF', '%00', '%u0041', '%%', '%2', '%ED%A0%80', '%C3%28',
-  '%F4%90%80%80'];
-const CONTENT_TYPES = ['text/plain', 'application/xml', 'application/x-www-form-urlencoded',
-  'application/json; charset=utf-16', 'application/json; charset=latin1', 'multipart/form-data; boundary=zzz',
-  'application/octet-stream', 'image/png', '', ';;', 'application/json, text/plain', 'application/vnd.api+json',
-  'APPLICATION/JSON', 'application/problem+json', `application/json; boundary=x; charset=utf-8; x=${'y'.repeat(300)}`];
-const MULTIPART_TYPES = ['multipart/form-data', 'multipart/form-data; boundary=',
-  'multipart/form-data; boundary="unterminated', 'multipart/form-data; boundary=other', 'multipart/mixed',
-  'multipart/form-data; charset=utf-8'];
+const BAD_PERCENT = [
+  '%',
+  '%zz',
+  '%E0%A4%A',
+  '%C0%AE',
+  '%FF',
+  '%00',
+  '%u0041',
+  '%%',
+  '%2',
+  '%ED%A0%80',
+  '%C3%28',
+  '%F4%90%80%80',
+];
+const CONTENT_TYPES = [
+  'text/plain',
+  'application/xml',
+  'application/x-www-form-urlencoded',
+  'application/json; charset=utf-16',
+  'application/json; charset=latin1',
+  'multipart/form-data; boundary=zzz',
+  'application/octet-stream',
+  'image/png',
+  '',
+  ';;',
+  'application/json, text/plain',
+  'application/vnd.api+json',
+  'APPLICATION/JSON',
+  'application/problem+json',
+  `application/json; boundary=x; charset=utf-8; x=${'y'.repeat(300)}`,
+];
+const MULTIPART_TYPES = [
+  'multipart/form-data',
+  'multipart/form-data; boundary=',
+  'multipart/form-data; boundary="unterminated',
+  'multipart/form-data; boundary=other',
+  'multipart/mixed',
+  'multipart/form-data; charset=utf-8',
+];
 const EMPTY_BODIES = ['', 'null', '""', '[]', '0', '{}', ' ', '\ufeff{}'];
 const EXTRA_KEYS = ['extra', 'id', 'admin', 'role', 'user_id', 'balance', 'is_admin'];
 const EXTRA_HEADERS: [string, string][] = [
@@ -563,9 +684,9 @@ const MUTATIONS: Record<string, (draft: Draft) => fc.Arbitrary<Draft>> = {
             draft.body = { type: draft.body?.type ?? 'application/json', value: new Obj([entry, ...inner]) };
           }),
         ),
-      fc.tuple(fc.constantFrom(...PROTO_QUERY_KEYS), fc.constantFrom('yes', '1', '%7B%7D')).map(([key, value]) =>
-        edit(d, `proto:query:${key}`, (draft) => draft.query.push([key, value])),
-      ),
+      fc
+        .tuple(fc.constantFrom(...PROTO_QUERY_KEYS), fc.constantFrom('yes', '1', '%7B%7D'))
+        .map(([key, value]) => edit(d, `proto:query:${key}`, (draft) => draft.query.push([key, value]))),
       fc
         .constantFrom(...PROTO_WORDS)
         .chain((word) => onTarget(d, `proto:value:${word}`, () => fc.constant({ text: word, value: word }))),
@@ -593,9 +714,11 @@ const MUTATIONS: Record<string, (draft: Draft) => fc.Arbitrary<Draft>> = {
   method: (d) =>
     fc.constantFrom(...METHODS).map((method) => edit(d, `method:${method}`, (draft) => (draft.method = method))),
   pathTrick: (d) =>
-    fc.tuple(fc.constantFrom(...Object.keys(PATH_TRICKS)), fc.nat()).map(([trick, at]) =>
-      edit(d, `path:${trick}`, (draft) => draft.pathEdits.push((path) => PATH_TRICKS[trick](path, at))),
-    ),
+    fc
+      .tuple(fc.constantFrom(...Object.keys(PATH_TRICKS)), fc.nat())
+      .map(([trick, at]) =>
+        edit(d, `path:${trick}`, (draft) => draft.pathEdits.push((path) => PATH_TRICKS[trick](path, at))),
+      ),
   contentType: (d) =>
     fc.constantFrom(...CONTENT_TYPES).map((type) =>
       edit(d, `contentType:${type.slice(0, 40)}`, (draft) => {
@@ -624,13 +747,19 @@ const MUTATIONS: Record<string, (draft: Draft) => fc.Arbitrary<Draft>> = {
       edit(d, `noBoundary:${type}`, (draft) => {
         draft.contentType = type;
         const file = new FileValue('a.po', Buffer.from('msgid "a"\nmsgstr ""\n'));
-        draft.rawBody = multipart(draft.body?.value ?? new Obj([['file_format', 'GNU_PO'], ['file', file]]));
+        draft.rawBody = multipart(
+          draft.body?.value ??
+            new Obj([
+              ['file_format', 'GNU_PO'],
+              ['file', file],
+            ]),
+        );
       }),
     ),
   headers: (d) =>
-    fc.subarray(EXTRA_HEADERS, { minLength: 1, maxLength: 3 }).map((extra) =>
-      edit(d, `headers:${extra.map(([k]) => k).join(',')}`, (draft) => draft.headers.push(...extra)),
-    ),
+    fc
+      .subarray(EXTRA_HEADERS, { minLength: 1, maxLength: 3 })
+      .map((extra) => edit(d, `headers:${extra.map(([k]) => k).join(',')}`, (draft) => draft.headers.push(...extra))),
 };
 
 function insertAt(path: string, text: string, at: number): string {

@@ -27,18 +27,21 @@ const POOL_OPTIONS = { connections: 8, keepAliveTimeout: 10_000 };
 
 const PO_FILE = 'fuzz.po';
 const PO = 'msgid ""\nmsgstr ""\n"Content-Type: text/plain; charset=UTF-8\\n"\n\nmsgid "Hello world"\nmsgstr ""\n';
-const XLIFF = '<xliff version="1.2"><file source-language="en" datatype="plaintext" original="a"><body>'
-  + '<trans-unit id="a"><source>Hi</source></trans-unit></body></file></xliff>';
+const XLIFF =
+  '<xliff version="1.2"><file source-language="en" datatype="plaintext" original="a"><body>' +
+  '<trans-unit id="a"><source>Hi</source></trans-unit></body></file></xliff>';
 
 /** A small file of every upload format, some with prototype keys, and the format it is in. */
-const SAMPLES = ([
-  [PO_FILE, PO, 'GNU_PO'],
-  ['strings.json', '{"menu":{"open":"Open"},"__proto__":{"polluted":"yes"}}', 'HIERARCHICAL_JSON'],
-  ['strings.yml', 'en:\n  greeting: Hello\n  __proto__:\n    polluted: yes\n', 'YAML'],
-  ['strings.xml', '<?xml version="1.0"?><resources><string name="a">Hi</string></resources>', 'ANDROID_XML'],
-  ['Localizable.strings', '"hello" = "Hello";\n"constructor" = "x";\n', 'IOS_STRINGS'],
-  ['a.xliff', XLIFF, 'XLIFF'],
-] as const).map(([name, text, format]) => [new FileValue(name, Buffer.from(text)), format] as const);
+const SAMPLES = (
+  [
+    [PO_FILE, PO, 'GNU_PO'],
+    ['strings.json', '{"menu":{"open":"Open"},"__proto__":{"polluted":"yes"}}', 'HIERARCHICAL_JSON'],
+    ['strings.yml', 'en:\n  greeting: Hello\n  __proto__:\n    polluted: yes\n', 'YAML'],
+    ['strings.xml', '<?xml version="1.0"?><resources><string name="a">Hi</string></resources>', 'ANDROID_XML'],
+    ['Localizable.strings', '"hello" = "Hello";\n"constructor" = "x";\n', 'IOS_STRINGS'],
+    ['a.xliff', XLIFF, 'XLIFF'],
+  ] as const
+).map(([name, text, format]) => [new FileValue(name, Buffer.from(text)), format] as const);
 const SAMPLE_NAMES = SAMPLES.map(([file]) => file.name);
 
 /** Values that reach past lookups and authentication, by parameter or property name. */
@@ -145,7 +148,10 @@ export async function startWorld(kind: DatabaseKind): Promise<World> {
     }
     const admin = live.get('admin');
     if (!admin || (await status('GET', '/api/users/all', bearer(admin))) !== 200) {
-      const token = await login(url, ADMIN.email, ADMIN.password).then(({ token }) => token, () => 'the-admin-is-gone');
+      const token = await login(url, ADMIN.email, ADMIN.password).then(
+        ({ token }) => token,
+        () => 'the-admin-is-gone',
+      );
       live.set('admin', token);
     }
     const key = live.get('sk');
@@ -210,11 +216,11 @@ export async function startWorld(kind: DatabaseKind): Promise<World> {
       .catch((error: Error) => ({ error: String(error?.message ?? error) }));
     // A last resort against a stuck client: the pool is replaced, the request reported.
     let timer: NodeJS.Timeout | undefined;
-    const stalled = new Promise<{ error: string }>((done) => {
+    const stalled = new Promise<{ error: string }>((resolve) => {
       timer = setTimeout(() => {
         void pool.destroy();
         pool = new Pool(url, POOL_OPTIONS);
-        done({ error: `no answer within ${REQUEST_TIMEOUT_MS + 2000} ms` });
+        resolve({ error: `no answer within ${REQUEST_TIMEOUT_MS + 2000} ms` });
       }, REQUEST_TIMEOUT_MS + 2000);
     });
     const result = await Promise.race([answer, stalled]);

@@ -22,7 +22,10 @@ function expectNoStackTrace(text: string) {
 function getWithBody(url: string, text: string, headers: Record<string, string>) {
   return new Promise<{ status: number; text: string }>((resolve, reject) => {
     const length = Buffer.byteLength(text);
-    const options = { method: 'GET', headers: { 'content-type': 'application/json', 'content-length': length, ...headers } };
+    const options = {
+      method: 'GET',
+      headers: { 'content-type': 'application/json', 'content-length': length, ...headers },
+    };
     const sent = request(url, options, (response) => {
       let body = '';
       response.on('data', (chunk) => (body += chunk));
@@ -53,7 +56,7 @@ describe.each(databaseKinds)('deeply nested JSON on %s', (kind) => {
     await node?.close();
   });
 
-  it('area A: a billed body nested too deep is a 422 in FastAPI\'s shape, credential or not', async () => {
+  it("area A: a billed body nested too deep is a 422 in FastAPI's shape, credential or not", async () => {
     const key = await node.account(1_000_000);
     const seen = node.upstream.requests.length;
     for (const path of ['/v1/chat/completions', '/v1/embeddings']) {
@@ -99,7 +102,7 @@ describe.each(databaseKinds)('deeply nested JSON on %s', (kind) => {
     expect(JSON.parse(image.text)).toMatchObject({ errors: [{ field: 'body', type: TOO_DEEP.type }] });
   });
 
-  it('area C: POST /1/projects answers 400 in OneSky\'s shape', async () => {
+  it("area C: POST /1/projects answers 400 in OneSky's shape", async () => {
     const client = await Client.create(node.url);
     const text = `{"name":"deep","base_locale":"en-US","target_locales":${nested(DEEP)}}`;
     const answer = await post(`${node.url}${client.signed('/1/projects')}`, text);

@@ -320,7 +320,8 @@ describe('error shapes while shutting down', () => {
       // The first request is in flight (half its body sent) when the server starts closing;
       // the second, pipelined behind it on the same connection, arrives during the drain.
       const body = JSON.stringify({ email: 'nobody@example.test', password: 'not the password' });
-      const head = 'POST /api/users/login HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n' +
+      const head =
+        'POST /api/users/login HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n' +
         `Content-Length: ${body.length}\r\n\r\n`;
       let closed: Promise<void> | undefined;
       const received = await rawExchange(

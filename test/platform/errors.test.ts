@@ -46,7 +46,10 @@ describe('validation errors', () => {
   });
 
   it('reports a value that matches no branch of a union once', () => {
-    const schema = { type: 'object', properties: { id: { anyOf: [{ type: 'integer' }, { type: 'string', pattern: '^[a-z]+$' }] } } };
+    const schema = {
+      type: 'object',
+      properties: { id: { anyOf: [{ type: 'integer' }, { type: 'string', pattern: '^[a-z]+$' }] } },
+    };
     expect(validate(schema, { id: '12ab' })).toEqual([
       { loc: ['body', 'id'], msg: 'Input does not match any of the allowed forms', type: 'union' },
     ]);
@@ -83,7 +86,7 @@ describe('the path → area → shape mapping', () => {
     return written;
   }
 
-  it('answers a request that timed out before its request line was read with 408 in area A\'s shape', () => {
+  it("answers a request that timed out before its request line was read with 408 in area A's shape", () => {
     const answer = clientError('ERR_HTTP_REQUEST_TIMEOUT');
     expect(answer).toMatch(/^HTTP\/1\.1 408 Request Timeout\r\n/);
     const body = JSON.parse(answer.split('\r\n\r\n')[1]);
@@ -103,13 +106,17 @@ describe('a row deleted by a concurrent request', () => {
   // another request deleted meanwhile hit the foreign key and answered 500.
   async function foreignKeyErrors(): Promise<[string, unknown][]> {
     const sqlite = new Database(':memory:');
-    sqlite.exec('pragma foreign_keys = on; create table p (id integer primary key); create table c (p integer references p (id))');
+    sqlite.exec(
+      'pragma foreign_keys = on; create table p (id integer primary key); create table c (p integer references p (id))',
+    );
     const errors: [string, unknown][] = [['sqlite', catchError(() => sqlite.exec('insert into c values (1)'))]];
     if (postgresAvailable) {
       const client = new pg.Client({ connectionString: PG_ADMIN_URL });
       await client.connect();
       try {
-        await client.query('create temp table p (id integer primary key); create temp table c (p integer references p (id))');
+        await client.query(
+          'create temp table p (id integer primary key); create temp table c (p integer references p (id))',
+        );
         errors.push(['postgres', await client.query('insert into c values (1)').catch((error: unknown) => error)]);
       } finally {
         await client.end();
@@ -118,7 +125,7 @@ describe('a row deleted by a concurrent request', () => {
     return errors;
   }
 
-  it('answers 409 in the area\'s shape, not 500', async () => {
+  it("answers 409 in the area's shape, not 500", async () => {
     for (const [database, error] of await foreignKeyErrors()) {
       const app = Fastify();
       app.setErrorHandler(errorHandlerFor());
@@ -145,8 +152,13 @@ describe.runIf(postgresAvailable)('a statement PostgreSQL gave up to break a dea
     const setup = new pg.Client({ connectionString: PG_ADMIN_URL });
     await setup.connect();
     const table = `deadlock_${process.pid}_${Date.now()}`;
-    await setup.query(`create table ${table} (id integer primary key, v integer); insert into ${table} values (1, 0), (2, 0)`);
-    const [a, b] = [new pg.Client({ connectionString: PG_ADMIN_URL }), new pg.Client({ connectionString: PG_ADMIN_URL })];
+    await setup.query(
+      `create table ${table} (id integer primary key, v integer); insert into ${table} values (1, 0), (2, 0)`,
+    );
+    const [a, b] = [
+      new pg.Client({ connectionString: PG_ADMIN_URL }),
+      new pg.Client({ connectionString: PG_ADMIN_URL }),
+    ];
     await Promise.all([a.connect(), b.connect()]);
     try {
       await a.query('begin');
@@ -167,7 +179,7 @@ describe.runIf(postgresAvailable)('a statement PostgreSQL gave up to break a dea
     }
   }
 
-  it('answers 409 with Retry-After in the area\'s shape, not 500', async () => {
+  it("answers 409 with Retry-After in the area's shape, not 500", async () => {
     const error = await deadlockError();
     expect((error as { code?: string }).code).toBe('40P01');
     const app = Fastify();

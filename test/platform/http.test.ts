@@ -15,7 +15,9 @@ describe('HTTP plumbing', () => {
       },
     });
     server = await startTestServer('sqlite', { logger: { ...(loggerOptions('info') as object), stream } });
-    restricted = await startTestServer('sqlite', { env: { CORS_ORIGINS: 'https://allowed.example', SERVICES: 'tasks,docs' } });
+    restricted = await startTestServer('sqlite', {
+      env: { CORS_ORIGINS: 'https://allowed.example', SERVICES: 'tasks,docs' },
+    });
   });
   afterAll(async () => {
     await server?.close();
@@ -62,7 +64,7 @@ describe('HTTP plumbing', () => {
     expect(preflight.headers.get('access-control-allow-origin')).toBeNull();
   });
 
-  it('answers unknown local paths with 404 in each area\'s error shape, never forwarding them', async () => {
+  it("answers unknown local paths with 404 in each area's error shape, never forwarding them", async () => {
     const api = await fetch(`${server.url}/api/nothing/here`);
     expect(api.status).toBe(404);
     expect(api.headers.get('content-type')).toMatch(/application\/problem\+json/);
@@ -75,13 +77,21 @@ describe('HTTP plumbing', () => {
     }
   });
 
-  it('refuses a body over BODY_LIMIT with 413, and malformed JSON with 400, in the area\'s shape', async () => {
+  it("refuses a body over BODY_LIMIT with 413, and malformed JSON with 400, in the area's shape", async () => {
     const huge = JSON.stringify({ first_name: 'x'.repeat(server.config.bodyLimit + 10) });
-    const tooLarge = await fetch(`${server.url}/api/users/register`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: huge });
+    const tooLarge = await fetch(`${server.url}/api/users/register`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: huge,
+    });
     expect(tooLarge.status).toBe(413);
     expect(tooLarge.headers.get('content-type')).toMatch(/application\/problem\+json/);
     expect(await tooLarge.json()).toMatchObject({ status: 413, detail: 'Request body is too large' });
-    const malformed = await fetch(`${server.url}/api/users/register`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"email": ' });
+    const malformed = await fetch(`${server.url}/api/users/register`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{"email": ',
+    });
     expect(malformed.status).toBe(400);
     expect(await malformed.json()).toMatchObject({ status: 400, title: 'Bad Request' });
   });
@@ -94,7 +104,7 @@ describe('HTTP plumbing', () => {
     expect(index.descriptions.map((d: { name: string }) => d.name)).toEqual(['tasks']);
   });
 
-  it('publishes an OpenAPI 3.1.0 document per mounted service; the proxy node\'s is version 0.0.1', async () => {
+  it("publishes an OpenAPI 3.1.0 document per mounted service; the proxy node's is version 0.0.1", async () => {
     const index = await (await fetch(`${server.url}/openapi/`)).json();
     expect(index.descriptions.map((d: { name: string }) => d.name).sort()).toEqual(['proxy', 'quotes', 'tasks']);
     for (const { url } of index.descriptions) {
@@ -131,7 +141,11 @@ describe('HTTP plumbing', () => {
     await fetch(`${server.url}/healthz?ecash_token=${secrets[1]}&dev_hash=${secrets[2]}&page=1`, {
       headers: { Authorization: `Bearer ${secrets[0]}`, 'X-Cashu': secrets[1], Cookie: `session=${secrets[3]}` },
     });
-    await fetch(`${server.url}/api/nothing?password=${secrets[3]}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ password: secrets[3] }) });
+    await fetch(`${server.url}/api/nothing?password=${secrets[3]}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ password: secrets[3] }),
+    });
     const log = logLines.join('');
     expect(log).toContain('/healthz?ecash_token=[REDACTED]&dev_hash=[REDACTED]&page=1');
     for (const secret of secrets) expect(log).not.toContain(secret);

@@ -18,7 +18,11 @@ function capture() {
 
 describe('log redaction', () => {
   it('censors secret-keyed fields at any depth, in arrays too, without touching the logged object', () => {
-    const logged = { user: { email: 'a@example.com', Password: 'hunter2' }, calls: [{ headers: { authorization: 'Bearer sk-1', accept: '*/*' } }], token: 'cashuB1' };
+    const logged = {
+      user: { email: 'a@example.com', Password: 'hunter2' },
+      calls: [{ headers: { authorization: 'Bearer sk-1', accept: '*/*' } }],
+      token: 'cashuB1',
+    };
     const clean = redactSecrets(logged);
     expect(clean).toEqual({
       user: { email: 'a@example.com', Password: '[REDACTED]' },

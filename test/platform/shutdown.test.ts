@@ -9,7 +9,10 @@ describe('graceful shutdown', () => {
   it('on SIGTERM stops accepting, finishes the in-flight request, then exits 0', async () => {
     const cwd = mkdtempSync(join(tmpdir(), 'quartet-shutdown-'));
     const port = await freePort();
-    const run = spawnQuartet(['serve'], { cwd, env: { PORT: String(port), HOST: '127.0.0.1', SERVICES: 'tasks', USERS_SCRYPT_N: '1024' } });
+    const run = spawnQuartet(['serve'], {
+      cwd,
+      env: { PORT: String(port), HOST: '127.0.0.1', SERVICES: 'tasks', USERS_SCRYPT_N: '1024' },
+    });
     try {
       await waitForHttp(`http://127.0.0.1:${port}/healthz`);
       // An in-flight request: headers and half the body sent, the rest after the signal.

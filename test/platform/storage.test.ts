@@ -36,7 +36,9 @@ describe.each(databaseKinds)('storage on %s', (kind) => {
     expect(outputs).toMatch(/applied: /);
     expect(outputs).toMatch(/database is up to date/);
     expect(await migrate(first)).toEqual([]);
-    const recorded = await sql<{ name: string }>`select name from quartet_migrations order by name`.execute(first.kysely);
+    const recorded = await sql<{ name: string }>`select name from quartet_migrations order by name`.execute(
+      first.kysely,
+    );
     expect(recorded.rows.map((r) => r.name)).toEqual(allMigrations.map((m) => m.name).sort());
   });
 
@@ -71,7 +73,14 @@ describe.each(databaseKinds)('storage on %s', (kind) => {
       { name: 'hits', type: 'integer' as const },
       { name: 'window_start', type: 'bigint' as const },
     ];
-    const inserted = await insertRows(first.kysely, first.dialect, 'rate_limits', columns, ['bulk:a', 1, 100, hostile, 2, 200, 'bulk:c', 1, 300], ['key']);
+    const inserted = await insertRows(
+      first.kysely,
+      first.dialect,
+      'rate_limits',
+      columns,
+      ['bulk:a', 1, 100, hostile, 2, 200, 'bulk:c', 1, 300],
+      ['key'],
+    );
     expect(inserted.map((row) => row.key)).toEqual(['bulk:a', hostile, 'bulk:c']);
     const changed = await updateRows(
       first.kysely,
@@ -89,7 +98,11 @@ describe.each(databaseKinds)('storage on %s', (kind) => {
       ['bulk:a', 6, 100],
       ['bulk:c', 0, 301],
     ]);
-    const stored = await first.kysely.selectFrom('rate_limits').select(['key', 'hits']).where('key', '=', hostile).executeTakeFirstOrThrow();
+    const stored = await first.kysely
+      .selectFrom('rate_limits')
+      .select(['key', 'hits'])
+      .where('key', '=', hostile)
+      .executeTakeFirstOrThrow();
     expect(Number(stored.hits)).toBe(2);
     expect(await updateRows(first.kysely, first.dialect, 'rate_limits', [columns[0]], [columns[1]], [])).toEqual([]);
   });
@@ -101,8 +114,15 @@ describe.each(databaseKinds)('storage on %s', (kind) => {
       throw new Error('failed after a write');
     });
     await expect(attempt).rejects.toThrow('failed after a write');
-    expect(await first.kysely.selectFrom('rate_limits').select('key').where('key', '=', 'tx:kept?').execute()).toEqual([]);
-    expect(await writeTransaction(first, async (trx) => (await trx.selectFrom('rate_limits').select('key').where('key', '=', 'bulk:a').execute()).length)).toBe(1);
+    expect(await first.kysely.selectFrom('rate_limits').select('key').where('key', '=', 'tx:kept?').execute()).toEqual(
+      [],
+    );
+    expect(
+      await writeTransaction(
+        first,
+        async (trx) => (await trx.selectFrom('rate_limits').select('key').where('key', '=', 'bulk:a').execute()).length,
+      ),
+    ).toBe(1);
   });
 
   it('counts rate-limit hits exactly across two connections hitting at once', async () => {
@@ -156,10 +176,17 @@ describe('SQLite checkpoints', () => {
       // About 2 MB in one commit: 500 pages, well under the main connection's autocheckpoint.
       const payload = 'x'.repeat(4000);
       await writeTransaction(db, async (trx) => {
-        for (let i = 0; i < 500; i++) await trx.insertInto('rate_limits').values({ key: `checkpoint:${i}:${payload}`, hits: 1, window_start: i }).execute();
+        for (let i = 0; i < 500; i++) {
+          await trx
+            .insertInto('rate_limits')
+            .values({ key: `checkpoint:${i}:${payload}`, hits: 1, window_start: i })
+            .execute();
+        }
       });
       const deadline = Date.now() + 10_000;
-      while (statSync(file).size < before + 1_000_000 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+      while (statSync(file).size < before + 1_000_000 && Date.now() < deadline) {
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
       expect(statSync(file).size).toBeGreaterThan(before + 1_000_000);
     } finally {
       await db.close();

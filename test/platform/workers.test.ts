@@ -21,7 +21,18 @@ describe('WORKERS', () => {
   it('serves one port from several processes, replaces one that dies, and stops them all at SIGTERM', async () => {
     const cwd = mkdtempSync(join(tmpdir(), 'quartet-workers-'));
     const port = await freePort();
-    const run = spawnQuartet(['serve'], { cwd, env: { PORT: String(port), HOST: '127.0.0.1', SERVICES: 'tasks', WORKERS: '2', USERS_SCRYPT_N: '1024', LOG_LEVEL: 'info', LOG_SYNC: '1' } });
+    const run = spawnQuartet(['serve'], {
+      cwd,
+      env: {
+        PORT: String(port),
+        HOST: '127.0.0.1',
+        SERVICES: 'tasks',
+        WORKERS: '2',
+        USERS_SCRYPT_N: '1024',
+        LOG_LEVEL: 'info',
+        LOG_SYNC: '1',
+      },
+    });
     const primary = run.child.pid!;
     try {
       await waitForHttp(`http://127.0.0.1:${port}/healthz`);
@@ -33,7 +44,13 @@ describe('WORKERS', () => {
       const register = await fetch(`http://127.0.0.1:${port}/api/users/register`, {
         method: 'POST',
         headers: { 'content-type': 'application/json', connection: 'close' },
-        body: JSON.stringify({ email, username: `w${Date.now()}`, password: 'a long and unusual passphrase', first_name: 'W', last_name: 'K' }),
+        body: JSON.stringify({
+          email,
+          username: `w${Date.now()}`,
+          password: 'a long and unusual passphrase',
+          first_name: 'W',
+          last_name: 'K',
+        }),
       });
       expect(register.status).toBe(201);
       for (let i = 0; i < 4; i++) {

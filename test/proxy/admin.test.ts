@@ -14,7 +14,15 @@ const PASSWORD = 'correct horse battery staple';
 async function launch(): Promise<Browser> {
   return chromium.launch({
     executablePath: '/usr/bin/chromium',
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+      '--no-first-run',
+    ],
   });
 }
 
@@ -29,7 +37,11 @@ describe('admin page without a password', () => {
       expect(html).toContain('PROXY_ADMIN_PASSWORD');
       expect(html).not.toContain('total-held');
       expect(html).not.toContain('<form');
-      const login = await fetch(`${node.url}/admin/login`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'password=anything' });
+      const login = await fetch(`${node.url}/admin/login`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: 'password=anything',
+      });
       expect(login.status).toBe(404);
     } finally {
       await node.close();
@@ -43,7 +55,9 @@ describe('admin page', () => {
   let browser: Browser;
   beforeAll(async () => {
     mint = await startDevMint({ unit: 'sat', inputFeePpk: 0, port: 0 });
-    node = await startNode('sqlite', { env: { SERVICES: 'proxy,tasks', PROXY_MINTS: mint.url, PROXY_ADMIN_PASSWORD: PASSWORD } });
+    node = await startNode('sqlite', {
+      env: { SERVICES: 'proxy,tasks', PROXY_MINTS: mint.url, PROXY_ADMIN_PASSWORD: PASSWORD },
+    });
     browser = await launch();
   }, 60_000);
   afterAll(async () => {
@@ -60,14 +74,28 @@ describe('admin page', () => {
     const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
     const earned = sum(requests.filter((r) => r.status === 'settled').map((r) => Number(r.charged_msat)));
     const withdrawn = sum(withdrawals.filter((w) => w.status !== 'failed').map((w) => Number(w.amount_msat)));
-    return { held: sum(accounts.map((a) => Number(a.balance_msat))), reserved: sum(accounts.map((a) => Number(a.reserved_msat))), earned, withdrawn, earnings: earned - withdrawn };
+    return {
+      held: sum(accounts.map((a) => Number(a.balance_msat))),
+      reserved: sum(accounts.map((a) => Number(a.reserved_msat))),
+      earned,
+      withdrawn,
+      earnings: earned - withdrawn,
+    };
   }
 
   it('logs in, shows totals that match the database, and withdraws the earnings as a token', async () => {
     // A user pays 200 sat into the node and makes two large requests.
     const key = await openAccount(node.url, await mint.mintToken(200));
     node.upstream.faults.completionTokens = 800;
-    for (let i = 0; i < 2; i++) expect((await postJson(`${node.url}/v1/chat/completions`, chatBody({ max_tokens: 900 }), { authorization: `Bearer ${key}` })).status).toBe(200);
+    for (let i = 0; i < 2; i++) {
+      expect(
+        (
+          await postJson(`${node.url}/v1/chat/completions`, chatBody({ max_tokens: 900 }), {
+            authorization: `Bearer ${key}`,
+          })
+        ).status,
+      ).toBe(200);
+    }
     node.upstream.resetFaults();
     const before = await dbTotals();
     expect(before.earnings).toBeGreaterThan(3000);
@@ -122,22 +150,50 @@ describe('admin page', () => {
   }, 60_000);
 
   it('refuses forms without the CSRF token or from another origin', async () => {
-    const login = await fetch(`${node.url}/admin/login`, { method: 'POST', redirect: 'manual', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: `password=${encodeURIComponent(PASSWORD)}` });
+    const login = await fetch(`${node.url}/admin/login`, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: `password=${encodeURIComponent(PASSWORD)}`,
+    });
     expect(login.status).toBe(303);
     const cookie = login.headers.get('set-cookie')!.split(';')[0];
-    const noCsrf = await fetch(`${node.url}/admin/withdraw`, { method: 'POST', headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' }, body: `amount_sat=1&mint=${encodeURIComponent(mint.url)}` });
+    const noCsrf = await fetch(`${node.url}/admin/withdraw`, {
+      method: 'POST',
+      headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' },
+      body: `amount_sat=1&mint=${encodeURIComponent(mint.url)}`,
+    });
     expect(noCsrf.status).toBe(403);
     const page = await (await fetch(`${node.url}/admin/`, { headers: { cookie } })).text();
     const csrf = /name="csrf" value="([^"]+)"/.exec(page)![1];
-    const foreign = await fetch(`${node.url}/admin/withdraw`, { method: 'POST', headers: { cookie, origin: 'https://evil.example', 'content-type': 'application/x-www-form-urlencoded' }, body: `csrf=${csrf}&amount_sat=1&mint=${encodeURIComponent(mint.url)}` });
+    const foreign = await fetch(`${node.url}/admin/withdraw`, {
+      method: 'POST',
+      headers: { cookie, origin: 'https://evil.example', 'content-type': 'application/x-www-form-urlencoded' },
+      body: `csrf=${csrf}&amount_sat=1&mint=${encodeURIComponent(mint.url)}`,
+    });
     expect(foreign.status).toBe(403);
-    const crossLogin = await fetch(`${node.url}/admin/login`, { method: 'POST', headers: { origin: 'https://evil.example', 'content-type': 'application/x-www-form-urlencoded' }, body: 'password=x' });
+    const crossLogin = await fetch(`${node.url}/admin/login`, {
+      method: 'POST',
+      headers: { origin: 'https://evil.example', 'content-type': 'application/x-www-form-urlencoded' },
+      body: 'password=x',
+    });
     expect(crossLogin.status).toBe(403);
   });
 
   it('escapes everything it shows', async () => {
     const db = node.server.db.kysely;
-    await db.insertInto('proxy_accounts').values({ key_hash: 'x'.repeat(64), key_prefix: '<script>alert(1)</script>', balance_msat: 0, mint_url: '"><img src=x onerror=alert(2)>', unit: 'sat', created_at: Date.now(), last_used_at: Date.now() }).execute();
+    await db
+      .insertInto('proxy_accounts')
+      .values({
+        key_hash: 'x'.repeat(64),
+        key_prefix: '<script>alert(1)</script>',
+        balance_msat: 0,
+        mint_url: '"><img src=x onerror=alert(2)>',
+        unit: 'sat',
+        created_at: Date.now(),
+        last_used_at: Date.now(),
+      })
+      .execute();
     const context = await browser.newContext();
     const page = await context.newPage();
     let dialogs = 0;
@@ -155,11 +211,27 @@ describe('admin page', () => {
     await context.close();
   }, 30_000);
 
-  it('accepts an area B admin\'s bearer token, not a plain user\'s', async () => {
+  it("accepts an area B admin's bearer token, not a plain user's", async () => {
     const accounts = new Accounts(node.server.db, node.server.config.users);
-    await accounts.register({ email: 'root@example.com', username: 'root', first_name: 'Root', last_name: 'Admin', password: 'Very-long-admin-passphrase-1' }, 'admin');
-    await accounts.register({ email: 'user@example.com', username: 'plain', first_name: 'Plain', last_name: 'User', password: 'Very-long-user-passphrase-2' });
-    const login = async (email: string, password: string) => (await postJson(`${node.url}/api/users/login`, { email, password })).json.token as string;
+    await accounts.register(
+      {
+        email: 'root@example.com',
+        username: 'root',
+        first_name: 'Root',
+        last_name: 'Admin',
+        password: 'Very-long-admin-passphrase-1',
+      },
+      'admin',
+    );
+    await accounts.register({
+      email: 'user@example.com',
+      username: 'plain',
+      first_name: 'Plain',
+      last_name: 'User',
+      password: 'Very-long-user-passphrase-2',
+    });
+    const login = async (email: string, password: string) =>
+      (await postJson(`${node.url}/api/users/login`, { email, password })).json.token as string;
     const admin = await login('root@example.com', 'Very-long-admin-passphrase-1');
     const user = await login('user@example.com', 'Very-long-user-passphrase-2');
     const asAdmin = await (await fetch(`${node.url}/admin/`, { headers: { authorization: `Bearer ${admin}` } })).text();
@@ -170,16 +242,30 @@ describe('admin page', () => {
   });
 
   it('keeps sessions in the database (another process honours them) and marks cookies Secure behind https', async () => {
-    const other = await startNode('sqlite', { database: node.server.database, upstream: node.upstream, env: { SERVICES: 'proxy', PROXY_MINTS: mint.url, PROXY_ADMIN_PASSWORD: PASSWORD, TRUST_PROXY: 'true' } });
+    const other = await startNode('sqlite', {
+      database: node.server.database,
+      upstream: node.upstream,
+      env: { SERVICES: 'proxy', PROXY_MINTS: mint.url, PROXY_ADMIN_PASSWORD: PASSWORD, TRUST_PROXY: 'true' },
+    });
     try {
-      const login = await fetch(`${other.url}/admin/login`, { method: 'POST', redirect: 'manual', headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-forwarded-proto': 'https' }, body: `password=${encodeURIComponent(PASSWORD)}` });
+      const login = await fetch(`${other.url}/admin/login`, {
+        method: 'POST',
+        redirect: 'manual',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-forwarded-proto': 'https' },
+        body: `password=${encodeURIComponent(PASSWORD)}`,
+      });
       expect(login.status).toBe(303);
       const setCookie = login.headers.get('set-cookie')!;
       expect(setCookie).toMatch(/; HttpOnly; SameSite=Strict; Secure$/);
       const cookie = setCookie.split(';')[0];
       const elsewhere = await (await fetch(`${node.url}/admin/`, { headers: { cookie } })).text();
       expect(elsewhere).toContain('total-held');
-      const logout = await fetch(`${node.url}/admin/logout`, { method: 'POST', redirect: 'manual', headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' }, body: `csrf=${/name="csrf" value="([^"]+)"/.exec(elsewhere)![1]}` });
+      const logout = await fetch(`${node.url}/admin/logout`, {
+        method: 'POST',
+        redirect: 'manual',
+        headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' },
+        body: `csrf=${/name="csrf" value="([^"]+)"/.exec(elsewhere)![1]}`,
+      });
       expect(logout.status).toBe(303);
       expect(await (await fetch(`${other.url}/admin/`, { headers: { cookie } })).text()).not.toContain('total-held');
     } finally {
@@ -190,7 +276,11 @@ describe('admin page', () => {
   it('limits login attempts', async () => {
     const statuses: number[] = [];
     for (let i = 0; i < 12; i++) {
-      const answer = await fetch(`${node.url}/admin/login`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'password=guess' });
+      const answer = await fetch(`${node.url}/admin/login`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: 'password=guess',
+      });
       statuses.push(answer.status);
     }
     expect(statuses.at(-1)).toBe(429);
@@ -203,8 +293,17 @@ describe.each(databaseKinds)('admin totals on %s', (kind) => {
     const node = await startNode(kind, { env: { PROXY_ADMIN_PASSWORD: PASSWORD } });
     try {
       const keys = [await node.account(500_000), await node.account(70_000)];
-      for (const key of keys) expect((await postJson(`${node.url}/v1/chat/completions`, chatBody(), { authorization: `Bearer ${key}` })).status).toBe(200);
-      const login = await fetch(`${node.url}/admin/login`, { method: 'POST', redirect: 'manual', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: `password=${encodeURIComponent(PASSWORD)}` });
+      for (const key of keys) {
+        expect(
+          (await postJson(`${node.url}/v1/chat/completions`, chatBody(), { authorization: `Bearer ${key}` })).status,
+        ).toBe(200);
+      }
+      const login = await fetch(`${node.url}/admin/login`, {
+        method: 'POST',
+        redirect: 'manual',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: `password=${encodeURIComponent(PASSWORD)}`,
+      });
       const cookie = login.headers.get('set-cookie')!.split(';')[0];
       const html = await (await fetch(`${node.url}/admin/`, { headers: { cookie } })).text();
       const shown = (id: string) => Number(new RegExp(`id="${id}" data-msat="(-?\\d+)"`).exec(html)![1]);

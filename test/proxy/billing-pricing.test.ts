@@ -37,18 +37,39 @@ describe('msat arithmetic', () => {
 
   it('bounds the prompt by its bytes and counts images as a fixed allowance', () => {
     const text = promptTokenBound({ model: 'm', messages: [{ role: 'user', content: 'hello' }] });
-    expect(text).toBe(Buffer.byteLength(JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'hello' }] })));
-    const image = promptTokenBound({ model: 'm', messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: `data:image/png;base64,${'A'.repeat(100_000)}` } }] }] });
+    expect(text).toBe(
+      Buffer.byteLength(JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'hello' }] })),
+    );
+    const image = promptTokenBound({
+      model: 'm',
+      messages: [
+        {
+          role: 'user',
+          content: [{ type: 'image_url', image_url: { url: `data:image/png;base64,${'A'.repeat(100_000)}` } }],
+        },
+      ],
+    });
     expect(image).toBeLessThan(2000);
   });
 
   it('plans a full reservation, a clamped one for a small balance, or none', () => {
     const price = { prompt: { num: 1n, den: 1n }, completion: { num: 2n, den: 1n }, request: { num: 10n, den: 1n } };
-    const metered = meterRequest('chat', Buffer.from(JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'x' }], max_tokens: 100 })));
+    const metered = meterRequest(
+      'chat',
+      Buffer.from(JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'x' }], max_tokens: 100 })),
+    );
     const limits = { maxOutputTokens: 4096, minOutputTokens: 16, modelMaxTokens: null };
     const fixed = metered.promptBound + 10;
-    expect(planReservation(metered, price, 1_000_000, limits).plan).toEqual({ reserveMsat: fixed + 200, maxTokens: 100, clamped: false });
-    expect(planReservation(metered, price, fixed + 41, limits).plan).toEqual({ reserveMsat: fixed + 40, maxTokens: 20, clamped: true });
+    expect(planReservation(metered, price, 1_000_000, limits).plan).toEqual({
+      reserveMsat: fixed + 200,
+      maxTokens: 100,
+      clamped: false,
+    });
+    expect(planReservation(metered, price, fixed + 41, limits).plan).toEqual({
+      reserveMsat: fixed + 40,
+      maxTokens: 20,
+      clamped: true,
+    });
     expect(planReservation(metered, price, fixed + 31, limits)).toMatchObject({ plan: null, minimumMsat: fixed + 32 });
     const n3 = meterRequest('chat', Buffer.from(JSON.stringify({ model: 'm', messages: [], max_tokens: 10, n: 3 })));
     expect(planReservation(n3, price, 1_000_000, limits).plan!.reserveMsat).toBe(n3.promptBound + 10 + 60);
@@ -62,14 +83,31 @@ describe('models file', () => {
     return file;
   };
 
-  it('accepts OpenRouter\'s format and the bundled default', () => {
-    const models = loadModels(write({ data: [{ id: 'a/b', pricing: { prompt: '0.000001', completion: '0.000002' }, context_length: 8000, top_provider: { max_completion_tokens: 512 } }] }));
-    expect(models.get('a/b')).toMatchObject({ contextLength: 8000, maxCompletionTokens: 512, usd: { prompt: '0.000001', completion: '0.000002', request: '0' } });
+  it("accepts OpenRouter's format and the bundled default", () => {
+    const models = loadModels(
+      write({
+        data: [
+          {
+            id: 'a/b',
+            pricing: { prompt: '0.000001', completion: '0.000002' },
+            context_length: 8000,
+            top_provider: { max_completion_tokens: 512 },
+          },
+        ],
+      }),
+    );
+    expect(models.get('a/b')).toMatchObject({
+      contextLength: 8000,
+      maxCompletionTokens: 512,
+      usd: { prompt: '0.000001', completion: '0.000002', request: '0' },
+    });
     expect(loadModels(null).size).toBeGreaterThan(0);
   });
 
   it('stops the start with a clear message for models it cannot price', () => {
-    expect(() => loadModels(write({ data: [{ id: 'openrouter/auto', pricing: { prompt: '-1', completion: '-1' } }] }))).toThrow(/openrouter\/auto.*pricing.prompt/);
+    expect(() =>
+      loadModels(write({ data: [{ id: 'openrouter/auto', pricing: { prompt: '-1', completion: '-1' } }] })),
+    ).toThrow(/openrouter\/auto.*pricing.prompt/);
     expect(() => loadModels('/nonexistent/models.json')).toThrow(ConfigError);
     expect(() => loadModels(write({ models: [] }))).toThrow(/expected/);
   });
@@ -128,7 +166,7 @@ describe('price feeds', () => {
     expect(hits['/good']).toBe(asked);
   });
 
-  it('uses a feed\'s rate over HTTP, and answers 503 without any rate', async () => {
+  it("uses a feed's rate over HTTP, and answers 503 without any rate", async () => {
     answers['/rate'] = { status: 200, body: { deep: { usd: '200000' } } };
     const node = await startNode('sqlite', { env: { PROXY_BTC_USD: '', PROXY_PRICE_FEEDS: `${base}/rate#deep.usd` } });
     try {
@@ -148,7 +186,9 @@ describe('price feeds', () => {
       expect(info.btc_usd).toBeNull();
       expect(info.models.find((m: any) => m.id === TEST_MODEL).sats_pricing).toBeNull();
       const key = await unpriced.account(1_000_000);
-      const answer = await postJson(`${unpriced.url}/v1/chat/completions`, chatBody(), { authorization: `Bearer ${key}` });
+      const answer = await postJson(`${unpriced.url}/v1/chat/completions`, chatBody(), {
+        authorization: `Bearer ${key}`,
+      });
       expect(answer.status).toBe(503);
       expect(answer.json.error.code).toBe('pricing_unavailable');
     } finally {

@@ -22,8 +22,16 @@ describe.each(databaseKinds)('billing on %s', (kind) => {
   it('charges exactly the usage at the model price, request after request', async () => {
     const key = await node.account(5_000_000);
     let expected = 0;
-    for (const [content, max] of [['short', undefined], ['a somewhat longer question about nodes', 3], ['ünïcödé ✓ text', 50]] as const) {
-      const answer = await postJson(`${node.url}/v1/chat/completions`, chatBody({ messages: [{ role: 'user', content }], max_tokens: max }), auth(key));
+    for (const [content, max] of [
+      ['short', undefined],
+      ['a somewhat longer question about nodes', 3],
+      ['ünïcödé ✓ text', 50],
+    ] as const) {
+      const answer = await postJson(
+        `${node.url}/v1/chat/completions`,
+        chatBody({ messages: [{ role: 'user', content }], max_tokens: max }),
+        auth(key),
+      );
       expect(answer.status).toBe(200);
       const cost = testCost(answer.json.usage);
       expect(Number(answer.headers.get('x-cashu-cost-msat'))).toBe(cost);
@@ -51,7 +59,11 @@ describe.each(databaseKinds)('billing on %s', (kind) => {
     const count = node.upstream.requests.length;
     const refused = await postJson(`${node.url}/v1/chat/completions`, chatBody(), auth(poor));
     expect(refused.status).toBe(402);
-    expect(refused.json.error).toMatchObject({ type: 'insufficient_quota', code: 'insufficient_balance', available_msat: 50 });
+    expect(refused.json.error).toMatchObject({
+      type: 'insufficient_quota',
+      code: 'insufficient_balance',
+      available_msat: 50,
+    });
     expect(refused.json.error.minimum_msat).toBeGreaterThan(50);
     expect(node.upstream.requests.length).toBe(count);
     expect(await node.balance(poor)).toMatchObject({ balance: 50, reserved: 0 });
@@ -68,7 +80,10 @@ describe.each(databaseKinds)('billing on %s', (kind) => {
     }
     expect(await node.balance(key)).toEqual({ balance: 100_000, reserved: 0, spent: 0, requests: 0 });
     const rows = (await node.ledger()).slice(-2);
-    expect(rows.map((row) => [row.status, row.upstream_status])).toEqual([['released', 500], ['released', 429]]);
+    expect(rows.map((row) => [row.status, row.upstream_status])).toEqual([
+      ['released', 500],
+      ['released', 429],
+    ]);
   });
 
   it('releases the reservation on a timeout (504)', async () => {
@@ -88,7 +103,9 @@ describe.each(databaseKinds)('billing on %s', (kind) => {
     const start = 10 * cost;
     const key = await node.account(start);
     node.upstream.faults.delayMs = 20;
-    const answers = await Promise.all(Array.from({ length: 200 }, () => postJson(`${node.url}/v1/chat/completions`, chatBody(), auth(key))));
+    const answers = await Promise.all(
+      Array.from({ length: 200 }, () => postJson(`${node.url}/v1/chat/completions`, chatBody(), auth(key))),
+    );
     const statuses = answers.map((a) => a.status);
     expect(statuses.every((s) => s === 200 || s === 402)).toBe(true);
     const served = answers.filter((a) => a.status === 200);
@@ -122,11 +139,33 @@ describe('reservations of a stopped process', () => {
       // A reservation left by a process that died an hour ago.
       await db.updateTable('proxy_accounts').set({ reserved_msat: 3000 }).where('id', '=', account.id).execute();
       const old = Date.now() - 3_600_000;
-      await db.insertInto('proxy_requests').values({ account_id: account.id, request_id: 'dead', path: '/v1/chat/completions', model: 'test/model', stream: 1, payment: 'key', status: 'reserved', reserved_msat: 3000, created_at: old, heartbeat_at: old }).execute();
+      await db
+        .insertInto('proxy_requests')
+        .values({
+          account_id: account.id,
+          request_id: 'dead',
+          path: '/v1/chat/completions',
+          model: 'test/model',
+          stream: 1,
+          payment: 'key',
+          status: 'reserved',
+          reserved_msat: 3000,
+          created_at: old,
+          heartbeat_at: old,
+        })
+        .execute();
       // A long stream served right now keeps its reservation.
       node.upstream.faults.chunkDelayMs = 400;
-      const stream = fetch(`${node.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json', ...auth(key) }, body: JSON.stringify(chatBody({ stream: true })) }).then((r) => r.text());
-      await waitUntil('the sweep', async () => (await node.ledger()).some((row) => row.request_id === 'dead' && row.status === 'expired'), 10_000);
+      const stream = fetch(`${node.url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...auth(key) },
+        body: JSON.stringify(chatBody({ stream: true })),
+      }).then((r) => r.text());
+      await waitUntil(
+        'the sweep',
+        async () => (await node.ledger()).some((row) => row.request_id === 'dead' && row.status === 'expired'),
+        10_000,
+      );
       const live = (await node.ledger()).find((row) => row.request_id !== 'dead')!;
       expect(live.status).toBe('reserved');
       expect((await node.balance(key)).reserved).toBe(Number(live.reserved_msat));
@@ -143,7 +182,14 @@ describe.skipIf(!postgresAvailable)('billing with two processes on one PostgreSQ
   type Answer = Awaited<ReturnType<typeof postJson>>;
 
   /** Two nodes on one fresh database and one upstream; `cost` is what one test request costs. */
-  async function withTwoNodes(run: (nodes: { a: Node; b: Node; upstream: Awaited<ReturnType<typeof startFakeUpstream>>; cost: number }) => Promise<void>) {
+  async function withTwoNodes(
+    run: (nodes: {
+      a: Node;
+      b: Node;
+      upstream: Awaited<ReturnType<typeof startFakeUpstream>>;
+      cost: number;
+    }) => Promise<void>,
+  ) {
     const database = await createTestDatabase('postgres');
     const upstream = await startFakeUpstream({ apiKey: 'operator-key' });
     const a = await startNode('postgres', { database, upstream });
@@ -173,49 +219,91 @@ describe.skipIf(!postgresAvailable)('billing with two processes on one PostgreSQ
     return served.length;
   }
 
-  it('never lets the two spend the same millisatoshi', () =>
-    withTwoNodes(async ({ a, b, upstream, cost }) => {
-      const start = 10 * cost;
-      const key = await a.account(start);
-      upstream.faults.delayMs = 20;
-      const answers = await Promise.all(Array.from({ length: 200 }, (_, i) => postJson(`${(i % 2 ? a : b).url}/v1/chat/completions`, chatBody(), auth(key))));
-      const served = await expectExact(b, key, start, answers, 10);
-      // Which process wins each race is the scheduler's choice (one may win all ten); what must
-      // hold is above: both answered from one balance, and no msat was spent twice.
-      const ledger = await a.ledger();
-      expect(ledger.filter((row) => row.status === 'settled').length).toBe(served + 1);
-    }), 60_000);
+  it(
+    'never lets the two spend the same millisatoshi',
+    () =>
+      withTwoNodes(async ({ a, b, upstream, cost }) => {
+        const start = 10 * cost;
+        const key = await a.account(start);
+        upstream.faults.delayMs = 20;
+        const answers = await Promise.all(
+          Array.from({ length: 200 }, (_, i) =>
+            postJson(`${(i % 2 ? a : b).url}/v1/chat/completions`, chatBody(), auth(key)),
+          ),
+        );
+        const served = await expectExact(b, key, start, answers, 10);
+        // Which process wins each race is the scheduler's choice (one may win all ten); what must
+        // hold is above: both answered from one balance, and no msat was spent twice.
+        const ledger = await a.ledger();
+        expect(ledger.filter((row) => row.status === 'settled').length).toBe(served + 1);
+      }),
+    60_000,
+  );
 
-  it('keeps every account of many exact when both serve them at once', () =>
-    withTwoNodes(async ({ a, b, upstream, cost }) => {
-      const start = 4 * cost;
-      const keys = await Promise.all(Array.from({ length: 6 }, () => a.account(start)));
-      upstream.faults.delayMs = 10;
-      // Shared transactions of both processes take these accounts' rows in many combinations.
-      const answers = await Promise.all(Array.from({ length: 240 }, (_, i) => postJson(`${(i % 2 ? a : b).url}/v1/chat/completions`, chatBody(), auth(keys[i % keys.length]))));
-      for (const [k, key] of keys.entries()) await expectExact(b, key, start, answers.filter((_, i) => i % keys.length === k), 4);
-    }), 60_000);
+  it(
+    'keeps every account of many exact when both serve them at once',
+    () =>
+      withTwoNodes(async ({ a, b, upstream, cost }) => {
+        const start = 4 * cost;
+        const keys = await Promise.all(Array.from({ length: 6 }, () => a.account(start)));
+        upstream.faults.delayMs = 10;
+        // Shared transactions of both processes take these accounts' rows in many combinations.
+        const answers = await Promise.all(
+          Array.from({ length: 240 }, (_, i) =>
+            postJson(`${(i % 2 ? a : b).url}/v1/chat/completions`, chatBody(), auth(keys[i % keys.length])),
+          ),
+        );
+        for (const [k, key] of keys.entries()) {
+          await expectExact(
+            b,
+            key,
+            start,
+            answers.filter((_, i) => i % keys.length === k),
+            4,
+          );
+        }
+      }),
+    60_000,
+  );
 });
 
 describe.each(databaseKinds)('group commit on %s', (kind) => {
   /** A Billing of its own on a fresh node's database, with accounts of these balances (ids in order). */
-  async function withBilling(balances: number[], run: (billing: Billing, db: Node['server']['db'], accountIds: number[]) => Promise<void>) {
+  async function withBilling(
+    balances: number[],
+    run: (billing: Billing, db: Node['server']['db'], accountIds: number[]) => Promise<void>,
+  ) {
     const node = await startNode(kind);
     try {
       const db = node.server.db;
       const billing = new Billing(db, node.server.config.proxy.forward, { warn() {}, error() {} });
       for (const balance of balances) await node.account(balance);
-      const accountIds = (await db.kysely.selectFrom('proxy_accounts').select('id').orderBy('id').execute()).map((row) => Number(row.id));
+      const accountIds = (await db.kysely.selectFrom('proxy_accounts').select('id').orderBy('id').execute()).map(
+        (row) => Number(row.id),
+      );
       await run(billing, db, accountIds);
       await billing.close();
     } finally {
       await node.close();
     }
   }
-  const request = (accountId: number, amountMsat: number, requestId = 'r') => ({ accountId, amountFor: () => amountMsat, requestId, path: '/v1/chat/completions', model: 'test/model', stream: false, payment: 'key' as const });
+  const request = (accountId: number, amountMsat: number, requestId = 'r') => ({
+    accountId,
+    amountFor: () => amountMsat,
+    requestId,
+    path: '/v1/chat/completions',
+    model: 'test/model',
+    stream: false,
+    payment: 'key' as const,
+  });
   /** A settlement of `totalMsat`, 40% input and 60% output. */
   const settlementOf = (totalMsat: number) => ({
-    cost: { inputMsat: Math.round(totalMsat * 0.4), outputMsat: totalMsat - Math.round(totalMsat * 0.4), requestMsat: 0, totalMsat },
+    cost: {
+      inputMsat: Math.round(totalMsat * 0.4),
+      outputMsat: totalMsat - Math.round(totalMsat * 0.4),
+      requestMsat: 0,
+      totalMsat,
+    },
     usage: { promptTokens: 4, completionTokens: 6 },
     usageSource: 'upstream' as const,
     upstreamStatus: 200,
@@ -237,19 +325,38 @@ describe.each(databaseKinds)('group commit on %s', (kind) => {
         billing.reserve(request(b, 7000, 'b2')),
       ]);
       expect(charged).toBe(1000);
-      expect(held.map((r) => (r.reservation ? r.reservation.reservedMsat : null))).toEqual([5000, null, 1000, 4000, null]);
+      expect(held.map((r) => (r.reservation ? r.reservation.reservedMsat : null))).toEqual([
+        5000,
+        null,
+        1000,
+        4000,
+        null,
+      ]);
       // A refusal says what was available: a2 came after a1 took 5000 of 9000; b2 after b1 took 4000 of 10,000.
       expect(held.map((r) => r.availableMsat)).toEqual([9000, 4000, 4000, 10_000, 6000]);
-      const ledger = await db.kysely.selectFrom('proxy_requests').select(['id', 'request_id', 'account_id', 'reserved_msat', 'status', 'charged_msat']).orderBy('id').execute();
+      const ledger = await db.kysely
+        .selectFrom('proxy_requests')
+        .select(['id', 'request_id', 'account_id', 'reserved_msat', 'status', 'charged_msat'])
+        .orderBy('id')
+        .execute();
       const byId = new Map(ledger.map((row) => [Number(row.id), row]));
       for (const [i, name] of ['a1', 'a2', 'a3', 'b1', 'b2'].entries()) {
         const reservation = held[i].reservation;
         if (!reservation) continue;
-        expect(byId.get(reservation.id)).toMatchObject({ request_id: name, account_id: reservation.accountId, reserved_msat: reservation.reservedMsat, status: 'reserved' });
+        expect(byId.get(reservation.id)).toMatchObject({
+          request_id: name,
+          account_id: reservation.accountId,
+          reserved_msat: reservation.reservedMsat,
+          status: 'reserved',
+        });
       }
       expect(byId.get(first.id)).toMatchObject({ status: 'settled', charged_msat: 1000 });
       expect(byId.get(toRelease.id)).toMatchObject({ status: 'released', charged_msat: 0 });
-      const accounts = await db.kysely.selectFrom('proxy_accounts').select(['balance_msat', 'reserved_msat', 'total_spent_msat', 'total_requests']).orderBy('id').execute();
+      const accounts = await db.kysely
+        .selectFrom('proxy_accounts')
+        .select(['balance_msat', 'reserved_msat', 'total_spent_msat', 'total_requests'])
+        .orderBy('id')
+        .execute();
       expect(accounts.map((row) => Object.values(row).map(Number))).toEqual([
         [9000, 6000, 1000, 1],
         [10_000, 4000, 0, 0],
@@ -264,7 +371,10 @@ describe.each(databaseKinds)('group commit on %s', (kind) => {
       const waited = billing.freed(accountId, 5000);
       await billing.settle(first, settlementOf(100));
       expect(await waited).toBe(true);
-      expect((await billing.reserve(request(accountId, 2000))).reservation).toMatchObject({ accountId, reservedMsat: 2000 });
+      expect((await billing.reserve(request(accountId, 2000))).reservation).toMatchObject({
+        accountId,
+        reservedMsat: 2000,
+      });
       expect(await billing.freed(accountId, 50)).toBe(false); // the hold is live, but nothing finishes in 50 ms
     }));
 
@@ -274,10 +384,20 @@ describe.each(databaseKinds)('group commit on %s', (kind) => {
       const rb = (await billing.reserve(request(b, 1000))).reservation!;
       // Break account a behind the billing's back: settling it now violates 0 <= reserved.
       await db.kysely.updateTable('proxy_accounts').set({ reserved_msat: 0 }).where('id', '=', a).execute();
-      const [first, second] = await Promise.allSettled([billing.settle(ra, settlementOf(300)), billing.settle(rb, settlementOf(300))]);
+      const [first, second] = await Promise.allSettled([
+        billing.settle(ra, settlementOf(300)),
+        billing.settle(rb, settlementOf(300)),
+      ]);
       expect(first.status).toBe('rejected');
       expect(second).toEqual({ status: 'fulfilled', value: 300 });
-      const rows = await db.kysely.selectFrom('proxy_accounts').select(['id', 'balance_msat', 'reserved_msat']).orderBy('id').execute();
-      expect(rows.map((r) => [Number(r.balance_msat), Number(r.reserved_msat)])).toEqual([[10_000, 0], [9_700, 0]]);
+      const rows = await db.kysely
+        .selectFrom('proxy_accounts')
+        .select(['id', 'balance_msat', 'reserved_msat'])
+        .orderBy('id')
+        .execute();
+      expect(rows.map((r) => [Number(r.balance_msat), Number(r.reserved_msat)])).toEqual([
+        [10_000, 0],
+        [9_700, 0],
+      ]);
     }));
 });

@@ -116,7 +116,7 @@ describe.each(databaseKinds)('a caller who leaves, on %s', (kind) => {
   });
 });
 
-describe.each(databaseKinds)('the operator\'s limit of requests in flight, on %s', (kind) => {
+describe.each(databaseKinds)("the operator's limit of requests in flight, on %s", (kind) => {
   let node: Node;
   beforeAll(async () => {
     node = await startNode(kind, { env: { PROXY_UPSTREAM_CONNECTIONS: '2' } });

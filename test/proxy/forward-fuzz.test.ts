@@ -25,19 +25,68 @@ describe('billed requests under generated input', () => {
   it('never answers 5xx and never leaves a reservation behind (400 cases)', async () => {
     const next = random(42);
     const pick = <T>(items: T[]) => items[Math.floor(next() * items.length)];
-    const values = () => pick<unknown>([undefined, null, true, 0, -1, 1.5, 2 ** 53, 1e300, '', 'x', '😀'.repeat(50), [], {}, [1, 'a'], { a: { b: [] } }, TEST_MODEL, 'unknown/model', 16, 100_000]);
+    const values = () =>
+      pick<unknown>([
+        undefined,
+        null,
+        true,
+        0,
+        -1,
+        1.5,
+        2 ** 53,
+        1e300,
+        '',
+        'x',
+        '😀'.repeat(50),
+        [],
+        {},
+        [1, 'a'],
+        { a: { b: [] } },
+        TEST_MODEL,
+        'unknown/model',
+        16,
+        100_000,
+      ]);
     const statuses = new Map<number, number>();
     for (let i = 0; i < 400; i++) {
       const body: Record<string, unknown> = {};
-      for (const field of ['model', 'messages', 'prompt', 'input', 'max_tokens', 'max_completion_tokens', 'n', 'best_of', 'stream', 'stream_options']) {
+      for (const field of [
+        'model',
+        'messages',
+        'prompt',
+        'input',
+        'max_tokens',
+        'max_completion_tokens',
+        'n',
+        'best_of',
+        'stream',
+        'stream_options',
+      ]) {
         if (next() < 0.25) body[field] = values();
       }
       if (next() < 0.7) body.model = TEST_MODEL;
       if (next() < 0.5) body.messages = [{ role: pick<unknown>(['user', 'system', 7]), content: values() }];
-      const path = pick(['/v1/chat/completions', '/v1/completions', '/v1/embeddings', '/v1/responses', '/v1//chat/completions/', '/v1/x/../chat/completions']);
+      const path = pick([
+        '/v1/chat/completions',
+        '/v1/completions',
+        '/v1/embeddings',
+        '/v1/responses',
+        '/v1//chat/completions/',
+        '/v1/x/../chat/completions',
+      ]);
       const raw = next() < 0.1 ? pick(['', '{', '[]', 'null', '"text"', '{"model":', '\u0000']) : JSON.stringify(body);
-      const headers: Record<string, string> = { 'content-type': pick(['application/json', 'text/plain', 'application/octet-stream']) };
-      if (next() < 0.9) headers.authorization = pick([`Bearer ${key}`, `Bearer ${key}`, 'Bearer sk-nope', 'Basic x', 'Bearer cashuBgarbage']);
+      const headers: Record<string, string> = {
+        'content-type': pick(['application/json', 'text/plain', 'application/octet-stream']),
+      };
+      if (next() < 0.9) {
+        headers.authorization = pick([
+          `Bearer ${key}`,
+          `Bearer ${key}`,
+          'Bearer sk-nope',
+          'Basic x',
+          'Bearer cashuBgarbage',
+        ]);
+      }
       const response = await fetch(`${node.url}${path}`, { method: 'POST', headers, body: raw });
       await response.arrayBuffer();
       statuses.set(response.status, (statuses.get(response.status) ?? 0) + 1);
@@ -49,6 +98,8 @@ describe('billed requests under generated input', () => {
     expect(account.balance).toBeGreaterThanOrEqual(0);
     const ledger = await node.ledger();
     expect(ledger.filter((row) => row.status === 'reserved')).toEqual([]);
-    expect(ledger.filter((row) => row.status === 'settled').reduce((sum, row) => sum + Number(row.charged_msat), 0)).toBe(50_000 - account.balance);
+    expect(
+      ledger.filter((row) => row.status === 'settled').reduce((sum, row) => sum + Number(row.charged_msat), 0),
+    ).toBe(50_000 - account.balance);
   }, 60_000);
 });

@@ -19,7 +19,13 @@ export function writeModelsFile(): string {
     file,
     JSON.stringify({
       data: [
-        { id: TEST_MODEL, name: 'Test model', context_length: 32000, pricing: { prompt: '0.000001', completion: '0.000002', request: '0.00001' }, top_provider: { max_completion_tokens: 1000 } },
+        {
+          id: TEST_MODEL,
+          name: 'Test model',
+          context_length: 32000,
+          pricing: { prompt: '0.000001', completion: '0.000002', request: '0.00001' },
+          top_provider: { max_completion_tokens: 1000 },
+        },
         { id: 'test/embed', name: 'Test embeddings', pricing: { prompt: '0.000001', completion: '0' } },
       ],
     }),
@@ -68,13 +74,30 @@ export async function startNode(kind: DatabaseKind, options: NodeOptions = {}): 
       const key = `sk-${randomBytes(24).toString('hex')}`;
       await db
         .insertInto('proxy_accounts')
-        .values({ key_hash: keyHash(key), key_prefix: key.slice(0, 12), balance_msat: msat, mint_url: 'http://127.0.0.1:9', unit: 'sat', created_at: Date.now(), last_used_at: null })
+        .values({
+          key_hash: keyHash(key),
+          key_prefix: key.slice(0, 12),
+          balance_msat: msat,
+          mint_url: 'http://127.0.0.1:9',
+          unit: 'sat',
+          created_at: Date.now(),
+          last_used_at: null,
+        })
         .execute();
       return key;
     },
     async balance(key) {
-      const row = await db.selectFrom('proxy_accounts').selectAll().where('key_hash', '=', keyHash(key)).executeTakeFirstOrThrow();
-      return { balance: Number(row.balance_msat), reserved: Number(row.reserved_msat), spent: Number(row.total_spent_msat), requests: Number(row.total_requests) };
+      const row = await db
+        .selectFrom('proxy_accounts')
+        .selectAll()
+        .where('key_hash', '=', keyHash(key))
+        .executeTakeFirstOrThrow();
+      return {
+        balance: Number(row.balance_msat),
+        reserved: Number(row.reserved_msat),
+        spent: Number(row.total_spent_msat),
+        requests: Number(row.total_requests),
+      };
     },
     async ledger() {
       return db.selectFrom('proxy_requests').selectAll().orderBy('id').execute();
@@ -98,7 +121,11 @@ export const chatBody = (extra: Record<string, unknown> = {}) => ({
 });
 
 export async function postJson(url: string, body: unknown, headers: Record<string, string> = {}) {
-  const response = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+  const response = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: JSON.stringify(body),
+  });
   const text = await response.text();
   let json: any;
   try {

@@ -23,13 +23,20 @@ describe.each(databaseKinds)('forwarding on %s', (kind) => {
 
   it('serves a chat completion to the openai SDK with cost headers and a cost in the body', async () => {
     const before = await node.balance(key);
-    const { data, response } = await client.chat.completions.create({ model: TEST_MODEL, messages: [{ role: 'user', content: 'What is a node?' }] }).withResponse();
+    const { data, response } = await client.chat.completions
+      .create({ model: TEST_MODEL, messages: [{ role: 'user', content: 'What is a node?' }] })
+      .withResponse();
     expect(data.choices[0].message.content).toBeTruthy();
     const cost = testCost(data.usage!);
     expect(Number(response.headers.get('x-cashu-cost-msat'))).toBe(cost);
     expect(Number(response.headers.get('x-cost-input-msat'))).toBe(data.usage!.prompt_tokens);
     expect(Number(response.headers.get('x-cost-output-msat'))).toBe(data.usage!.completion_tokens * 2);
-    expect((data as any).cost).toMatchObject({ total_msat: cost, input_msat: data.usage!.prompt_tokens, output_msat: data.usage!.completion_tokens * 2, request_msat: 10 });
+    expect((data as any).cost).toMatchObject({
+      total_msat: cost,
+      input_msat: data.usage!.prompt_tokens,
+      output_msat: data.usage!.completion_tokens * 2,
+      request_msat: 10,
+    });
     const after = await node.balance(key);
     expect(before.balance - after.balance).toBe(cost);
     expect(after).toMatchObject({ reserved: 0, spent: before.spent + cost, requests: before.requests + 1 });
@@ -37,7 +44,9 @@ describe.each(databaseKinds)('forwarding on %s', (kind) => {
 
   it('streams a chat completion to the openai SDK, usage forced upstream, cost in the usage chunk', async () => {
     const before = await node.balance(key);
-    const { data: stream, response } = await client.chat.completions.create({ model: TEST_MODEL, messages: [{ role: 'user', content: 'Stream please' }], stream: true }).withResponse();
+    const { data: stream, response } = await client.chat.completions
+      .create({ model: TEST_MODEL, messages: [{ role: 'user', content: 'Stream please' }], stream: true })
+      .withResponse();
     expect(Number(response.headers.get('x-cashu-reserved-msat'))).toBeGreaterThan(0);
     let text = '';
     let usage: any;
@@ -50,7 +59,10 @@ describe.each(databaseKinds)('forwarding on %s', (kind) => {
       }
     }
     expect(text.split(' ').length).toBe(usage.completion_tokens);
-    expect(node.upstream.requests.at(-1)!.body).toMatchObject({ stream: true, stream_options: { include_usage: true } });
+    expect(node.upstream.requests.at(-1)!.body).toMatchObject({
+      stream: true,
+      stream_options: { include_usage: true },
+    });
     expect(cost.total_msat).toBe(testCost(usage));
     const after = await node.balance(key);
     expect(before.balance - after.balance).toBe(testCost(usage));
@@ -59,7 +71,11 @@ describe.each(databaseKinds)('forwarding on %s', (kind) => {
 
   it('meters completions and embeddings too', async () => {
     const before = await node.balance(key);
-    const completion = await client.completions.create({ model: TEST_MODEL, prompt: 'Once upon a time', max_tokens: 4 });
+    const completion = await client.completions.create({
+      model: TEST_MODEL,
+      prompt: 'Once upon a time',
+      max_tokens: 4,
+    });
     const embedding = await client.embeddings.create({ model: 'test/embed', input: ['alpha', 'beta'] });
     expect(embedding.data).toHaveLength(2);
     const expected = testCost(completion.usage!) + embedding.usage.prompt_tokens * 1;
@@ -68,7 +84,9 @@ describe.each(databaseKinds)('forwarding on %s', (kind) => {
 
   it('refuses an unknown model with 400 before forwarding anything', async () => {
     const count = node.upstream.requests.length;
-    const answer = await postJson(`${node.url}/v1/chat/completions`, chatBody({ model: 'no/such-model' }), { authorization: `Bearer ${key}` });
+    const answer = await postJson(`${node.url}/v1/chat/completions`, chatBody({ model: 'no/such-model' }), {
+      authorization: `Bearer ${key}`,
+    });
     expect(answer.status).toBe(400);
     expect(answer.json.error).toMatchObject({ code: 'model_not_found', type: 'invalid_request_error' });
     expect(answer.json.error.message).toContain('no/such-model');
@@ -76,13 +94,23 @@ describe.each(databaseKinds)('forwarding on %s', (kind) => {
   });
 
   it('answers input errors of billed requests in the FastAPI shape', async () => {
-    const noModel = await postJson(`${node.url}/v1/chat/completions`, { messages: [] }, { authorization: `Bearer ${key}` });
+    const noModel = await postJson(
+      `${node.url}/v1/chat/completions`,
+      { messages: [] },
+      { authorization: `Bearer ${key}` },
+    );
     expect(noModel.status).toBe(422);
     expect(noModel.json).toEqual({ detail: [{ loc: ['body', 'model'], msg: 'Field required', type: 'missing' }] });
-    const badJson = await fetch(`${node.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` }, body: '{"model":' });
+    const badJson = await fetch(`${node.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
+      body: '{"model":',
+    });
     expect(badJson.status).toBe(422);
     expect((await badJson.json()).detail[0]).toMatchObject({ loc: ['body'], type: 'json_invalid' });
-    const badMax = await postJson(`${node.url}/v1/chat/completions`, chatBody({ max_tokens: -1 }), { authorization: `Bearer ${key}` });
+    const badMax = await postJson(`${node.url}/v1/chat/completions`, chatBody({ max_tokens: -1 }), {
+      authorization: `Bearer ${key}`,
+    });
     expect(badMax.status).toBe(422);
     expect(badMax.json.detail[0].loc).toEqual(['body', 'max_tokens']);
   });
@@ -96,7 +124,7 @@ describe.each(databaseKinds)('forwarding on %s', (kind) => {
     expect(answer.headers.get('x-cashu')).toMatch(/^creqA/);
   });
 
-  it('forwards free paths to a valid key only, with the operator key instead of the caller\'s', async () => {
+  it("forwards free paths to a valid key only, with the operator key instead of the caller's", async () => {
     const models = await client.models.list();
     expect(models.data.length).toBeGreaterThan(0);
     const sent = node.upstream.requests.at(-1)!;
@@ -107,18 +135,27 @@ describe.each(databaseKinds)('forwarding on %s', (kind) => {
     expect(node.upstream.requests.at(-1)!.method).toBe('HEAD');
     const missing = await fetch(`${node.url}/v1/models`);
     expect(missing.status).toBe(422);
-    expect(await missing.json()).toEqual({ detail: [{ loc: ['header', 'authorization'], msg: 'Field required', type: 'missing' }] });
+    expect(await missing.json()).toEqual({
+      detail: [{ loc: ['header', 'authorization'], msg: 'Field required', type: 'missing' }],
+    });
     const unknown = await fetch(`${node.url}/v1/models`, { headers: { authorization: 'Bearer sk-unknown' } });
     expect(unknown.status).toBe(401);
     const malformed = await fetch(`${node.url}/v1/models`, { headers: { authorization: 'Basic abc' } });
     expect(malformed.status).toBe(401);
   });
 
-  it('strips hop-by-hop headers, the caller\'s credentials and identity, and keeps the query', async () => {
+  it("strips hop-by-hop headers, the caller's credentials and identity, and keeps the query", async () => {
     // node:http, because fetch refuses to send a Connection header.
     await new Promise<void>((resolve, reject) => {
       const req = http.request(`${node.url}/v1/models?limit=2&after=x%20y`, {
-        headers: { authorization: `Bearer ${key}`, connection: 'keep-alive, x-hop', 'x-hop': '1', 'x-forwarded-for': '10.0.0.1', cookie: 'quartet_admin=secret', 'x-custom': 'kept' },
+        headers: {
+          authorization: `Bearer ${key}`,
+          connection: 'keep-alive, x-hop',
+          'x-hop': '1',
+          'x-forwarded-for': '10.0.0.1',
+          cookie: 'quartet_admin=secret',
+          'x-custom': 'kept',
+        },
         agent: false,
       });
       req.on('response', (res) => res.resume().on('end', resolve));
@@ -133,7 +170,11 @@ describe.each(databaseKinds)('forwarding on %s', (kind) => {
   });
 
   it('refuses unbilled writes unless PROXY_FORWARD_UNBILLED_WRITES is set', async () => {
-    const answer = await fetch(`${node.url}/debug/echo`, { method: 'PUT', headers: { authorization: `Bearer ${key}` }, body: 'x' });
+    const answer = await fetch(`${node.url}/debug/echo`, {
+      method: 'PUT',
+      headers: { authorization: `Bearer ${key}` },
+      body: 'x',
+    });
     expect(answer.status).toBe(403);
     expect((await answer.json()).error.code).toBe('not_forwarded');
   });
@@ -145,7 +186,14 @@ describe.each(databaseKinds)('forwarding on %s', (kind) => {
     }
     // Dot segments that only resolve to a local namespace after the router has matched the
     // catch-all (fetch would resolve them itself, so send the raw path).
-    for (const path of ['/v1/../api/nothing', '/x/%2e%2e/openapi/nothing', '/v1/..//docs/nothing', '/a/../1/nothing', '//api/nothing', '//v1/wallet/nothing']) {
+    for (const path of [
+      '/v1/../api/nothing',
+      '/x/%2e%2e/openapi/nothing',
+      '/v1/..//docs/nothing',
+      '/a/../1/nothing',
+      '//api/nothing',
+      '//v1/wallet/nothing',
+    ]) {
       const answer = await request(`${node.url}${path}`, { headers: { authorization: `Bearer ${key}` } });
       await answer.body.dump();
       expect(answer.statusCode, path).toBe(404);
@@ -156,7 +204,13 @@ describe.each(databaseKinds)('forwarding on %s', (kind) => {
   it('shows each model with its sats pricing in GET /', async () => {
     const info = await (await fetch(`${node.url}/`)).json();
     expect(info.btc_usd).toBe('100000');
-    expect(info.models).toContainEqual(expect.objectContaining({ id: TEST_MODEL, pricing: { prompt: '0.000001', completion: '0.000002', request: '0.00001' }, sats_pricing: { prompt: 0.001, completion: 0.002, request: 0.01 } }));
+    expect(info.models).toContainEqual(
+      expect.objectContaining({
+        id: TEST_MODEL,
+        pricing: { prompt: '0.000001', completion: '0.000002', request: '0.00001' },
+        sats_pricing: { prompt: 0.001, completion: 0.002, request: 0.01 },
+      }),
+    );
   });
 
   it('answers 504 when the upstream is too slow and 502 when it errs at the socket, releasing the reservation', async () => {
@@ -167,7 +221,9 @@ describe.each(databaseKinds)('forwarding on %s', (kind) => {
     expect(slow.json.error).toMatchObject({ code: 'upstream_timeout', type: 'upstream_error' });
     node.upstream.resetFaults();
     node.upstream.faults.resetAfterChunks = 0;
-    const broken = await postJson(`${node.url}/v1/chat/completions`, chatBody({ stream: true }), { authorization: `Bearer ${key}` });
+    const broken = await postJson(`${node.url}/v1/chat/completions`, chatBody({ stream: true }), {
+      authorization: `Bearer ${key}`,
+    });
     // The upstream sent its headers, then broke: the caller's stream breaks too, nothing charged.
     expect(broken.text).not.toContain('[DONE]');
     const after = await node.balance(key);
@@ -201,12 +257,16 @@ describe('streaming both ways on free paths', () => {
       const key = await node.account(1_000);
       // Response: the first line arrives long before the last one is written.
       const started = Date.now();
-      const response = await fetch(`${node.url}/debug/stream?n=4&delay=150`, { headers: { authorization: `Bearer ${key}` } });
+      const response = await fetch(`${node.url}/debug/stream?n=4&delay=150`, {
+        headers: { authorization: `Bearer ${key}` },
+      });
       const reader = response.body!.getReader();
       const first = await reader.read();
       const firstAt = Date.now() - started;
       let rest = '';
-      for (let part = await reader.read(); !part.done; part = await reader.read()) rest += new TextDecoder().decode(part.value);
+      for (let part = await reader.read(); !part.done; part = await reader.read()) {
+        rest += new TextDecoder().decode(part.value);
+      }
       expect(new TextDecoder().decode(first.value)).toMatch(/^line 0/);
       expect(firstAt).toBeLessThan(400);
       expect(Date.now() - started).toBeGreaterThanOrEqual(450);
@@ -221,7 +281,12 @@ describe('streaming both ways on free paths', () => {
           controller.enqueue(new TextEncoder().encode(`part ${sent++};`));
         },
       });
-      const echo = await fetch(`${node.url}/debug/echo?q=1`, { method: 'PUT', headers: { authorization: `Bearer ${key}`, 'content-type': 'text/plain' }, body, duplex: 'half' } as RequestInit);
+      const echo = await fetch(`${node.url}/debug/echo?q=1`, {
+        method: 'PUT',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'text/plain' },
+        body,
+        duplex: 'half',
+      } as RequestInit);
       expect(echo.status).toBe(200);
       expect(await echo.text()).toBe('part 0;part 1;part 2;');
       expect(echo.headers.get('x-echo-url')).toBe('/debug/echo?q=1');

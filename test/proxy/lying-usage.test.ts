@@ -82,13 +82,16 @@ describe.each(databaseKinds)('lying upstream usage on %s', (kind) => {
       expectCharge(settled, expected, bodyBytes, answerBytes);
     });
 
-    it('in a stream\'s usage chunk: the stream completes, billed as documented', async () => {
+    it("in a stream's usage chunk: the stream completes, billed as documented", async () => {
       const key = await node.account(1_000_000);
       node.upstream.faults.usage = usage;
       const { response, bodyBytes, text } = await post(key, CHAT, chatBody({ max_tokens: MAX_TOKENS, stream: true }));
       expect(response.status).toBe(200);
       expect(text.endsWith('data: [DONE]\n\n')).toBe(true);
-      const chunks = text.split('\n\n').filter((e) => e.startsWith('data: {')).map((e) => JSON.parse(e.slice(6)));
+      const chunks = text
+        .split('\n\n')
+        .filter((e) => e.startsWith('data: {'))
+        .map((e) => JSON.parse(e.slice(6)));
       const delivered = chunks.map((chunk) => chunk.choices[0]?.delta?.content ?? '').join('');
       const settled = await settledRow(key, 1_000_000);
       expect(chunks.at(-1).cost.total_msat).toBe(settled.charged);

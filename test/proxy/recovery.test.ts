@@ -24,11 +24,17 @@ describe.each(databaseKinds)('crash after the mint did the swaps, on %s', (kind)
 describe.each(databaseKinds)('a refund interrupted right after its debit on %s', (kind) => {
   it('is ended by the recovery and the debit given back', async () => {
     const mint = await startDevMint({ unit: 'sat', inputFeePpk: 0, port: 0 });
-    const server = await startTestServer(kind, { env: { SERVICES: 'proxy', PROXY_MINTS: mint.url, PROXY_RECOVERY_INTERVAL_MS: '200' } });
+    const server = await startTestServer(kind, {
+      env: { SERVICES: 'proxy', PROXY_MINTS: mint.url, PROXY_RECOVERY_INTERVAL_MS: '200' },
+    });
     try {
       const key = await openAccount(server.url, await mint.mintToken(10));
       const db = server.db.kysely;
-      const account = await db.selectFrom('proxy_accounts').selectAll().where('key_prefix', '=', key.slice(0, 12)).executeTakeFirstOrThrow();
+      const account = await db
+        .selectFrom('proxy_accounts')
+        .selectAll()
+        .where('key_prefix', '=', key.slice(0, 12))
+        .executeTakeFirstOrThrow();
       // The state a crash leaves between step 1 (debit + journal entry) and step 2 (proofs chosen):
       // exactly what NodeWallet.refund writes in its first transaction, with the lease run out.
       await db.transaction().execute(async (trx) => {
@@ -36,14 +42,32 @@ describe.each(databaseKinds)('a refund interrupted right after its debit on %s',
         await trx
           .insertInto('proxy_mint_ops')
           .values({
-            kind: 'issue', purpose: 'refund', state: 'preparing', mint_url: mint.url, unit: 'sat', token_hash: null, request: null,
-            credit_account_id: null, credit_key_hash: null, credit_key_prefix: null, debit_account_id: account.id, debit_msat: 10_000,
-            result: null, error: null, lease_until: 0, created_at: Date.now(), updated_at: Date.now(),
+            kind: 'issue',
+            purpose: 'refund',
+            state: 'preparing',
+            mint_url: mint.url,
+            unit: 'sat',
+            token_hash: null,
+            request: null,
+            credit_account_id: null,
+            credit_key_hash: null,
+            credit_key_prefix: null,
+            debit_account_id: account.id,
+            debit_msat: 10_000,
+            result: null,
+            error: null,
+            lease_until: 0,
+            created_at: Date.now(),
+            updated_at: Date.now(),
           })
           .execute();
       });
       await waitFor('the debit to come back', async () => (await info(server.url, key)).body.balance === 10_000);
-      const op = await db.selectFrom('proxy_mint_ops').select(['state', 'error']).where('debit_account_id', '=', account.id).executeTakeFirstOrThrow();
+      const op = await db
+        .selectFrom('proxy_mint_ops')
+        .select(['state', 'error'])
+        .where('debit_account_id', '=', account.id)
+        .executeTakeFirstOrThrow();
       expect(op).toEqual({ state: 'failed', error: 'interrupted before it was sent' });
       const paid = await refund(server.url, key);
       expect(paid.status).toBe(200);

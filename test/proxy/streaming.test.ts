@@ -26,7 +26,12 @@ describe.each(databaseKinds)('streaming on %s', (kind) => {
   beforeEach(() => node.upstream.resetFaults());
 
   const stream = (body: Record<string, unknown>, init: RequestInit = {}) =>
-    fetch(`${node.url}/v1/chat/completions`, { method: 'POST', headers: auth(key), body: JSON.stringify(chatBody({ stream: true, ...body })), ...init });
+    fetch(`${node.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: auth(key),
+      body: JSON.stringify(chatBody({ stream: true, ...body })),
+      ...init,
+    });
 
   it('keeps SSE strict: the usage chunk (with the cost) comes last before [DONE], nothing after', async () => {
     const before = await node.balance(key);
@@ -45,7 +50,7 @@ describe.each(databaseKinds)('streaming on %s', (kind) => {
     expect(before.balance - (await node.balance(key)).balance).toBe(testCost(usageChunk.usage));
   });
 
-  it('keeps the caller\'s own stream_options', async () => {
+  it("keeps the caller's own stream_options", async () => {
     const text = await (await stream({ stream_options: { include_usage: true } })).text();
     expect(text.endsWith('data: [DONE]\n\n')).toBe(true);
     expect((node.upstream.requests.at(-1)!.body as any).stream_options).toEqual({ include_usage: true });
@@ -57,16 +62,21 @@ describe.each(databaseKinds)('streaming on %s', (kind) => {
     const before = await node.balance(key);
     const text = await (await stream({})).text();
     expect(text.endsWith('data: [DONE]\n\n')).toBe(true);
-    const delivered = events(text).slice(0, -1).map((e) => JSON.parse(e.slice(6)).choices[0]?.delta?.content ?? '').join('');
+    const delivered = events(text)
+      .slice(0, -1)
+      .map((e) => JSON.parse(e.slice(6)).choices[0]?.delta?.content ?? '')
+      .join('');
     const row = (await node.ledger()).at(-1);
     expect(row).toMatchObject({ status: 'settled', usage_source: 'estimate' });
     expect(row.completion_tokens).toBe(Math.ceil(Buffer.byteLength(delivered) / 4));
     const charged = Number(row.charged_msat);
-    expect(charged).toBe(row.prompt_tokens * PRICES.prompt + row.completion_tokens * PRICES.completion + PRICES.request);
+    expect(charged).toBe(
+      row.prompt_tokens * PRICES.prompt + row.completion_tokens * PRICES.completion + PRICES.request,
+    );
     expect(before.balance - (await node.balance(key)).balance).toBe(charged);
   });
 
-  it('breaks the caller\'s stream when the upstream breaks, bills what was delivered, frees the rest', async () => {
+  it("breaks the caller's stream when the upstream breaks, bills what was delivered, frees the rest", async () => {
     node.upstream.faults.resetAfterChunks = 3;
     const before = await node.balance(key);
     const response = await stream({});
@@ -108,9 +118,19 @@ describe.each(databaseKinds)('streaming on %s', (kind) => {
 
   it('meters a responses-API stream from its response.completed event', async () => {
     const before = await node.balance(key);
-    const response = await fetch(`${node.url}/v1/responses`, { method: 'POST', headers: auth(key), body: JSON.stringify({ model: TEST_MODEL, input: 'hi there', stream: true }) });
+    const response = await fetch(`${node.url}/v1/responses`, {
+      method: 'POST',
+      headers: auth(key),
+      body: JSON.stringify({ model: TEST_MODEL, input: 'hi there', stream: true }),
+    });
     const text = await response.text();
-    const completed = JSON.parse(events(text).at(-1)!.split('\n').find((l) => l.startsWith('data: '))!.slice(6));
+    const completed = JSON.parse(
+      events(text)
+        .at(-1)!
+        .split('\n')
+        .find((l) => l.startsWith('data: '))!
+        .slice(6),
+    );
     const usage = completed.response.usage;
     const cost = usage.input_tokens * PRICES.prompt + usage.output_tokens * PRICES.completion + PRICES.request;
     expect(completed.cost.total_msat).toBe(cost);
@@ -138,10 +158,19 @@ describe('an upstream that misbehaves on the wire', () => {
     });
     await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve));
     const fake = await startFakeUpstream();
-    const node = await startNode('sqlite', { upstream: fake, env: { PROXY_UPSTREAM_URL: `http://127.0.0.1:${(upstream.address() as AddressInfo).port}` } });
+    const node = await startNode('sqlite', {
+      upstream: fake,
+      env: { PROXY_UPSTREAM_URL: `http://127.0.0.1:${(upstream.address() as AddressInfo).port}` },
+    });
     try {
       const key = await node.account(100_000);
-      const text = await (await fetch(`${node.url}/v1/chat/completions`, { method: 'POST', headers: auth(key), body: JSON.stringify(chatBody({ stream: true })) })).text();
+      const text = await (
+        await fetch(`${node.url}/v1/chat/completions`, {
+          method: 'POST',
+          headers: auth(key),
+          body: JSON.stringify(chatBody({ stream: true })),
+        })
+      ).text();
       expect(text).not.toContain('after');
       expect(text.trimEnd().endsWith('data: [DONE]')).toBe(true);
       expect(text).toContain('"cost":{"total_msat":23');

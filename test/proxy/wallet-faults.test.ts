@@ -18,7 +18,12 @@ describe.each(databaseKinds)('wallet against a misbehaving mint on %s', (kind) =
   beforeAll(async () => {
     mint = await startDevMint({ unit: 'sat', inputFeePpk: 0, port: 0 });
     server = await startTestServer(kind, {
-      env: { SERVICES: 'proxy', PROXY_MINTS: mint.url, PROXY_MINT_TIMEOUT_MS: '1000', PROXY_RECOVERY_INTERVAL_MS: '200' },
+      env: {
+        SERVICES: 'proxy',
+        PROXY_MINTS: mint.url,
+        PROXY_MINT_TIMEOUT_MS: '1000',
+        PROXY_RECOVERY_INTERVAL_MS: '200',
+      },
     });
     base = server.url;
   });
@@ -116,7 +121,12 @@ describe.each(databaseKinds)('a retry with no background recovery on %s', (kind)
   beforeAll(async () => {
     mint = await startDevMint({ unit: 'sat', inputFeePpk: 0, port: 0 });
     server = await startTestServer(kind, {
-      env: { SERVICES: 'proxy', PROXY_MINTS: mint.url, PROXY_MINT_TIMEOUT_MS: '1000', PROXY_RECOVERY_INTERVAL_MS: '86400000' },
+      env: {
+        SERVICES: 'proxy',
+        PROXY_MINTS: mint.url,
+        PROXY_MINT_TIMEOUT_MS: '1000',
+        PROXY_RECOVERY_INTERVAL_MS: '86400000',
+      },
     });
   });
   afterAll(async () => {
@@ -134,7 +144,12 @@ describe.each(databaseKinds)('a retry with no background recovery on %s', (kind)
     expect(failed.body.error.code).toBe('redemption_pending');
     // A 500 may hide a swap the mint still completes, so the operation stays journaled, pending,
     // and free for the next attempt (no lease held).
-    const op = await server.db.kysely.selectFrom('proxy_mint_ops').select(['state', 'lease_until']).where('kind', '=', 'redeem').orderBy('id', 'desc').executeTakeFirstOrThrow();
+    const op = await server.db.kysely
+      .selectFrom('proxy_mint_ops')
+      .select(['state', 'lease_until'])
+      .where('kind', '=', 'redeem')
+      .orderBy('id', 'desc')
+      .executeTakeFirstOrThrow();
     expect({ state: op.state, lease_until: Number(op.lease_until) }).toEqual({ state: 'pending', lease_until: 0 });
     expect((await info(base, key)).body.balance).toBe(5_000);
     await mint.faults.set({ failSwaps: false });

@@ -8,7 +8,13 @@ export interface Answer {
   headers: Headers;
 }
 
-export async function call(base: string, method: string, path: string, headers: Record<string, string> = {}, payload?: string): Promise<Answer> {
+export async function call(
+  base: string,
+  method: string,
+  path: string,
+  headers: Record<string, string> = {},
+  payload?: string,
+): Promise<Answer> {
   const response = await fetch(base + path, { method, headers, body: payload });
   const text = await response.text();
   let body: unknown;
@@ -44,7 +50,11 @@ export async function receiveAtMint(mintUrl: string, token: string, unit = 'sat'
   return proofs.reduce((sum, p) => sum + Number(typeof p.amount === 'object' ? p.amount.toNumber() : p.amount), 0);
 }
 
-export async function waitFor<T>(what: string, probe: () => Promise<T | undefined | null | false>, timeoutMs = 15_000): Promise<T> {
+export async function waitFor<T>(
+  what: string,
+  probe: () => Promise<T | undefined | null | false>,
+  timeoutMs = 15_000,
+): Promise<T> {
   const until = Date.now() + timeoutMs;
   for (;;) {
     const value = await probe();

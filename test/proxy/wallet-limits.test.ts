@@ -16,7 +16,13 @@ describe.each(databaseKinds)('redemption rate limit on %s', (kind) => {
   let mint: DevMint;
   let server: TestServer;
   let second: TestServer | undefined;
-  const env = () => ({ SERVICES: 'proxy', PROXY_MINTS: mint.url, PROXY_MINT_TIMEOUT_MS: '2000', PROXY_REDEEM_LIMIT_PER_MINUTE: String(LIMIT), TRUST_PROXY: 'true' });
+  const env = () => ({
+    SERVICES: 'proxy',
+    PROXY_MINTS: mint.url,
+    PROXY_MINT_TIMEOUT_MS: '2000',
+    PROXY_REDEEM_LIMIT_PER_MINUTE: String(LIMIT),
+    TRUST_PROXY: 'true',
+  });
 
   beforeAll(async () => {
     mint = await startDevMint({ unit: 'sat', inputFeePpk: 0, port: 0 });
@@ -31,15 +37,27 @@ describe.each(databaseKinds)('redemption rate limit on %s', (kind) => {
   /** A well-formed token of the trusted mint whose proofs the mint never signed. */
   async function forged(amount: number): Promise<string> {
     const decoded = getDecodedToken(await mint.mintToken(amount), [mint.keysetId()]);
-    return getEncodedToken({ ...decoded, proofs: decoded.proofs.map((p) => ({ ...p, secret: randomBytes(32).toString('hex') })) });
+    return getEncodedToken({
+      ...decoded,
+      proofs: decoded.proofs.map((p) => ({ ...p, secret: randomBytes(32).toString('hex') })),
+    });
   }
 
   const topupFrom = (base: string, address: string, key: string, token: string) =>
-    call(base, 'POST', `/v1/wallet/topup?ecash_token=${encodeURIComponent(token)}`, { ...bearer(key), 'x-forwarded-for': address });
+    call(base, 'POST', `/v1/wallet/topup?ecash_token=${encodeURIComponent(token)}`, {
+      ...bearer(key),
+      'x-forwarded-for': address,
+    });
 
   function expectLimited(answer: Answer) {
     expect(answer.status).toBe(429);
-    expect(answer.body).toEqual({ error: { message: expect.stringContaining('Too many Cashu tokens'), type: 'requests', code: 'rate_limit_exceeded' } });
+    expect(answer.body).toEqual({
+      error: {
+        message: expect.stringContaining('Too many Cashu tokens'),
+        type: 'requests',
+        code: 'rate_limit_exceeded',
+      },
+    });
     expect(answer.headers.get('retry-after')).toMatch(/^\d+$/);
     const seconds = Number(answer.headers.get('retry-after'));
     expect(seconds).toBeGreaterThanOrEqual(1);
@@ -50,7 +68,10 @@ describe.each(databaseKinds)('redemption rate limit on %s', (kind) => {
     const base = server.url;
     const address = '198.51.100.7';
     // 1: a token as the bearer opens the account (a swap).
-    const opened = await call(base, 'GET', '/v1/wallet/', { ...bearer(await mint.mintToken(5)), 'x-forwarded-for': address });
+    const opened = await call(base, 'GET', '/v1/wallet/', {
+      ...bearer(await mint.mintToken(5)),
+      'x-forwarded-for': address,
+    });
     expect(opened.status).toBe(200);
     const key: string = opened.body.api_key;
     // 2, 3: forged but well-formed tokens: the mint refuses each swap.
@@ -70,7 +91,15 @@ describe.each(databaseKinds)('redemption rate limit on %s', (kind) => {
     // A fresh token as the bearer, on the wallet routes and on the forwarded ones alike.
     const fresh = await mint.mintToken(7);
     expectLimited(await call(base, 'GET', '/v1/wallet/', { ...bearer(fresh), 'x-forwarded-for': address }));
-    expectLimited(await call(base, 'POST', '/v1/chat/completions', { ...bearer(fresh), 'x-forwarded-for': address, 'content-type': 'application/json' }, '{"model":"m","messages":[]}'));
+    expectLimited(
+      await call(
+        base,
+        'POST',
+        '/v1/chat/completions',
+        { ...bearer(fresh), 'x-forwarded-for': address, 'content-type': 'application/json' },
+        '{"model":"m","messages":[]}',
+      ),
+    );
     // The account itself is not limited: its key works, and it can be refunded.
     const account = await call(base, 'GET', '/v1/wallet/', { ...bearer(key), 'x-forwarded-for': address });
     expect(account.status).toBe(200);
@@ -87,16 +116,18 @@ describe.each(databaseKinds)('redemption rate limit on %s', (kind) => {
     expect((await info(base, key)).body.balance).toBe(0);
   });
 
-  if (kind === 'postgres') it('a second process on the same database enforces the same counter', async () => {
-    second = await startTestServer('postgres', { env: env(), database: server.database });
-    const address = '198.51.100.20';
-    const key = await openAccount(server.url, await mint.mintToken(4));
-    for (let i = 0; i < LIMIT; i++) {
-      const answer = await topupFrom(i % 2 ? second.url : server.url, address, key, await mint.mintToken(1));
-      expect(answer.status).toBe(200);
-    }
-    expectLimited(await topupFrom(second.url, address, key, await mint.mintToken(1)));
-    expectLimited(await topupFrom(server.url, address, key, await mint.mintToken(1)));
-    expect((await info(second.url, key)).body.balance).toBe(4_000 + LIMIT * 1_000);
-  });
+  if (kind === 'postgres') {
+    it('a second process on the same database enforces the same counter', async () => {
+      second = await startTestServer('postgres', { env: env(), database: server.database });
+      const address = '198.51.100.20';
+      const key = await openAccount(server.url, await mint.mintToken(4));
+      for (let i = 0; i < LIMIT; i++) {
+        const answer = await topupFrom(i % 2 ? second.url : server.url, address, key, await mint.mintToken(1));
+        expect(answer.status).toBe(200);
+      }
+      expectLimited(await topupFrom(second.url, address, key, await mint.mintToken(1)));
+      expectLimited(await topupFrom(server.url, address, key, await mint.mintToken(1)));
+      expect((await info(second.url, key)).body.balance).toBe(4_000 + LIMIT * 1_000);
+    });
+  }
 });

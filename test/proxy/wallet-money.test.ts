@@ -140,7 +140,10 @@ describe.each(databaseKinds)('refund tokens finished by the recovery on %s', (ki
 
       const answers = await refundEverything(restarted.url, key);
       const seen = answers.map((a) => [a.body.msats, a.body.repeated, a.body.unclaimed]);
-      expect(seen).toEqual([[7_000, true, 1], [4_000, true, 0]]);
+      expect(seen).toEqual([
+        [7_000, true, 1],
+        [4_000, true, 0],
+      ]);
       expect(await receiveAtMint(mint.url, answers[0].body.token)).toBe(7);
       expect(await receiveAtMint(mint.url, answers[1].body.token)).toBe(4);
       await expectMoneyBalanced(restarted.db);
@@ -193,8 +196,14 @@ describe.each(databaseKinds)('refunds at a mint that charges input fees on %s', 
     expect((await info(base, second)).body.balance).toBe(48_000);
     // The second leaves first; the first is then the last user at the mint.
     const answers = [await refund(base, second), await refund(base, first)];
-    expect(answers.map((a) => [a.status, a.body.error?.code])).toEqual([[200, undefined], [200, undefined]]);
-    for (const [answer, msats] of [[answers[0], 48_000], [answers[1], 98_000]] as const) {
+    expect(answers.map((a) => [a.status, a.body.error?.code])).toEqual([
+      [200, undefined],
+      [200, undefined],
+    ]);
+    for (const [answer, msats] of [
+      [answers[0], 48_000],
+      [answers[1], 98_000],
+    ] as const) {
       expect(answer.body).toMatchObject({ msats, balance: 0, repeated: false });
       expect(answer.body.fee_msats).toBeGreaterThan(0);
       expect(tokenSats(answer.body.token) * 1000).toBe(msats - answer.body.fee_msats);
@@ -278,7 +287,11 @@ describe.each(databaseKinds)('an upstream that lies about usage, paid with real 
     await mint?.close();
   });
 
-  const LIES = ['{"prompt_tokens":1e15,"completion_tokens":1e15}', '{"prompt_tokens":-5,"completion_tokens":-1}', '"lots"'];
+  const LIES = [
+    '{"prompt_tokens":1e15,"completion_tokens":1e15}',
+    '{"prompt_tokens":-5,"completion_tokens":-1}',
+    '"lots"',
+  ];
 
   it.each(LIES)('usage %s, from a balance and by X-Cashu, then a refund', async (usage) => {
     node.upstream.faults.usage = usage;

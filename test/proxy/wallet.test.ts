@@ -13,7 +13,9 @@ describe.each(databaseKinds)('wallet routes on %s', (kind) => {
 
   beforeAll(async () => {
     mint = await startDevMint({ unit: 'sat', inputFeePpk: 0, port: 0 });
-    server = await startTestServer(kind, { env: { SERVICES: 'proxy', PROXY_MINTS: mint.url, PROXY_NAME: 'test node', PROXY_MINT_TIMEOUT_MS: '2000' } });
+    server = await startTestServer(kind, {
+      env: { SERVICES: 'proxy', PROXY_MINTS: mint.url, PROXY_NAME: 'test node', PROXY_MINT_TIMEOUT_MS: '2000' },
+    });
     base = server.url;
   });
   afterAll(async () => {
@@ -34,7 +36,9 @@ describe.each(databaseKinds)('wallet routes on %s', (kind) => {
     expect(answer.body.openapi).toBe('3.1.0');
     expect(answer.body.info.version).toBe('0.0.1');
     const wallet = answer.body.paths['/v1/wallet/'].get;
-    expect(wallet.parameters).toContainEqual(expect.objectContaining({ name: 'authorization', in: 'header', required: true }));
+    expect(wallet.parameters).toContainEqual(
+      expect.objectContaining({ name: 'authorization', in: 'header', required: true }),
+    );
     expect(Object.keys(wallet.responses['200'].content['application/json'].schema.properties)).toEqual(
       expect.arrayContaining(['api_key', 'balance', 'reserved', 'total_spent', 'total_requests', 'created_at']),
     );
@@ -47,7 +51,15 @@ describe.each(databaseKinds)('wallet routes on %s', (kind) => {
     const token = await mint.mintToken(100);
     const first = await info(base, token);
     expect(first.status).toBe(200);
-    expect(first.body).toMatchObject({ balance: 100_000, reserved: 0, available: 100_000, total_spent: 0, total_requests: 0, mint: mint.url, unit: 'sat' });
+    expect(first.body).toMatchObject({
+      balance: 100_000,
+      reserved: 0,
+      available: 100_000,
+      total_spent: 0,
+      total_requests: 0,
+      mint: mint.url,
+      unit: 'sat',
+    });
     expect(first.body.api_key).toMatch(/^sk-[0-9a-f]{64}$/);
     expect(Number.isInteger(first.body.created_at)).toBe(true);
     expect(Math.abs(first.body.created_at - Date.now() / 1000)).toBeLessThan(60);
@@ -106,9 +118,19 @@ describe.each(databaseKinds)('wallet routes on %s', (kind) => {
 
   it('refunds whole sats only and keeps the reserved part', async () => {
     const key = await openAccount(base, await mint.mintToken(30));
-    const id = (await server.db.kysely.selectFrom('proxy_accounts').select('id').where('key_prefix', '=', key.slice(0, 12)).executeTakeFirstOrThrow()).id;
+    const id = (
+      await server.db.kysely
+        .selectFrom('proxy_accounts')
+        .select('id')
+        .where('key_prefix', '=', key.slice(0, 12))
+        .executeTakeFirstOrThrow()
+    ).id;
     // A request in flight holds 10 500 msat and has spent 1 500 msat already.
-    await server.db.kysely.updateTable('proxy_accounts').set({ balance_msat: 28_500, reserved_msat: 10_500 }).where('id', '=', id).execute();
+    await server.db.kysely
+      .updateTable('proxy_accounts')
+      .set({ balance_msat: 28_500, reserved_msat: 10_500 })
+      .where('id', '=', id)
+      .execute();
     const answer = await refund(base, key);
     expect(answer.status).toBe(200);
     expect(answer.body).toMatchObject({ msats: 18_000, balance: 10_500 });
@@ -117,7 +139,13 @@ describe.each(databaseKinds)('wallet routes on %s', (kind) => {
 
   it('an account with nothing ever refunded and nothing available gets 400', async () => {
     const key = await openAccount(base, await mint.mintToken(2));
-    const id = (await server.db.kysely.selectFrom('proxy_accounts').select('id').where('key_prefix', '=', key.slice(0, 12)).executeTakeFirstOrThrow()).id;
+    const id = (
+      await server.db.kysely
+        .selectFrom('proxy_accounts')
+        .select('id')
+        .where('key_prefix', '=', key.slice(0, 12))
+        .executeTakeFirstOrThrow()
+    ).id;
     await server.db.kysely.updateTable('proxy_accounts').set({ reserved_msat: 2000 }).where('id', '=', id).execute();
     const answer = await refund(base, key);
     expect(answer.status).toBe(400);
@@ -170,17 +198,25 @@ describe.each(databaseKinds)('wallet routes on %s', (kind) => {
 
   describe('authorization', () => {
     it('missing header: FastAPI 422', async () => {
-      for (const [method, path] of [['GET', '/v1/wallet/'], ['POST', '/v1/wallet/refund'], ['POST', '/v1/wallet/topup?ecash_token=x']]) {
+      for (const [method, path] of [
+        ['GET', '/v1/wallet/'],
+        ['POST', '/v1/wallet/refund'],
+        ['POST', '/v1/wallet/topup?ecash_token=x'],
+      ]) {
         const answer = await call(base, method, path);
         expect(answer.status).toBe(422);
-        expect(answer.body).toEqual({ detail: [{ loc: ['header', 'authorization'], msg: 'Field required', type: 'missing' }] });
+        expect(answer.body).toEqual({
+          detail: [{ loc: ['header', 'authorization'], msg: 'Field required', type: 'missing' }],
+        });
       }
     });
 
     it('missing ecash_token: FastAPI 422', async () => {
       const answer = await call(base, 'POST', '/v1/wallet/topup', bearer('sk-abc'));
       expect(answer.status).toBe(422);
-      expect(answer.body).toEqual({ detail: [{ loc: ['query', 'ecash_token'], msg: 'Field required', type: 'missing' }] });
+      expect(answer.body).toEqual({
+        detail: [{ loc: ['query', 'ecash_token'], msg: 'Field required', type: 'missing' }],
+      });
     });
 
     it('malformed header: 401 naming both forms', async () => {
@@ -221,10 +257,17 @@ describe.runIf(postgresAvailable)('two processes on one PostgreSQL', () => {
   it('the same token sent 10 times to each credits once, and one refund pays out once', async () => {
     const key = await openAccount(first.url, await mint.mintToken(3));
     const token = await mint.mintToken(32);
-    const answers = await Promise.all(Array.from({ length: 20 }, (_, i) => topup(i % 2 ? second.url : first.url, key, token)));
+    const answers = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => topup(i % 2 ? second.url : first.url, key, token)),
+    );
     expect(answers.filter((a) => a.status === 200)).toHaveLength(1);
     expect((await info(second.url, key)).body.balance).toBe(35_000);
-    const refunds = await Promise.all([refund(first.url, key), refund(second.url, key), refund(first.url, key), refund(second.url, key)]);
+    const refunds = await Promise.all([
+      refund(first.url, key),
+      refund(second.url, key),
+      refund(first.url, key),
+      refund(second.url, key),
+    ]);
     const fresh = refunds.filter((a) => a.status === 200 && !a.body.repeated);
     expect(fresh).toHaveLength(1);
     expect(await receiveAtMint(mint.url, fresh[0].body.token)).toBe(35);

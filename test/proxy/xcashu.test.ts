@@ -47,18 +47,32 @@ describe.each(databaseKinds)('X-Cashu payments on %s', (kind) => {
 
   it('works with the openai SDK sending X-Cashu', async () => {
     const token = await mint.mintToken(50);
-    const client = new OpenAI({ baseURL: `${node.url}/v1`, apiKey: 'unused', maxRetries: 0, defaultHeaders: { 'X-Cashu': token } });
-    const { data, response } = await client.chat.completions.create({ model: TEST_MODEL, messages: [{ role: 'user', content: 'pay per request' }] }).withResponse();
+    const client = new OpenAI({
+      baseURL: `${node.url}/v1`,
+      apiKey: 'unused',
+      maxRetries: 0,
+      defaultHeaders: { 'X-Cashu': token },
+    });
+    const { data, response } = await client.chat.completions
+      .create({ model: TEST_MODEL, messages: [{ role: 'user', content: 'pay per request' }] })
+      .withResponse();
     const charged = Number(response.headers.get('x-cashu-cost-msat'));
     expect(charged).toBe(Math.ceil(testCost(data.usage!) / 1000) * 1000);
     expect(tokenSats(response.headers.get('x-cashu')!) * 1000 + charged).toBe(50_000);
   });
 
-  it('returns a stream\'s change in its usage chunk', async () => {
+  it("returns a stream's change in its usage chunk", async () => {
     const token = await mint.mintToken(64);
-    const response = await fetch(`${node.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-cashu': token }, body: JSON.stringify(chatBody({ stream: true })) });
+    const response = await fetch(`${node.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-cashu': token },
+      body: JSON.stringify(chatBody({ stream: true })),
+    });
     const text = await response.text();
-    const chunks = text.split('\n\n').filter((e) => e.startsWith('data: {')).map((e) => JSON.parse(e.slice(6)));
+    const chunks = text
+      .split('\n\n')
+      .filter((e) => e.startsWith('data: {'))
+      .map((e) => JSON.parse(e.slice(6)));
     const cost = chunks.at(-1).cost;
     expect(text.trimEnd().endsWith('data: [DONE]')).toBe(true);
     expect(cost.total_msat + tokenSats(cost.change) * 1000).toBe(64_000);
@@ -76,23 +90,35 @@ describe.each(databaseKinds)('X-Cashu payments on %s', (kind) => {
   it('takes X-Cashu over an Authorization header the SDK always sends', async () => {
     const key = await node.account(1_000_000);
     const token = await mint.mintToken(30);
-    const answer = await postJson(`${node.url}/v1/chat/completions`, chatBody(), { 'x-cashu': token, authorization: `Bearer ${key}` });
+    const answer = await postJson(`${node.url}/v1/chat/completions`, chatBody(), {
+      'x-cashu': token,
+      authorization: `Bearer ${key}`,
+    });
     expect(answer.status).toBe(200);
     expect((await node.balance(key)).balance).toBe(1_000_000);
   });
 
   it('gives a token too small for the request back whole, with the 402', async () => {
     const token = await mint.mintToken(1);
-    const answer = await postJson(`${node.url}/v1/chat/completions`, chatBody({ messages: [{ role: 'user', content: 'x'.repeat(3000) }] }), { 'x-cashu': token });
+    const answer = await postJson(
+      `${node.url}/v1/chat/completions`,
+      chatBody({ messages: [{ role: 'user', content: 'x'.repeat(3000) }] }),
+      { 'x-cashu': token },
+    );
     expect(answer.status).toBe(402);
     expect(answer.json.error.code).toBe('insufficient_balance');
     expect(tokenSats(answer.headers.get('x-cashu')!)).toBe(1);
   });
 
   it('counts new X-Cashu tokens against the per-address redemption limit', async () => {
-    const limited = await startNode(kind, { upstream: node.upstream, env: { PROXY_MINTS: mint.url, PROXY_REDEEM_LIMIT_PER_MINUTE: '1' } });
+    const limited = await startNode(kind, {
+      upstream: node.upstream,
+      env: { PROXY_MINTS: mint.url, PROXY_REDEEM_LIMIT_PER_MINUTE: '1' },
+    });
     try {
-      const first = await postJson(`${limited.url}/v1/chat/completions`, chatBody(), { 'x-cashu': await mint.mintToken(5) });
+      const first = await postJson(`${limited.url}/v1/chat/completions`, chatBody(), {
+        'x-cashu': await mint.mintToken(5),
+      });
       expect(first.status).toBe(200);
       const token = await mint.mintToken(5);
       const second = await postJson(`${limited.url}/v1/chat/completions`, chatBody(), { 'x-cashu': token });
@@ -111,7 +137,9 @@ describe.each(databaseKinds)('X-Cashu payments on %s', (kind) => {
     expect(garbage.json.error.code).toBe('invalid_token');
     const other = await startDevMint({ unit: 'sat', port: 0 });
     try {
-      const foreign = await postJson(`${node.url}/v1/chat/completions`, chatBody(), { 'x-cashu': await other.mintToken(10) });
+      const foreign = await postJson(`${node.url}/v1/chat/completions`, chatBody(), {
+        'x-cashu': await other.mintToken(10),
+      });
       expect(foreign.status).toBe(400);
       expect(foreign.json.error.message).toContain(mint.url);
     } finally {

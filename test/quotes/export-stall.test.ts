@@ -21,7 +21,11 @@ function bigCatalogue(): ExportEntry[] {
       context: i % 10 === 0 ? `menu ${i % 7}` : null,
       source: `Message number ${i} of the "big" catalogue`,
       sourcePlural: plural ? `Messages number ${i} of the big catalogue` : null,
-      forms: translated ? (plural ? [`Nachricht ${i}`, `Nachrichten ${i}`] : [`Nachricht Nummer ${i} des großen Katalogs`]) : null,
+      forms: translated
+        ? plural
+          ? [`Nachricht ${i}`, `Nachrichten ${i}`]
+          : [`Nachricht Nummer ${i} des großen Katalogs`]
+        : null,
       fuzzy,
       previous: fuzzy && i % 12 === 5 ? `msgid "Old message ${i}"` : null,
     });
@@ -32,7 +36,9 @@ function bigCatalogue(): ExportEntry[] {
 const quote = (text: string) => JSON.stringify(text);
 
 function po(entries: ExportEntry[], german: boolean): string {
-  const header = german ? `"Language: de\\n"\n"Plural-Forms: ${PLURAL_FORMS}\\n"` : `"Project-Id-Version: big 1.0\\n"\n"Plural-Forms: ${PLURAL_FORMS}\\n"`;
+  const header = german
+    ? `"Language: de\\n"\n"Plural-Forms: ${PLURAL_FORMS}\\n"`
+    : `"Project-Id-Version: big 1.0\\n"\n"Plural-Forms: ${PLURAL_FORMS}\\n"`;
   const lines = ['msgid ""', 'msgstr ""', '"Content-Type: text/plain; charset=UTF-8\\n"', header, ''];
   for (const [i, entry] of entries.entries()) {
     if (german && !entry.forms) continue;
@@ -74,7 +80,8 @@ describe.each(databaseKinds)('big exports on %s', (kind) => {
     // A server that has exported before, with both threads started: what is measured is the
     // big exports, not the route's first call or loading the threads' modules.
     await client.importFile(project, 'small.po', po(entries.slice(0, 10), false), 'GNU_PO');
-    const exportOf = (file: string, locale: string) => client.get(`/1/projects/${project}/translations?locale=${locale}&source_file_name=${file}`);
+    const exportOf = (file: string, locale: string) =>
+      client.get(`/1/projects/${project}/translations?locale=${locale}&source_file_name=${file}`);
     const warmed = await Promise.all([exportOf('small.po', 'de-DE'), exportOf('small.po', 'en-US')]);
     expect(warmed.map((answer) => answer.status)).toEqual([200, 200]);
 
@@ -96,7 +103,10 @@ describe.each(databaseKinds)('big exports on %s', (kind) => {
       isBase: locale === 'en-US',
       pluralForms: locale === 'en-US' ? null : PLURAL_FORMS,
     });
-    const expected = { 'de-DE': FORMATS.GNU_PO.write(request('de-DE')), 'en-US': FORMATS.GNU_PO.write(request('en-US')) };
+    const expected = {
+      'de-DE': FORMATS.GNU_PO.write(request('de-DE')),
+      'en-US': FORMATS.GNU_PO.write(request('en-US')),
+    };
     for (const [n, answer] of answers.entries()) {
       expect(answer.status).toBe(200);
       expect(answer.headers.get('content-type')).toBe(FORMATS.GNU_PO.mime);
@@ -106,7 +116,9 @@ describe.each(databaseKinds)('big exports on %s', (kind) => {
       expect(answer.text.length).toBe(wanted.length);
       expect(answer.text === wanted, `export ${n} (${locales[n]}) differs from the writer's file`).toBe(true);
     }
-    expect(answers[0].text).toContain('#, fuzzy\n#| msgid "Old message 5"\nmsgid "Message number 5 of the \\"big\\" catalogue"\n');
+    expect(answers[0].text).toContain(
+      '#, fuzzy\n#| msgid "Old message 5"\nmsgid "Message number 5 of the \\"big\\" catalogue"\n',
+    );
 
     const { p99, figures } = latencies(times);
     const all = `${figures}; 4 exports in ${(elapsed / 1000).toFixed(1)} s`;

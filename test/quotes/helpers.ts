@@ -18,7 +18,11 @@ export const QUOTES_ENV: Record<string, string> = {
   QUOTES_IMPORT_POLL_MS: '100',
 };
 
-export function startQuotesServer(kind: DatabaseKind, env: Record<string, string> = {}, database?: TestServer['database']): Promise<TestServer> {
+export function startQuotesServer(
+  kind: DatabaseKind,
+  env: Record<string, string> = {},
+  database?: TestServer['database'],
+): Promise<TestServer> {
   return startTestServer(kind, { env: { ...QUOTES_ENV, ...env }, database });
 }
 
@@ -33,17 +37,39 @@ let counter = 0;
 
 /** A user of area B with a OneSky key pair, and a client that signs every request. */
 export class Client {
-  constructor(readonly base: string, readonly apiKey: string, readonly apiSecret: string, readonly token: string) {}
+  constructor(
+    readonly base: string,
+    readonly apiKey: string,
+    readonly apiSecret: string,
+    readonly token: string,
+  ) {}
 
   static async create(base: string): Promise<Client> {
     counter += 1;
     const tag = `quoter${process.pid}x${counter}`;
-    const person = { first_name: 'Grace', last_name: 'Hopper', email: `${tag}@example.test`, username: tag, password: `long password ${tag} ok` };
-    const registered = await fetch(`${base}/api/users/register`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(person) });
+    const person = {
+      first_name: 'Grace',
+      last_name: 'Hopper',
+      email: `${tag}@example.test`,
+      username: tag,
+      password: `long password ${tag} ok`,
+    };
+    const registered = await fetch(`${base}/api/users/register`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(person),
+    });
     if (registered.status !== 201) throw new Error(`register ${registered.status} ${await registered.text()}`);
-    const login = await fetch(`${base}/api/users/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: person.email, password: person.password }) });
+    const login = await fetch(`${base}/api/users/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ email: person.email, password: person.password }),
+    });
     const { token } = (await login.json()) as { token: string };
-    const keys = await fetch(`${base}/api/users/apikeys`, { method: 'POST', headers: { authorization: `Bearer ${token}` } });
+    const keys = await fetch(`${base}/api/users/apikeys`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}` },
+    });
     if (keys.status !== 201) throw new Error(`apikeys ${keys.status} ${await keys.text()}`);
     const { api_key, api_secret } = (await keys.json()) as { api_key: string; api_secret: string };
     return new Client(base, api_key, api_secret, token);
@@ -51,14 +77,27 @@ export class Client {
 
   /** The three OneSky authentication parameters for now (or a given timestamp). */
   auth(timestamp = Math.floor(Date.now() / 1000), secret = this.apiSecret): Record<string, string> {
-    return { api_key: this.apiKey, timestamp: String(timestamp), dev_hash: createHash('md5').update(`${timestamp}${secret}`).digest('hex') };
+    return {
+      api_key: this.apiKey,
+      timestamp: String(timestamp),
+      dev_hash: createHash('md5').update(`${timestamp}${secret}`).digest('hex'),
+    };
   }
 
   signed(path: string, auth = this.auth()): string {
     return `${path}${path.includes('?') ? '&' : '?'}${new URLSearchParams(auth)}`;
   }
 
-  async call(method: string, path: string, options: { json?: unknown; form?: FormData; auth?: Record<string, string> | null; headers?: Record<string, string> } = {}): Promise<Answer> {
+  async call(
+    method: string,
+    path: string,
+    options: {
+      json?: unknown;
+      form?: FormData;
+      auth?: Record<string, string> | null;
+      headers?: Record<string, string>;
+    } = {},
+  ): Promise<Answer> {
     const url = this.base + (options.auth === null ? path : this.signed(path, options.auth ?? this.auth()));
     const headers: Record<string, string> = { ...options.headers };
     let body: BodyInit | undefined;
@@ -69,7 +108,12 @@ export class Client {
     const response = await fetch(url, { method, headers, body });
     const text = await response.text();
     const type = response.headers.get('content-type') ?? '';
-    return { status: response.status, headers: response.headers, body: /json/.test(type) && text ? JSON.parse(text) : text, text };
+    return {
+      status: response.status,
+      headers: response.headers,
+      body: /json/.test(type) && text ? JSON.parse(text) : text,
+      text,
+    };
   }
 
   get(path: string) {
@@ -77,13 +121,21 @@ export class Client {
   }
 
   async createProject(base = 'en-US', targets: string[] = ['de-DE', 'ja-JP']): Promise<number> {
-    const answer = await this.call('POST', '/1/projects', { json: { name: 'hello-c', base_locale: base, target_locales: targets } });
+    const answer = await this.call('POST', '/1/projects', {
+      json: { name: 'hello-c', base_locale: base, target_locales: targets },
+    });
     if (answer.status !== 201) throw new Error(`create project ${answer.status} ${answer.text}`);
     return answer.body.data.id;
   }
 
   /** Uploads a file and returns the import id (the import runs in the background). */
-  async upload(projectId: number, name: string, content: Buffer | string, format: string, extra: Record<string, string> = {}): Promise<Answer> {
+  async upload(
+    projectId: number,
+    name: string,
+    content: Buffer | string,
+    format: string,
+    extra: Record<string, string> = {},
+  ): Promise<Answer> {
     const form = new FormData();
     form.append('file_format', format);
     for (const [key, value] of Object.entries(extra)) form.append(key, value);
@@ -102,7 +154,13 @@ export class Client {
     throw new Error('import did not finish');
   }
 
-  async importFile(projectId: number, name: string, content: Buffer | string, format: string, extra: Record<string, string> = {}): Promise<any> {
+  async importFile(
+    projectId: number,
+    name: string,
+    content: Buffer | string,
+    format: string,
+    extra: Record<string, string> = {},
+  ): Promise<any> {
     const answer = await this.upload(projectId, name, content, format, extra);
     if (answer.status !== 201) throw new Error(`upload ${answer.status} ${answer.text}`);
     return this.waitImport(projectId, answer.body.data.import.id);
@@ -148,5 +206,8 @@ export function latencies(times: number[]): { p99: number; figures: string } {
   const at = (share: number) => sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * share))];
   const ms = (value: number) => `${value.toFixed(1)} ms`;
   const p99 = at(0.99);
-  return { p99, figures: `${sorted.length} probes: p50 ${ms(at(0.5))}, p99 ${ms(p99)}, max ${ms(sorted.at(-1) ?? NaN)}` };
+  return {
+    p99,
+    figures: `${sorted.length} probes: p50 ${ms(at(0.5))}, p99 ${ms(p99)}, max ${ms(sorted.at(-1) ?? NaN)}`,
+  };
 }

@@ -8,7 +8,8 @@ import { describe, expect, it } from 'vitest';
 import { parsePo } from '../../src/quotes/formats/po.js';
 import { readPlainEntries } from '../../src/quotes/formats/po-plain.js';
 
-const HEADER = 'msgid ""\nmsgstr ""\n"Content-Type: text/plain; charset=UTF-8\\n"\n"Plural-Forms: nplurals=2; plural=(n != 1);\\n"\n';
+const HEADER =
+  'msgid ""\nmsgstr ""\n"Content-Type: text/plain; charset=UTF-8\\n"\n"Plural-Forms: nplurals=2; plural=(n != 1);\\n"\n';
 
 function outcome(text: string, plainReader: boolean): unknown {
   try {
@@ -27,10 +28,26 @@ const isPlain = (body: string) => readPlainEntries(body, { nplurals: 2, headerFi
 describe('the plain PO reader', () => {
   // [case, body, read by the plain reader (else left to gettext-parser)]
   const cases: [string, string, boolean][] = [
-    ['comments of every kind', '# translator\n#. extracted\n#: a.c:1 b.c:2\n#, fuzzy, c-format\n#| msgid "Old"\nmsgid "New"\nmsgstr "Neu"\n', true],
-    ['contexts, empty and numeric ones, and numeric msgids', 'msgid "b"\nmsgstr ""\n\nmsgctxt "menu"\nmsgid "Open"\nmsgstr "x"\n\nmsgctxt ""\nmsgid "Open"\nmsgstr "y"\n\nmsgctxt "9"\nmsgid "10"\nmsgstr ""\n\nmsgid "2"\nmsgstr ""\n\nmsgid "1"\nmsgstr ""\n', true],
-    ['plurals and continuation lines', 'msgid ""\n"One "\n"file"\nmsgid_plural "%d "\n"files"\nmsgstr[0] "Eine"\n" Datei"\nmsgstr[1] ""\n', true],
-    ['escapes, CRLF, indentation and no blank lines', 'msgid "a\\"b\\\\c\\td\\ne\\a"\r\nmsgstr "x"  \r\n  #, fuzzy\r\n\tmsgid "日本語"\r\nmsgstr "y"\r\n', true],
+    [
+      'comments of every kind',
+      '# translator\n#. extracted\n#: a.c:1 b.c:2\n#, fuzzy, c-format\n#| msgid "Old"\nmsgid "New"\nmsgstr "Neu"\n',
+      true,
+    ],
+    [
+      'contexts, empty and numeric ones, and numeric msgids',
+      'msgid "b"\nmsgstr ""\n\nmsgctxt "menu"\nmsgid "Open"\nmsgstr "x"\n\nmsgctxt ""\nmsgid "Open"\nmsgstr "y"\n\nmsgctxt "9"\nmsgid "10"\nmsgstr ""\n\nmsgid "2"\nmsgstr ""\n\nmsgid "1"\nmsgstr ""\n',
+      true,
+    ],
+    [
+      'plurals and continuation lines',
+      'msgid ""\n"One "\n"file"\nmsgid_plural "%d "\n"files"\nmsgstr[0] "Eine"\n" Datei"\nmsgstr[1] ""\n',
+      true,
+    ],
+    [
+      'escapes, CRLF, indentation and no blank lines',
+      'msgid "a\\"b\\\\c\\td\\ne\\a"\r\nmsgstr "x"  \r\n  #, fuzzy\r\n\tmsgid "日本語"\r\nmsgstr "y"\r\n',
+      true,
+    ],
     ['msgstr[0] without a plural', 'msgid "a"\nmsgstr[0] "b"\n', true],
     ['obsolete entries', 'msgid "a"\nmsgstr "b"\n\n#~ msgid "gone"\n#~ msgstr "weg"\n', false],
     ['a duplicate', 'msgid "a"\nmsgstr ""\n\nmsgid "a"\nmsgstr ""\n', false],
@@ -61,7 +78,9 @@ describe('the plain PO reader', () => {
         { key: 'toString\u0004__proto__', context: 'toString', source: '__proto__', forms: ['p'] },
       ],
     });
-    const refused = { error: expect.stringContaining('msgid "constructor" is declared twice, or is in a part of the file') };
+    const refused = {
+      error: expect.stringContaining('msgid "constructor" is declared twice, or is in a part of the file'),
+    };
     expect(outcome(`${HEADER}\n${body}`, false)).toEqual(refused);
     // A real duplicate is one still, and so is a slice gettext-parser reads (an obsolete entry).
     expect(isPlain(`${body}\n${body}`)).toBe(false);
@@ -93,7 +112,10 @@ describe('the plain PO reader', () => {
     for (const name of ['messages.pot', 'messages.de.po', 'other.pot']) {
       expectSameAsGettextParser(readFileSync(join(import.meta.dirname, '../fixtures/quotes', name), 'utf8'));
     }
-    const entries = Array.from({ length: 1200 }, (_, i) => `#, fuzzy\nmsgctxt "c${i % 3}"\nmsgid "${i % 7 ? `Text ${i}` : i}"\nmsgstr "T ${i}"\n`);
+    const entries = Array.from(
+      { length: 1200 },
+      (_, i) => `#, fuzzy\nmsgctxt "c${i % 3}"\nmsgid "${i % 7 ? `Text ${i}` : i}"\nmsgstr "T ${i}"\n`,
+    );
     const big = `${HEADER}\n${entries.join('\n')}`;
     expect(isPlain(entries.join('\n'))).toBe(true);
     expectSameAsGettextParser(big);
@@ -105,12 +127,61 @@ describe('the plain PO reader', () => {
       seed = (Math.imul(seed, 1103515245) + 12345) >>> 0;
       return Math.floor((seed / 2 ** 32) * n);
     };
-    const pick = <T,>(items: T[]): T => items[random(items.length)];
-    const headers = [HEADER, 'msgid ""\nmsgstr ""\n"Plural-Forms: nplurals=3; plural=0;\\n"\n', 'msgid ""\nmsgstr ""\n"Plural-Forms: nplurals=INTEGER; plural=EXPRESSION;\\n"\n', '# no header\n', ''];
+    const pick = <T>(items: T[]): T => items[random(items.length)];
+    const headers = [
+      HEADER,
+      'msgid ""\nmsgstr ""\n"Plural-Forms: nplurals=3; plural=0;\\n"\n',
+      'msgid ""\nmsgstr ""\n"Plural-Forms: nplurals=INTEGER; plural=EXPRESSION;\\n"\n',
+      '# no header\n',
+      '',
+    ];
     // Names of Object.prototype (toString) are the one known difference: tested above.
-    const texts = ['Hello', 'Open %s', 'a\\nb', 'tab\\there', 'say \\"hi\\"', 'back\\\\slash', 'bell\\a', '0', '1', '12', '007', 'Save', '', 'Ünïcödé 日本', 'Hello', 'World'];
-    const comments = ['# translator', '#. extracted', '#: file.c:1', '#, fuzzy', '#, fuzzy, c-format', '#,fuzzy', '#| msgid "Old"', '#|msgid "x"', '#', '#\r', '#\r, fuzzy', '   #, fuzzy'];
-    const inserted = ['#, fuzzy', '# x', '#| msgid "q"', '', '"cont"', 'msgctxt "z"', 'msgstr[1] "s"', 'msgid_plural "p"', '#~ msgid "o"', ' \t ', '\r', 'msgid "a\rb"'];
+    const texts = [
+      'Hello',
+      'Open %s',
+      'a\\nb',
+      'tab\\there',
+      'say \\"hi\\"',
+      'back\\\\slash',
+      'bell\\a',
+      '0',
+      '1',
+      '12',
+      '007',
+      'Save',
+      '',
+      'Ünïcödé 日本',
+      'Hello',
+      'World',
+    ];
+    const comments = [
+      '# translator',
+      '#. extracted',
+      '#: file.c:1',
+      '#, fuzzy',
+      '#, fuzzy, c-format',
+      '#,fuzzy',
+      '#| msgid "Old"',
+      '#|msgid "x"',
+      '#',
+      '#\r',
+      '#\r, fuzzy',
+      '   #, fuzzy',
+    ];
+    const inserted = [
+      '#, fuzzy',
+      '# x',
+      '#| msgid "q"',
+      '',
+      '"cont"',
+      'msgctxt "z"',
+      'msgstr[1] "s"',
+      'msgid_plural "p"',
+      '#~ msgid "o"',
+      ' \t ',
+      '\r',
+      'msgid "a\rb"',
+    ];
     const mutations: ((lines: string[], at: number) => void)[] = [
       (lines, at) => lines.splice(at, 1),
       (lines, at) => lines.splice(at, 0, lines[random(lines.length)]),

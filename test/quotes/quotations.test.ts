@@ -37,8 +37,20 @@ const RATES = {
   },
   translators: {
     'de-DE': [
-      { name: 'Anna', time_zone: 'Europe/Berlin', hours: [9, 17], words_per_day_translation: 2000, words_per_day_review: 6000 },
-      { name: 'Bernd', time_zone: 'Europe/Berlin', hours: [10, 18], words_per_day_translation: 1500, words_per_day_review: 4500 },
+      {
+        name: 'Anna',
+        time_zone: 'Europe/Berlin',
+        hours: [9, 17],
+        words_per_day_translation: 2000,
+        words_per_day_review: 6000,
+      },
+      {
+        name: 'Bernd',
+        time_zone: 'Europe/Berlin',
+        hours: [10, 18],
+        words_per_day_translation: 1500,
+        words_per_day_review: 4500,
+      },
       { name: 'Clara', time_zone: 'Europe/Berlin', hours: [9, 17] },
     ],
   },
@@ -52,14 +64,20 @@ describe.each(databaseKinds)('quotations on %s', (kind) => {
   beforeAll(async () => {
     const dir = mkdtempSync(join(tmpdir(), 'quartet-rates-'));
     writeFileSync(join(dir, 'rates.json'), JSON.stringify(RATES));
-    server = await startQuotesServer(kind, { QUOTES_RATES_FILE: join(dir, 'rates.json'), USERS_ADMIN_EMAIL: ADMIN.email, USERS_ADMIN_PASSWORD: ADMIN.password });
+    server = await startQuotesServer(kind, {
+      QUOTES_RATES_FILE: join(dir, 'rates.json'),
+      USERS_ADMIN_EMAIL: ADMIN.email,
+      USERS_ADMIN_PASSWORD: ADMIN.password,
+    });
     client = await Client.create(server.url);
     project = await client.createProject('en-US', ['de-DE', 'ja-JP']);
     const base = await client.importFile(project, 'messages.po', fixture('messages.pot'), 'GNU_PO');
     expect(base).toMatchObject({ status: 'completed', string_count: 8, word_count: 39 });
     const other = await client.importFile(project, 'other.po', fixture('other.pot'), 'GNU_POT');
     expect(other).toMatchObject({ status: 'completed', string_count: 2, word_count: 6 });
-    const german = await client.importFile(project, 'messages.po', fixture('messages.de.po'), 'GNU_PO', { locale: 'de-DE' });
+    const german = await client.importFile(project, 'messages.po', fixture('messages.de.po'), 'GNU_PO', {
+      locale: 'de-DE',
+    });
     expect(german).toMatchObject({ status: 'completed', string_count: 7 });
   });
   afterAll(async () => {
@@ -68,18 +86,23 @@ describe.each(databaseKinds)('quotations on %s', (kind) => {
 
   const quote = (query: string) => client.get(`/1/projects/${project}/quotations?${query}`);
 
-  it.each(COMBINATIONS)('not translated %s, not approved %s, outdated %s → %i strings, %i words', async (nt, na, od, strings, words) => {
-    const answer = await quote(`files=messages.po&to_locale=de-DE&is_including_not_translated=${nt}&is_including_not_approved=${na ? 1 : 0}&is_including_outdated=${od}`);
-    expect(answer.status).toBe(200);
-    const data = answer.body.data;
-    expect(data.is_including_not_translated).toBe(nt);
-    expect(data.is_including_not_approved).toBe(na);
-    expect(data.is_including_outdated).toBe(od);
-    for (const level of ['translation_only', 'translation_and_review', 'review_only']) {
-      expect(data[level].string_count).toBe(strings);
-      expect(data[level].word_count).toBe(words);
-    }
-  });
+  it.each(COMBINATIONS)(
+    'not translated %s, not approved %s, outdated %s → %i strings, %i words',
+    async (nt, na, od, strings, words) => {
+      const answer = await quote(
+        `files=messages.po&to_locale=de-DE&is_including_not_translated=${nt}&is_including_not_approved=${na ? 1 : 0}&is_including_outdated=${od}`,
+      );
+      expect(answer.status).toBe(200);
+      const data = answer.body.data;
+      expect(data.is_including_not_translated).toBe(nt);
+      expect(data.is_including_not_approved).toBe(na);
+      expect(data.is_including_outdated).toBe(od);
+      for (const level of ['translation_only', 'translation_and_review', 'review_only']) {
+        expect(data[level].string_count).toBe(strings);
+        expect(data[level].word_count).toBe(words);
+      }
+    },
+  );
 
   it('answers every field of the Quotation body with its type and defaults', async () => {
     const before = Math.floor(Date.now() / 1000);
@@ -88,29 +111,73 @@ describe.each(databaseKinds)('quotations on %s', (kind) => {
     expect(answer.body.meta).toEqual({ status: 200 });
     const data = answer.body.data;
     expect(Object.keys(data).sort()).toEqual(
-      ['files', 'from_language', 'to_language', 'is_including_not_translated', 'is_including_not_approved', 'is_including_outdated', 'specialization', 'translation_only', 'translation_and_review', 'review_only'].sort(),
+      [
+        'files',
+        'from_language',
+        'to_language',
+        'is_including_not_translated',
+        'is_including_not_approved',
+        'is_including_outdated',
+        'specialization',
+        'translation_only',
+        'translation_and_review',
+        'review_only',
+      ].sort(),
     );
     expect(data.files).toEqual([{ name: 'messages.po' }]);
-    expect(data.from_language).toEqual({ code: 'en-US', english_name: 'English (United States)', local_name: 'English (United States)', locale: 'en', region: 'US' });
-    expect(data.to_language).toEqual({ code: 'de-DE', english_name: 'German (Germany)', local_name: 'Deutsch (Deutschland)', locale: 'de', region: 'DE' });
-    expect([data.is_including_not_translated, data.is_including_not_approved, data.is_including_outdated]).toEqual([true, true, true]);
+    expect(data.from_language).toEqual({
+      code: 'en-US',
+      english_name: 'English (United States)',
+      local_name: 'English (United States)',
+      locale: 'en',
+      region: 'US',
+    });
+    expect(data.to_language).toEqual({
+      code: 'de-DE',
+      english_name: 'German (Germany)',
+      local_name: 'Deutsch (Deutschland)',
+      locale: 'de',
+      region: 'DE',
+    });
+    expect([data.is_including_not_translated, data.is_including_not_approved, data.is_including_outdated]).toEqual([
+      true,
+      true,
+      true,
+    ]);
     expect(data.specialization).toBe('general');
     for (const level of ['translation_only', 'translation_and_review', 'review_only']) {
       const estimate = data[level];
-      expect(Object.keys(estimate).sort()).toEqual(['per_word_cost', 'preferred_translator', 'seconds_to_complete', 'string_count', 'total_cost', 'will_complete_at', 'will_complete_at_timestamp', 'word_count']);
+      expect(Object.keys(estimate).sort()).toEqual([
+        'per_word_cost',
+        'preferred_translator',
+        'seconds_to_complete',
+        'string_count',
+        'total_cost',
+        'will_complete_at',
+        'will_complete_at_timestamp',
+        'word_count',
+      ]);
       expect(estimate.will_complete_at).toMatch(TIME);
       expect(Number.isInteger(estimate.will_complete_at_timestamp)).toBe(true);
       // The string and the number are the same instant, in Unix seconds.
-      expect(new Date(estimate.will_complete_at.replace('+0000', 'Z')).getTime() / 1000).toBe(estimate.will_complete_at_timestamp);
+      expect(new Date(estimate.will_complete_at.replace('+0000', 'Z')).getTime() / 1000).toBe(
+        estimate.will_complete_at_timestamp,
+      );
       expect(estimate.will_complete_at_timestamp).toBeGreaterThan(before);
-      expect(Math.abs(estimate.will_complete_at_timestamp - before - estimate.seconds_to_complete)).toBeLessThanOrEqual(2);
+      expect(Math.abs(estimate.will_complete_at_timestamp - before - estimate.seconds_to_complete)).toBeLessThanOrEqual(
+        2,
+      );
       expect(estimate.preferred_translator.will_complete_at).toMatch(TIME);
       expect(typeof estimate.per_word_cost).toBe('string');
       expect(typeof estimate.total_cost).toBe('string');
     }
     // Review alone is quicker than translation, translation with review slower.
-    expect(data.review_only.will_complete_at_timestamp).toBeLessThanOrEqual(data.translation_only.will_complete_at_timestamp);
-    expect(data.translation_and_review.will_complete_at_timestamp).toBeGreaterThan(data.translation_only.will_complete_at_timestamp);
+    expect(data.review_only.will_complete_at_timestamp).toBeLessThanOrEqual(
+      data.translation_only.will_complete_at_timestamp,
+    );
+    expect(data.translation_and_review.will_complete_at_timestamp).toBeGreaterThan(
+      data.translation_only.will_complete_at_timestamp,
+    );
   });
 
   it('prices per word with exact decimals rounded half-up to cents', async () => {
@@ -118,17 +185,30 @@ describe.each(databaseKinds)('quotations on %s', (kind) => {
     expect([all.translation_only.per_word_cost, all.translation_only.total_cost]).toEqual(['0.0125', '0.38']); // 0.375
     expect(all.translation_and_review.total_cost).toBe('0.60');
     expect(all.review_only.total_cost).toBe('0.15');
-    const notTranslated = (await quote('files=messages.po&to_locale=de-DE&is_including_not_approved=0&is_including_outdated=0')).body.data; // 17 words
+    const notTranslated = (
+      await quote('files=messages.po&to_locale=de-DE&is_including_not_approved=0&is_including_outdated=0')
+    ).body.data; // 17 words
     expect(notTranslated.review_only.total_cost).toBe('0.09'); // 0.085: a binary float rounds this down
     expect(notTranslated.translation_only.total_cost).toBe('0.21'); // 0.2125
-    const outdated = (await quote('files=messages.po&to_locale=de-DE&is_including_not_translated=false&is_including_not_approved=false')).body.data; // 5 words
+    const outdated = (
+      await quote('files=messages.po&to_locale=de-DE&is_including_not_translated=false&is_including_not_approved=false')
+    ).body.data; // 5 words
     expect(outdated.translation_only.total_cost).toBe('0.06'); // 0.0625
     const game = (await quote('files=messages.po&to_locale=de-DE&specialization=game')).body.data;
     expect(game.specialization).toBe('game');
-    expect([game.translation_only.total_cost, game.translation_and_review.total_cost, game.review_only.total_cost]).toEqual(['4.50', '6.75', '2.25']);
+    expect([
+      game.translation_only.total_cost,
+      game.translation_and_review.total_cost,
+      game.review_only.total_cost,
+    ]).toEqual(['4.50', '6.75', '2.25']);
     // Japanese has no translation: every string, at the default CJK rate.
     const ja = (await quote('files=messages.po&to_locale=ja-JP')).body.data;
-    expect([ja.translation_only.string_count, ja.translation_only.word_count, ja.translation_only.per_word_cost, ja.translation_only.total_cost]).toEqual([8, 39, '0.10', '3.90']);
+    expect([
+      ja.translation_only.string_count,
+      ja.translation_only.word_count,
+      ja.translation_only.per_word_cost,
+      ja.translation_only.total_cost,
+    ]).toEqual([8, 39, '0.10', '3.90']);
   });
 
   it.each([
@@ -182,11 +262,15 @@ describe.each(databaseKinds)('quotations on %s', (kind) => {
     expect(missing.body.meta.message).toMatch(/api_key/);
     // Within the window is fine; an area B bearer token is accepted too.
     expect((await client.call('GET', path, { auth: client.auth(now - 500) })).status).toBe(200);
-    expect((await client.call('GET', path, { auth: null, headers: { authorization: `Bearer ${client.token}` } })).status).toBe(200);
-    expect((await client.call('GET', path, { auth: null, headers: { authorization: 'Bearer nonsense' } })).status).toBe(401);
+    expect(
+      (await client.call('GET', path, { auth: null, headers: { authorization: `Bearer ${client.token}` } })).status,
+    ).toBe(200);
+    expect((await client.call('GET', path, { auth: null, headers: { authorization: 'Bearer nonsense' } })).status).toBe(
+      401,
+    );
   });
 
-  it("keeps projects to their owner", async () => {
+  it('keeps projects to their owner', async () => {
     const stranger = await Client.create(server.url);
     const answer = await stranger.get(`/1/projects/${project}/quotations?files=messages.po&to_locale=de-DE`);
     expect(answer.status).toBe(404);
@@ -195,21 +279,49 @@ describe.each(databaseKinds)('quotations on %s', (kind) => {
   });
 
   it('creates, updates and deletes projects; admins see every project', async () => {
-    const created = await client.call('POST', '/1/projects', { json: { name: 'tmp', description: 'd', base_locale: 'fr', target_locales: ['ja', 'zh_TW'] } });
+    const created = await client.call('POST', '/1/projects', {
+      json: { name: 'tmp', description: 'd', base_locale: 'fr', target_locales: ['ja', 'zh_TW'] },
+    });
     expect(created.status).toBe(201);
     const id = created.body.data.id;
-    expect(created.body.data).toMatchObject({ name: 'tmp', description: 'd', base_language: { code: 'fr-FR' }, string_count: 0, created_at: expect.stringMatching(TIME) });
+    expect(created.body.data).toMatchObject({
+      name: 'tmp',
+      description: 'd',
+      base_language: { code: 'fr-FR' },
+      string_count: 0,
+      created_at: expect.stringMatching(TIME),
+    });
     expect(created.body.data.target_languages.map((l: any) => l.code)).toEqual(['ja-JP', 'zh-TW']);
-    const updated = await client.call('PUT', `/1/projects/${id}`, { json: { name: 'renamed', base_locale: 'en-GB', target_locales: ['de-DE'] } });
-    expect(updated.body.data).toMatchObject({ name: 'renamed', base_language: { code: 'en-GB' }, target_languages: [{ code: 'de-DE' }] });
-    expect((await client.call('POST', '/1/projects', { json: { name: 'x', target_locales: ['en-US'] } })).body.meta.message).toMatch(/^target_locales: en-US is the base language/);
-    expect((await client.call('POST', '/1/projects', { json: { name: 'x', target_locales: ['qq-QQ'] } })).status).toBe(400);
+    const updated = await client.call('PUT', `/1/projects/${id}`, {
+      json: { name: 'renamed', base_locale: 'en-GB', target_locales: ['de-DE'] },
+    });
+    expect(updated.body.data).toMatchObject({
+      name: 'renamed',
+      base_language: { code: 'en-GB' },
+      target_languages: [{ code: 'de-DE' }],
+    });
+    expect(
+      (await client.call('POST', '/1/projects', { json: { name: 'x', target_locales: ['en-US'] } })).body.meta.message,
+    ).toMatch(/^target_locales: en-US is the base language/);
+    expect((await client.call('POST', '/1/projects', { json: { name: 'x', target_locales: ['qq-QQ'] } })).status).toBe(
+      400,
+    );
     // The base language is fixed once the project has files.
-    expect((await client.call('PUT', `/1/projects/${project}`, { json: { base_locale: 'fr-FR' } })).body).toEqual({ meta: { status: 400, message: expect.stringContaining('base_locale') }, data: {} });
+    expect((await client.call('PUT', `/1/projects/${project}`, { json: { base_locale: 'fr-FR' } })).body).toEqual({
+      meta: { status: 400, message: expect.stringContaining('base_locale') },
+      data: {},
+    });
 
-    const login = await fetch(`${server.url}/api/users/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(ADMIN) });
+    const login = await fetch(`${server.url}/api/users/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(ADMIN),
+    });
     const { token } = (await login.json()) as { token: string };
-    const asAdmin = await client.call('GET', '/1/projects', { auth: null, headers: { authorization: `Bearer ${token}` } });
+    const asAdmin = await client.call('GET', '/1/projects', {
+      auth: null,
+      headers: { authorization: `Bearer ${token}` },
+    });
     expect(asAdmin.body.data.map((p: any) => p.id)).toEqual(expect.arrayContaining([project, id]));
     expect((await client.call('DELETE', `/1/projects/${id}`)).body).toEqual({ meta: { status: 200 }, data: {} });
     expect((await client.get(`/1/projects/${id}`)).status).toBe(404);
@@ -224,13 +336,24 @@ describe.each(databaseKinds)('quotations on %s', (kind) => {
     // 3 approved of 10 strings (messages.po 8 + other.po 2).
     expect(de).toMatchObject({ is_base_language: false, is_ready_to_publish: false, translation_progress: '30%' });
     expect(de.last_updated_at).toMatch(TIME);
-    expect(targets.find((l: any) => l.code === 'ja-JP')).toMatchObject({ translation_progress: '0%', last_updated_at: null });
+    expect(targets.find((l: any) => l.code === 'ja-JP')).toMatchObject({
+      translation_progress: '0%',
+      last_updated_at: null,
+    });
 
     const page = await client.get(`/1/projects/${project}/files?per_page=1&page=1`);
     expect(page.body.meta).toMatchObject({ status: 200, record_count: 2, page_count: 2, prev_page: null });
     expect(page.body.meta.next_page).toContain('page=2');
     expect(page.body.data).toEqual([
-      { name: 'messages.po', file_format: 'GNU_PO', string_count: 8, word_count: 39, last_import: { id: expect.any(Number), status: 'completed' }, uploaded_at: expect.stringMatching(TIME), uploaded_at_timestamp: expect.any(Number) },
+      {
+        name: 'messages.po',
+        file_format: 'GNU_PO',
+        string_count: 8,
+        word_count: 39,
+        last_import: { id: expect.any(Number), status: 'completed' },
+        uploaded_at: expect.stringMatching(TIME),
+        uploaded_at_timestamp: expect.any(Number),
+      },
     ]);
     expect((await client.get(`/1/projects/${project}/files?per_page=101`)).status).toBe(400);
 
@@ -244,17 +367,36 @@ describe.each(databaseKinds)('quotations on %s', (kind) => {
     // The export imports back to the same states.
     const again = await client.importFile(project, 'messages.po', exported.text, 'GNU_PO', { locale: 'de-DE' });
     expect(again.message ?? again.status, exported.text).toBe('completed');
-    expect((await quote('files=messages.po&to_locale=de-DE&is_including_outdated=0')).body.data.translation_only.string_count).toBe(4);
+    expect(
+      (await quote('files=messages.po&to_locale=de-DE&is_including_outdated=0')).body.data.translation_only
+        .string_count,
+    ).toBe(4);
   });
 
   it('orders fix the outdated baseline and make the translator preferred', async () => {
     const before = (await quote('files=messages.po&to_locale=de-DE')).body.data;
     const answer = await client.call('POST', `/1/projects/${project}/orders`, {
-      json: { files: ['messages.po'], to_locale: 'de-DE', order_type: 'translate-only', translator_type: 'fastest', tone: 'formal', note: 'thanks' },
+      json: {
+        files: ['messages.po'],
+        to_locale: 'de-DE',
+        order_type: 'translate-only',
+        translator_type: 'fastest',
+        tone: 'formal',
+        note: 'thanks',
+      },
     });
     expect(answer.status).toBe(201);
     const order = answer.body.data;
-    expect(order).toMatchObject({ status: 'in-progress', amount: before.translation_only.total_cost, string_count: 5, word_count: 30, order_type: 'translate-only', tone: 'formal', specialization: 'general', note: 'thanks' });
+    expect(order).toMatchObject({
+      status: 'in-progress',
+      amount: before.translation_only.total_cost,
+      string_count: 5,
+      word_count: 30,
+      order_type: 'translate-only',
+      tone: 'formal',
+      specialization: 'general',
+      note: 'thanks',
+    });
     expect(order.ordered_at).toMatch(TIME);
     expect(order.tasks).toHaveLength(1);
     const task = order.tasks[0];
@@ -264,24 +406,44 @@ describe.each(databaseKinds)('quotations on %s', (kind) => {
     // The outdated entry was ordered: it is no longer counted as outdated (it is fuzzy → not approved).
     const after = (await quote('files=messages.po&to_locale=de-DE&is_including_not_translated=0')).body.data;
     expect([after.translation_only.string_count, after.translation_only.word_count]).toEqual([2, 13]);
-    expect((await quote('files=messages.po&to_locale=de-DE&is_including_not_translated=0&is_including_not_approved=0')).body.data.translation_only.string_count).toBe(0);
+    expect(
+      (await quote('files=messages.po&to_locale=de-DE&is_including_not_translated=0&is_including_not_approved=0')).body
+        .data.translation_only.string_count,
+    ).toBe(0);
 
     // Anna is now the preferred translator, and busy: her estimate is later than Clara's.
     const next = (await quote('files=messages.po&to_locale=de-DE')).body.data;
-    expect(next.translation_only.preferred_translator.will_complete_at_timestamp).toBeGreaterThan(next.translation_only.will_complete_at_timestamp);
-    const preferred = await client.call('POST', `/1/projects/${project}/orders`, { json: { files: '["messages.po"]', to_locale: 'de-DE', translator_type: 'preferred', is_including_not_approved: '1' } });
+    expect(next.translation_only.preferred_translator.will_complete_at_timestamp).toBeGreaterThan(
+      next.translation_only.will_complete_at_timestamp,
+    );
+    const preferred = await client.call('POST', `/1/projects/${project}/orders`, {
+      json: {
+        files: '["messages.po"]',
+        to_locale: 'de-DE',
+        translator_type: 'preferred',
+        is_including_not_approved: '1',
+      },
+    });
     expect(preferred.status).toBe(201);
     expect(preferred.body.data.tasks[0].assignments[0].name).toBe('Anna');
-    expect(preferred.body.data.tasks[0].will_complete_at_timestamp).toBe(next.translation_only.preferred_translator.will_complete_at_timestamp);
+    expect(preferred.body.data.tasks[0].will_complete_at_timestamp).toBe(
+      next.translation_only.preferred_translator.will_complete_at_timestamp,
+    );
 
     // Translation with review: a second translator reviews after the translation.
-    const reviewed = await client.call('POST', `/1/projects/${project}/orders?files[]=other.po&to_locale=ja-JP&order_type=translate-review`, {});
+    const reviewed = await client.call(
+      'POST',
+      `/1/projects/${project}/orders?files[]=other.po&to_locale=ja-JP&order_type=translate-review`,
+      {},
+    );
     expect(reviewed.status).toBe(201);
     const [translate, review] = reviewed.body.data.tasks[0].assignments;
     expect([translate.role, review.role]).toEqual(['translate', 'review']);
     expect(translate.name).not.toBe(review.name);
     expect(review.start_at_timestamp).toBeGreaterThanOrEqual(translate.busy_until_at_timestamp);
-    const nothing = await client.call('POST', `/1/projects/${project}/orders`, { json: { files: ['other.po'], to_locale: 'de-DE', is_including_not_translated: false } });
+    const nothing = await client.call('POST', `/1/projects/${project}/orders`, {
+      json: { files: ['other.po'], to_locale: 'de-DE', is_including_not_translated: false },
+    });
     expect(nothing.status).toBe(409);
 
     const list = await client.get(`/1/projects/${project}/orders?file_name=messages.po`);
@@ -295,18 +457,44 @@ describe.each(databaseKinds)('quotations on %s', (kind) => {
   it('describes every route in /openapi/quotes.json', async () => {
     const doc = (await (await fetch(`${server.url}/openapi/quotes.json`)).json()) as any;
     expect(doc.openapi).toBe('3.1.0');
-    const routes = Object.entries(doc.paths).flatMap(([path, ops]) => Object.keys(ops as object).map((m) => `${m.toUpperCase()} ${path}`));
+    const routes = Object.entries(doc.paths).flatMap(([path, ops]) =>
+      Object.keys(ops as object).map((m) => `${m.toUpperCase()} ${path}`),
+    );
     expect(routes.sort()).toEqual(
       [
-        'GET /1/locales', 'GET /1/projects', 'POST /1/projects', 'GET /1/projects/{project_id}', 'PUT /1/projects/{project_id}', 'DELETE /1/projects/{project_id}',
-        'GET /1/projects/{project_id}/languages', 'POST /1/projects/{project_id}/files', 'GET /1/projects/{project_id}/files', 'DELETE /1/projects/{project_id}/files',
-        'GET /1/projects/{project_id}/import-tasks/{import_id}', 'GET /1/projects/{project_id}/translations', 'GET /1/projects/{project_id}/quotations',
-        'POST /1/projects/{project_id}/orders', 'GET /1/projects/{project_id}/orders', 'GET /1/projects/{project_id}/orders/{order_id}',
+        'GET /1/locales',
+        'GET /1/projects',
+        'POST /1/projects',
+        'GET /1/projects/{project_id}',
+        'PUT /1/projects/{project_id}',
+        'DELETE /1/projects/{project_id}',
+        'GET /1/projects/{project_id}/languages',
+        'POST /1/projects/{project_id}/files',
+        'GET /1/projects/{project_id}/files',
+        'DELETE /1/projects/{project_id}/files',
+        'GET /1/projects/{project_id}/import-tasks/{import_id}',
+        'GET /1/projects/{project_id}/translations',
+        'GET /1/projects/{project_id}/quotations',
+        'POST /1/projects/{project_id}/orders',
+        'GET /1/projects/{project_id}/orders',
+        'GET /1/projects/{project_id}/orders/{order_id}',
       ].sort(),
     );
     const quotation = doc.paths['/1/projects/{project_id}/quotations'].get;
-    expect(quotation.parameters.map((p: any) => p.name)).toEqual(expect.arrayContaining(['files', 'to_locale', 'is_including_not_translated', 'is_including_not_approved', 'is_including_outdated', 'specialization']));
-    expect(quotation.responses['200'].content['application/json'].schema.properties.data.properties.translation_only.properties.total_cost.type).toBe('string');
+    expect(quotation.parameters.map((p: any) => p.name)).toEqual(
+      expect.arrayContaining([
+        'files',
+        'to_locale',
+        'is_including_not_translated',
+        'is_including_not_approved',
+        'is_including_outdated',
+        'specialization',
+      ]),
+    );
+    expect(
+      quotation.responses['200'].content['application/json'].schema.properties.data.properties.translation_only
+        .properties.total_cost.type,
+    ).toBe('string');
     expect(doc.paths['/1/projects/{project_id}/files'].post.requestBody.content['multipart/form-data']).toBeDefined();
   });
 
@@ -316,7 +504,13 @@ describe.each(databaseKinds)('quotations on %s', (kind) => {
     expect(answer.status).toBe(200);
     expect(body.meta.record_count).toBe(body.data.length);
     expect(body.data.length).toBeGreaterThan(200);
-    expect(body.data).toContainEqual({ code: 'ja-JP', english_name: 'Japanese (Japan)', local_name: '日本語 (日本)', locale: 'ja', region: 'JP' });
+    expect(body.data).toContainEqual({
+      code: 'ja-JP',
+      english_name: 'Japanese (Japan)',
+      local_name: '日本語 (日本)',
+      locale: 'ja',
+      region: 'JP',
+    });
     expect(body.data).toContainEqual(expect.objectContaining({ code: 'zh-TW', english_name: 'Chinese (Taiwan)' }));
   });
 });

@@ -18,12 +18,65 @@ function segmenterWords(text: string): number {
 // Words of many scripts (spaced, dictionary-segmented, with combining marks, emoji sequences),
 // and tokens; the separators all hold a place where a piece may be cut.
 const WORDS = [
-  'hello', "don't", 'e-mail', '3.5', '1,000', 'U.S.A.', 'Straße', 'naïve', 'e\u0301te\u0301', 'Привет', 'мир', 'Γειά',
-  'مرحبا', 'بالعالم', 'שלום', 'נְשָׁמָה', 'नमस्ते', 'दुनिया', 'สวัสดีครับ', 'วันนี้อากาศดี', 'ភាសាខ្មែរ', 'မြန်မာ',
-  '日本語のテキストです', '今日は公園に行きました', 'カタカナ', '我们今天去公园', '繁體中文', '한국어', '문장입니다',
-  '👍🏻', '👨‍👩‍👧', '🇯🇵🇫🇷', 'a\u200db', '%s', '{name}', '{{ count }}', '<b>x</b>', '&amp;', 'www.example.com', 'a@b.co',
+  'hello',
+  "don't",
+  'e-mail',
+  '3.5',
+  '1,000',
+  'U.S.A.',
+  'Straße',
+  'naïve',
+  'e\u0301te\u0301',
+  'Привет',
+  'мир',
+  'Γειά',
+  'مرحبا',
+  'بالعالم',
+  'שלום',
+  'נְשָׁמָה',
+  'नमस्ते',
+  'दुनिया',
+  'สวัสดีครับ',
+  'วันนี้อากาศดี',
+  'ភាសាខ្មែរ',
+  'မြန်မာ',
+  '日本語のテキストです',
+  '今日は公園に行きました',
+  'カタカナ',
+  '我们今天去公园',
+  '繁體中文',
+  '한국어',
+  '문장입니다',
+  '👍🏻',
+  '👨‍👩‍👧',
+  '🇯🇵🇫🇷',
+  'a\u200db',
+  '%s',
+  '{name}',
+  '{{ count }}',
+  '<b>x</b>',
+  '&amp;',
+  'www.example.com',
+  'a@b.co',
 ];
-const SEPARATORS = [' ', '  ', '\n', '\r\n', '\t', '。', '、', '！', '？', '! ', '? ', ', ', '. ', '\u3000', ' — ', '…\n'];
+const SEPARATORS = [
+  ' ',
+  '  ',
+  '\n',
+  '\r\n',
+  '\t',
+  '。',
+  '、',
+  '！',
+  '？',
+  '! ',
+  '? ',
+  ', ',
+  '. ',
+  '\u3000',
+  ' — ',
+  '…\n',
+];
 const text = (maxWords: number) =>
   fc
     .array(fc.tuple(fc.constantFrom(...WORDS), fc.constantFrom(...SEPARATORS)), { minLength: 1, maxLength: maxWords })
@@ -31,7 +84,12 @@ const text = (maxWords: number) =>
 
 // A 300 KB HIERARCHICAL_JSON: one Japanese string of 100,000 characters, with or without full
 // stops; its words are its sentences' words (the segmenter took 20 s on the whole string).
-const SENTENCES = ['日本語のテキストです。', '今日は公園に行きました。', '東京大学の図書館で新しい本を読みます。', 'カタカナを使います。'];
+const SENTENCES = [
+  '日本語のテキストです。',
+  '今日は公園に行きました。',
+  '東京大学の図書館で新しい本を読みます。',
+  'カタカナを使います。',
+];
 function japanese(stops: boolean): { text: string; words: number } {
   let text = '';
   let words = 0;
@@ -148,7 +206,11 @@ describe('word counting in pieces', () => {
       { seed: 34, numRuns: 12 },
     );
     // A long Japanese text of sentences: the sum of its sentences' words.
-    const sentences = ['東京大学の図書館で新しい本を読みます。', '今日は公園に行きました。', 'カタカナとひらがなと漢字を使います。'];
+    const sentences = [
+      '東京大学の図書館で新しい本を読みます。',
+      '今日は公園に行きました。',
+      'カタカナとひらがなと漢字を使います。',
+    ];
     const long = sentences.join('').repeat(500);
     expect(long.length).toBeGreaterThan(10 * CHUNK);
     expect(countWords(long)).toBe(500 * sentences.reduce((sum, s) => sum + segmenterWords(s), 0));
@@ -156,7 +218,10 @@ describe('word counting in pieces', () => {
   });
 
   it('cuts a text without spaces or full stops at word boundaries, within a few words of one piece', () => {
-    for (const alphabet of ['日本語のテキストです今日は公園に行きましたカタカナ東京大学図書館', 'สวัสดีครับวันนี้อากาศดีมาก']) {
+    for (const alphabet of [
+      '日本語のテキストです今日は公園に行きましたカタカナ東京大学図書館',
+      'สวัสดีครับวันนี้อากาศดีมาก',
+    ]) {
       let seed = 7;
       let sample = '';
       while (sample.length < 20_000) {

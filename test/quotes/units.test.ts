@@ -24,7 +24,7 @@ describe('word counting', () => {
     ['You have %d new messages from %(name)s', 7],
     ['%1$s and %2$s', 3],
     ['{{count}} items in {0} of {folder}', 6],
-    ['Hello ${user}', 2],
+    ['Hello $' + '{user}', 2], // a JavaScript-style placeholder
     ['100%% done', 2], // %% is a literal percent sign
     // Markup is not words; a URL or an email address is one.
     ['<b>Bold</b> text<br/>here', 3],
@@ -40,7 +40,7 @@ describe('word counting', () => {
   const segmenterWords = (text: string) => [...segmenter.segment(text)].filter((s) => s.isWordLike).length;
 
   it('agrees with Intl.Segmenter on ASCII and Latin text (the fast path)', () => {
-    const alphabet = "ab Z9 -!?()\"/\t\n.,':;_+=#*éßŁǅ×÷¿·\u00ad\u0301’";
+    const alphabet = 'ab Z9 -!?()"/\t\n.,\':;_+=#*éßŁǅ×÷¿·\u00ad\u0301’';
     for (let i = 0; i < 8000; i++) {
       let text = '';
       for (let j = 0; j < 12; j++) text += alphabet[(i * 7 + j * 13 + ((i * j) % 5)) % alphabet.length];
@@ -77,7 +77,11 @@ describe('query conventions', () => {
   it('reads the five list encodings', () => {
     expect(readList({ files: ['a.po', 'b.po'] }, 'files')).toEqual(['a.po', 'b.po']);
     expect(readList({ 'files[]': ['a.po', 'b.po'] }, 'files')).toEqual(['a.po', 'b.po']);
-    expect(readList({ 'files[1]': 'b.po', 'files[0]': 'a.po', 'files[10]': 'k.po' }, 'files')).toEqual(['a.po', 'b.po', 'k.po']);
+    expect(readList({ 'files[1]': 'b.po', 'files[0]': 'a.po', 'files[10]': 'k.po' }, 'files')).toEqual([
+      'a.po',
+      'b.po',
+      'k.po',
+    ]);
     expect(readList({ files: '["a.po","b.po"]' }, 'files')).toEqual(['a.po', 'b.po']);
     expect(readList({ files: "['a.po', 'b.po',]" }, 'files')).toEqual(['a.po', 'b.po']);
     expect(readList({ files: 'single.po' }, 'files')).toEqual(['single.po']);
@@ -88,7 +92,13 @@ describe('query conventions', () => {
   });
 
   it('reads booleans as true/false/1/0', () => {
-    expect([readBoolean('x', 'true', false), readBoolean('x', '1', false), readBoolean('x', 'FALSE', true), readBoolean('x', '0', true), readBoolean('x', undefined, true)]).toEqual([true, true, false, false, true]);
+    expect([
+      readBoolean('x', 'true', false),
+      readBoolean('x', '1', false),
+      readBoolean('x', 'FALSE', true),
+      readBoolean('x', '0', true),
+      readBoolean('x', undefined, true),
+    ]).toEqual([true, true, false, false, true]);
     expect(() => readBoolean('is_including_outdated', 'yes', true)).toThrow(/is_including_outdated/);
   });
 
@@ -116,11 +126,20 @@ describe('the working calendar', () => {
     const monday = Date.UTC(2026, 10, 23, 8, 0);
     expect(new Date(addWorkingTime(monday, 11 * 8 * HOUR, berlin)).toISOString()).toBe('2026-12-07T16:00:00.000Z');
     // Tokyo works while Berlin sleeps.
-    expect(new Date(addWorkingTime(monday, HOUR, { timeZone: 'Asia/Tokyo', startHour: 9, endHour: 17 })).toISOString()).toBe('2026-11-24T01:00:00.000Z');
+    expect(
+      new Date(addWorkingTime(monday, HOUR, { timeZone: 'Asia/Tokyo', startHour: 9, endHour: 17 })).toISOString(),
+    ).toBe('2026-11-24T01:00:00.000Z');
   });
 
   it('plans review after translation, and the preferred translator after their backlog', () => {
-    const pool: Translator[] = ['A', 'B'].map((name) => ({ name, wordsPerDayTranslation: 2000, wordsPerDayReview: 6000, timeZone: 'UTC', startHour: 9, endHour: 17 }));
+    const pool: Translator[] = ['A', 'B'].map((name) => ({
+      name,
+      wordsPerDayTranslation: 2000,
+      wordsPerDayReview: 6000,
+      timeZone: 'UTC',
+      startHour: 9,
+      endHour: 17,
+    }));
     const now = Date.UTC(2026, 10, 23, 9, 0); // Monday 09:00 UTC
     const busy = new Map([['A', now + 4 * HOUR]]);
     const only = planLevel('translation_only', 1000, now, pool, busy, 'A');
@@ -139,29 +158,57 @@ describe('the working calendar', () => {
 
 describe('PO reading', () => {
   it('validates plural forms in every slice of a large file', () => {
-    const lines = ['msgid ""', 'msgstr ""', '"Content-Type: text/plain; charset=UTF-8\\n"', '"Plural-Forms: nplurals=3; plural=(n==1 ? 0 : n%10>=2 && n%10<=4 && (n%100<10 || n%100>=20) ? 1 : 2);\\n"', ''];
-    for (let i = 0; i < 5000; i++) lines.push(`msgid "One file ${i}"`, `msgid_plural "Many files ${i}"`, 'msgstr[0] "a"', 'msgstr[1] "b"', 'msgstr[2] ""', '');
+    const lines = [
+      'msgid ""',
+      'msgstr ""',
+      '"Content-Type: text/plain; charset=UTF-8\\n"',
+      '"Plural-Forms: nplurals=3; plural=(n==1 ? 0 : n%10>=2 && n%10<=4 && (n%100<10 || n%100>=20) ? 1 : 2);\\n"',
+      '',
+    ];
+    for (let i = 0; i < 5000; i++) {
+      lines.push(
+        `msgid "One file ${i}"`,
+        `msgid_plural "Many files ${i}"`,
+        'msgstr[0] "a"',
+        'msgstr[1] "b"',
+        'msgstr[2] ""',
+        '',
+      );
+    }
     const parsed = parsePo(Buffer.from(lines.join('\n')), 'GNU_PO');
     expect(parsed.units).toHaveLength(5000);
     expect(new Set(parsed.units.map((u) => u.key)).size).toBe(5000);
-    expect(parsed.units[4999]).toMatchObject({ source: 'One file 4999', sourcePlural: 'Many files 4999', forms: ['a', 'b', ''] });
+    expect(parsed.units[4999]).toMatchObject({
+      source: 'One file 4999',
+      sourcePlural: 'Many files 4999',
+      forms: ['a', 'b', ''],
+    });
     lines.push('msgid "Wrong"', 'msgid_plural "Wrongs"', 'msgstr[0] "x"', '');
     expect(() => parsePo(Buffer.from(lines.join('\n')), 'GNU_PO')).toThrow(/Plural forms range error/);
   });
 
   it('reads a legacy charset declared in the header', () => {
-    const latin1 = Buffer.from('msgid ""\nmsgstr ""\n"Content-Type: text/plain; charset=ISO-8859-1\\n"\n\nmsgid "caf\xe9"\nmsgstr "Caf\xe9"\n', 'latin1');
+    const latin1 = Buffer.from(
+      'msgid ""\nmsgstr ""\n"Content-Type: text/plain; charset=ISO-8859-1\\n"\n\nmsgid "caf\xe9"\nmsgstr "Caf\xe9"\n',
+      'latin1',
+    );
     expect(parsePo(latin1, 'GNU_PO').units[0]).toMatchObject({ source: 'café', forms: ['Café'] });
   });
 
   it('keeps obsolete entries out and reads #| previous msgids', () => {
-    const text = 'msgid "a"\nmsgstr "b"\n\n#, fuzzy\n#| msgctxt "old"\n#| msgid "Old "\n#| "text"\nmsgid "New text"\nmsgstr "x"\n\n#, fuzzy\n#| msgid "Same"\nmsgid "Same"\nmsgstr "y"\n\n#~ msgid "gone"\n#~ msgstr "weg"\n';
+    const text =
+      'msgid "a"\nmsgstr "b"\n\n#, fuzzy\n#| msgctxt "old"\n#| msgid "Old "\n#| "text"\nmsgid "New text"\nmsgstr "x"\n\n#, fuzzy\n#| msgid "Same"\nmsgid "Same"\nmsgstr "y"\n\n#~ msgid "gone"\n#~ msgstr "weg"\n';
     const units = parsePo(Buffer.from(text), 'GNU_PO').units;
-    expect(units.map((u) => [u.source, u.fuzzy, u.stale])).toEqual([['a', false, false], ['New text', true, true], ['Same', true, false]]);
+    expect(units.map((u) => [u.source, u.fuzzy, u.stale])).toEqual([
+      ['a', false, false],
+      ['New text', true, true],
+      ['Same', true, false],
+    ]);
   });
 
   it('finds the fuzzy flag on any of several flag lines, by either reader', () => {
-    const text = '#, c-format\n#, fuzzy\nmsgid "a %d"\nmsgstr "b %d"\n\n#, c-format\n#, no-wrap\nmsgid "c"\nmsgstr "d"\n';
+    const text =
+      '#, c-format\n#, fuzzy\nmsgid "a %d"\nmsgstr "b %d"\n\n#, c-format\n#, no-wrap\nmsgid "c"\nmsgstr "d"\n';
     for (const plainReader of [true, false]) {
       expect(parsePo(Buffer.from(text), 'GNU_PO', { plainReader }).units.map((u) => u.fuzzy)).toEqual([true, false]);
     }

@@ -16,7 +16,12 @@ import type { TestServer } from '../support/server.js';
 import { call, info } from '../proxy/wallet-helpers.js';
 import { Client, startQuotesServer } from '../quotes/helpers.js';
 import {
-  expandOperation, launchBrowser, openViewer, sendText, startStatic, type StaticServer,
+  expandOperation,
+  launchBrowser,
+  openViewer,
+  sendText,
+  startStatic,
+  type StaticServer,
 } from '../viewer/support.js';
 
 /** Every [path, value] leaf of a parsed tree, own keys only, in order. */
@@ -37,7 +42,8 @@ function expectPrototypesClean() {
 function getWithBody(url: string, token: string, body: string): Promise<{ status: number; type: string }> {
   const headers = {
     authorization: `Bearer ${token}`,
-    'content-type': 'application/json', 'content-length': body.length,
+    'content-type': 'application/json',
+    'content-length': body.length,
   };
   return new Promise((resolve, reject) => {
     const sent = request(url, { method: 'GET', headers }, (response) => {
@@ -61,18 +67,24 @@ const yaml = (root: string, texts: string[]) =>
   `${root}:\n  __proto__:\n    accountId: "${texts[0]}"\n    polluted: ${texts[1]}\n` +
   `  constructor:\n    prototype:\n      polluted: ${texts[2]}\n  prototype: ${texts[3]}\n`;
 const PO_HEADER = 'msgid ""\nmsgstr ""\n"Content-Type: text/plain; charset=UTF-8\\n"\n\n';
-const po = (texts: string[]) => PO_HEADER + [
-  `msgctxt "__proto__"\nmsgid "polluted"\nmsgstr "${texts[0]}"\n`,
-  `msgctxt "constructor"\nmsgid "prototype"\nmsgstr "${texts[1]}"\n`,
-  `msgid "constructor"\nmsgstr "${texts[2]}"\n`,
-  `msgid "__proto__"\nmsgstr "${texts[3]}"\n`,
-  `msgid "prototype"\nmsgstr "${texts[4]}"\n`,
-].join('\n');
+const po = (texts: string[]) =>
+  PO_HEADER +
+  [
+    `msgctxt "__proto__"\nmsgid "polluted"\nmsgstr "${texts[0]}"\n`,
+    `msgctxt "constructor"\nmsgid "prototype"\nmsgstr "${texts[1]}"\n`,
+    `msgid "constructor"\nmsgstr "${texts[2]}"\n`,
+    `msgid "__proto__"\nmsgstr "${texts[3]}"\n`,
+    `msgid "prototype"\nmsgstr "${texts[4]}"\n`,
+  ].join('\n');
 const xliff = (targets: string[]) => `<?xml version="1.0" encoding="UTF-8"?>
 <xliff version="1.2" xmlns="urn:oasis:names:tc:xliff:document:1.2">
 <file original="a" source-language="en-US" target-language="de-DE" datatype="plaintext"><body>
-${['__proto__', 'constructor', 'prototype'].map((id, i) => `<trans-unit id="${id}"><source>Source ${id}</source>
-  <target state="translated">${targets[i]}</target></trans-unit>`).join('\n')}
+${['__proto__', 'constructor', 'prototype']
+  .map(
+    (id, i) => `<trans-unit id="${id}"><source>Source ${id}</source>
+  <target state="translated">${targets[i]}</target></trans-unit>`,
+  )
+  .join('\n')}
 </body></file></xliff>`;
 const android = (texts: string[]) => `<?xml version="1.0" encoding="utf-8"?>
 <resources>
@@ -89,12 +101,15 @@ const ios = (texts: string[]) =>
 const poEntries = (text: string) => {
   const { translations } = gettextParser.po.parse(text, { defaultCharset: 'utf-8' });
   return Object.entries(translations).flatMap(([context, table]) =>
-    Object.values(table).filter((entry) => entry.msgid !== '').map((entry) => [context, entry.msgid, entry.msgstr[0]]));
+    Object.values(table)
+      .filter((entry) => entry.msgid !== '')
+      .map((entry) => [context, entry.msgid, entry.msgstr[0]]),
+  );
 };
 const xliffTargets = (text: string) =>
   [...text.matchAll(/<trans-unit id="([^"]*)">[\s\S]*?<target[^>]*>([^<]*)<\/target>/g)].map((m) => [m[1], m[2]]);
-const ANDROID_PARTS = new RegExp(
-  '<(string|plurals|string-array) name="([^"]*)"|<item(?: quantity="([^"]*)")?>([^<]*)</item>|>([^<]+)</string>', 'g');
+const ANDROID_PARTS =
+  /<(string|plurals|string-array) name="([^"]*)"|<item(?: quantity="([^"]*)")?>([^<]*)<\/item>|>([^<]+)<\/string>/g;
 const androidResources = (text: string) =>
   [...text.matchAll(ANDROID_PARTS)].map((m) => m.slice(1).filter(Boolean).join(' '));
 
@@ -102,24 +117,74 @@ const YAML_DE = yaml('de', ['Eins', 'Verseucht', 'Über', 'Prototyp']);
 const IOS_DE = ios(['Proto DE', 'Konstruktor', 'Prototyp', 'Pfad']);
 // [format, file name, base file, German file, reader of an export, the German export as read]
 const CASES: [string, string, string, string, (text: string) => unknown, unknown][] = [
-  ['HIERARCHICAL_JSON', 'app.json', JSON_BASE, JSON_DE,
-    (text) => leaves(JSON.parse(text)), leaves(JSON.parse(JSON_DE))],
-  ['YAML', 'en.yml', yaml('en', ['1', 'Polluted', 'Via constructor', 'Prototype']), YAML_DE,
-    (text) => leaves(parseDocument(text).toJS()), leaves(parseDocument(YAML_DE).toJS())],
-  ['GNU_PO', 'app.po', po(['', '', '', '', '']), po(['Verseucht', 'Prototyp', 'Konstruktor', 'Proto', 'Prototyp 2']),
-    poEntries, [
-      ['', 'constructor', 'Konstruktor'], ['', '__proto__', 'Proto'], ['', 'prototype', 'Prototyp 2'],
-      ['__proto__', 'polluted', 'Verseucht'], ['constructor', 'prototype', 'Prototyp'],
-    ]],
-  ['XLIFF', 'app.xlf', xliff(['', '', '']), xliff(['Proto', 'Konstruktor', 'Prototyp']), xliffTargets,
-    [['__proto__', 'Proto'], ['constructor', 'Konstruktor'], ['prototype', 'Prototyp']]],
-  ['ANDROID_XML', 'strings.xml', android(['Proto', 'Constructor', 'One', 'Many', 'Item']),
-    android(['Proto DE', 'Konstruktor', 'Ein', 'Viele', 'Eintrag']), androidResources, [
-      'string __proto__', 'Proto DE', 'string constructor', 'Konstruktor',
-      'plurals prototype', 'one Ein', 'other Viele', 'string-array constructor', 'Eintrag',
-    ]],
-  ['IOS_STRINGS', 'Localizable.strings', ios(['Proto', 'Constructor', 'Prototype', 'Path']), IOS_DE,
-    (text) => text, IOS_DE],
+  [
+    'HIERARCHICAL_JSON',
+    'app.json',
+    JSON_BASE,
+    JSON_DE,
+    (text) => leaves(JSON.parse(text)),
+    leaves(JSON.parse(JSON_DE)),
+  ],
+  [
+    'YAML',
+    'en.yml',
+    yaml('en', ['1', 'Polluted', 'Via constructor', 'Prototype']),
+    YAML_DE,
+    (text) => leaves(parseDocument(text).toJS()),
+    leaves(parseDocument(YAML_DE).toJS()),
+  ],
+  [
+    'GNU_PO',
+    'app.po',
+    po(['', '', '', '', '']),
+    po(['Verseucht', 'Prototyp', 'Konstruktor', 'Proto', 'Prototyp 2']),
+    poEntries,
+    [
+      ['', 'constructor', 'Konstruktor'],
+      ['', '__proto__', 'Proto'],
+      ['', 'prototype', 'Prototyp 2'],
+      ['__proto__', 'polluted', 'Verseucht'],
+      ['constructor', 'prototype', 'Prototyp'],
+    ],
+  ],
+  [
+    'XLIFF',
+    'app.xlf',
+    xliff(['', '', '']),
+    xliff(['Proto', 'Konstruktor', 'Prototyp']),
+    xliffTargets,
+    [
+      ['__proto__', 'Proto'],
+      ['constructor', 'Konstruktor'],
+      ['prototype', 'Prototyp'],
+    ],
+  ],
+  [
+    'ANDROID_XML',
+    'strings.xml',
+    android(['Proto', 'Constructor', 'One', 'Many', 'Item']),
+    android(['Proto DE', 'Konstruktor', 'Ein', 'Viele', 'Eintrag']),
+    androidResources,
+    [
+      'string __proto__',
+      'Proto DE',
+      'string constructor',
+      'Konstruktor',
+      'plurals prototype',
+      'one Ein',
+      'other Viele',
+      'string-array constructor',
+      'Eintrag',
+    ],
+  ],
+  [
+    'IOS_STRINGS',
+    'Localizable.strings',
+    ios(['Proto', 'Constructor', 'Prototype', 'Path']),
+    IOS_DE,
+    (text) => text,
+    IOS_DE,
+  ],
 ];
 
 describe.each(databaseKinds)('prototype pollution on %s', (kind) => {
@@ -147,24 +212,26 @@ describe.each(databaseKinds)('prototype pollution on %s', (kind) => {
 
   const completed = { status: 'completed' };
 
-  it.each(CASES)('%s round-trips __proto__, constructor and prototype as plain keys', async (
-    format, name, base, german, read, want,
-  ) => {
-    const project = await client.createProject('en-US', ['de-DE']);
-    expect(await client.importFile(project, name, base, format)).toMatchObject(completed);
-    expect(await client.importFile(project, name, german, format, { locale: 'de-DE' })).toMatchObject(completed);
-    expect(read(await exportOf(project, name, 'de-DE'))).toEqual(want);
-    if (format === 'HIERARCHICAL_JSON' || format === 'YAML') {
-      expect(read(await exportOf(project, name, 'en-US'))).toEqual(read(base));
-    }
-    expectPrototypesClean();
-  });
+  it.each(CASES)(
+    '%s round-trips __proto__, constructor and prototype as plain keys',
+    async (format, name, base, german, read, want) => {
+      const project = await client.createProject('en-US', ['de-DE']);
+      expect(await client.importFile(project, name, base, format)).toMatchObject(completed);
+      expect(await client.importFile(project, name, german, format, { locale: 'de-DE' })).toMatchObject(completed);
+      expect(read(await exportOf(project, name, 'de-DE'))).toEqual(want);
+      if (format === 'HIERARCHICAL_JSON' || format === 'YAML') {
+        expect(read(await exportOf(project, name, 'en-US'))).toEqual(read(base));
+      }
+      expectPrototypesClean();
+    },
+  );
 
   it('a key path written by another format is a plain path, and an absurd array index is left out', async () => {
     // iOS keys that read as JSON key paths, then the same file uploaded as JSON (its format
     // changes, the iOS strings are kept): the JSON writer meets the iOS keys.
     const project = await client.createProject('en-US', ['de-DE']);
-    const keys = '"[\\"constructor\\",\\"prototype\\",\\"accountId\\"]" = "1";\n' +
+    const keys =
+      '"[\\"constructor\\",\\"prototype\\",\\"accountId\\"]" = "1";\n' +
       '"[\\"__proto__\\",\\"polluted\\"]" = "yes";\n"[\\"big\\",1000000000]" = "far";\n';
     const ios = await client.importFile(project, 'app.json', keys, 'IOS_STRINGS');
     expect(ios).toMatchObject({ ...completed, string_count: 3 });
@@ -173,7 +240,9 @@ describe.each(databaseKinds)('prototype pollution on %s', (kind) => {
     const exported = JSON.parse(await exportOf(project, 'app.json', 'en-US'));
     expect(Object.keys(exported).sort()).toEqual(['__proto__', 'constructor', 'hello']);
     expect(leaves(exported).sort()).toEqual([
-      ['__proto__ > polluted', 'yes'], ['constructor > prototype > accountId', '1'], ['hello', 'Hello'],
+      ['__proto__ > polluted', 'yes'],
+      ['constructor > prototype > accountId', '1'],
+      ['hello', 'Hello'],
     ]);
     expectPrototypesClean();
   });
@@ -190,10 +259,13 @@ describe.each(databaseKinds)('prototype pollution on %s', (kind) => {
     const project = await client.createProject('en-US', ['de-DE']);
     const strings = '<resources><string name="a">&constructor;</string></resources>';
     const android = await client.importFile(project, 'strings.xml', strings, 'ANDROID_XML');
-    const undeclared = (name: string) =>
-      ({ status: 'failed', message: expect.stringContaining(`undeclared entity &${name};`) });
+    const undeclared = (name: string) => ({
+      status: 'failed',
+      message: expect.stringContaining(`undeclared entity &${name};`),
+    });
     expect(android).toMatchObject(undeclared('constructor'));
-    const units = '<xliff version="1.2"><file original="a"><body><trans-unit id="&toString;"><source>A</source>' +
+    const units =
+      '<xliff version="1.2"><file original="a"><body><trans-unit id="&toString;"><source>A</source>' +
       '</trans-unit></body></file></xliff>';
     const xlf = await client.importFile(project, 'a.xlf', units, 'XLIFF');
     expect(xlf).toMatchObject(undeclared('toString'));
@@ -231,7 +303,10 @@ describe.each(databaseKinds)('prototype pollution on %s', (kind) => {
     // Registration takes its ordinary fields.
     const tag = `ada${process.pid}`;
     const person = {
-      first_name: 'Ada', last_name: 'Lovelace', email: `${tag}@example.test`, username: tag,
+      first_name: 'Ada',
+      last_name: 'Lovelace',
+      email: `${tag}@example.test`,
+      username: tag,
       password: `a long password ${tag}`,
     };
     const json = { 'content-type': 'application/json' };
@@ -294,7 +369,10 @@ describe('the viewer with hostile descriptions', () => {
       launchBrowser(),
       startStatic([
         (req, res) => {
-          const text = new Map([['/hostile12.json', SWAGGER_12], ['/hostile3.json', OPENAPI_3]]).get(req.url ?? '');
+          const text = new Map([
+            ['/hostile12.json', SWAGGER_12],
+            ['/hostile3.json', OPENAPI_3],
+          ]).get(req.url ?? '');
           if (text === undefined) return false;
           sendText(res, 200, text, 'application/json');
           return true;
@@ -309,17 +387,18 @@ describe('the viewer with hostile descriptions', () => {
   });
 
   /** Own properties of the page's prototypes that a fresh frame's do not have. */
-  const addedToPrototypes = (p: Page) => p.evaluate(() => {
-    const frame = document.body.appendChild(document.createElement('iframe'));
-    const pristine = frame.contentWindow as unknown as typeof globalThis;
-    const added = (['Object', 'Array', 'Function'] as const).flatMap((name) => {
-      const builtIn = new Set(Object.getOwnPropertyNames(pristine[name].prototype));
-      const own = Object.getOwnPropertyNames(globalThis[name].prototype);
-      return own.filter((key) => !builtIn.has(key)).map((key) => `${name}.${key}`);
+  const addedToPrototypes = (p: Page) =>
+    p.evaluate(() => {
+      const frame = document.body.appendChild(document.createElement('iframe'));
+      const pristine = frame.contentWindow as unknown as typeof globalThis;
+      const added = (['Object', 'Array', 'Function'] as const).flatMap((name) => {
+        const builtIn = new Set(Object.getOwnPropertyNames(pristine[name].prototype));
+        const own = Object.getOwnPropertyNames(globalThis[name].prototype);
+        return own.filter((key) => !builtIn.has(key)).map((key) => `${name}.${key}`);
+      });
+      frame.remove();
+      return added;
     });
-    frame.remove();
-    return added;
-  });
 
   it('a Swagger 1.2 declaration with __proto__ and constructor paths and models renders them as names', async () => {
     const result = await openViewer(page, site.url, `{ url: '/hostile12.json', docExpansion: 'list' }`);
@@ -336,11 +415,19 @@ describe('the viewer with hostile descriptions', () => {
     expect(result.failure).toBeUndefined();
     const op = await expandOperation(page, 'things', 'post', '/things');
     const body = JSON.parse(await op.locator('textarea.qv-body-input').inputValue());
-    expect(Object.entries(body)).toEqual([['__proto__', 'p'], ['constructor', 'c'], ['prototype', 'q']]);
+    expect(Object.entries(body)).toEqual([
+      ['__proto__', 'p'],
+      ['constructor', 'c'],
+      ['prototype', 'q'],
+    ]);
     // The body editor writes each of them as a field of the body.
     await op.locator('.qv-json-editor').getByLabel('__proto__', { exact: true }).fill('edited');
     const edited = JSON.parse(await op.locator('textarea.qv-body-input').inputValue());
-    expect(Object.entries(edited)).toEqual([['__proto__', 'edited'], ['constructor', 'c'], ['prototype', 'q']]);
+    expect(Object.entries(edited)).toEqual([
+      ['__proto__', 'edited'],
+      ['constructor', 'c'],
+      ['prototype', 'q'],
+    ]);
     // Authorizing one scheme does not show the scheme named "constructor" as authorized.
     await page.locator('.qv-authorize').click();
     const key = page.locator('form.qv-auth-scheme[aria-label="key"]');

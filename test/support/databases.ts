@@ -35,7 +35,9 @@ export const postgresAvailable = await postgresReachable();
 
 if (!postgresAvailable) {
   if (process.env.QUARTET_REQUIRE_PG === '1') {
-    throw new Error(`PostgreSQL is required (QUARTET_REQUIRE_PG=1) but ${PG_ADMIN_URL.replace(/\/\/[^@]*@/, '//')} is unreachable`);
+    throw new Error(
+      `PostgreSQL is required (QUARTET_REQUIRE_PG=1) but ${PG_ADMIN_URL.replace(/\/\/[^@]*@/, '//')} is unreachable`,
+    );
   }
   console.warn(`PostgreSQL unreachable at ${PG_ADMIN_URL}: PostgreSQL tests are SKIPPED`);
 }
@@ -46,7 +48,11 @@ export const databaseKinds: DatabaseKind[] = postgresAvailable ? ['sqlite', 'pos
 export async function createTestDatabase(kind: DatabaseKind): Promise<TestDatabase> {
   if (kind === 'sqlite') {
     const dir = mkdtempSync(join(tmpdir(), 'quartet-test-'));
-    return { kind, url: `sqlite:${join(dir, 'test.db')}`, drop: async () => rmSync(dir, { recursive: true, force: true }) };
+    return {
+      kind,
+      url: `sqlite:${join(dir, 'test.db')}`,
+      drop: async () => rmSync(dir, { recursive: true, force: true }),
+    };
   }
   const name = `quartet_t_${randomBytes(6).toString('hex')}`;
   const admin = new pg.Client({ connectionString: PG_ADMIN_URL });

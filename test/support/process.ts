@@ -13,7 +13,10 @@ export interface QuartetProcess {
 }
 
 /** `discardStdout`: the log is not kept (a benchmark's access log would fill memory). */
-export function spawnQuartet(args: string[], options: { cwd?: string; env?: Record<string, string>; discardStdout?: boolean } = {}): QuartetProcess {
+export function spawnQuartet(
+  args: string[],
+  options: { cwd?: string; env?: Record<string, string>; discardStdout?: boolean } = {},
+): QuartetProcess {
   const child = spawn(process.execPath, [QUARTET_BIN, ...args], {
     cwd: options.cwd,
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', LOG_LEVEL: 'warn', ...options.env },
@@ -56,8 +59,5 @@ export async function freePort(): Promise<number> {
 /** The child processes of `pid`, those whose command line contains `pattern` when one is given. */
 export function childPids(pid: number, pattern?: string): number[] {
   const args = ['-P', String(pid), ...(pattern ? ['-f', pattern] : [])];
-  return String(spawnSync('pgrep', args).stdout)
-    .split(/\s+/)
-    .filter(Boolean)
-    .map(Number);
+  return String(spawnSync('pgrep', args).stdout).split(/\s+/).filter(Boolean).map(Number);
 }

@@ -26,7 +26,13 @@ export interface TestServerOptions {
 
 export async function startTestServer(kind: DatabaseKind, options: TestServerOptions = {}): Promise<TestServer> {
   const database = options.database ?? (await createTestDatabase(kind));
-  const config = loadConfig({ PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'silent', DATABASE_URL: database.url, ...options.env });
+  const config = loadConfig({
+    PORT: '0',
+    HOST: '127.0.0.1',
+    LOG_LEVEL: 'silent',
+    DATABASE_URL: database.url,
+    ...options.env,
+  });
   const { app, db } = await buildServer(config, { logger: options.logger });
   await app.listen({ port: 0, host: '127.0.0.1' });
   const address = app.server.address();

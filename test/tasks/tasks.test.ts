@@ -2,7 +2,16 @@
 // filter, reading and changing one task, and admins acting for others.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { databaseKinds } from '../support/databases.js';
-import { ADMIN, ADMIN_ENV, type Account, call, login, registerAndLogin, startTasksServer, type TestServer } from '../users/helpers.js';
+import {
+  ADMIN,
+  ADMIN_ENV,
+  type Account,
+  call,
+  login,
+  registerAndLogin,
+  startTasksServer,
+  type TestServer,
+} from '../users/helpers.js';
 
 describe.each(databaseKinds)('tasks on %s', (kind) => {
   let server: TestServer;
@@ -20,9 +29,20 @@ describe.each(databaseKinds)('tasks on %s', (kind) => {
   const create = (json: unknown, token = me.token) => call(server.url, 'POST', '/api/tasks/create', { token, json });
 
   it('accepts the owner as a JSON string, a plain id, or not at all', async () => {
-    const forms = [JSON.stringify({ id: me.id, email: me.email }), JSON.stringify(me.id), JSON.stringify(Number(me.id)), me.id, Number(me.id), undefined];
+    const forms = [
+      JSON.stringify({ id: me.id, email: me.email }),
+      JSON.stringify(me.id),
+      JSON.stringify(Number(me.id)),
+      me.id,
+      Number(me.id),
+      undefined,
+    ];
     for (const user of forms) {
-      const answer = await create({ title: `owner as ${typeof user} ${user}`, description: 'x', ...(user === undefined ? {} : { user }) });
+      const answer = await create({
+        title: `owner as ${typeof user} ${user}`,
+        description: 'x',
+        ...(user === undefined ? {} : { user }),
+      });
       expect(answer.status, String(user)).toBe(201);
       expect(answer.body.task.user).toBe(me.id);
     }
@@ -48,7 +68,10 @@ describe.each(databaseKinds)('tasks on %s', (kind) => {
 
   it('reads and changes one task', async () => {
     const created = (await create({ title: 'draft', description: 'first words' })).body.task;
-    const changed = await call(server.url, 'PATCH', `/api/tasks/${created.id}`, { token: me.token, json: { title: '  final  ', done: true } });
+    const changed = await call(server.url, 'PATCH', `/api/tasks/${created.id}`, {
+      token: me.token,
+      json: { title: '  final  ', done: true },
+    });
     expect(changed.status).toBe(200);
     expect(changed.body.task).toMatchObject({ id: created.id, title: 'final', description: 'first words', done: true });
     expect(Date.parse(changed.body.task.updated_at)).toBeGreaterThanOrEqual(Date.parse(created.updated_at));
@@ -64,7 +87,10 @@ describe.each(databaseKinds)('tasks on %s', (kind) => {
     expect(theirs.body.results.map((t: any) => t.id)).toContain(made.body.task.id);
     const own = await call(server.url, 'GET', '/api/tasks', { token: adminToken });
     expect(own.body.totalResults).toBe(0);
-    expect((await call(server.url, 'DELETE', '/api/tasks/delete', { token: adminToken, json: { id: made.body.task.id } })).status).toBe(204);
+    expect(
+      (await call(server.url, 'DELETE', '/api/tasks/delete', { token: adminToken, json: { id: made.body.task.id } }))
+        .status,
+    ).toBe(204);
     expect((await call(server.url, 'GET', `/api/tasks/${made.body.task.id}`, { token: me.token })).status).toBe(404);
   });
 

@@ -12,9 +12,19 @@ describe.each(databaseKinds)('accounts on %s', (kind) => {
     const person = newPerson('rehash');
     try {
       await call(first.url, 'POST', '/api/users/register', { json: person });
-      const stored = async () => (await first.db.kysely.selectFrom('users').select('password_hash').where('username', '=', person.username).executeTakeFirstOrThrow()).password_hash;
+      const stored = async () =>
+        (
+          await first.db.kysely
+            .selectFrom('users')
+            .select('password_hash')
+            .where('username', '=', person.username)
+            .executeTakeFirstOrThrow()
+        ).password_hash;
       expect(await stored()).toMatch(/^scrypt\$1024\$8\$1\$/);
-      const stronger = await startTestServer(kind, { env: { ...TEST_ENV, USERS_SCRYPT_N: '4096' }, database: first.database });
+      const stronger = await startTestServer(kind, {
+        env: { ...TEST_ENV, USERS_SCRYPT_N: '4096' },
+        database: first.database,
+      });
       try {
         await login(stronger.url, person.email, person.password);
       } finally {
@@ -32,7 +42,12 @@ describe.each(databaseKinds)('accounts on %s', (kind) => {
     try {
       const person = newPerson('squatter');
       await call(server.url, 'POST', '/api/users/register', { json: person });
-      const env = { ...TEST_ENV, USERS_ADMIN_EMAIL: person.email, USERS_ADMIN_PASSWORD: 'operator passphrase 2', USERS_ADMIN_USERNAME: 'root2' };
+      const env = {
+        ...TEST_ENV,
+        USERS_ADMIN_EMAIL: person.email,
+        USERS_ADMIN_PASSWORD: 'operator passphrase 2',
+        USERS_ADMIN_USERNAME: 'root2',
+      };
       const restarted = await startTestServer(kind, { env, database: server.database });
       try {
         const { token } = await login(restarted.url, person.email, person.password);
@@ -67,7 +82,9 @@ describe.each(databaseKinds)('accounts on %s', (kind) => {
       const code = await resetCodeFor(server, person.email);
       const answers = await Promise.all(
         Array.from({ length: 8 }, (_, i) =>
-          call(server.url, 'PUT', '/api/users/forgotpassword', { json: { email: person.email, password: `racing passphrase ${i}`, token: code } }),
+          call(server.url, 'PUT', '/api/users/forgotpassword', {
+            json: { email: person.email, password: `racing passphrase ${i}`, token: code },
+          }),
         ),
       );
       const statuses = answers.map((a) => a.status).sort();
@@ -84,7 +101,11 @@ describe.each(databaseKinds)('accounts on %s', (kind) => {
     try {
       const stale = await registerAndLogin(server.url, 'stale');
       const live = await registerAndLogin(server.url, 'live');
-      await server.db.kysely.updateTable('sessions').set({ expires_at: Date.now() - 1 }).where('user_id', '=', Number(stale.id)).execute();
+      await server.db.kysely
+        .updateTable('sessions')
+        .set({ expires_at: Date.now() - 1 })
+        .where('user_id', '=', Number(stale.id))
+        .execute();
       await new UsersStore(server.db).pruneExpired(7 * 24 * 3600_000);
       const left = await server.db.kysely.selectFrom('sessions').select('user_id').execute();
       expect(left.map((row) => String(row.user_id))).toEqual([live.id]);

@@ -19,41 +19,66 @@ describe.each(databaseKinds)('API keys and identity on %s', (kind) => {
   });
 
   it('creates a pair whose secret is shown once, stored encrypted, and recovered by Identity', async () => {
-    const created = await call(server.url, 'POST', '/api/users/apikeys', { token: me.token, json: { name: 'translations' } });
+    const created = await call(server.url, 'POST', '/api/users/apikeys', {
+      token: me.token,
+      json: { name: 'translations' },
+    });
     expect(created.status).toBe(201);
-    expect(created.body).toMatchObject({ name: 'translations', api_key: expect.stringMatching(/^[0-9a-f]{32}$/), api_secret: expect.stringMatching(/^[0-9a-f]{64}$/) });
+    expect(created.body).toMatchObject({
+      name: 'translations',
+      api_key: expect.stringMatching(/^[0-9a-f]{32}$/),
+      api_secret: expect.stringMatching(/^[0-9a-f]{64}$/),
+    });
     const { api_key, api_secret } = created.body;
 
     const listed = await call(server.url, 'GET', '/api/users/apikeys', { token: me.token });
     expect(listed.body.results).toEqual([{ api_key, name: 'translations', created_at: created.body.created_at }]);
     expect(JSON.stringify(listed.body)).not.toContain(api_secret);
 
-    const row = await server.db.kysely.selectFrom('api_keys').selectAll().where('api_key', '=', api_key).executeTakeFirstOrThrow();
+    const row = await server.db.kysely
+      .selectFrom('api_keys')
+      .selectAll()
+      .where('api_key', '=', api_key)
+      .executeTakeFirstOrThrow();
     expect(Buffer.from(row.secret_encrypted).includes(Buffer.from(api_secret))).toBe(false);
     expect(Buffer.from(row.secret_encrypted).includes(Buffer.from(api_secret, 'hex'))).toBe(false);
 
     const identity = createIdentity(server.db, server.config);
-    expect(await identity.fromApiKey(api_key)).toEqual({ principal: { userId: me.id, role: 'user', email: me.email }, secret: api_secret });
+    expect(await identity.fromApiKey(api_key)).toEqual({
+      principal: { userId: me.id, role: 'user', email: me.email },
+      secret: api_secret,
+    });
     expect(await identity.fromApiKey('0'.repeat(32))).toBeNull();
     expect(await identity.fromApiKey('not a key')).toBeNull();
     expect(await identity.fromBearer(me.token)).toEqual({ userId: me.id, role: 'user', email: me.email });
     expect(await identity.fromBearer('x'.repeat(43))).toBeNull();
 
-    expect((await call(server.url, 'DELETE', '/api/users/apikeys', { token: me.token, json: { api_key } })).status).toBe(204);
+    expect(
+      (await call(server.url, 'DELETE', '/api/users/apikeys', { token: me.token, json: { api_key } })).status,
+    ).toBe(204);
     expect(await identity.fromApiKey(api_key)).toBeNull();
-    expect((await call(server.url, 'DELETE', `/api/users/apikeys?api_key=${api_key}`, { token: me.token })).status).toBe(404);
+    expect(
+      (await call(server.url, 'DELETE', `/api/users/apikeys?api_key=${api_key}`, { token: me.token })).status,
+    ).toBe(404);
   });
 
   it('allows at most 10 pairs per user', async () => {
     const owner = await registerAndLogin(server.url, 'manykeys');
     const statuses = [];
-    for (let i = 0; i < 11; i++) statuses.push((await call(server.url, 'POST', '/api/users/apikeys', { token: owner.token })).status);
+    for (let i = 0; i < 11; i++) {
+      statuses.push((await call(server.url, 'POST', '/api/users/apikeys', { token: owner.token })).status);
+    }
     expect(statuses).toEqual([...Array(10).fill(201), 409]);
   });
 
   it('keeps the limit of 10 pairs when 30 requests for one user arrive at once', async () => {
     const owner = await registerAndLogin(server.url, 'racingkeys');
-    const statuses = await Promise.all(Array.from({ length: 30 }, async () => (await call(server.url, 'POST', '/api/users/apikeys', { token: owner.token })).status));
+    const statuses = await Promise.all(
+      Array.from(
+        { length: 30 },
+        async () => (await call(server.url, 'POST', '/api/users/apikeys', { token: owner.token })).status,
+      ),
+    );
     expect(statuses.filter((status) => status === 201)).toHaveLength(10);
     expect(statuses.filter((status) => status === 409)).toHaveLength(20);
     const listed = await call(server.url, 'GET', '/api/users/apikeys', { token: owner.token });
@@ -61,7 +86,7 @@ describe.each(databaseKinds)('API keys and identity on %s', (kind) => {
     expect(JSON.stringify(listed.body).match(/"api_key"/g)).toHaveLength(10);
   });
 
-  it("deleting a user revokes their pairs", async () => {
+  it('deleting a user revokes their pairs', async () => {
     const owner = await registerAndLogin(server.url, 'leaving');
     const { api_key } = (await call(server.url, 'POST', '/api/users/apikeys', { token: owner.token })).body;
     const identity = createIdentity(server.db, server.config);
@@ -79,7 +104,10 @@ describe('the encryption key when QUARTET_SECRET_KEY is unset', () => {
     try {
       const me = await registerAndLogin(first.url, 'filekey');
       const { api_key, api_secret } = (await call(first.url, 'POST', '/api/users/apikeys', { token: me.token })).body;
-      const file = join(dirname(first.config.database.kind === 'sqlite' ? first.config.database.file : ''), 'quartet-secret.key');
+      const file = join(
+        dirname(first.config.database.kind === 'sqlite' ? first.config.database.file : ''),
+        'quartet-secret.key',
+      );
       expect(statSync(file).mode & 0o777).toBe(0o600);
       const second = await startTestServer('sqlite', { env, database: first.database });
       try {

@@ -10,7 +10,9 @@ import { call, login, resetCodeFor, TEST_ENV } from './helpers.js';
 const run = promisify(execFile);
 
 function quartet(database: TestDatabase, args: string[], input?: string) {
-  const child = run(process.execPath, ['bin/quartet.js', ...args], { env: { ...process.env, ...TEST_ENV, DATABASE_URL: database.url, LOG_LEVEL: 'silent' } });
+  const child = run(process.execPath, ['bin/quartet.js', ...args], {
+    env: { ...process.env, ...TEST_ENV, DATABASE_URL: database.url, LOG_LEVEL: 'silent' },
+  });
   if (input !== undefined) child.child.stdin!.end(input);
   return child.then(
     ({ stdout }) => ({ code: 0, stdout }),
@@ -28,10 +30,18 @@ describe('quartet users', () => {
   });
 
   it('creates an admin who can then list every user over HTTP', async () => {
-    const created = await quartet(database, ['users', 'create', '--admin', '--email', 'ops@example.test', '--username', 'ops', '--password-stdin'], 'operator passphrase 1\n');
+    const created = await quartet(
+      database,
+      ['users', 'create', '--admin', '--email', 'ops@example.test', '--username', 'ops', '--password-stdin'],
+      'operator passphrase 1\n',
+    );
     expect(created).toMatchObject({ code: 0 });
     expect(created.stdout).toMatch(/created admin ops@example\.test/);
-    const weak = await quartet(database, ['users', 'create', '--email', 'weak@example.test', '--username', 'weak', '--password-stdin'], 'password\n');
+    const weak = await quartet(
+      database,
+      ['users', 'create', '--email', 'weak@example.test', '--username', 'weak', '--password-stdin'],
+      'password\n',
+    );
     expect(weak.code).toBe(1);
     expect(weak.stdout).toMatch(/too common/);
 

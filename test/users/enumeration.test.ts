@@ -3,7 +3,15 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { databaseKinds } from '../support/databases.js';
 import { startTestServer } from '../support/server.js';
-import { type Account, call, newPerson, registerAndLogin, startTasksServer, TEST_ENV, type TestServer } from './helpers.js';
+import {
+  type Account,
+  call,
+  newPerson,
+  registerAndLogin,
+  startTasksServer,
+  TEST_ENV,
+  type TestServer,
+} from './helpers.js';
 
 /** The parts of an answer a client sees, minus what differs per request. */
 function shape(answer: { status: number; body: any }) {
@@ -38,7 +46,10 @@ describe.each(databaseKinds)('no enumeration on %s', (kind) => {
     expect(a.status).toBe(401);
     const times: Record<'unknown' | 'wrong', number[]> = { unknown: [], wrong: [] };
     for (let i = 0; i < 8; i++) {
-      for (const [name, json] of [['unknown', unknown], ['wrong', wrong]] as const) {
+      for (const [name, json] of [
+        ['unknown', unknown],
+        ['wrong', wrong],
+      ] as const) {
         const started = performance.now();
         await call(server.url, 'POST', '/api/users/login', { json });
         times[name].push(performance.now() - started);
@@ -50,15 +61,21 @@ describe.each(databaseKinds)('no enumeration on %s', (kind) => {
   });
 
   it('registration: a taken email or username answers alike, without saying which', async () => {
-    const takenEmail = await call(server.url, 'POST', '/api/users/register', { json: { ...newPerson('x'), email: alice.email.toUpperCase() } });
-    const takenName = await call(server.url, 'POST', '/api/users/register', { json: { ...newPerson('y'), username: 'ALICE' + alice.email.slice(5, alice.email.indexOf('@')) } });
+    const takenEmail = await call(server.url, 'POST', '/api/users/register', {
+      json: { ...newPerson('x'), email: alice.email.toUpperCase() },
+    });
+    const takenName = await call(server.url, 'POST', '/api/users/register', {
+      json: { ...newPerson('y'), username: 'ALICE' + alice.email.slice(5, alice.email.indexOf('@')) },
+    });
     expect(takenEmail.status).toBe(409);
     expect(shape(takenEmail)).toEqual(shape(takenName));
   });
 
   it('reset request: 202 with the same body whether the email exists or not', async () => {
     const known = await call(server.url, 'POST', '/api/users/forgotpassword/request', { json: { email: alice.email } });
-    const unknown = await call(server.url, 'POST', '/api/users/forgotpassword/request', { json: { email: 'ghost@example.test' } });
+    const unknown = await call(server.url, 'POST', '/api/users/forgotpassword/request', {
+      json: { email: 'ghost@example.test' },
+    });
     expect(known.status).toBe(202);
     expect(shape(known)).toEqual(shape(unknown));
   });
@@ -101,22 +118,34 @@ describe.each(databaseKinds)('brute-force limits on %s', (kind) => {
       const victim = await registerAndLogin(server.url, 'victim');
       const bases = [server.url, second.url, server.url];
       for (const base of bases) {
-        expect((await call(base, 'POST', '/api/users/login', { json: { email: victim.email, password: 'guess number one' } })).status).toBe(401);
+        expect(
+          (
+            await call(base, 'POST', '/api/users/login', {
+              json: { email: victim.email, password: 'guess number one' },
+            })
+          ).status,
+        ).toBe(401);
       }
       // The limit is reached: even the right password waits, on either process.
       for (const base of [second.url, server.url]) {
-        const locked = await call(base, 'POST', '/api/users/login', { json: { email: victim.email, password: victim.password } });
+        const locked = await call(base, 'POST', '/api/users/login', {
+          json: { email: victim.email, password: victim.password },
+        });
         expect(locked.status).toBe(429);
         expect(Number(locked.headers.get('retry-after'))).toBeGreaterThan(0);
         expect(locked.body.code).toBe('rate_limited');
       }
       // The photo route checks the same password, so it shares the same limit.
-      const viaUpdate = await call(second.url, 'PUT', '/api/users/update', { json: { email: victim.email, password: victim.password, photo: null } });
+      const viaUpdate = await call(second.url, 'PUT', '/api/users/update', {
+        json: { email: victim.email, password: victim.password, photo: null },
+      });
       expect(viaUpdate.status).toBe(429);
       // An unknown email is limited the same way: the limit reveals nothing.
       const ghost = { email: 'ghost-account@example.test', password: 'guess number one' };
       const ghostStatuses = [];
-      for (let i = 0; i < 4; i++) ghostStatuses.push((await call(server.url, 'POST', '/api/users/login', { json: ghost })).status);
+      for (let i = 0; i < 4; i++) {
+        ghostStatuses.push((await call(server.url, 'POST', '/api/users/login', { json: ghost })).status);
+      }
       expect(ghostStatuses).toEqual([401, 401, 401, 429]);
     } finally {
       await second.close({ keepDatabase: true });
@@ -128,7 +157,9 @@ describe.each(databaseKinds)('brute-force limits on %s', (kind) => {
     try {
       const statuses: number[] = [];
       for (let i = 0; i < 6; i++) {
-        const answer = await call(own.url, 'POST', '/api/users/login', { json: { email: `spray${i}@example.test`, password: 'Winter2024!' } });
+        const answer = await call(own.url, 'POST', '/api/users/login', {
+          json: { email: `spray${i}@example.test`, password: 'Winter2024!' },
+        });
         statuses.push(answer.status);
       }
       expect(statuses).toEqual([401, 401, 401, 401, 429, 429]);
@@ -141,10 +172,14 @@ describe.each(databaseKinds)('brute-force limits on %s', (kind) => {
     const person = newPerson('mailbomb');
     await call(server.url, 'POST', '/api/users/register', { json: person });
     for (let i = 0; i < 4; i++) {
-      expect((await call(server.url, 'POST', '/api/users/forgotpassword/request', { json: { email: person.email } })).status).toBe(202);
+      expect(
+        (await call(server.url, 'POST', '/api/users/forgotpassword/request', { json: { email: person.email } })).status,
+      ).toBe(202);
     }
     // The mails are written after the answers: wait for two, then make sure no third follows.
-    const count = async () => (await server.db.kysely.selectFrom('mail_outbox').select('id').where('recipient', '=', person.email).execute()).length;
+    const count = async () =>
+      (await server.db.kysely.selectFrom('mail_outbox').select('id').where('recipient', '=', person.email).execute())
+        .length;
     for (let i = 0; i < 250 && (await count()) < 2; i++) await new Promise((resolve) => setTimeout(resolve, 20));
     await new Promise((resolve) => setTimeout(resolve, 500));
     expect(await count()).toBe(2);

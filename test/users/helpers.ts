@@ -52,7 +52,13 @@ let counter = 0;
 export function newPerson(prefix = 'user') {
   counter += 1;
   const tag = `${prefix}${process.pid}x${counter}`;
-  return { first_name: 'Ada', last_name: 'Lovelace', email: `${tag}@example.test`, username: tag, password: `correct horse ${tag} battery` };
+  return {
+    first_name: 'Ada',
+    last_name: 'Lovelace',
+    email: `${tag}@example.test`,
+    username: tag,
+    password: `correct horse ${tag} battery`,
+  };
 }
 
 export interface Account {
@@ -66,7 +72,12 @@ export async function registerAndLogin(base: string, prefix = 'user'): Promise<A
   const person = newPerson(prefix);
   const registered = await call(base, 'POST', '/api/users/register', { json: person });
   if (registered.status !== 201) throw new Error(`register: ${registered.status} ${JSON.stringify(registered.body)}`);
-  return { id: registered.body.user.id, email: person.email, password: person.password, ...(await login(base, person.email, person.password)) };
+  return {
+    id: registered.body.user.id,
+    email: person.email,
+    password: person.password,
+    ...(await login(base, person.email, person.password)),
+  };
 }
 
 export async function login(base: string, email: string, password: string): Promise<{ token: string }> {
@@ -81,9 +92,15 @@ export const ADMIN_ENV = { USERS_ADMIN_EMAIL: ADMIN.email, USERS_ADMIN_PASSWORD:
 
 /** Smallest real images of each accepted type. */
 export const IMAGES = {
-  png: Buffer.from('89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c4890000000d49444154789c6360000002000154a24f5d0000000049454e44ae426082', 'hex'),
+  png: Buffer.from(
+    '89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c4890000000d49444154789c6360000002000154a24f5d0000000049454e44ae426082',
+    'hex',
+  ),
   gif: Buffer.from('47494638396101000100800000ffffff00000021f90401000000002c00000000010001000002024401003b', 'hex'),
-  jpeg: Buffer.from('ffd8ffe000104a46494600010100000100010000ffdb004300080606070605080707070909080a0c140d0c0b0b0c1912130f141d1a1f1e1d1a1c1c20242e2720222c231c1c2837292c30313434341f27393d38323c2e333432ffc0000b080001000101011100ffc4001f0000010501010101010100000000000000000102030405060708090a0bffda0008010100003f00d2cf20ffd9', 'hex'),
+  jpeg: Buffer.from(
+    'ffd8ffe000104a46494600010100000100010000ffdb004300080606070605080707070909080a0c140d0c0b0b0c1912130f141d1a1f1e1d1a1c1c20242e2720222c231c1c2837292c30313434341f27393d38323c2e333432ffc0000b080001000101011100ffc4001f0000010501010101010100000000000000000102030405060708090a0bffda0008010100003f00d2cf20ffd9',
+    'hex',
+  ),
   webp: Buffer.from('524946461a000000574542505650384c0d0000002f0000001007101111888808', 'hex'),
 };
 
@@ -94,7 +111,12 @@ export function dataUrl(type: string, bytes: Buffer): string {
 /** The newest reset code mailed to `email`, read from the outbox as the operator's CLI does. */
 export async function resetCodeFor(server: TestServer, email: string, previous?: string): Promise<string> {
   for (let attempt = 0; attempt < 250; attempt++) {
-    const mail = await server.db.kysely.selectFrom('mail_outbox').select('body').where('recipient', '=', email).orderBy('id', 'desc').executeTakeFirst();
+    const mail = await server.db.kysely
+      .selectFrom('mail_outbox')
+      .select('body')
+      .where('recipient', '=', email)
+      .orderBy('id', 'desc')
+      .executeTakeFirst();
     const code = mail && /Reset code: (\S+)/.exec(mail.body)?.[1];
     if (code && code !== previous) return code;
     await new Promise((resolve) => setTimeout(resolve, 20));

@@ -37,7 +37,9 @@ describe('the OpenAPI description', () => {
   it('is OpenAPI 3.1 with a bearer scheme and exactly the service routes', () => {
     expect(doc.openapi).toBe('3.1.0');
     expect(doc.components.securitySchemes.bearerAuth).toMatchObject({ type: 'http', scheme: 'bearer' });
-    const listed = Object.entries(doc.paths).flatMap(([path, ops]: [string, any]) => Object.keys(ops).map((method) => `${method} ${path}`));
+    const listed = Object.entries(doc.paths).flatMap(([path, ops]: [string, any]) =>
+      Object.keys(ops).map((method) => `${method} ${path}`),
+    );
     expect(listed.sort()).toEqual(ROUTES.map(([method, path]) => `${method} ${path}`).sort());
   });
 

@@ -16,7 +16,8 @@ describe.each(databaseKinds)('photos on %s', (kind) => {
     await server?.close();
   });
 
-  const image = () => call(server.url, 'GET', `/api/users/getimage?email=${encodeURIComponent(me.email)}`, { token: me.token });
+  const image = () =>
+    call(server.url, 'GET', `/api/users/getimage?email=${encodeURIComponent(me.email)}`, { token: me.token });
 
   it.each(TYPES)('stores and serves a $name sent as multipart and as a data URL', async ({ type, bytes }) => {
     const form = new FormData();
@@ -28,10 +29,14 @@ describe.each(databaseKinds)('photos on %s', (kind) => {
     expect(served.headers.get('content-type')).toBe(type);
     expect(served.bytes.equals(bytes)).toBe(true);
 
-    await call(server.url, 'PUT', '/api/users/update', { json: { email: me.email, password: me.password, photo: null } });
+    await call(server.url, 'PUT', '/api/users/update', {
+      json: { email: me.email, password: me.password, photo: null },
+    });
     expect((await image()).status).toBe(404);
 
-    const updated = await call(server.url, 'PUT', '/api/users/update', { json: { email: me.email, password: me.password, photo: dataUrl(type, bytes) } });
+    const updated = await call(server.url, 'PUT', '/api/users/update', {
+      json: { email: me.email, password: me.password, photo: dataUrl(type, bytes) },
+    });
     expect(updated.status).toBe(200);
     served = await image();
     expect(served.status).toBe(200);
@@ -42,11 +47,15 @@ describe.each(databaseKinds)('photos on %s', (kind) => {
   });
 
   it('shows the photo address on the user and answers 404 once removed', async () => {
-    await call(server.url, 'PUT', '/api/users/update', { json: { email: me.email, password: me.password, photo: dataUrl('image/jpg', IMAGES.jpeg) } });
+    await call(server.url, 'PUT', '/api/users/update', {
+      json: { email: me.email, password: me.password, photo: dataUrl('image/jpg', IMAGES.jpeg) },
+    });
     const found = await call(server.url, 'GET', `/api/users/find?id=${me.id}`, { token: me.token });
     expect(found.body.user.photo).toMatch(/^\/api\/users\/getimage\?email=/);
     expect((await image()).headers.get('content-type')).toBe('image/jpeg');
-    const removed = await call(server.url, 'PUT', '/api/users/update', { json: { email: me.email, password: me.password, photo: null } });
+    const removed = await call(server.url, 'PUT', '/api/users/update', {
+      json: { email: me.email, password: me.password, photo: null },
+    });
     expect(removed.body.user.photo).toBeNull();
     const none = await image();
     expect(none.status).toBe(404);

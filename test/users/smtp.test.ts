@@ -38,7 +38,9 @@ function smtpSink(): Promise<{ server: Server; port: number; messages: string[] 
     });
     socket.on('error', () => {});
   });
-  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve({ server, port: (server.address() as any).port, messages })));
+  return new Promise((resolve) =>
+    server.listen(0, '127.0.0.1', () => resolve({ server, port: (server.address() as any).port, messages })),
+  );
 }
 
 describe('reset mail over SMTP', () => {
@@ -46,7 +48,10 @@ describe('reset mail over SMTP', () => {
   let server: TestServer;
   beforeAll(async () => {
     sink = await smtpSink();
-    server = await startTasksServer('sqlite', { SMTP_URL: `smtp://127.0.0.1:${sink.port}`, SMTP_FROM: 'quartet <noreply@example.test>' });
+    server = await startTasksServer('sqlite', {
+      SMTP_URL: `smtp://127.0.0.1:${sink.port}`,
+      SMTP_FROM: 'quartet <noreply@example.test>',
+    });
   });
   afterAll(async () => {
     await server?.close();
@@ -56,7 +61,9 @@ describe('reset mail over SMTP', () => {
   it('delivers the code by SMTP and marks the outbox entry sent', async () => {
     const person = newPerson('smtp');
     await call(server.url, 'POST', '/api/users/register', { json: person });
-    expect((await call(server.url, 'POST', '/api/users/forgotpassword/request', { json: { email: person.email } })).status).toBe(202);
+    expect(
+      (await call(server.url, 'POST', '/api/users/forgotpassword/request', { json: { email: person.email } })).status,
+    ).toBe(202);
     for (let i = 0; i < 250 && sink.messages.length === 0; i++) await new Promise((resolve) => setTimeout(resolve, 20));
     expect(sink.messages).toHaveLength(1);
     expect(sink.messages[0]).toMatch(new RegExp(`To: ${person.email}`, 'i'));
@@ -64,11 +71,17 @@ describe('reset mail over SMTP', () => {
     expect(code).toBeTruthy();
     let sent;
     for (let i = 0; i < 250 && !sent?.sent_at; i++) {
-      sent = await server.db.kysely.selectFrom('mail_outbox').selectAll().where('recipient', '=', person.email).executeTakeFirst();
+      sent = await server.db.kysely
+        .selectFrom('mail_outbox')
+        .selectAll()
+        .where('recipient', '=', person.email)
+        .executeTakeFirst();
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
     expect(sent?.sent_at).toBeTruthy();
-    const reset = await call(server.url, 'PUT', '/api/users/forgotpassword', { json: { email: person.email, password: 'mailed passphrase 5', token: code } });
+    const reset = await call(server.url, 'PUT', '/api/users/forgotpassword', {
+      json: { email: person.email, password: 'mailed passphrase 5', token: code },
+    });
     expect(reset.status).toBe(204);
   });
 });

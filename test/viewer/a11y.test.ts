@@ -4,7 +4,15 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
-import { expandOperation, launchBrowser, openViewer, ROOT, sendText, startStatic, type StaticServer } from './support.js';
+import {
+  expandOperation,
+  launchBrowser,
+  openViewer,
+  ROOT,
+  sendText,
+  startStatic,
+  type StaticServer,
+} from './support.js';
 
 const AXE = readFileSync(join(ROOT, 'node_modules', 'axe-core', 'axe.min.js'), 'utf8');
 let browser: Browser;
@@ -14,7 +22,12 @@ let page: Page;
 beforeAll(async () => {
   [browser, site] = await Promise.all([
     launchBrowser(),
-    startStatic([(req, res) => (req.url?.startsWith('/v2/') ? (sendText(res, 200, '{"id":7,"name":"doggie"}', 'application/json'), true) : false)]),
+    startStatic([
+      (req, res) =>
+        req.url?.startsWith('/v2/')
+          ? (sendText(res, 200, '{"id":7,"name":"doggie"}', 'application/json'), true)
+          : false,
+    ]),
   ]);
   page = await browser.newPage();
 });
@@ -28,7 +41,13 @@ async function seriousViolations(p: Page) {
   const result: any = await p.evaluate(`axe.run(document, { resultTypes: ['violations'] })`);
   return result.violations
     .filter((v: any) => v.impact === 'serious' || v.impact === 'critical')
-    .map((v: any) => `${v.id}: ${v.nodes.slice(0, 3).map((n: any) => n.target.join(' ')).join(' | ')}`);
+    .map(
+      (v: any) =>
+        `${v.id}: ${v.nodes
+          .slice(0, 3)
+          .map((n: any) => n.target.join(' '))
+          .join(' | ')}`,
+    );
 }
 
 describe('accessibility', () => {
@@ -53,11 +72,15 @@ describe('accessibility', () => {
     await page.keyboard.press('Enter');
     await expect(page.locator('.qv-tag-toggle').first().getAttribute('aria-expanded')).resolves.toBe('true');
     await page.keyboard.press('ArrowDown'); // first operation of "pet"
-    await expect(page.evaluate(() => document.activeElement?.querySelector('.qv-path')?.textContent)).resolves.toBe('/pet');
+    await expect(page.evaluate(() => document.activeElement?.querySelector('.qv-path')?.textContent)).resolves.toBe(
+      '/pet',
+    );
     await page.keyboard.press('ArrowDown');
     await page.keyboard.press('ArrowDown');
     await page.keyboard.press('ArrowUp');
-    await expect(page.evaluate(() => document.activeElement?.querySelector('.qv-path')?.textContent)).resolves.toBe('/pet/findByStatus');
+    await expect(page.evaluate(() => document.activeElement?.querySelector('.qv-path')?.textContent)).resolves.toBe(
+      '/pet/findByStatus',
+    );
     await page.keyboard.press('ArrowDown');
     await page.keyboard.press('ArrowDown');
     await page.keyboard.press('Enter'); // opens GET /pet/{petId}
@@ -68,7 +91,13 @@ describe('accessibility', () => {
     await page.keyboard.type('7');
     await page.keyboard.press('Tab');
     // Tab reaches the Try it out! button, Enter presses it.
-    for (let i = 0; i < 10 && !(await page.evaluate(() => document.activeElement?.classList.contains('qv-submit'))); i++) await page.keyboard.press('Tab');
+    for (
+      let i = 0;
+      i < 10 && !(await page.evaluate(() => document.activeElement?.classList.contains('qv-submit')));
+      i++
+    ) {
+      await page.keyboard.press('Tab');
+    }
     await page.keyboard.press('Enter');
     await expect(op.locator('.qv-response-code').textContent()).resolves.toBe('200');
     // "/" jumps to search; typing filters operations.
@@ -86,7 +115,9 @@ describe('accessibility', () => {
     await openViewer(page, site.url, `{ url: '/fixtures/petstore-2.0.json' }`);
     const op = await expandOperation(page, 'user', 'get', '/user/login');
     await expect(op.getByLabel('username (required)').count()).resolves.toBe(1);
-    await expect(op.locator('.qv-op-head').getAttribute('aria-controls')).resolves.toBe(await op.locator('.qv-op-body').getAttribute('id'));
+    await expect(op.locator('.qv-op-head').getAttribute('aria-controls')).resolves.toBe(
+      await op.locator('.qv-op-body').getAttribute('id'),
+    );
     const tab = op.locator('[role=tab][aria-selected=true]').first();
     await tab.focus();
     await page.keyboard.press('ArrowLeft');
@@ -95,8 +126,14 @@ describe('accessibility', () => {
 
   it('opens deep links #!/Tag/operationId', async () => {
     await openViewer(page, site.url, `{ url: '/fixtures/petstore-2.0.json' }`, '#!/store/placeOrder');
-    await expect(page.locator('#operation-store-placeOrder .qv-op-head').getAttribute('aria-expanded')).resolves.toBe('true');
-    await expect(page.locator('.qv-tag-toggle', { hasText: 'store' }).getAttribute('aria-expanded')).resolves.toBe('true');
-    await expect(page.locator('.qv-tag-toggle', { hasText: 'pet' }).getAttribute('aria-expanded')).resolves.toBe('false');
+    await expect(page.locator('#operation-store-placeOrder .qv-op-head').getAttribute('aria-expanded')).resolves.toBe(
+      'true',
+    );
+    await expect(page.locator('.qv-tag-toggle', { hasText: 'store' }).getAttribute('aria-expanded')).resolves.toBe(
+      'true',
+    );
+    await expect(page.locator('.qv-tag-toggle', { hasText: 'pet' }).getAttribute('aria-expanded')).resolves.toBe(
+      'false',
+    );
   });
 });

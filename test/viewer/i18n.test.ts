@@ -18,9 +18,15 @@ function sourcePhrases(): Set<string> {
       if (entry.isDirectory()) walk(full);
       else if (entry.name.endsWith('.ts')) {
         const text = readFileSync(full, 'utf8');
-        for (const m of text.matchAll(/\b(?:t|tr|field|action|section)\((['"])((?:(?!\1)[^\\]|\\.)*)\1/g)) found.add(m[2].replace(/\\(.)/g, '$1'));
+        for (const m of text.matchAll(/\b(?:t|tr|field|action|section)\((['"])((?:(?!\1)[^\\]|\\.)*)\1/g)) {
+          found.add(m[2].replace(/\\(.)/g, '$1'));
+        }
         // Column headings are mapped through tr() from arrays.
-        for (const m of text.matchAll(/\[((?:'[^']+',\s*)+'[^']+')\]\.(?:map|forEach)\(\(\w+(?:, \w+)?\) => (?:tr|t)\(/g)) for (const s of m[1].matchAll(/'([^']+)'/g)) found.add(s[1]);
+        for (const m of text.matchAll(
+          /\[((?:'[^']+',\s*)+'[^']+')\]\.(?:map|forEach)\(\(\w+(?:, \w+)?\) => (?:tr|t)\(/g,
+        )) {
+          for (const s of m[1].matchAll(/'([^']+)'/g)) found.add(s[1]);
+        }
       }
     }
   };
@@ -35,7 +41,10 @@ describe('language files', () => {
   });
 
   it('ships the 14 languages of 2.x, each translating every phrase', () => {
-    const codes = readdirSync(LANG_DIR).filter((f) => f.endsWith('.json')).map((f) => f.replace('.json', '')).sort();
+    const codes = readdirSync(LANG_DIR)
+      .filter((f) => f.endsWith('.json'))
+      .map((f) => f.replace('.json', ''))
+      .sort();
     expect(codes).toEqual(['ca', 'el', 'en', 'es', 'fr', 'geo', 'it', 'ja', 'ko-kr', 'pl', 'pt', 'ru', 'tr', 'zh-cn']);
     for (const code of codes) {
       const words = JSON.parse(readFileSync(join(LANG_DIR, `${code}.json`), 'utf8'));
@@ -102,7 +111,9 @@ beforeAll(async () => {
     launchBrowser(),
     startStatic([
       (req, res) => {
-        if (req.url === '/legacy-ru.html') return (sendText(res, 200, legacyPage('/viewer/lang/ru.js'), 'text/html'), true);
+        if (req.url === '/legacy-ru.html') {
+          return (sendText(res, 200, legacyPage('/viewer/lang/ru.js'), 'text/html'), true);
+        }
         if (req.url === '/legacy-pirate.html') return (sendText(res, 200, legacyPage('/pirate.js'), 'text/html'), true);
         if (req.url === '/pirate.js') return (sendText(res, 200, CUSTOM_LANG, 'text/javascript'), true);
         if (req.url === '/legacy-init.js') return (sendText(res, 200, LEGACY_INIT, 'text/javascript'), true);
@@ -126,7 +137,13 @@ describe('localization in the browser', () => {
     const op = await expandOperation(page, 'pet', 'get', '/pet/findByTags');
     await expect(op.locator('.qv-warning').first().textContent()).resolves.toBe('Предупреждение: Устарело');
     await expect(op.locator('.qv-submit').textContent()).resolves.toBe('Попробовать!');
-    await expect(op.locator('.qv-params th').allTextContents()).resolves.toEqual(['Параметр', 'Значение', 'Описание', 'Тип параметра', 'Тип данных']);
+    await expect(op.locator('.qv-params th').allTextContents()).resolves.toEqual([
+      'Параметр',
+      'Значение',
+      'Описание',
+      'Тип параметра',
+      'Тип данных',
+    ]);
     // The page's own address box drives the viewer.
     await page.locator('#input_baseUrl').fill('/fixtures/openapi-3.1.json');
     await page.locator('#explore').click();

@@ -16,13 +16,19 @@ const exchanges: Record<string, string>[] = [];
 /** The authorization server: /authorize (redirects back at once), /token, and /api/me. */
 function authorizationServer(req: any, res: any, body: string) {
   const url = new URL(req.url, 'http://x');
-  const cors = { 'Access-Control-Allow-Origin': '*', 'Access-Control-Allow-Headers': 'Authorization, Content-Type', 'Access-Control-Allow-Methods': 'GET, POST' };
+  const cors = {
+    'Access-Control-Allow-Origin': '*',
+    'Access-Control-Allow-Headers': 'Authorization, Content-Type',
+    'Access-Control-Allow-Methods': 'GET, POST',
+  };
   if (req.method === 'OPTIONS') return (sendText(res, 204, '', 'text/plain', cors), true);
   if (url.pathname === '/authorize') {
     const q = url.searchParams;
     const redirect = new URL(q.get('redirect_uri')!);
     if (q.get('response_type') === 'code') {
-      if (q.get('code_challenge_method') !== 'S256') return (sendText(res, 400, 'PKCE S256 required', 'text/plain'), true);
+      if (q.get('code_challenge_method') !== 'S256') {
+        return (sendText(res, 400, 'PKCE S256 required', 'text/plain'), true);
+      }
       const code = randomBytes(8).toString('hex');
       codes.set(code, { challenge: q.get('code_challenge')!, redirect: redirect.href, clientId: q.get('client_id')! });
       redirect.searchParams.set('code', code);
@@ -31,7 +37,9 @@ function authorizationServer(req: any, res: any, body: string) {
     } else {
       const token = `implicit-${randomBytes(4).toString('hex')}`;
       tokens.add(token);
-      res.writeHead(302, { Location: `${redirect.href}#access_token=${token}&token_type=Bearer&state=${encodeURIComponent(q.get('state')!)}` });
+      res.writeHead(302, {
+        Location: `${redirect.href}#access_token=${token}&token_type=Bearer&state=${encodeURIComponent(q.get('state')!)}`,
+      });
     }
     res.end();
     return true;
@@ -40,18 +48,34 @@ function authorizationServer(req: any, res: any, body: string) {
     const form = Object.fromEntries(new URLSearchParams(body));
     exchanges.push(form);
     const grant = codes.get(form.code);
-    const verified = grant && createHash('sha256').update(form.code_verifier ?? '').digest('base64url') === grant.challenge;
+    const verified =
+      grant &&
+      createHash('sha256')
+        .update(form.code_verifier ?? '')
+        .digest('base64url') === grant.challenge;
     if (!grant || !verified || grant.redirect !== form.redirect_uri || grant.clientId !== form.client_id) {
       return (sendText(res, 400, JSON.stringify({ error: 'invalid_grant' }), 'application/json', cors), true);
     }
     codes.delete(form.code);
     const token = `code-${randomBytes(4).toString('hex')}`;
     tokens.add(token);
-    return (sendText(res, 200, JSON.stringify({ access_token: token, token_type: 'Bearer' }), 'application/json', cors), true);
+    return (
+      sendText(res, 200, JSON.stringify({ access_token: token, token_type: 'Bearer' }), 'application/json', cors),
+      true
+    );
   }
   if (url.pathname === '/api/me') {
     const token = String(req.headers.authorization ?? '').replace(/^Bearer /, '');
-    return (sendText(res, tokens.has(token) ? 200 : 401, JSON.stringify(tokens.has(token) ? { user: 'alice', token } : { error: 'unauthorized' }), 'application/json', cors), true);
+    return (
+      sendText(
+        res,
+        tokens.has(token) ? 200 : 401,
+        JSON.stringify(tokens.has(token) ? { user: 'alice', token } : { error: 'unauthorized' }),
+        'application/json',
+        cors,
+      ),
+      true
+    );
   }
   return false;
 }
@@ -70,7 +94,9 @@ function spec(flows: Record<string, unknown>) {
     openapi: '3.0.3',
     info: { title: 'oauth', version: '1' },
     servers: [{ url: auth.url }],
-    paths: { '/api/me': { get: { tags: ['me'], security: [{ oauth: ['read'] }], responses: { 200: { description: 'me' } } } } },
+    paths: {
+      '/api/me': { get: { tags: ['me'], security: [{ oauth: ['read'] }], responses: { 200: { description: 'me' } } } },
+    },
     components: { securitySchemes: { oauth: { type: 'oauth2', flows } } },
   });
 }
@@ -87,11 +113,25 @@ async function authorizeThroughPopup(p: Page) {
 
 describe('OAuth2', () => {
   it('authorization code with PKCE: popup, redirect page, token exchange, then try-it with the token', async () => {
-    const flows = { authorizationCode: { authorizationUrl: `${auth.url}/authorize`, tokenUrl: `${auth.url}/token`, scopes: { read: 'read your profile' } } };
-    await openViewer(page, site.url, `{ spec: ${spec(flows)}, oauth2RedirectUrl: '${site.url}/viewer/oauth2-redirect.html' }`);
+    const flows = {
+      authorizationCode: {
+        authorizationUrl: `${auth.url}/authorize`,
+        tokenUrl: `${auth.url}/token`,
+        scopes: { read: 'read your profile' },
+      },
+    };
+    await openViewer(
+      page,
+      site.url,
+      `{ spec: ${spec(flows)}, oauth2RedirectUrl: '${site.url}/viewer/oauth2-redirect.html' }`,
+    );
     await authorizeThroughPopup(page);
     const exchange = exchanges.at(-1)!;
-    expect(exchange).toMatchObject({ grant_type: 'authorization_code', client_id: 'viewer-client', redirect_uri: `${site.url}/viewer/oauth2-redirect.html` });
+    expect(exchange).toMatchObject({
+      grant_type: 'authorization_code',
+      client_id: 'viewer-client',
+      redirect_uri: `${site.url}/viewer/oauth2-redirect.html`,
+    });
     expect(exchange.code_verifier.length).toBeGreaterThanOrEqual(43);
     const op = await expandOperation(page, 'me', 'get', '/api/me');
     await op.locator('.qv-submit').click();

@@ -8,11 +8,17 @@ import { DIST, expandOperation, openViewer, sendText, startStatic, type StaticSe
 let browser: Browser;
 let site: StaticServer;
 let page: Page;
-const PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==', 'base64');
+const PNG = Buffer.from(
+  'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==',
+  'base64',
+);
 
 const echo = (req: any, res: any) => {
   if (req.method === 'OPTIONS') {
-    sendText(res, 204, '', 'text/plain', { 'Access-Control-Allow-Methods': 'GET, POST, PUT, DELETE', 'Access-Control-Allow-Headers': req.headers['access-control-request-headers'] ?? '' });
+    sendText(res, 204, '', 'text/plain', {
+      'Access-Control-Allow-Methods': 'GET, POST, PUT, DELETE',
+      'Access-Control-Allow-Headers': req.headers['access-control-request-headers'] ?? '',
+    });
     return true;
   }
   if (req.url.startsWith('/v2/')) {
@@ -20,7 +26,13 @@ const echo = (req: any, res: any) => {
     return true;
   }
   if (req.url.startsWith('/huge')) {
-    const items = Array.from({ length: 60000 }, (_, i) => ({ id: i, name: `item ${i}`, tags: ['a', 'b'], ok: i % 2 === 0, score: i / 7 }));
+    const items = Array.from({ length: 60000 }, (_, i) => ({
+      id: i,
+      name: `item ${i}`,
+      tags: ['a', 'b'],
+      ok: i % 2 === 0,
+      score: i / 7,
+    }));
     sendText(res, 200, JSON.stringify(items), 'application/json');
     return true;
   }
@@ -41,7 +53,17 @@ beforeAll(async () => {
   // spec.test resolves to loopback: a description that is not "localhost" for the badge rule.
   browser = await chromium.launch({
     executablePath: '/usr/bin/chromium',
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--host-resolver-rules=MAP spec.test 127.0.0.1'],
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+      '--host-resolver-rules=MAP spec.test 127.0.0.1',
+    ],
   });
   page = await browser.newPage();
 });
@@ -54,7 +76,11 @@ const PET = `'/fixtures/petstore-2.0.json'`;
 
 describe('options', () => {
   it('spec: renders an inline description without url', async () => {
-    const result = await openViewer(page, site.url, `{ spec: { openapi: '3.0.0', info: { title: 'Inline only', version: '1' }, paths: { '/ping': { get: { responses: { 200: { description: 'pong' } } } } } } }`);
+    const result = await openViewer(
+      page,
+      site.url,
+      `{ spec: { openapi: '3.0.0', info: { title: 'Inline only', version: '1' }, paths: { '/ping': { get: { responses: { 200: { description: 'pong' } } } } } } }`,
+    );
     expect(result.failure).toBeUndefined();
     await expect(page.locator('.qv-title').textContent()).resolves.toContain('Inline only');
     await expect(page.locator('.qv-tag-toggle').textContent()).resolves.toBe('default');
@@ -63,7 +89,9 @@ describe('options', () => {
   it('dom_id: renders into the named element', async () => {
     await page.goto(`${site.url}/harness.html`);
     await page.evaluate(`document.body.insertAdjacentHTML('beforeend', '<section id="elsewhere"></section>')`);
-    await page.evaluate(`new Promise((resolve) => { new SwaggerUi({ url: ${PET}, dom_id: 'elsewhere', onComplete: resolve }).load(); })`);
+    await page.evaluate(
+      `new Promise((resolve) => { new SwaggerUi({ url: ${PET}, dom_id: 'elsewhere', onComplete: resolve }).load(); })`,
+    );
     await expect(page.locator('#elsewhere .qv-title').textContent()).resolves.toContain('Petstore Two');
     await expect(page.locator('#swagger_ui .qv').count()).resolves.toBe(0);
   });
@@ -79,15 +107,29 @@ describe('options', () => {
   });
 
   it('apisSorter and operationsSorter: alpha, method, and compare functions', async () => {
-    await openViewer(page, site.url, `{ url: ${PET}, apisSorter: (a, b) => b.name.localeCompare(a.name), operationsSorter: 'alpha', docExpansion: 'list' }`);
+    await openViewer(
+      page,
+      site.url,
+      `{ url: ${PET}, apisSorter: (a, b) => b.name.localeCompare(a.name), operationsSorter: 'alpha', docExpansion: 'list' }`,
+    );
     expect(await page.locator('.qv-tag-toggle').allTextContents()).toEqual(['user', 'store', 'pet']);
     const paths = await page.locator('#resource_pet .qv-path').allTextContents();
     expect(paths).toEqual([...paths].sort((a, b) => a.localeCompare(b)));
-    await openViewer(page, site.url, `{ url: ${PET}, apisSorter: 'alpha', operationsSorter: 'method', docExpansion: 'list' }`);
+    await openViewer(
+      page,
+      site.url,
+      `{ url: ${PET}, apisSorter: 'alpha', operationsSorter: 'method', docExpansion: 'list' }`,
+    );
     const methods = await page.locator('#resource_pet .qv-method').allTextContents();
     expect(methods).toEqual(['DELETE', 'GET', 'GET', 'GET', 'POST', 'POST']);
-    await openViewer(page, site.url, `{ url: ${PET}, operationsSorter: (a, b) => b.path.length - a.path.length, docExpansion: 'list' }`);
-    await expect(page.locator('#resource_pet .qv-path').first().textContent()).resolves.toBe('/pet/{petId}/uploadImage');
+    await openViewer(
+      page,
+      site.url,
+      `{ url: ${PET}, operationsSorter: (a, b) => b.path.length - a.path.length, docExpansion: 'list' }`,
+    );
+    await expect(page.locator('#resource_pet .qv-path').first().textContent()).resolves.toBe(
+      '/pet/{petId}/uploadImage',
+    );
   });
 
   it('defaultModelRendering: schema (default) or model picks the open tab', async () => {
@@ -101,7 +143,11 @@ describe('options', () => {
   });
 
   it('onComplete receives the api and the ui', async () => {
-    await openViewer(page, site.url, `{ url: ${PET}, onComplete: (api, ui) => { window.seen = [api.info.title, ui === window.ui || ui instanceof SwaggerUi] } }`);
+    await openViewer(
+      page,
+      site.url,
+      `{ url: ${PET}, onComplete: (api, ui) => { window.seen = [api.info.title, ui === window.ui || ui instanceof SwaggerUi] } }`,
+    );
     expect(await page.evaluate('window.seen')).toEqual(['Petstore Two', true]);
   });
 
@@ -113,7 +159,9 @@ describe('options', () => {
     await op.locator('select[name=status]').selectOption(['available', 'sold']);
     await select.selectOption('yes');
     await op.locator('.qv-submit').click();
-    await expect(op.locator('.qv-request-url').textContent()).resolves.toBe(`${site.url}/v2/pet/findByStatus?status=available&status=sold&includeArchived=yes&limit=20`);
+    await expect(op.locator('.qv-request-url').textContent()).resolves.toBe(
+      `${site.url}/v2/pet/findByStatus?status=available&status=sold&includeArchived=yes&limit=20`,
+    );
     await expect(op.locator('.qv-response-code').textContent()).resolves.toBe('200');
   });
 
@@ -131,7 +179,11 @@ describe('options', () => {
 
   it('showRequestHeaders and authorizations (applied to the description fetch and to try-it)', async () => {
     const before = site.seen.length;
-    await openViewer(page, site.url, `{ url: ${PET}, showRequestHeaders: true, authorizations: { api_key: new SwaggerClient.ApiKeyAuthorization('api_key', 'secret-1', 'header') } }`);
+    await openViewer(
+      page,
+      site.url,
+      `{ url: ${PET}, showRequestHeaders: true, authorizations: { api_key: new SwaggerClient.ApiKeyAuthorization('api_key', 'secret-1', 'header') } }`,
+    );
     expect(site.seen.slice(before).find((r) => r.url.includes('petstore-2.0.json'))?.headers.api_key).toBe('secret-1');
     const op = await expandOperation(page, 'pet', 'get', '/pet/{petId}');
     await op.locator('input[name=petId]').fill('7');
@@ -171,21 +223,33 @@ describe('options', () => {
     const early = await page.evaluate(() => {
       const blocks = document.querySelectorAll('.qv-response-text .hl-block');
       // (the very last block holds only the closing bracket, which has no token to colour)
-      return { text: document.querySelector('.qv-response-text')!.textContent!.length, lastColoured: blocks[blocks.length - 2].childElementCount > 0 };
+      return {
+        text: document.querySelector('.qv-response-text')!.textContent!.length,
+        lastColoured: blocks[blocks.length - 2].childElementCount > 0,
+      };
     });
     expect(early.text).toBeGreaterThan(4_000_000);
     expect(early.lastColoured).toBe(false);
     // …and the page answers while it colours.
-    const lag = await page.evaluate(() => new Promise<number>((resolve) => {
-      const t0 = performance.now();
-      setTimeout(() => resolve(performance.now() - t0 - 20), 20);
-    }));
+    const lag = await page.evaluate(
+      () =>
+        new Promise<number>((resolve) => {
+          const t0 = performance.now();
+          setTimeout(() => resolve(performance.now() - t0 - 20), 20);
+        }),
+    );
     expect(lag).toBeLessThan(500);
-    await page.waitForFunction(() => {
-      const blocks = document.querySelectorAll('.qv-response-text .hl-block');
-      return blocks[blocks.length - 2].childElementCount > 0;
-    }, undefined, { timeout: 60_000, polling: 500 });
-    await expect(op.locator('.qv-response-text .hl-block').nth(-2).locator('.hl-number').count()).resolves.toBeGreaterThan(0);
+    await page.waitForFunction(
+      () => {
+        const blocks = document.querySelectorAll('.qv-response-text .hl-block');
+        return blocks[blocks.length - 2].childElementCount > 0;
+      },
+      undefined,
+      { timeout: 60_000, polling: 500 },
+    );
+    await expect(
+      op.locator('.qv-response-text .hl-block').nth(-2).locator('.hl-number').count(),
+    ).resolves.toBeGreaterThan(0);
   }, 90_000);
 
   it('jsonEditor: a form built from the body schema writes the JSON body', async () => {
@@ -206,20 +270,36 @@ describe('options', () => {
     const port = new URL(site.url).port;
     const specUrl = `http://spec.test:${port}/fixtures/petstore-2.0.json`;
     await page.goto(`http://spec.test:${port}/harness.html`);
-    await page.evaluate(`new Promise((resolve) => { window.ui = new SwaggerUi({ url: '${specUrl}', validatorUrl: 'http://spec.test:${port}/validator', onComplete: resolve }).load(); })`);
+    await page.evaluate(
+      `new Promise((resolve) => { window.ui = new SwaggerUi({ url: '${specUrl}', validatorUrl: 'http://spec.test:${port}/validator', onComplete: resolve }).load(); })`,
+    );
     const badge = page.locator('.qv-validator-badge');
-    await expect(badge.getAttribute('href')).resolves.toBe(`http://spec.test:${port}/validator/debug?url=${encodeURIComponent(specUrl)}`);
-    await expect(badge.locator('img').getAttribute('src')).resolves.toBe(`http://spec.test:${port}/validator?url=${encodeURIComponent(specUrl)}`);
-    await page.evaluate(`new Promise((resolve) => { new SwaggerUi({ url: '${specUrl}', validatorUrl: null, onComplete: resolve }).load(); })`);
+    await expect(badge.getAttribute('href')).resolves.toBe(
+      `http://spec.test:${port}/validator/debug?url=${encodeURIComponent(specUrl)}`,
+    );
+    await expect(badge.locator('img').getAttribute('src')).resolves.toBe(
+      `http://spec.test:${port}/validator?url=${encodeURIComponent(specUrl)}`,
+    );
+    await page.evaluate(
+      `new Promise((resolve) => { new SwaggerUi({ url: '${specUrl}', validatorUrl: null, onComplete: resolve }).load(); })`,
+    );
     await expect(page.locator('.qv-validator-badge').count()).resolves.toBe(0);
     await openViewer(page, site.url, `{ url: ${PET}, validatorUrl: 'http://spec.test:${port}/validator' }`);
     await expect(page.locator('.qv-validator-badge').count()).resolves.toBe(0); // 127.0.0.1 is local
     await page.locator('.qv-validation summary').click();
-    await page.waitForFunction(() => /Validation: 0 errors/.test(document.querySelector('.qv-validation summary')?.textContent ?? ''));
+    await page.waitForFunction(() =>
+      /Validation: 0 errors/.test(document.querySelector('.qv-validation summary')?.textContent ?? ''),
+    );
     // A broken description is flagged offline.
-    await openViewer(page, site.url, `{ spec: { swagger: '2.0', info: { title: 'Broken' }, paths: { 'items/{id}': { get: { responses: { 200: { description: 'x', schema: { $ref: '#/definitions/Nope' } } } } } } } }`);
+    await openViewer(
+      page,
+      site.url,
+      `{ spec: { swagger: '2.0', info: { title: 'Broken' }, paths: { 'items/{id}': { get: { responses: { 200: { description: 'x', schema: { $ref: '#/definitions/Nope' } } } } } } } }`,
+    );
     await page.locator('.qv-validation summary').click();
-    await page.waitForFunction(() => /Validation: [1-9]/.test(document.querySelector('.qv-validation summary')?.textContent ?? ''));
+    await page.waitForFunction(() =>
+      /Validation: [1-9]/.test(document.querySelector('.qv-validation summary')?.textContent ?? ''),
+    );
     const text = await page.locator('.qv-validation').textContent();
     expect(text).toContain('info.version');
     expect(text).toContain('path must start with /');

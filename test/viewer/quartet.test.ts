@@ -14,7 +14,9 @@ function rawStatus(path: string): Promise<number> {
     request({ hostname, port, path }, (res) => {
       res.resume();
       resolve(res.statusCode ?? 0);
-    }).on('error', reject).end();
+    })
+      .on('error', reject)
+      .end();
   });
 }
 
@@ -46,7 +48,12 @@ describe('/docs/ on quartet', () => {
     expect(csp).not.toContain('unsafe-inline');
     const html = await index.text();
     const listed = (await (await fetch(`${quartet.url}/openapi/`)).json()) as { descriptions: { url: string }[] };
-    const meta = /<meta name="viewer-config" content="([^"]*)">/.exec(html)![1].replace(/&quot;/g, '"').replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&');
+    const meta = /<meta name="viewer-config" content="([^"]*)">/
+      .exec(html)![1]
+      .replace(/&quot;/g, '"')
+      .replace(/&lt;/g, '<')
+      .replace(/&gt;/g, '>')
+      .replace(/&amp;/g, '&');
     expect(JSON.parse(meta).descriptions).toEqual(listed.descriptions);
     expect(html).not.toMatch(/<script>/); // no inline script
   });
@@ -60,7 +67,9 @@ describe('/docs/ on quartet', () => {
     expect(again.status).toBe(304);
     expect((await fetch(`${quartet.url}/docs/viewer.css`)).headers.get('content-type')).toBe('text/css; charset=utf-8');
     expect((await fetch(`${quartet.url}/docs/lang/ru.js`)).status).toBe(200);
-    expect((await fetch(`${quartet.url}/docs/oauth2-redirect.html`)).headers.get('content-security-policy')).toContain("script-src 'self'");
+    expect((await fetch(`${quartet.url}/docs/oauth2-redirect.html`)).headers.get('content-security-policy')).toContain(
+      "script-src 'self'",
+    );
     expect(await rawStatus('/docs/%2e%2e/package.json')).toBe(404);
     expect(await rawStatus('/docs/..%2fpackage.json')).toBe(404);
     expect((await fetch(`${quartet.url}/docs/nope.js`)).status).toBe(404);
@@ -75,9 +84,13 @@ describe('/docs/ on quartet', () => {
     const errors: string[] = [];
     page.on('pageerror', (error) => errors.push(error.message));
     await page.goto(`${quartet.url}/docs/`);
-    const listed = (await (await fetch(`${quartet.url}/openapi/`)).json()) as { descriptions: { title: string; url: string }[] };
+    const listed = (await (await fetch(`${quartet.url}/openapi/`)).json()) as {
+      descriptions: { title: string; url: string }[];
+    };
     expect(listed.descriptions.length).toBeGreaterThan(0);
-    await expect(page.locator('.qv-descriptions option').allTextContents()).resolves.toEqual(listed.descriptions.map((d) => d.title));
+    await expect(page.locator('.qv-descriptions option').allTextContents()).resolves.toEqual(
+      listed.descriptions.map((d) => d.title),
+    );
     for (const description of listed.descriptions) {
       await page.locator('.qv-descriptions').selectOption(description.url);
       await page.locator('.qv-title', { hasText: description.title }).waitFor();

@@ -12,15 +12,33 @@ export const FIXTURES = join(ROOT, 'test', 'fixtures', 'viewer');
 export async function launchBrowser(): Promise<Browser> {
   return chromium.launch({
     executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
   });
 }
 
 const TYPES: Record<string, string> = {
-  '.html': 'text/html; charset=utf-8', '.js': 'text/javascript', '.css': 'text/css', '.json': 'application/json', '.yaml': 'application/yaml', '.png': 'image/png',
+  '.html': 'text/html; charset=utf-8',
+  '.js': 'text/javascript',
+  '.css': 'text/css',
+  '.json': 'application/json',
+  '.yaml': 'application/yaml',
+  '.png': 'image/png',
 };
 
-export type Handler = (req: IncomingMessage, res: ServerResponse, body: string) => boolean | void | Promise<boolean | void>;
+export type Handler = (
+  req: IncomingMessage,
+  res: ServerResponse,
+  body: string,
+) => boolean | void | Promise<boolean | void>;
 
 export interface StaticServer {
   url: string;
@@ -55,7 +73,9 @@ export async function startStatic(routes: Handler[] = [], options: { cors?: bool
     if (v12) file = join(FIXTURES, 'v12', `${v12[1] ?? 'api-docs'}.json`);
     else if (path.startsWith('/viewer/')) file = join(DIST, normalize(path.slice(8)));
     else if (path.startsWith('/fixtures/')) file = join(FIXTURES, normalize(path.slice(10)));
-    if (file && existsSync(file) && statSync(file).isFile()) return sendText(res, 200, readFileSync(file), TYPES[extname(file)] ?? 'application/octet-stream');
+    if (file && existsSync(file) && statSync(file).isFile()) {
+      return sendText(res, 200, readFileSync(file), TYPES[extname(file)] ?? 'application/octet-stream');
+    }
     sendText(res, 404, 'not found', 'text/plain');
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -65,14 +85,21 @@ export async function startStatic(routes: Handler[] = [], options: { cors?: bool
     url: `http://127.0.0.1:${address.port}`,
     server,
     seen,
-    close: () => new Promise<void>((resolve) => {
-      server.closeAllConnections();
-      server.close(() => resolve());
-    }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }
 
-export function sendText(res: ServerResponse, status: number, body: string | Buffer, type: string, headers: Record<string, string> = {}) {
+export function sendText(
+  res: ServerResponse,
+  status: number,
+  body: string | Buffer,
+  type: string,
+  headers: Record<string, string> = {},
+) {
   res.writeHead(status, { 'Content-Type': type, ...headers });
   res.end(body);
 }
@@ -98,7 +125,10 @@ export async function openViewer(page: Page, base: string, options: string, quer
 export async function expandOperation(page: Page, tag: string, method: string, path: string) {
   const tagButton = page.locator('.qv-tag-toggle', { hasText: new RegExp(`^${tag}$`) });
   if ((await tagButton.getAttribute('aria-expanded')) !== 'true') await tagButton.click();
-  const op = page.locator(`.qv-op.qv-${method.toLowerCase()}`).filter({ has: page.locator('.qv-path', { hasText: new RegExp(`^${escapeRegExp(path)}$`) }) }).first();
+  const op = page
+    .locator(`.qv-op.qv-${method.toLowerCase()}`)
+    .filter({ has: page.locator('.qv-path', { hasText: new RegExp(`^${escapeRegExp(path)}$`) }) })
+    .first();
   const head = op.locator('.qv-op-head');
   if ((await head.getAttribute('aria-expanded')) !== 'true') await head.click();
   return op;

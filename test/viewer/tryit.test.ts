@@ -12,7 +12,10 @@ let bare: StaticServer;
 let quartet: TestServer;
 let page: Page;
 const received: Record<string, string | string[] | undefined>[] = [];
-const PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==', 'base64');
+const PNG = Buffer.from(
+  'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==',
+  'base64',
+);
 
 beforeAll(async () => {
   [browser, site, bare, quartet] = await Promise.all([
@@ -20,14 +23,34 @@ beforeAll(async () => {
     startStatic([
       (req, res) => {
         if (req.url === '/files/pixel.png') return (sendText(res, 200, PNG, 'image/png'), true);
-        if (req.url === '/files/report.bin') return (sendText(res, 200, Buffer.from([0, 1, 2, 3]), 'application/octet-stream', { 'Content-Disposition': 'attachment; filename="report.bin"', 'Access-Control-Expose-Headers': 'Content-Disposition' }), true);
-        if (req.url === '/files/page.html') return (sendText(res, 200, '<b>bold</b><script>window.pwned=1</script>', 'text/html'), true);
-        if (req.url?.startsWith('/files/echo')) return (sendText(res, 200, JSON.stringify({ url: req.url }), 'application/json'), true);
+        if (req.url === '/files/report.bin') {
+          return (
+            sendText(res, 200, Buffer.from([0, 1, 2, 3]), 'application/octet-stream', {
+              'Content-Disposition': 'attachment; filename="report.bin"',
+              'Access-Control-Expose-Headers': 'Content-Disposition',
+            }),
+            true
+          );
+        }
+        if (req.url === '/files/page.html') {
+          return (sendText(res, 200, '<b>bold</b><script>window.pwned=1</script>', 'text/html'), true);
+        }
+        if (req.url?.startsWith('/files/echo')) {
+          return (sendText(res, 200, JSON.stringify({ url: req.url }), 'application/json'), true);
+        }
         return false;
       },
     ]),
     // A server that answers but sends no cross-origin headers at all.
-    startStatic([(req, res) => (sendText(res, 200, '{"hidden":true}', 'application/json'), true)], { cors: false }),
+    startStatic(
+      [
+        (req, res) => {
+          sendText(res, 200, '{"hidden":true}', 'application/json');
+          return true;
+        },
+      ],
+      { cors: false },
+    ),
     startTestServer('sqlite'),
   ]);
   quartet.app.server.on('request', (req) => received.push({ url: req.url, ...req.headers }));
@@ -45,10 +68,29 @@ function quartetSpec() {
     info: { title: 'quartet platform', version: '0.0.1' },
     servers: [{ url: quartet.url }],
     paths: {
-      '/healthz': { get: { tags: ['platform'], operationId: 'health', security: [{ key: [] }], responses: { 200: { description: 'ok' } } } },
-      '/readyz': { get: { tags: ['platform'], operationId: 'ready', security: [{ token: [] }], responses: { 200: { description: 'ready' } } } },
+      '/healthz': {
+        get: {
+          tags: ['platform'],
+          operationId: 'health',
+          security: [{ key: [] }],
+          responses: { 200: { description: 'ok' } },
+        },
+      },
+      '/readyz': {
+        get: {
+          tags: ['platform'],
+          operationId: 'ready',
+          security: [{ token: [] }],
+          responses: { 200: { description: 'ready' } },
+        },
+      },
     },
-    components: { securitySchemes: { key: { type: 'apiKey', in: 'header', name: 'X-API-Key' }, token: { type: 'http', scheme: 'bearer' } } },
+    components: {
+      securitySchemes: {
+        key: { type: 'apiKey', in: 'header', name: 'X-API-Key' },
+        token: { type: 'http', scheme: 'bearer' },
+      },
+    },
   });
 }
 
@@ -64,7 +106,9 @@ describe('try it out', () => {
     await op.locator('.qv-submit').click();
     await expect(op.locator('.qv-response-code').textContent()).resolves.toBe('200');
     await expect(op.locator('.qv-response-text').textContent()).resolves.toContain('"status": "ok"');
-    await expect(op.locator('.qv-curl').textContent()).resolves.toBe(`curl -X GET --header 'X-API-Key: k-123' '${quartet.url}/healthz'`);
+    await expect(op.locator('.qv-curl').textContent()).resolves.toBe(
+      `curl -X GET --header 'X-API-Key: k-123' '${quartet.url}/healthz'`,
+    );
     expect(received.filter((r) => r.url === '/healthz').at(-1)?.['x-api-key']).toBe('k-123');
     await expect(op.locator('.qv-response-headers').textContent()).resolves.toContain('content-type: application/json');
   });
@@ -86,9 +130,21 @@ describe('try it out', () => {
   });
 
   it('2.x style: ui.api.clientAuthorizations.add with a query api key, URL-encoded', async () => {
-    const spec = JSON.stringify({ swagger: '2.0', info: { title: 'q', version: '1' }, host: new URL(site.url).host, schemes: ['http'], paths: { '/files/echo': { get: { parameters: [{ name: 'q', in: 'query', type: 'string' }], responses: { 200: { description: 'ok' } } } } } });
+    const spec = JSON.stringify({
+      swagger: '2.0',
+      info: { title: 'q', version: '1' },
+      host: new URL(site.url).host,
+      schemes: ['http'],
+      paths: {
+        '/files/echo': {
+          get: { parameters: [{ name: 'q', in: 'query', type: 'string' }], responses: { 200: { description: 'ok' } } },
+        },
+      },
+    });
     await openViewer(page, site.url, `{ spec: ${spec} }`);
-    await page.evaluate(`window.ui.api.clientAuthorizations.add('custom', new SwaggerClient.ApiKeyAuthorization('api key&x', 'a b&c=d/é', 'query'))`);
+    await page.evaluate(
+      `window.ui.api.clientAuthorizations.add('custom', new SwaggerClient.ApiKeyAuthorization('api key&x', 'a b&c=d/é', 'query'))`,
+    );
     const op = await expandOperation(page, 'default', 'get', '/files/echo');
     await op.locator('input[name=q]').fill('x y');
     await op.locator('.qv-submit').click();
@@ -109,24 +165,41 @@ describe('try it out', () => {
   });
 
   it('says clearly when a server sends no cross-origin headers', async () => {
-    const spec = JSON.stringify({ openapi: '3.0.0', info: { title: 'bare', version: '1' }, servers: [{ url: bare.url }], paths: { '/thing': { post: { requestBody: { content: { 'application/json': { schema: { type: 'object' } } } }, responses: { 200: { description: 'ok' } } } } } });
+    const spec = JSON.stringify({
+      openapi: '3.0.0',
+      info: { title: 'bare', version: '1' },
+      servers: [{ url: bare.url }],
+      paths: {
+        '/thing': {
+          post: {
+            requestBody: { content: { 'application/json': { schema: { type: 'object' } } } },
+            responses: { 200: { description: 'ok' } },
+          },
+        },
+      },
+    });
     await openViewer(page, site.url, `{ spec: ${spec} }`);
     const op = await expandOperation(page, 'default', 'post', '/thing');
     await op.locator('textarea').fill('{"a":1}');
     await op.locator('.qv-submit').click();
     const message = await op.locator('.qv-response-body [role=alert]').textContent();
-    expect(message).toContain("It may not have the appropriate access-control-origin settings");
+    expect(message).toContain('It may not have the appropriate access-control-origin settings');
     expect(message).toContain(new URL(bare.url).origin);
     expect(message).toContain('Access-Control-Allow-Headers (Content-Type)');
     await expect(op.locator('.qv-response-code').textContent()).resolves.toBe('0');
   });
 
   it('shows images inline, offers binary bodies as downloads and HTML as text', async () => {
-    const spec = JSON.stringify({ openapi: '3.0.0', info: { title: 'files', version: '1' }, servers: [{ url: site.url }], paths: {
-      '/files/pixel.png': { get: { responses: { 200: { description: 'png' } } } },
-      '/files/report.bin': { get: { responses: { 200: { description: 'bin' } } } },
-      '/files/page.html': { get: { responses: { 200: { description: 'html' } } } },
-    } });
+    const spec = JSON.stringify({
+      openapi: '3.0.0',
+      info: { title: 'files', version: '1' },
+      servers: [{ url: site.url }],
+      paths: {
+        '/files/pixel.png': { get: { responses: { 200: { description: 'png' } } } },
+        '/files/report.bin': { get: { responses: { 200: { description: 'bin' } } } },
+        '/files/page.html': { get: { responses: { 200: { description: 'html' } } } },
+      },
+    });
     await openViewer(page, site.url, `{ spec: ${spec} }`);
     const png = await expandOperation(page, 'default', 'get', '/files/pixel.png');
     await png.locator('.qv-submit').click();
@@ -136,12 +209,18 @@ describe('try it out', () => {
     await expect(bin.locator('a.qv-download').getAttribute('download')).resolves.toBe('report.bin');
     const html = await expandOperation(page, 'default', 'get', '/files/page.html');
     await html.locator('.qv-submit').click();
-    await expect(html.locator('.qv-response-text').textContent()).resolves.toBe('<b>bold</b><script>window.pwned=1</script>');
+    await expect(html.locator('.qv-response-text').textContent()).resolves.toBe(
+      '<b>bold</b><script>window.pwned=1</script>',
+    );
     expect(await page.evaluate('window.pwned')).toBeUndefined();
   });
 
   it('sends HTTP basic credentials from SwaggerClient.PasswordAuthorization', async () => {
-    await openViewer(page, site.url, `{ url: '/fixtures/openapi-3.0.yaml', authorizations: { basicAuth: new SwaggerClient.PasswordAuthorization('ünï', 'p:w') } }`);
+    await openViewer(
+      page,
+      site.url,
+      `{ url: '/fixtures/openapi-3.0.yaml', authorizations: { basicAuth: new SwaggerClient.PasswordAuthorization('ünï', 'p:w') } }`,
+    );
     const op = await expandOperation(page, 'keepers', 'get', '/keepers');
     await op.locator('.qv-submit').click();
     await op.locator('.qv-response-code').waitFor();
@@ -150,9 +229,21 @@ describe('try it out', () => {
   });
 
   it('sends cookie api keys and cookie parameters as cookies to a same-site API', async () => {
-    const spec = JSON.stringify({ openapi: '3.0.0', info: { title: 'cookies', version: '1' }, servers: [{ url: site.url }], paths: {
-      '/files/echo/c': { get: { security: [{ session: [] }], parameters: [{ name: 'pref', in: 'cookie', schema: { type: 'string' } }], responses: { 200: { description: 'ok' } } } },
-    }, components: { securitySchemes: { session: { type: 'apiKey', in: 'cookie', name: 'sid' } } } });
+    const spec = JSON.stringify({
+      openapi: '3.0.0',
+      info: { title: 'cookies', version: '1' },
+      servers: [{ url: site.url }],
+      paths: {
+        '/files/echo/c': {
+          get: {
+            security: [{ session: [] }],
+            parameters: [{ name: 'pref', in: 'cookie', schema: { type: 'string' } }],
+            responses: { 200: { description: 'ok' } },
+          },
+        },
+      },
+      components: { securitySchemes: { session: { type: 'apiKey', in: 'cookie', name: 'sid' } } },
+    });
     await openViewer(page, site.url, `{ spec: ${spec} }`);
     await page.locator('.qv-authorize').click();
     const form = page.locator('form.qv-auth-scheme[aria-label=session]');

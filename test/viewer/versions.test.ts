@@ -26,7 +26,10 @@ describe('description versions', () => {
     expect(await page.locator('.qv-tag-toggle').allTextContents()).toEqual(['pet', 'store', 'user']);
     const op = await expandOperation(page, 'pet', 'post', '/pet');
     await expect(op.locator('.qv-example').first().textContent()).resolves.toContain('"name": "doggie"');
-    await op.locator('.qv-tab', { hasText: /^Model$/ }).first().click();
+    await op
+      .locator('.qv-tab', { hasText: /^Model$/ })
+      .first()
+      .click();
     const model = await op.locator('.qv-model').first().textContent();
     expect(model).toContain('Pet {');
     expect(model).toContain('photoUrls');
@@ -35,7 +38,10 @@ describe('description versions', () => {
     await expect(deprecated.locator('.qv-warning').first().textContent()).resolves.toContain('Deprecated');
     // A recursive model terminates.
     const tree = await expandOperation(page, 'user', 'get', '/user/tree');
-    await tree.locator('.qv-tab', { hasText: /^Model$/ }).first().click();
+    await tree
+      .locator('.qv-tab', { hasText: /^Model$/ })
+      .first()
+      .click();
     await tree.locator('.qv-nested summary').first().click();
     await tree.locator('.qv-model', { hasText: '(recursive)' }).first().waitFor({ timeout: 2000 });
   });
@@ -46,8 +52,15 @@ describe('description versions', () => {
     await expect(page.locator('.qv-title').textContent()).resolves.toContain('Zoo Three');
     const op = await expandOperation(page, 'animals', 'post', '/animals');
     const example = await op.locator('.qv-example').first().textContent();
-    expect(JSON.parse(example!)).toEqual({ name: 'Tom', habitat: { continent: 'string' }, details: { born: '2024-01-01', legs: 4 } });
-    await op.locator('.qv-tab', { hasText: /^Model$/ }).first().click();
+    expect(JSON.parse(example!)).toEqual({
+      name: 'Tom',
+      habitat: { continent: 'string' },
+      details: { born: '2024-01-01', legs: 4 },
+    });
+    await op
+      .locator('.qv-tab', { hasText: /^Model$/ })
+      .first()
+      .click();
     await expect(op.locator('.qv-model').first().textContent()).resolves.toContain('Animal {');
     // The server URL's variable gets its default, relative to the description.
     await expect(page.locator('.qv-footer').textContent()).resolves.toContain(`${site.url}/zoo/v1`);
@@ -57,13 +70,20 @@ describe('description versions', () => {
   });
 
   it('renders OpenAPI 3.1 (type arrays, const, examples, $ref with siblings)', async () => {
-    const result = await openViewer(page, site.url, `{ url: '/fixtures/openapi-3.1.json', defaultModelRendering: 'model' }`);
+    const result = await openViewer(
+      page,
+      site.url,
+      `{ url: '/fixtures/openapi-3.1.json', defaultModelRendering: 'model' }`,
+    );
     expect(result.failure).toBeUndefined();
     const op = await expandOperation(page, 'books', 'get', '/books/{isbn}');
     const model = await op.locator('.qv-model').first().textContent();
     expect(model).toContain('subtitle');
     expect(model).toContain('string | null');
-    await op.locator('.qv-tab', { hasText: /^Model Schema$/ }).first().click();
+    await op
+      .locator('.qv-tab', { hasText: /^Model Schema$/ })
+      .first()
+      .click();
     const example = JSON.parse((await op.locator('.qv-example').first().textContent())!);
     expect(example).toMatchObject({ title: 'Dune', kind: 'book' });
   });
@@ -78,7 +98,11 @@ describe('description versions', () => {
     await expect(op.locator('.qv-example').first().textContent()).resolves.toContain('"name"');
     await expect(op.locator('.qv-messages').textContent()).resolves.toContain('Pet not found');
     const find = await expandOperation(page, 'pet', 'get', '/pet/findByStatus');
-    await expect(find.locator('select[multiple][name=status] option').allTextContents()).resolves.toEqual(['available', 'pending', 'sold']);
+    await expect(find.locator('select[multiple][name=status] option').allTextContents()).resolves.toEqual([
+      'available',
+      'pending',
+      'sold',
+    ]);
     await expect(page.locator('.qv-footer').textContent()).resolves.toContain(`${site.url}/api12`);
   });
 
@@ -90,10 +114,33 @@ describe('description versions', () => {
 
   it('renders a Swagger 1.1 API declaration (best effort: httpMethod, responseClass, errorResponses)', async () => {
     const declaration = {
-      apiVersion: '0.1', swaggerVersion: '1.1', basePath: 'http://127.0.0.1:9/api', resourcePath: '/pets',
-      apis: [{ path: '/pets.{format}', operations: [{ httpMethod: 'GET', nickname: 'listPets', summary: 'List pets', responseClass: 'List[Pet]',
-        parameters: [{ paramType: 'query', name: 'limit', dataType: 'int', required: false, allowableValues: { valueType: 'LIST', values: ['10', '20'] } }],
-        errorResponses: [{ code: 404, reason: 'No pets' }] }] }],
+      apiVersion: '0.1',
+      swaggerVersion: '1.1',
+      basePath: 'http://127.0.0.1:9/api',
+      resourcePath: '/pets',
+      apis: [
+        {
+          path: '/pets.{format}',
+          operations: [
+            {
+              httpMethod: 'GET',
+              nickname: 'listPets',
+              summary: 'List pets',
+              responseClass: 'List[Pet]',
+              parameters: [
+                {
+                  paramType: 'query',
+                  name: 'limit',
+                  dataType: 'int',
+                  required: false,
+                  allowableValues: { valueType: 'LIST', values: ['10', '20'] },
+                },
+              ],
+              errorResponses: [{ code: 404, reason: 'No pets' }],
+            },
+          ],
+        },
+      ],
       models: { Pet: { id: 'Pet', properties: { name: { type: 'string' }, age: { type: 'int' } } } },
     };
     const result = await openViewer(page, site.url, `{ spec: ${JSON.stringify(declaration)} }`);

@@ -19,10 +19,16 @@ beforeAll(async () => {
       (req, res) => {
         if (!req.url?.startsWith('/evil/')) return false;
         const html = req.url.includes('html');
-        sendText(res, 200, html ? EVIL : JSON.stringify({ html: EVIL, '<img src=x onerror=__xss(1)>': 1 }), html ? 'text/html' : 'application/json', {
-          'X-Evil': `<img src=x onerror="__xss('header.value')">`,
-          'Access-Control-Expose-Headers': 'X-Evil',
-        });
+        sendText(
+          res,
+          200,
+          html ? EVIL : JSON.stringify({ html: EVIL, '<img src=x onerror=__xss(1)>': 1 }),
+          html ? 'text/html' : 'application/json',
+          {
+            'X-Evil': `<img src=x onerror="__xss('header.value')">`,
+            'Access-Control-Expose-Headers': 'X-Evil',
+          },
+        );
         return true;
       },
     ]),
@@ -41,9 +47,15 @@ async function assertInert(p: Page) {
     const root = document.querySelector('.qv')!;
     return {
       hits: (window as any).__hits as string[],
-      scripts: root.querySelectorAll('script, iframe, object, embed, .qv-markdown form, .qv-markdown input, .qv-markdown button').length,
-      handlers: Array.from(root.querySelectorAll('*')).filter((el) => Array.from(el.attributes).some((a) => /^on/i.test(a.name))).length,
-      jsLinks: Array.from(root.querySelectorAll('[href], [src]')).filter((el) => /^\s*(javascript|data):/i.test(el.getAttribute('href') ?? el.getAttribute('src') ?? '')).length,
+      scripts: root.querySelectorAll(
+        'script, iframe, object, embed, .qv-markdown form, .qv-markdown input, .qv-markdown button',
+      ).length,
+      handlers: Array.from(root.querySelectorAll('*')).filter((el) =>
+        Array.from(el.attributes).some((a) => /^on/i.test(a.name)),
+      ).length,
+      jsLinks: Array.from(root.querySelectorAll('[href], [src]')).filter((el) =>
+        /^\s*(javascript|data):/i.test(el.getAttribute('href') ?? el.getAttribute('src') ?? ''),
+      ).length,
       styles: root.querySelectorAll('[style]').length,
     };
   });
@@ -55,10 +67,14 @@ describe('XSS corpus', () => {
     const corpus = JSON.parse(readFileSync(join(FIXTURES, 'xss-corpus.json'), 'utf8'));
     await page.goto(`${site.url}/harness.html`);
     await page.evaluate(`window.__hits = []; window.__xss = (where) => window.__hits.push(String(where));`);
-    await page.evaluate(`new Promise((resolve) => { window.ui = new SwaggerUi({ spec: ${JSON.stringify(corpus)}, docExpansion: 'full', onComplete: resolve, onFailure: resolve }); window.ui.load(); })`);
+    await page.evaluate(
+      `new Promise((resolve) => { window.ui = new SwaggerUi({ spec: ${JSON.stringify(corpus)}, docExpansion: 'full', onComplete: resolve, onFailure: resolve }); window.ui.load(); })`,
+    );
     await page.waitForFunction(() => document.querySelectorAll('.qv-op-body:not([hidden])').length === 1);
     // Text stays text: the title shows the markup literally.
-    await expect(page.locator('.qv-title').textContent()).resolves.toContain(`<img src=x onerror="__xss('info.title')">`);
+    await expect(page.locator('.qv-title').textContent()).resolves.toContain(
+      `<img src=x onerror="__xss('info.title')">`,
+    );
     // Open every model view, nested model and the Authorize panel.
     await page.locator('.qv-authorize').click();
     for (const tab of await page.locator('.qv-tab').all()) await tab.click();
@@ -68,16 +84,23 @@ describe('XSS corpus', () => {
   });
 
   it('shows hostile response bodies and header values as text', async () => {
-    const spec = JSON.stringify({ openapi: '3.0.0', info: { title: 'evil server', version: '1' }, servers: [{ url: `${site.url}/evil` }], paths: {
-      '/json': { get: { responses: { 200: { description: 'j' } } } },
-      '/html': { get: { responses: { 200: { description: 'h' } } } },
-    } });
+    const spec = JSON.stringify({
+      openapi: '3.0.0',
+      info: { title: 'evil server', version: '1' },
+      servers: [{ url: `${site.url}/evil` }],
+      paths: {
+        '/json': { get: { responses: { 200: { description: 'j' } } } },
+        '/html': { get: { responses: { 200: { description: 'h' } } } },
+      },
+    });
     await openViewer(page, site.url, `{ spec: ${spec}, docExpansion: 'full', showRequestHeaders: true }`);
     await page.evaluate(`window.__hits = []; window.__xss = (where) => window.__hits.push(String(where));`);
     await page.waitForFunction(() => document.querySelectorAll('.qv-submit').length === 2);
     for (const button of await page.locator('.qv-submit').all()) await button.click();
     await page.waitForFunction(() => document.querySelectorAll('.qv-response-code').length === 2);
-    await expect(page.locator('.qv-response-headers').first().textContent()).resolves.toContain(`x-evil: <img src=x onerror="__xss('header.value')">`);
+    await expect(page.locator('.qv-response-headers').first().textContent()).resolves.toContain(
+      `x-evil: <img src=x onerror="__xss('header.value')">`,
+    );
     await expect(page.locator('.qv-response-text').nth(1).textContent()).resolves.toBe(EVIL);
     await assertInert(page);
   });

@@ -18,7 +18,11 @@ export interface Authorization {
 
 export class ApiKeyAuthorization implements Authorization {
   readonly type: 'header' | 'query' | 'cookie';
-  constructor(readonly name: string, readonly value: string, type: string = 'header') {
+  constructor(
+    readonly name: string,
+    readonly value: string,
+    type: string = 'header',
+  ) {
     const where = String(type).toLowerCase();
     this.type = where === 'query' || where === 'cookie' ? where : 'header';
   }
@@ -55,8 +59,12 @@ export function toAuthorization(value: any): Authorization | undefined {
   if (value && typeof value.apply === 'function') return value;
   if (!value || typeof value !== 'object') return undefined;
   if (value.type === 'basic') return new PasswordAuthorization(value.username, value.password);
-  if (value.type === 'bearer' || value.type === 'oauth2') return new BearerAuthorization(value.token ?? value.accessToken);
-  if (typeof value.name === 'string' && value.value !== undefined) return new ApiKeyAuthorization(value.name, String(value.value), value.in ?? value.type);
+  if (value.type === 'bearer' || value.type === 'oauth2') {
+    return new BearerAuthorization(value.token ?? value.accessToken);
+  }
+  if (typeof value.name === 'string' && value.value !== undefined) {
+    return new ApiKeyAuthorization(value.name, String(value.value), value.in ?? value.type);
+  }
   return undefined;
 }
 

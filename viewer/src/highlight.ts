@@ -8,7 +8,12 @@ const XML_TOKEN = /(<!--[\s\S]*?-->)|(<\/?[A-Za-z_][^\s/>]*)([^>]*?)(\/?>)/g;
 
 export type Language = 'json' | 'xml' | 'plain';
 
-export function highlightInto(target: HTMLElement, source: string, language: Language, threshold?: number): Promise<void> {
+export function highlightInto(
+  target: HTMLElement,
+  source: string,
+  language: Language,
+  threshold?: number,
+): Promise<void> {
   target.textContent = '';
   if (language === 'plain' || (typeof threshold === 'number' && source.length >= threshold)) {
     target.textContent = source;

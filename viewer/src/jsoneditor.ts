@@ -9,13 +9,28 @@ import { table } from './own.js';
 
 const MAX_DEPTH = 6;
 
-export function schemaForm(schema: Schema, resolver: Resolver, booleanValues: [string, string], initial: unknown, onChange: (value: unknown) => void): HTMLElement {
+export function schemaForm(
+  schema: Schema,
+  resolver: Resolver,
+  booleanValues: [string, string],
+  initial: unknown,
+  onChange: (value: unknown) => void,
+): HTMLElement {
   const root = h('fieldset', { class: 'qv-json-editor' }, h('legend', { 'data-sw-translate': true }, t('Body editor')));
   let value = initial ?? exampleOf(schema, resolver);
-  const field = build(schema, value, (next) => {
-    value = next;
-    onChange(value);
-  }, resolver, booleanValues, 'body', 0, new Set());
+  const field = build(
+    schema,
+    value,
+    (next) => {
+      value = next;
+      onChange(value);
+    },
+    resolver,
+    booleanValues,
+    'body',
+    0,
+    new Set(),
+  );
   root.append(field);
   return root;
 }
@@ -25,7 +40,16 @@ function typeOf(s: Schema): string | undefined {
   return s.type ?? (s.properties || s.allOf ? 'object' : s.items ? 'array' : undefined);
 }
 
-function build(schema: Schema, value: unknown, set: (v: unknown) => void, resolver: Resolver, booleans: [string, string], label: string, depth: number, ancestors: Set<object>): HTMLElement {
+function build(
+  schema: Schema,
+  value: unknown,
+  set: (v: unknown) => void,
+  resolver: Resolver,
+  booleans: [string, string],
+  label: string,
+  depth: number,
+  ancestors: Set<object>,
+): HTMLElement {
   const s = resolver.deref(schema) ?? {};
   const id = uid('qv-je');
   const type = s.oneOf || s.anyOf ? typeOf(resolver.deref((s.oneOf ?? s.anyOf)[0]) ?? {}) : typeOf(s);
@@ -37,14 +61,27 @@ function build(schema: Schema, value: unknown, set: (v: unknown) => void, resolv
     const given = value && typeof value === 'object' && !Array.isArray(value) ? value : {};
     const obj = Object.assign(table<unknown>(), given);
     const props = table<Schema>();
-    for (const part of [s, ...(Array.isArray(s.allOf) ? s.allOf.map((p: Schema) => resolver.deref(p)) : [])]) Object.assign(props, part?.properties ?? {});
+    for (const part of [s, ...(Array.isArray(s.allOf) ? s.allOf.map((p: Schema) => resolver.deref(p)) : [])]) {
+      Object.assign(props, part?.properties ?? {});
+    }
     const box = h('fieldset', { class: 'qv-je-object' }, h('legend', null, label));
     for (const [name, prop] of Object.entries(props)) {
-      box.append(build(prop, obj[name], (v) => {
-        if (v === undefined || v === '') delete obj[name];
-        else obj[name] = v;
-        set({ ...obj });
-      }, resolver, booleans, name, depth + 1, inner));
+      box.append(
+        build(
+          prop,
+          obj[name],
+          (v) => {
+            if (v === undefined || v === '') delete obj[name];
+            else obj[name] = v;
+            set({ ...obj });
+          },
+          resolver,
+          booleans,
+          name,
+          depth + 1,
+          inner,
+        ),
+      );
     }
     return box;
   }
@@ -55,16 +92,41 @@ function build(schema: Schema, value: unknown, set: (v: unknown) => void, resolv
     const redraw = () => {
       items.textContent = '';
       list.forEach((item, index) => {
-        const remove = h('button', { type: 'button', class: 'qv-link', 'aria-label': `${t('Remove')} ${label} ${index + 1}`, 'data-sw-translate': true }, t('Remove'));
+        const remove = h(
+          'button',
+          {
+            type: 'button',
+            class: 'qv-link',
+            'aria-label': `${t('Remove')} ${label} ${index + 1}`,
+            'data-sw-translate': true,
+          },
+          t('Remove'),
+        );
         remove.addEventListener('click', () => {
           list.splice(index, 1);
           set([...list]);
           redraw();
         });
-        items.append(h('div', { class: 'qv-je-item' }, build(s.items ?? {}, item, (v) => {
-          list[index] = v;
-          set([...list]);
-        }, resolver, booleans, `${label}[${index}]`, depth + 1, ancestors), remove));
+        items.append(
+          h(
+            'div',
+            { class: 'qv-je-item' },
+            build(
+              s.items ?? {},
+              item,
+              (v) => {
+                list[index] = v;
+                set([...list]);
+              },
+              resolver,
+              booleans,
+              `${label}[${index}]`,
+              depth + 1,
+              ancestors,
+            ),
+            remove,
+          ),
+        );
       });
     };
     const add = h('button', { type: 'button', class: 'qv-link', 'data-sw-translate': true }, t('Add item'));
@@ -80,8 +142,22 @@ function build(schema: Schema, value: unknown, set: (v: unknown) => void, resolv
   let control: HTMLInputElement | HTMLSelectElement;
   if (type === 'boolean' || Array.isArray(s.enum)) {
     const choices = type === 'boolean' ? booleans : s.enum.map((v: unknown) => String(v));
-    control = h('select', { id }, h('option', { value: '' }, ''), choices.map((c: string) => h('option', { value: c }, c)));
-    control.value = type === 'boolean' ? (value === true ? booleans[0] : value === false ? booleans[1] : '') : value === undefined ? '' : String(value);
+    control = h(
+      'select',
+      { id },
+      h('option', { value: '' }, ''),
+      choices.map((c: string) => h('option', { value: c }, c)),
+    );
+    control.value =
+      type === 'boolean'
+        ? value === true
+          ? booleans[0]
+          : value === false
+            ? booleans[1]
+            : ''
+        : value === undefined
+          ? ''
+          : String(value);
     control.addEventListener('change', () => {
       const v = control.value;
       if (type === 'boolean') set(v === '' ? undefined : v === booleans[0]);

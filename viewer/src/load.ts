@@ -31,7 +31,12 @@ export function fetchText(url: string, options: FetchOptions): Promise<string> {
       if (xhr.status >= 200 && xhr.status < 300) resolve(xhr.responseText);
       else reject(new LoadError(`${t("Can't read swagger JSON from")} ${url} (${t('server returned')} ${xhr.status})`));
     };
-    xhr.onerror = () => reject(new LoadError(`${t("Can't read from server. It may not have the appropriate access-control-origin settings.")} (${url})`));
+    xhr.onerror = () =>
+      reject(
+        new LoadError(
+          `${t("Can't read from server. It may not have the appropriate access-control-origin settings.")} (${url})`,
+        ),
+      );
     xhr.send();
   });
 }

@@ -13,7 +13,11 @@ installTranslator();
 installReceiver();
 w.SwaggerUi = SwaggerUi;
 w.SwaggerUI = SwaggerUi;
-w.SwaggerClient = Object.assign(w.SwaggerClient ?? {}, { ApiKeyAuthorization, PasswordAuthorization, BearerAuthorization });
+w.SwaggerClient = Object.assign(w.SwaggerClient ?? {}, {
+  ApiKeyAuthorization,
+  PasswordAuthorization,
+  BearerAuthorization,
+});
 w.ApiKeyAuthorization ??= ApiKeyAuthorization;
 w.PasswordAuthorization ??= PasswordAuthorization;
 // 2.x pages call initOAuth({clientId, ...}) from swagger-oauth.js and hljs.configure(...).
@@ -39,8 +43,12 @@ async function boot() {
   }
   const params = new URLSearchParams(location.search);
   const lang = params.get('lang');
-  if (lang && /^[a-z]{2,3}(-[a-z]{2})?$/i.test(lang)) await loadScript(`lang/${lang.toLowerCase()}.js`).catch(() => undefined);
-  if (!config.descriptions?.length && /^https?:$/.test(location.protocol)) config.descriptions = await listedDescriptions();
+  if (lang && /^[a-z]{2,3}(-[a-z]{2})?$/i.test(lang)) {
+    await loadScript(`lang/${lang.toLowerCase()}.js`).catch(() => undefined);
+  }
+  if (!config.descriptions?.length && /^https?:$/.test(location.protocol)) {
+    config.descriptions = await listedDescriptions();
+  }
   const url = params.get('url') ?? config.url ?? config.descriptions?.[0]?.url;
   w.swaggerUi = new SwaggerUi({ ...config, url, dom_id: config.dom_id ?? 'swagger-ui-container' });
   await w.swaggerUi.load();
@@ -49,10 +57,14 @@ async function boot() {
 /** quartet lists its mounted services' descriptions at ../openapi/; other hosts simply have none. */
 async function listedDescriptions() {
   try {
-    const response = await fetch(new URL('../openapi/', document.baseURI).href, { headers: { Accept: 'application/json' } });
+    const response = await fetch(new URL('../openapi/', document.baseURI).href, {
+      headers: { Accept: 'application/json' },
+    });
     if (!response.ok) return [];
     const body = await response.json();
-    return Array.isArray(body?.descriptions) ? body.descriptions.filter((d: any) => d && typeof d.url === 'string') : [];
+    return Array.isArray(body?.descriptions)
+      ? body.descriptions.filter((d: any) => d && typeof d.url === 'string')
+      : [];
   } catch {
     return [];
   }

@@ -25,10 +25,14 @@ export function markdown(source: string | undefined, inline = false): DocumentFr
   const fragment = document.createDocumentFragment();
   if (!source) return fragment;
   if (PLAIN.test(String(source)) && !/^\s*\d+[.)]\s/.test(String(source))) {
-    fragment.append(inline ? String(source) : Object.assign(document.createElement('p'), { textContent: String(source) }));
+    fragment.append(
+      inline ? String(source) : Object.assign(document.createElement('p'), { textContent: String(source) }),
+    );
     return fragment;
   }
-  const html = inline ? (marked.parseInline(String(source), { async: false }) as string) : (marked.parse(String(source), { async: false, gfm: true }) as string);
+  const html = inline
+    ? (marked.parseInline(String(source), { async: false }) as string)
+    : (marked.parse(String(source), { async: false, gfm: true }) as string);
   return purifier().sanitize(html, {
     RETURN_DOM_FRAGMENT: true,
     FORBID_TAGS: ['style', 'form', 'input', 'button', 'textarea', 'select', 'iframe', 'object', 'embed', 'svg', 'math'],

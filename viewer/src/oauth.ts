@@ -25,7 +25,10 @@ interface Pending {
 let pending: Pending | undefined;
 
 function base64Url(bytes: Uint8Array) {
-  return btoa(String.fromCharCode(...bytes)).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
+  return btoa(String.fromCharCode(...bytes))
+    .replace(/\+/g, '-')
+    .replace(/\//g, '_')
+    .replace(/=+$/, '');
 }
 
 function randomText(length = 32) {
@@ -42,10 +45,17 @@ export function receive(params: Record<string, string>) {
   const current = pending;
   if (!current || params.state !== current.state) return;
   pending = undefined;
-  if (params.error) current.reject(new Error(`${params.error}${params.error_description ? `: ${params.error_description}` : ''}`));
-  else if (params.access_token) current.resolve(params.access_token);
-  else if (params.code) exchange(current.request, { grant_type: 'authorization_code', code: params.code, redirect_uri: current.request.redirectUrl, code_verifier: current.verifier! }).then(current.resolve, current.reject);
-  else current.reject(new Error(t('The authorization server answered without a token or code.')));
+  if (params.error) {
+    current.reject(new Error(`${params.error}${params.error_description ? `: ${params.error_description}` : ''}`));
+  } else if (params.access_token) current.resolve(params.access_token);
+  else if (params.code) {
+    exchange(current.request, {
+      grant_type: 'authorization_code',
+      code: params.code,
+      redirect_uri: current.request.redirectUrl,
+      code_verifier: current.verifier!,
+    }).then(current.resolve, current.reject);
+  } else current.reject(new Error(t('The authorization server answered without a token or code.')));
 }
 
 export function installReceiver() {
@@ -63,18 +73,34 @@ async function exchange(request: OAuthRequest, fields: Record<string, string>): 
   if (request.scopes.length && fields.grant_type !== 'authorization_code') body.set('scope', request.scopes.join(' '));
   let response: globalThis.Response;
   try {
-    response = await fetch(request.flow.tokenUrl!, { method: 'POST', headers: { 'Content-Type': 'application/x-www-form-urlencoded', Accept: 'application/json' }, body });
+    response = await fetch(request.flow.tokenUrl!, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/x-www-form-urlencoded', Accept: 'application/json' },
+      body,
+    });
   } catch {
-    throw new Error(`${t('The token endpoint could not be reached (cross-origin headers missing?):')} ${request.flow.tokenUrl}`);
+    throw new Error(
+      `${t('The token endpoint could not be reached (cross-origin headers missing?):')} ${request.flow.tokenUrl}`,
+    );
   }
   const data = await response.json().catch(() => ({}));
-  if (!response.ok || typeof data.access_token !== 'string') throw new Error(`${t('Token request failed')} (${response.status}): ${data.error_description ?? data.error ?? 'no access_token'}`);
+  if (!response.ok || typeof data.access_token !== 'string') {
+    throw new Error(
+      `${t('Token request failed')} (${response.status}): ${data.error_description ?? data.error ?? 'no access_token'}`,
+    );
+  }
   return data.access_token;
 }
 
 export async function authorize(request: OAuthRequest): Promise<string> {
   const { flow } = request;
-  if (flow.kind === 'password') return exchange(request, { grant_type: 'password', username: request.username ?? '', password: request.password ?? '' });
+  if (flow.kind === 'password') {
+    return exchange(request, {
+      grant_type: 'password',
+      username: request.username ?? '',
+      password: request.password ?? '',
+    });
+  }
   if (flow.kind === 'clientCredentials') return exchange(request, { grant_type: 'client_credentials' });
   if (!flow.authorizationUrl) throw new Error(t('No authorization URL.'));
   const state = randomText(16);

@@ -55,7 +55,12 @@ export const DEFAULT_VALIDATOR = 'https://online.swagger.io/validator';
 
 export function resolveOptions(input: ViewerOptions = {}): ResolvedOptions {
   const o = input ?? {};
-  const apisSorter = typeof o.apisSorter === 'function' ? o.apisSorter : o.apisSorter === 'alpha' ? (a: TagView, b: TagView) => a.name.localeCompare(b.name) : undefined;
+  const apisSorter =
+    typeof o.apisSorter === 'function'
+      ? o.apisSorter
+      : o.apisSorter === 'alpha'
+        ? (a: TagView, b: TagView) => a.name.localeCompare(b.name)
+        : undefined;
   let operationsSorter: ResolvedOptions['operationsSorter'];
   if (typeof o.operationsSorter === 'function') operationsSorter = o.operationsSorter;
   else if (o.operationsSorter === 'alpha') operationsSorter = (a, b) => a.path.localeCompare(b.path);
@@ -65,7 +70,12 @@ export function resolveOptions(input: ViewerOptions = {}): ResolvedOptions {
     url: typeof o.url === 'string' ? o.url : undefined,
     spec: o.spec,
     authorizations: o.authorizations && typeof o.authorizations === 'object' ? o.authorizations : {},
-    validatorUrl: o.validatorUrl === null ? null : typeof o.validatorUrl === 'string' ? o.validatorUrl.replace(/\/$/, '') : DEFAULT_VALIDATOR,
+    validatorUrl:
+      o.validatorUrl === null
+        ? null
+        : typeof o.validatorUrl === 'string'
+          ? o.validatorUrl.replace(/\/$/, '')
+          : DEFAULT_VALIDATOR,
     dom_id: typeof o.dom_id === 'string' ? o.dom_id : 'swagger_ui',
     dom: o.dom,
     booleanValues: [String(booleans[0]), String(booleans[1])],
@@ -75,8 +85,13 @@ export function resolveOptions(input: ViewerOptions = {}): ResolvedOptions {
     defaultModelRendering: o.defaultModelRendering === 'model' ? 'model' : 'schema',
     onComplete: typeof o.onComplete === 'function' ? o.onComplete : undefined,
     onFailure: typeof o.onFailure === 'function' ? o.onFailure : undefined,
-    highlightSizeThreshold: typeof o.highlightSizeThreshold === 'number' && o.highlightSizeThreshold >= 0 ? o.highlightSizeThreshold : undefined,
-    supportedSubmitMethods: Array.isArray(o.supportedSubmitMethods) ? o.supportedSubmitMethods.map((m) => String(m).toLowerCase()) : SUBMIT_METHODS,
+    highlightSizeThreshold:
+      typeof o.highlightSizeThreshold === 'number' && o.highlightSizeThreshold >= 0
+        ? o.highlightSizeThreshold
+        : undefined,
+    supportedSubmitMethods: Array.isArray(o.supportedSubmitMethods)
+      ? o.supportedSubmitMethods.map((m) => String(m).toLowerCase())
+      : SUBMIT_METHODS,
     oauth2RedirectUrl: typeof o.oauth2RedirectUrl === 'string' ? o.oauth2RedirectUrl : undefined,
     showRequestHeaders: o.showRequestHeaders === true,
     jsonEditor: o.jsonEditor === true,

@@ -15,7 +15,14 @@ try {
 } catch {
   // a different origin: fall back to postMessage below
 }
-if (!delivered && opener) opener.postMessage({ type: 'oauth2-redirect', params }, location.origin === 'null' ? '*' : location.origin);
+if (!delivered && opener) {
+  opener.postMessage({ type: 'oauth2-redirect', params }, location.origin === 'null' ? '*' : location.origin);
+}
 const note = document.getElementById('status');
-if (note) note.textContent = delivered || opener ? 'Authorization received. You can close this window.' : 'No viewer window is waiting for this authorization.';
+if (note) {
+  note.textContent =
+    delivered || opener
+      ? 'Authorization received. You can close this window.'
+      : 'No viewer window is waiting for this authorization.';
+}
 if (opener) window.close();

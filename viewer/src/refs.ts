@@ -11,7 +11,10 @@ export class Resolver {
   private cache = new Map<string, unknown>();
 
   /** @param baseUrl absolute address of the main description (page address for inline specs). */
-  constructor(readonly baseUrl: string, readonly root: any) {
+  constructor(
+    readonly baseUrl: string,
+    readonly root: any,
+  ) {
     this.docs.set(stripHash(baseUrl), root);
   }
 
@@ -29,7 +32,9 @@ export class Resolver {
     for (let hops = 0; current && typeof current === 'object' && typeof current.$ref === 'string'; hops++) {
       if (hops > 32) return { description: `${t('unresolved $ref')}: ${node.$ref}` } as T;
       const target = this.lookup(current.$ref, base);
-      if (target === undefined) return { 'x-unresolved': current.$ref, description: `${t('unresolved $ref')}: ${current.$ref}` } as T;
+      if (target === undefined) {
+        return { 'x-unresolved': current.$ref, description: `${t('unresolved $ref')}: ${current.$ref}` } as T;
+      }
       const name = refName(current.$ref);
       const { $ref: _ref, ...siblings } = current;
       if (Object.keys(siblings).length && target && typeof target === 'object') {

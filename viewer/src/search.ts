@@ -7,7 +7,15 @@ export class SearchIndex {
   constructor(private operations: Operation[]) {}
 
   private build() {
-    this.texts = new Map(this.operations.map((op) => [op, [op.method, op.path, op.summary, op.description, op.operationId, op.tag].filter(Boolean).join(' ').toLowerCase()]));
+    this.texts = new Map(
+      this.operations.map((op) => [
+        op,
+        [op.method, op.path, op.summary, op.description, op.operationId, op.tag]
+          .filter(Boolean)
+          .join(' ')
+          .toLowerCase(),
+      ]),
+    );
     return this.texts;
   }
 

@@ -26,7 +26,8 @@ export interface BuiltRequest {
   cookies: [string, string][];
   body?: BodyInit;
   /** What curl would send as body (files shown as @name). */
-  curlBody?: { kind: 'raw'; text: string } | { kind: 'form'; fields: [string, string][] } | { kind: 'urlencoded'; text: string };
+  curlBody?:
+    { kind: 'raw'; text: string } | { kind: 'form'; fields: [string, string][] } | { kind: 'urlencoded'; text: string };
 }
 
 const SEPARATORS: Record<string, string> = { csv: ',', ssv: ' ', tsv: '\t', pipes: '|' };
@@ -58,7 +59,12 @@ export function buildRequest(input: RequestInput, authorize: (pending: PendingRe
   authorize(pending);
   if (input.accept) pending.headers.Accept = input.accept;
 
-  const built: BuiltRequest = { method: op.method.toUpperCase(), url: withQuery(input.server.replace(/\/$/, '') + path, pending.query), headers: pending.headers, cookies: pending.cookies! };
+  const built: BuiltRequest = {
+    method: op.method.toUpperCase(),
+    url: withQuery(input.server.replace(/\/$/, '') + path, pending.query),
+    headers: pending.headers,
+    cookies: pending.cookies!,
+  };
   const body = input.body;
   if (body && body.fields) {
     const fields = body.fields.filter(([, v]) => !isEmpty(v));
@@ -80,7 +86,11 @@ export function buildRequest(input: RequestInput, authorize: (pending: PendingRe
       built.curlBody = { kind: 'form', fields: shown };
     } else {
       const params = new URLSearchParams();
-      for (const [name, value] of fields) for (const item of Array.isArray(value) ? value : [value]) if (typeof item === 'string') params.append(name, item);
+      for (const [name, value] of fields) {
+        for (const item of Array.isArray(value) ? value : [value]) {
+          if (typeof item === 'string') params.append(name, item);
+        }
+      }
       built.headers['Content-Type'] = body.contentType || 'application/x-www-form-urlencoded';
       built.body = params.toString();
       built.curlBody = { kind: 'urlencoded', text: params.toString() };
@@ -98,7 +108,9 @@ export function buildRequest(input: RequestInput, authorize: (pending: PendingRe
  * the page; the browser then sends them to same-site APIs only.
  */
 function setCookies(cookies: [string, string][]) {
-  for (const [name, value] of cookies) document.cookie = `${encodeURIComponent(name)}=${encodeURIComponent(value)}; path=/; SameSite=Lax`;
+  for (const [name, value] of cookies) {
+    document.cookie = `${encodeURIComponent(name)}=${encodeURIComponent(value)}; path=/; SameSite=Lax`;
+  }
 }
 
 function shellQuote(text: string) {
@@ -107,11 +119,18 @@ function shellQuote(text: string) {
 
 export function curlOf(request: BuiltRequest): string {
   const parts = [`curl -X ${request.method}`];
-  for (const [name, value] of Object.entries(request.headers)) parts.push(`--header ${shellQuote(`${name}: ${value}`)}`);
-  if (request.cookies.length) parts.push(`--cookie ${shellQuote(request.cookies.map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(v)}`).join('; '))}`);
+  for (const [name, value] of Object.entries(request.headers)) {
+    parts.push(`--header ${shellQuote(`${name}: ${value}`)}`);
+  }
+  if (request.cookies.length) {
+    parts.push(
+      `--cookie ${shellQuote(request.cookies.map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(v)}`).join('; '))}`,
+    );
+  }
   const body = request.curlBody;
-  if (body?.kind === 'form') for (const [name, value] of body.fields) parts.push(`-F ${shellQuote(`${name}=${value}`)}`);
-  else if (body) parts.push(`-d ${shellQuote(body.text)}`);
+  if (body?.kind === 'form') {
+    for (const [name, value] of body.fields) parts.push(`-F ${shellQuote(`${name}=${value}`)}`);
+  } else if (body) parts.push(`-d ${shellQuote(body.text)}`);
   parts.push(shellQuote(request.url));
   return parts.join(' ');
 }
@@ -134,14 +153,35 @@ export async function send(request: BuiltRequest): Promise<Outcome> {
   setCookies(request.cookies);
   let response: globalThis.Response;
   try {
-    response = await fetch(request.url, { method: request.method, headers: request.headers, body: request.body, mode: 'cors', redirect: 'follow' });
+    response = await fetch(request.url, {
+      method: request.method,
+      headers: request.headers,
+      body: request.body,
+      mode: 'cors',
+      redirect: 'follow',
+    });
   } catch {
-    return { ok: false, status: 0, statusText: '', headers: [], contentType: '', networkError: corsMessage(request), durationMs: performance.now() - start };
+    return {
+      ok: false,
+      status: 0,
+      statusText: '',
+      headers: [],
+      contentType: '',
+      networkError: corsMessage(request),
+      durationMs: performance.now() - start,
+    };
   }
   const contentType = response.headers.get('content-type') ?? '';
   const headers = [...response.headers.entries()];
   const textual = !contentType || /json|xml|text\/|javascript|yaml|x-www-form-urlencoded/i.test(contentType);
-  const outcome: Outcome = { ok: response.ok, status: response.status, statusText: response.statusText, headers, contentType, durationMs: 0 };
+  const outcome: Outcome = {
+    ok: response.ok,
+    status: response.status,
+    statusText: response.statusText,
+    headers,
+    contentType,
+    durationMs: 0,
+  };
   if (textual) outcome.text = await response.text();
   else outcome.blob = await response.blob();
   outcome.durationMs = performance.now() - start;

@@ -58,7 +58,14 @@ export class SwaggerUi {
     // "/" anywhere on the page (not while typing) jumps to search.
     document.addEventListener('keydown', (event) => {
       const target = event.target as HTMLElement;
-      if (event.key !== '/' || !this.root?.isConnected || /INPUT|TEXTAREA|SELECT/.test(target.tagName) || target.isContentEditable) return;
+      if (
+        event.key !== '/' ||
+        !this.root?.isConnected ||
+        /INPUT|TEXTAREA|SELECT/.test(target.tagName) ||
+        target.isContentEditable
+      ) {
+        return;
+      }
       event.preventDefault();
       this.searchInput?.focus();
     });
@@ -66,7 +73,10 @@ export class SwaggerUi {
 
   /** Where the interface goes: dom / dom_id, else 2.x's usual container, else a new element. */
   private container(): HTMLElement {
-    const found = this.options.dom ?? document.getElementById(this.options.dom_id) ?? document.getElementById('swagger-ui-container');
+    const found =
+      this.options.dom ??
+      document.getElementById(this.options.dom_id) ??
+      document.getElementById('swagger-ui-container');
     if (found) return found;
     const created = h('div', { id: this.options.dom_id });
     document.body.append(created);
@@ -93,8 +103,11 @@ export class SwaggerUi {
     const pageInput = document.getElementById('input_baseUrl') as HTMLInputElement | null;
     const { descriptions } = this.options;
     if (descriptions.length) {
-      const select = h('select', { class: 'qv-descriptions', 'aria-label': t('Select a description') },
-        descriptions.map((d) => h('option', { value: d.url }, d.title ?? d.name ?? d.url)));
+      const select = h(
+        'select',
+        { class: 'qv-descriptions', 'aria-label': t('Select a description') },
+        descriptions.map((d) => h('option', { value: d.url }, d.title ?? d.name ?? d.url)),
+      );
       select.value = this.options.url ?? descriptions[0].url;
       select.addEventListener('change', () => this.explore(select.value));
       form.append(select);
@@ -111,7 +124,14 @@ export class SwaggerUi {
         this.explore(pageInput.value);
       });
     } else {
-      const input = h('input', { type: 'text', class: 'qv-url', id: 'qv-url', 'aria-label': t('Description address'), placeholder: t('Address of an OpenAPI description'), 'data-sw-translate': true });
+      const input = h('input', {
+        type: 'text',
+        class: 'qv-url',
+        id: 'qv-url',
+        'aria-label': t('Description address'),
+        placeholder: t('Address of an OpenAPI description'),
+        'data-sw-translate': true,
+      });
       input.value = this.options.url ?? '';
       this.urlInput = input;
       form.append(input, h('button', { type: 'submit', class: 'qv-button', 'data-sw-translate': true }, t('Explore')));
@@ -120,7 +140,13 @@ export class SwaggerUi {
         this.explore(input.value);
       });
     }
-    const searchInput = h('input', { type: 'search', class: 'qv-search', 'aria-label': t('Search operations'), placeholder: t('Search operations'), 'data-sw-translate': true });
+    const searchInput = h('input', {
+      type: 'search',
+      class: 'qv-search',
+      'aria-label': t('Search operations'),
+      placeholder: t('Search operations'),
+      'data-sw-translate': true,
+    });
     let timer: number | undefined;
     searchInput.addEventListener('input', () => {
       clearTimeout(timer);
@@ -133,7 +159,11 @@ export class SwaggerUi {
       }
     });
     this.searchInput = searchInput;
-    const authButton = h('button', { type: 'button', class: 'qv-button qv-authorize', 'aria-expanded': 'false', 'data-sw-translate': true }, t('Authorize'));
+    const authButton = h(
+      'button',
+      { type: 'button', class: 'qv-button qv-authorize', 'aria-expanded': 'false', 'data-sw-translate': true },
+      t('Authorize'),
+    );
     authButton.addEventListener('click', () => {
       const panel = this.root.querySelector<HTMLElement>('.qv-auth-panel');
       if (!panel) return;
@@ -141,7 +171,16 @@ export class SwaggerUi {
       authButton.setAttribute('aria-expanded', String(!panel.hidden));
       if (!panel.hidden) panel.querySelector<HTMLElement>('input, select')?.focus();
     });
-    const themeButton = h('button', { type: 'button', class: 'qv-button qv-secondary qv-theme', 'aria-pressed': String(this.isDark()), 'data-sw-translate': true }, t('Dark theme'));
+    const themeButton = h(
+      'button',
+      {
+        type: 'button',
+        class: 'qv-button qv-secondary qv-theme',
+        'aria-pressed': String(this.isDark()),
+        'data-sw-translate': true,
+      },
+      t('Dark theme'),
+    );
     themeButton.addEventListener('click', () => {
       const dark = !this.isDark();
       this.root.dataset.theme = dark ? 'dark' : 'light';
@@ -158,7 +197,9 @@ export class SwaggerUi {
 
   private isDark() {
     if (!this.root) return false;
-    return this.root.dataset.theme ? this.root.dataset.theme === 'dark' : matchMedia('(prefers-color-scheme: dark)').matches;
+    return this.root.dataset.theme
+      ? this.root.dataset.theme === 'dark'
+      : matchMedia('(prefers-color-scheme: dark)').matches;
   }
 
   /** Loads another address (address box, selector) and reflects it in ?url=. */
@@ -185,7 +226,9 @@ export class SwaggerUi {
 
   async load(): Promise<void> {
     // A 2.x page may create the viewer from a script in <head>: wait for the container.
-    if (document.readyState === 'loading') await new Promise((resolve) => document.addEventListener('DOMContentLoaded', resolve, { once: true }));
+    if (document.readyState === 'loading') {
+      await new Promise((resolve) => document.addEventListener('DOMContentLoaded', resolve, { once: true }));
+    }
     if (!this.root || !this.root.isConnected) this.buildShell();
     const { url, spec } = this.options;
     this.content.textContent = '';
@@ -194,7 +237,11 @@ export class SwaggerUi {
     try {
       let resolver;
       if (spec && typeof spec === 'object') {
-        resolver = await resolverForObject(spec, url ? new URL(url, document.baseURI).href : document.baseURI, this.fetchOptions());
+        resolver = await resolverForObject(
+          spec,
+          url ? new URL(url, document.baseURI).href : document.baseURI,
+          this.fetchOptions(),
+        );
       } else if (url) {
         const absolute = new URL(url, document.baseURI).href;
         this.setMessage(`${t('fetching resource list')}: ${absolute}`);
@@ -214,7 +261,10 @@ export class SwaggerUi {
       this.options.onComplete?.(this.api, this);
       (window as any).SwaggerTranslator?.translate?.();
     } catch (error) {
-      const message = error instanceof LoadError ? error.message : `${t('Unable to read api')}: ${(error as Error)?.message ?? String(error)}`;
+      const message =
+        error instanceof LoadError
+          ? error.message
+          : `${t('Unable to read api')}: ${(error as Error)?.message ?? String(error)}`;
       this.setMessage(message, true);
       this.options.onFailure?.(message);
     }
@@ -246,7 +296,13 @@ export class SwaggerUi {
       list.append(view.element);
     }
     this.content.append(list);
-    this.content.append(h('footer', { class: 'qv-footer' }, `[ ${t('base url')}: ${model.servers[0] ?? ''} , ${t('api version')}: ${model.info.version} ]`));
+    this.content.append(
+      h(
+        'footer',
+        { class: 'qv-footer' },
+        `[ ${t('base url')}: ${model.servers[0] ?? ''} , ${t('api version')}: ${model.info.version} ]`,
+      ),
+    );
 
     const expansion = this.options.docExpansion;
     if (expansion !== 'none') {
@@ -254,7 +310,12 @@ export class SwaggerUi {
       // with "full", operation bodies then fill in the same way. The page stays interactive.
       const views = [...this.tagViews];
       void inChunks(views, (view) => this.toggleTag(view, ctx, true)).then(() => {
-        if (expansion === 'full' && this.tagViews[0] === views[0]) void inChunks(views.flatMap((v) => v.operations ?? []), (op) => op.toggle(true));
+        if (expansion === 'full' && this.tagViews[0] === views[0]) {
+          void inChunks(
+            views.flatMap((v) => v.operations ?? []),
+            (op) => op.toggle(true),
+          );
+        }
       });
     }
     this.openDeepLink();
@@ -263,21 +324,88 @@ export class SwaggerUi {
   private infoSection(model: ApiModel): HTMLElement {
     const info = model.info;
     const section = h('section', { class: 'qv-info', 'aria-label': t('API information') });
-    section.append(h('h1', { class: 'qv-title' }, info.title || t('Untitled API'), ' ', h('span', { class: 'qv-version' }, info.version), ' ', h('span', { class: 'qv-spec-version' }, `OAS ${model.specVersion}`)));
+    section.append(
+      h(
+        'h1',
+        { class: 'qv-title' },
+        info.title || t('Untitled API'),
+        ' ',
+        h('span', { class: 'qv-version' }, info.version),
+        ' ',
+        h('span', { class: 'qv-spec-version' }, `OAS ${model.specVersion}`),
+      ),
+    );
     if (info.description) section.append(h('div', { class: 'qv-markdown qv-description' }, markdown(info.description)));
     const links = h('ul', { class: 'qv-info-links' });
-    if (info.termsOfService) links.append(h('li', null, h('a', { href: info.termsOfService, rel: 'noopener noreferrer', target: '_blank', 'data-sw-translate': true }, t('Terms of service'))));
+    if (info.termsOfService) {
+      links.append(
+        h(
+          'li',
+          null,
+          h(
+            'a',
+            { href: info.termsOfService, rel: 'noopener noreferrer', target: '_blank', 'data-sw-translate': true },
+            t('Terms of service'),
+          ),
+        ),
+      );
+    }
     if (info.contact?.name) links.append(h('li', null, tr('Created by'), ` ${info.contact.name}`));
-    if (info.contact?.url) links.append(h('li', null, tr('See more at'), ' ', h('a', { href: info.contact.url, rel: 'noopener noreferrer', target: '_blank' }, info.contact.url)));
-    if (info.contact?.email) links.append(h('li', null, h('a', { href: `mailto:${info.contact.email}`, 'data-sw-translate': true }, t('Contact the developer'))));
-    if (info.license?.name) links.append(h('li', null, info.license.url ? h('a', { href: info.license.url, rel: 'noopener noreferrer', target: '_blank' }, info.license.name) : info.license.name));
-    if (model.externalDocs) links.append(h('li', null, h('a', { href: model.externalDocs.url, rel: 'noopener noreferrer', target: '_blank' }, model.externalDocs.description ?? model.externalDocs.url)));
+    if (info.contact?.url) {
+      links.append(
+        h(
+          'li',
+          null,
+          tr('See more at'),
+          ' ',
+          h('a', { href: info.contact.url, rel: 'noopener noreferrer', target: '_blank' }, info.contact.url),
+        ),
+      );
+    }
+    if (info.contact?.email) {
+      links.append(
+        h(
+          'li',
+          null,
+          h('a', { href: `mailto:${info.contact.email}`, 'data-sw-translate': true }, t('Contact the developer')),
+        ),
+      );
+    }
+    if (info.license?.name) {
+      links.append(
+        h(
+          'li',
+          null,
+          info.license.url
+            ? h('a', { href: info.license.url, rel: 'noopener noreferrer', target: '_blank' }, info.license.name)
+            : info.license.name,
+        ),
+      );
+    }
+    if (model.externalDocs) {
+      links.append(
+        h(
+          'li',
+          null,
+          h(
+            'a',
+            { href: model.externalDocs.url, rel: 'noopener noreferrer', target: '_blank' },
+            model.externalDocs.description ?? model.externalDocs.url,
+          ),
+        ),
+      );
+    }
     if (links.childElementCount) section.append(links);
     section.append(h('p', { class: 'qv-muted' }, `${t('base url')}: `, h('code', null, model.servers[0] ?? '')));
     const badge = this.validatorBadge(model);
     if (badge) section.append(badge);
     // Checked when opened: walking a 13 MB description must not delay the first render.
-    const validation = h('details', { class: 'qv-validation' }, h('summary', { 'data-sw-translate': true }, t('Validation')), h('p', { class: 'qv-muted' }, t('Checking…')));
+    const validation = h(
+      'details',
+      { class: 'qv-validation' },
+      h('summary', { 'data-sw-translate': true }, t('Validation')),
+      h('p', { class: 'qv-muted' }, t('Checking…')),
+    );
     validation.addEventListener('toggle', () => {
       if (validation.open && !validation.dataset.checked) {
         validation.dataset.checked = 'true';
@@ -303,8 +431,16 @@ export class SwaggerUi {
     }
     if (/^(localhost|127\.\d+\.\d+\.\d+|\[::1\]|::1)$/.test(host)) return undefined;
     const encoded = encodeURIComponent(specUrl);
-    return h('a', { class: 'qv-validator-badge', href: `${validator}/debug?url=${encoded}`, target: '_blank', rel: 'noopener noreferrer' },
-      h('img', { src: `${validator}?url=${encoded}`, alt: t('Online validator badge') }));
+    return h(
+      'a',
+      {
+        class: 'qv-validator-badge',
+        href: `${validator}/debug?url=${encoded}`,
+        target: '_blank',
+        rel: 'noopener noreferrer',
+      },
+      h('img', { src: `${validator}?url=${encoded}`, alt: t('Online validator badge') }),
+    );
   }
 
   private runValidation() {
@@ -316,23 +452,45 @@ export class SwaggerUi {
     summary.textContent = `${t('Validation')}: ${errors} ${t('errors')}, ${findings.length - errors} ${t('warnings')}`;
     panel.classList.toggle('qv-invalid-spec', errors > 0);
     const body = findings.length
-      ? h('ul', null, findings.slice(0, 500).map((f) => h('li', { class: `qv-${f.level}` }, h('code', null, f.where), ` ${f.message}`)))
+      ? h(
+          'ul',
+          null,
+          findings
+            .slice(0, 500)
+            .map((f) => h('li', { class: `qv-${f.level}` }, h('code', null, f.where), ` ${f.message}`)),
+        )
       : h('p', null, t('No problems found.'));
     panel.replaceChild(body, panel.lastElementChild!);
   }
 
   private tagView(tag: Tag, ctx: RenderContext): TagView {
     const listId = `resource-${tag.name}-ops`.replace(/[^A-Za-z0-9_-]/g, '_');
-    const toggleButton = h('button', { type: 'button', class: 'qv-tag-toggle', 'aria-expanded': 'false', 'aria-controls': listId }, tag.name);
+    const toggleButton = h(
+      'button',
+      { type: 'button', class: 'qv-tag-toggle', 'aria-expanded': 'false', 'aria-controls': listId },
+      tag.name,
+    );
     const list = h('ul', { class: 'qv-ops', id: listId, hidden: true, 'aria-label': tag.name });
     const actions = h('span', { class: 'qv-tag-actions' });
-    const element = h('li', { class: 'qv-tag', id: `resource_${tag.name}`.replace(/[^A-Za-z0-9_-]/g, '_') },
-      h('div', { class: 'qv-tag-head' }, h('h2', null, toggleButton), tag.description ? h('span', { class: 'qv-tag-desc' }, markdown(tag.description, true)) : '', actions),
+    const element = h(
+      'li',
+      { class: 'qv-tag', id: `resource_${tag.name}`.replace(/[^A-Za-z0-9_-]/g, '_') },
+      h(
+        'div',
+        { class: 'qv-tag-head' },
+        h('h2', null, toggleButton),
+        tag.description ? h('span', { class: 'qv-tag-desc' }, markdown(tag.description, true)) : '',
+        actions,
+      ),
       list,
     );
     const view: TagView = { tag, element, list, toggleButton };
     const action = (label: string, run: () => void) => {
-      const button = h('button', { type: 'button', class: 'qv-link', 'data-sw-translate': true, 'aria-label': `${t(label)}: ${tag.name}` }, t(label));
+      const button = h(
+        'button',
+        { type: 'button', class: 'qv-link', 'data-sw-translate': true, 'aria-label': `${t(label)}: ${tag.name}` },
+        t(label),
+      );
       button.addEventListener('click', run);
       actions.append(button);
     };
@@ -366,7 +524,13 @@ export class SwaggerUi {
 
   private contextFor(): RenderContext {
     const model = this.model!;
-    return { model, options: this.options, auth: this.api.clientAuthorizations, schemeNames: new Set(Object.keys(model.securitySchemes)), onToggle: (op, open) => this.rememberLink(op, open) };
+    return {
+      model,
+      options: this.options,
+      auth: this.api.clientAuthorizations,
+      schemeNames: new Set(Object.keys(model.securitySchemes)),
+      onToggle: (op, open) => this.rememberLink(op, open),
+    };
   }
 
   private applySearch(query: string) {
@@ -393,7 +557,9 @@ export class SwaggerUi {
   }
 
   private rememberLink(op: Operation, open: boolean) {
-    const hash = open ? `#!/${encodeURIComponent(op.tag)}/${encodeURIComponent(op.id)}` : `#!/${encodeURIComponent(op.tag)}`;
+    const hash = open
+      ? `#!/${encodeURIComponent(op.tag)}/${encodeURIComponent(op.id)}`
+      : `#!/${encodeURIComponent(op.tag)}`;
     try {
       history.replaceState(null, '', hash);
     } catch {
@@ -420,8 +586,12 @@ export class SwaggerUi {
   /** Up/Down move between tag and operation headings. */
   private arrowKeys(event: KeyboardEvent) {
     const target = event.target as HTMLElement;
-    if ((event.key !== 'ArrowDown' && event.key !== 'ArrowUp') || !target.matches('.qv-op-head, .qv-tag-toggle')) return;
-    const heads = Array.from(this.root.querySelectorAll<HTMLElement>('.qv-op-head, .qv-tag-toggle')).filter((el) => el.offsetParent !== null);
+    if ((event.key !== 'ArrowDown' && event.key !== 'ArrowUp') || !target.matches('.qv-op-head, .qv-tag-toggle')) {
+      return;
+    }
+    const heads = Array.from(this.root.querySelectorAll<HTMLElement>('.qv-op-head, .qv-tag-toggle')).filter(
+      (el) => el.offsetParent !== null,
+    );
     const index = heads.indexOf(target);
     const next = heads[index + (event.key === 'ArrowDown' ? 1 : -1)];
     if (next) {
@@ -439,4 +609,3 @@ function storedTheme(): string | undefined {
     return undefined;
   }
 }
-

@@ -24,13 +24,19 @@ export function validate(model: ApiModel, raw: any): Finding[] {
       seen.add(where);
       if (!op.path.startsWith('/')) error(where, t('path must start with /'));
       if (op.operationId) {
-        if (ids.has(op.operationId) && ids.get(op.operationId) !== where) error(where, `${t('duplicate operationId')} ${op.operationId}`);
+        if (ids.has(op.operationId) && ids.get(op.operationId) !== where) {
+          error(where, `${t('duplicate operationId')} ${op.operationId}`);
+        }
         ids.set(op.operationId, where);
       }
       const templated = [...op.path.matchAll(/\{([^}]+)\}/g)].map((m) => m[1]);
       const declared = new Set(op.parameters.filter((p) => p.in === 'path').map((p) => p.name));
-      for (const name of templated) if (!declared.has(name)) error(where, `${t('path parameter not declared:')} ${name}`);
-      for (const name of declared) if (!templated.includes(name)) error(where, `${t('declared path parameter not in path:')} ${name}`);
+      for (const name of templated) {
+        if (!declared.has(name)) error(where, `${t('path parameter not declared:')} ${name}`);
+      }
+      for (const name of declared) {
+        if (!templated.includes(name)) error(where, `${t('declared path parameter not in path:')} ${name}`);
+      }
       if (!op.responses.length) warn(where, t('no responses'));
     }
   }
@@ -42,7 +48,11 @@ export function validate(model: ApiModel, raw: any): Finding[] {
     checked++;
     if (!node || typeof node !== 'object') continue;
     const ref = (node as any).$ref;
-    if (typeof ref === 'string' && model.resolver.lookup(ref) === undefined && (ref.startsWith('#') || model.resolver.hasDocument(ref.split('#')[0]))) {
+    if (
+      typeof ref === 'string' &&
+      model.resolver.lookup(ref) === undefined &&
+      (ref.startsWith('#') || model.resolver.hasDocument(ref.split('#')[0]))
+    ) {
       error(ref, t('unresolved $ref'));
     }
     for (const value of Object.values(node)) if (value && typeof value === 'object') stack.push(value);

@@ -10,12 +10,19 @@ function androidText(raw: string): string {
   let text = cdata ? cdata[1] : decodeXmlEntities(raw);
   if (!cdata && text.length >= 2 && text.startsWith('"') && text.endsWith('"')) text = text.slice(1, -1);
   return text.replace(/\\(u[0-9a-fA-F]{4}|.)/g, (_, c: string) =>
-    c.length === 5 ? String.fromCharCode(parseInt(c.slice(1), 16)) : ({ n: '\n', t: '\t' } as Record<string, string>)[c] ?? c,
+    c.length === 5
+      ? String.fromCharCode(parseInt(c.slice(1), 16))
+      : (({ n: '\n', t: '\t' } as Record<string, string>)[c] ?? c),
   );
 }
 
 export function parseAndroid(bytes: Buffer): ParsedFile {
-  const doc = readXml(bytes, 'ANDROID_XML', ['resources.string', 'resources.plurals.item', 'resources.string-array.item'], ['string', 'plurals', 'string-array', 'item']);
+  const doc = readXml(
+    bytes,
+    'ANDROID_XML',
+    ['resources.string', 'resources.plurals.item', 'resources.string-array.item'],
+    ['string', 'plurals', 'string-array', 'item'],
+  );
   const resources = doc?.resources;
   if (resources === undefined) throw new FormatError('not an Android resource file (no <resources> root element)');
   const units: ParsedUnit[] = [];
@@ -50,7 +57,12 @@ export function parseAndroid(bytes: Buffer): ParsedFile {
 }
 
 function escapeAndroid(text: string): string {
-  return escapeXml(text).replace(/\\/g, '\\\\').replace(/'/g, "\\'").replace(/\n/g, '\\n').replace(/^@/, '\\@').replace(/^\?/, '\\?');
+  return escapeXml(text)
+    .replace(/\\/g, '\\\\')
+    .replace(/'/g, "\\'")
+    .replace(/\n/g, '\\n')
+    .replace(/^@/, '\\@')
+    .replace(/^\?/, '\\?');
 }
 
 export function writeAndroid(request: ExportRequest): Buffer {
@@ -66,11 +78,21 @@ export function writeAndroid(request: ExportRequest): Buffer {
     }
     const tag = kind === 'plurals' ? 'plurals' : 'string-array';
     const group = groups.get(`${tag}:${name}`) ?? { kind: tag, items: [] };
-    group.items.push(kind === 'plurals' ? `    <item quantity="${escapeXml(item)}">${escapeAndroid(text)}</item>` : `    <item>${escapeAndroid(text)}</item>`);
+    group.items.push(
+      kind === 'plurals'
+        ? `    <item quantity="${escapeXml(item)}">${escapeAndroid(text)}</item>`
+        : `    <item>${escapeAndroid(text)}</item>`,
+    );
     groups.set(`${tag}:${name}`, group);
   }
   const lines = ['<?xml version="1.0" encoding="utf-8"?>', '<resources>', ...strings];
-  for (const [id, group] of groups) lines.push(`  <${group.kind} name="${escapeXml(id.split(':').slice(1).join(':'))}">`, ...group.items, `  </${group.kind}>`);
+  for (const [id, group] of groups) {
+    lines.push(
+      `  <${group.kind} name="${escapeXml(id.split(':').slice(1).join(':'))}">`,
+      ...group.items,
+      `  </${group.kind}>`,
+    );
+  }
   lines.push('</resources>', '');
   return Buffer.from(lines.join('\n'));
 }

@@ -7,7 +7,15 @@ import { parseXliff, writeXliff } from './xliff.js';
 import { parseYaml, writeYaml } from './yaml.js';
 import type { ExportRequest, ParsedFile } from './types.js';
 
-export const FILE_FORMATS = ['GNU_PO', 'GNU_POT', 'HIERARCHICAL_JSON', 'XLIFF', 'ANDROID_XML', 'IOS_STRINGS', 'YAML'] as const;
+export const FILE_FORMATS = [
+  'GNU_PO',
+  'GNU_POT',
+  'HIERARCHICAL_JSON',
+  'XLIFF',
+  'ANDROID_XML',
+  'IOS_STRINGS',
+  'YAML',
+] as const;
 export type FileFormat = (typeof FILE_FORMATS)[number];
 
 interface FormatHandler {
@@ -19,8 +27,16 @@ interface FormatHandler {
 }
 
 export const FORMATS: Record<FileFormat, FormatHandler> = {
-  GNU_PO: { parse: (b) => parsePoAsync(b, 'GNU_PO'), write: (r) => writePo(r, false), mime: 'text/x-gettext-translation; charset=utf-8' },
-  GNU_POT: { parse: (b) => parsePoAsync(b, 'GNU_POT'), write: (r) => writePo(r, r.isBase), mime: 'text/x-gettext-translation; charset=utf-8' },
+  GNU_PO: {
+    parse: (b) => parsePoAsync(b, 'GNU_PO'),
+    write: (r) => writePo(r, false),
+    mime: 'text/x-gettext-translation; charset=utf-8',
+  },
+  GNU_POT: {
+    parse: (b) => parsePoAsync(b, 'GNU_POT'),
+    write: (r) => writePo(r, r.isBase),
+    mime: 'text/x-gettext-translation; charset=utf-8',
+  },
   HIERARCHICAL_JSON: { parse: parseJson, write: writeJson, mime: 'application/json; charset=utf-8' },
   XLIFF: { parse: parseXliff, write: writeXliff, mime: 'application/xliff+xml; charset=utf-8' },
   ANDROID_XML: { parse: parseAndroid, write: writeAndroid, mime: 'application/xml; charset=utf-8' },

@@ -53,7 +53,7 @@ export function readPlainEntries(body: string, shared: PlainContext): PoEntry[] 
     return true;
   };
 
-  for (let start = 0; start <= body.length; ) {
+  for (let start = 0; start <= body.length;) {
     let end = body.indexOf('\n', start);
     if (end < 0) end = body.length;
     let i = start;
@@ -151,7 +151,8 @@ function readString(text: string, quote: number, end: number): { value: string }
       // A backslash ending the line continues the string on the next one: not plain.
       if (i + 1 >= end) return null;
       const escaped = text[i + 1];
-      value += text.slice(run, i) + (escaped === 't' ? '\t' : escaped === 'n' ? '\n' : escaped === 'r' ? '\r' : escaped);
+      value +=
+        text.slice(run, i) + (escaped === 't' ? '\t' : escaped === 'n' ? '\n' : escaped === 'r' ? '\r' : escaped);
       run = ++i + 1;
     } else if (c === 0x22) {
       return isBlank(text, i + 1, end) ? { value: value + text.slice(run, i) } : null;
@@ -168,7 +169,10 @@ function commentsOf(lines: string[]): { flag?: string; previous?: string } {
     if (line[0] === ',') flag.push(line.slice(1).replace(/^\s+/, ''));
     else if (line[0] === '|') previous.push(line.slice(1).replace(/^\s+/, ''));
   }
-  return { ...(flag.length ? { flag: flag.join('\n') } : {}), ...(previous.length ? { previous: previous.join('\n') } : {}) };
+  return {
+    ...(flag.length ? { flag: flag.join('\n') } : {}),
+    ...(previous.length ? { previous: previous.join('\n') } : {}),
+  };
 }
 
 /**
@@ -186,7 +190,9 @@ function tableOrder(entries: PoEntry[], headerFirst: boolean): PoEntry[] {
     indexKeys ||= isArrayIndex(entry.msgid);
   }
   if (byContext.size <= 1 && !indexKeys) return entries;
-  return objectOrder([...byContext.keys()], (context) => context).flatMap((context) => objectOrder(byContext.get(context)!, (entry) => entry.msgid));
+  return objectOrder([...byContext.keys()], (context) => context).flatMap((context) =>
+    objectOrder(byContext.get(context)!, (entry) => entry.msgid),
+  );
 }
 
 function objectOrder<T>(items: T[], key: (item: T) => string): T[] {

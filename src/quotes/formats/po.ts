@@ -35,18 +35,36 @@ export function parsePo(bytes: Buffer, formatName: string, options: { plainReade
 
 /** parsePo that lets the event loop run between slices. */
 export function parsePoAsync(bytes: Buffer, formatName: string): Promise<ParsedFile> {
-  return parsePoSlices(bytes, formatName, () => new Promise<void>((resolve) => setImmediate(resolve)), true) as Promise<ParsedFile>;
+  return parsePoSlices(
+    bytes,
+    formatName,
+    () => new Promise<void>((resolve) => setImmediate(resolve)),
+    true,
+  ) as Promise<ParsedFile>;
 }
 
-function parsePoSlices(bytes: Buffer, formatName: string, pause: () => Promise<void> | undefined, plainReader: boolean): ParsedFile | Promise<ParsedFile> {
-  if (bytes.includes(0)) throw new FormatError(`binary content (NUL bytes) is not a ${formatName} file (UTF-16 PO files are not supported)`);
+function parsePoSlices(
+  bytes: Buffer,
+  formatName: string,
+  pause: () => Promise<void> | undefined,
+  plainReader: boolean,
+): ParsedFile | Promise<ParsedFile> {
+  if (bytes.includes(0)) {
+    throw new FormatError(`binary content (NUL bytes) is not a ${formatName} file (UTF-16 PO files are not supported)`);
+  }
   const split = utf8Slices(bytes);
   /** `fileLine` maps a line of `input` to the file's (a slice is parsed after the header). */
-  const parse = (input: Buffer | string, validation: boolean, fileLine = (line: number) => line): GetTextTranslations => {
+  const parse = (
+    input: Buffer | string,
+    validation: boolean,
+    fileLine = (line: number) => line,
+  ): GetTextTranslations => {
     try {
       return gettextParser.po.parse(input, { defaultCharset: 'utf-8', validation });
     } catch (error) {
-      const message = (error as Error).message.replace(/^Error parsing PO data: /, '').replace(/ at line (\d+)/, (_, line: string) => ` at line ${fileLine(Number(line))}`);
+      const message = (error as Error).message
+        .replace(/^Error parsing PO data: /, '')
+        .replace(/ at line (\d+)/, (_, line: string) => ` at line ${fileLine(Number(line))}`);
       const builtIn = /^Duplicate msgid error: entry "(.*)" in ".*" context/s.exec(message)?.[1];
       if (builtIn !== undefined && PROTOTYPE_NAMES.has(builtIn)) {
         throw new FormatError(refusedBuiltIn(formatName, builtIn));
@@ -66,7 +84,7 @@ function parsePoSlices(bytes: Buffer, formatName: string, pause: () => Promise<v
     return { units, meta: { headers: pickHeaders(parsed.headers ?? {}) } };
   }
   const { header, bodies, firstLines } = split;
-  const headers = header ? parse(header, false).headers ?? {} : {};
+  const headers = header ? (parse(header, false).headers ?? {}) : {};
   const validationHeader = withPluralCount(header, bodies);
   const plain = plainReader ? plainContext(validationHeader) : null;
   const headerLines = validationHeader.split('\n').length;
@@ -76,7 +94,10 @@ function parsePoSlices(bytes: Buffer, formatName: string, pause: () => Promise<v
   const run = (index: number): ParsedFile | Promise<ParsedFile> => {
     for (let i = index; i < bodies.length; i++) {
       const input = validationHeader + '\n' + bodies[i];
-      collect((plain && readPlainEntries(bodies[i], plain)) ?? tableEntries(parse(input, true, (line) => line - headerLines + firstLines[i] - 1)));
+      collect(
+        (plain && readPlainEntries(bodies[i], plain)) ??
+          tableEntries(parse(input, true, (line) => line - headerLines + firstLines[i] - 1)),
+      );
       if (i + 1 === bodies.length || performance.now() - last < PAUSE_MS) continue;
       const waiting = pause();
       if (waiting) {
@@ -93,9 +114,11 @@ function parsePoSlices(bytes: Buffer, formatName: string, pause: () => Promise<v
 
 /** The plain reader takes such msgids; gettext-parser refuses them, whether declared twice or not. */
 function refusedBuiltIn(formatName: string, msgid: string): string {
-  return `not a valid ${formatName} file: msgid "${msgid}" is declared twice, or is in a part of the file ` +
+  return (
+    `not a valid ${formatName} file: msgid "${msgid}" is declared twice, or is in a part of the file ` +
     'that gettext-parser reads (obsolete #~ entries, a legacy charset, an unusual layout), which takes ' +
-    "names of JavaScript's Object.prototype for duplicates";
+    "names of JavaScript's Object.prototype for duplicates"
+  );
 }
 
 /** The entries of gettext-parser's table, in its order, without the header. */
@@ -117,7 +140,8 @@ function plainContext(validationHeader: string): PlainContext | null {
     const msgids = Object.keys(parsed.translations[''] ?? {});
     if (contexts.join() !== '' || msgids.length !== 1 || msgids[0] !== '') return null;
     // As gettext-parser reads nplurals from the header (1 when it has none).
-    const nplurals = Number.parseInt(/nplurals\s*=\s*(\d+)/.exec(parsed.headers?.['Plural-Forms'] ?? '')?.[1] ?? '', 10) || 1;
+    const nplurals =
+      Number.parseInt(/nplurals\s*=\s*(\d+)/.exec(parsed.headers?.['Plural-Forms'] ?? '')?.[1] ?? '', 10) || 1;
     return { nplurals, headerFirst: true };
   } catch {
     return null;
@@ -128,7 +152,9 @@ function plainContext(validationHeader: string): PlainContext | null {
 function withPluralCount(header: string, bodies: string[]): string {
   if (/nplurals\s*=\s*\d/.test(header)) return header;
   let forms = 0;
-  for (const body of bodies) for (const match of body.matchAll(/^[ \t]*msgstr\[(\d+)\]/gm)) forms = Math.max(forms, Number(match[1]) + 1);
+  for (const body of bodies) {
+    for (const match of body.matchAll(/^[ \t]*msgstr\[(\d+)\]/gm)) forms = Math.max(forms, Number(match[1]) + 1);
+  }
   if (forms === 0) return header;
   const line = `"Plural-Forms: nplurals=${forms}; plural=0;\\n"`;
   if (!header) return `msgid ""\nmsgstr ""\n${line}\n`;
@@ -250,7 +276,10 @@ function previousMsgid(previous: string): string | null {
 
 function unquote(literal: string): string {
   const body = literal.slice(1, -1);
-  return body.replace(/\\(["\\abfnrtv])/g, (_, c: string) => ({ a: '\x07', b: '\b', f: '\f', n: '\n', r: '\r', t: '\t', v: '\v' })[c] ?? c);
+  return body.replace(
+    /\\(["\\abfnrtv])/g,
+    (_, c: string) => ({ a: '\x07', b: '\b', f: '\f', n: '\n', r: '\r', t: '\t', v: '\v' })[c] ?? c,
+  );
 }
 
 function pickHeaders(headers: Record<string, string>): Record<string, string> {
@@ -277,7 +306,11 @@ export function writePo(request: ExportRequest, template: boolean): Buffer {
   translations[''][''] = { msgid: '', msgstr: [''] };
   for (const entry of request.entries) {
     const context = entry.context ?? '';
-    const forms = template ? null : request.isBase ? [entry.source, ...(entry.sourcePlural ? [entry.sourcePlural] : [])] : entry.forms;
+    const forms = template
+      ? null
+      : request.isBase
+        ? [entry.source, ...(entry.sourcePlural ? [entry.sourcePlural] : [])]
+        : entry.forms;
     const blank = entry.sourcePlural ? ['', ''] : [''];
     translations[context] ??= table();
     translations[context][entry.source] = {
@@ -286,7 +319,12 @@ export function writePo(request: ExportRequest, template: boolean): Buffer {
       ...(entry.sourcePlural ? { msgid_plural: entry.sourcePlural } : {}),
       msgstr: forms && forms.length ? forms : blank,
       ...(!template && !request.isBase && (entry.fuzzy || entry.previous)
-        ? { comments: { ...(entry.fuzzy ? { flag: 'fuzzy' } : {}), ...(entry.previous ? { previous: entry.previous } : {}) } as any }
+        ? {
+            comments: {
+              ...(entry.fuzzy ? { flag: 'fuzzy' } : {}),
+              ...(entry.previous ? { previous: entry.previous } : {}),
+            } as any,
+          }
         : {}),
     };
   }

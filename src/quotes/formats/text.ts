@@ -5,7 +5,9 @@ import { FormatError } from './types.js';
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 export function decodeText(bytes: Buffer, options: { allowUtf16?: boolean; formatName: string }): string {
-  if (bytes.length >= 3 && bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf) return strictUtf8(bytes.subarray(3), options.formatName);
+  if (bytes.length >= 3 && bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf) {
+    return strictUtf8(bytes.subarray(3), options.formatName);
+  }
   const utf16 = utf16Kind(bytes);
   if (utf16) {
     if (!options.allowUtf16) throw new FormatError(`${options.formatName} files must be UTF-8; this one is UTF-16`);
@@ -50,7 +52,13 @@ function utf16Kind(bytes: Buffer): { endian: 'le' | 'be'; bom: boolean } | null 
 }
 
 // A Map: an entity name from the file (&constructor;) must not find an Object.prototype member.
-const XML_ENTITIES = new Map([['amp', '&'], ['lt', '<'], ['gt', '>'], ['quot', '"'], ['apos', "'"]]);
+const XML_ENTITIES = new Map([
+  ['amp', '&'],
+  ['lt', '<'],
+  ['gt', '>'],
+  ['quot', '"'],
+  ['apos', "'"],
+]);
 
 /** Decodes the five XML entities and character references; anything else is an error. */
 export function decodeXmlEntities(text: string): string {

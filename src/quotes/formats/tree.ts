@@ -7,12 +7,22 @@ import { keyPath, pathKey } from './text.js';
 export const MAX_DEPTH = 64;
 
 export function flattenTree(root: unknown, formatName: string): ParsedUnit[] {
-  if (root === null || typeof root !== 'object') throw new FormatError(`a ${formatName} file must hold an object of strings`);
+  if (root === null || typeof root !== 'object') {
+    throw new FormatError(`a ${formatName} file must hold an object of strings`);
+  }
   const units: ParsedUnit[] = [];
   const walk = (node: unknown, path: (string | number)[]) => {
     if (path.length > MAX_DEPTH) throw new FormatError(`${formatName} nesting deeper than ${MAX_DEPTH} levels`);
     if (typeof node === 'string') {
-      units.push({ key: pathKey(path), context: null, source: node, sourcePlural: null, forms: [node], fuzzy: false, stale: false });
+      units.push({
+        key: pathKey(path),
+        context: null,
+        source: node,
+        sourcePlural: null,
+        forms: [node],
+        fuzzy: false,
+        stale: false,
+      });
     } else if (Array.isArray(node)) {
       node.forEach((child, index) => walk(child, [...path, index]));
     } else if (node !== null && typeof node === 'object') {

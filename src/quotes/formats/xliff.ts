@@ -39,7 +39,9 @@ export function parseXliff(bytes: Buffer): ParsedFile {
       walkGroups(file, (node) => {
         for (const unit of node.unit ?? []) {
           const segments = unit.segment ?? [];
-          if (segments.length !== 1) throw new FormatError(`XLIFF 2 unit "${attribute(unit, 'id')}" must have exactly one segment`);
+          if (segments.length !== 1) {
+            throw new FormatError(`XLIFF 2 unit "${attribute(unit, 'id')}" must have exactly one segment`);
+          }
           add(attribute(unit, 'id'), segments[0].source, segments[0].target, attribute(segments[0], 'state'));
         }
       });

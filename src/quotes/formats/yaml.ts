@@ -32,9 +32,12 @@ export function parseYaml(bytes: Buffer): ParsedFile {
   } catch (error) {
     throw new FormatError(`YAML refused: ${(error as Error).message.split('\n')[0]}`);
   }
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new FormatError('a YAML file must hold a map of strings');
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+    throw new FormatError('a YAML file must hold a map of strings');
+  }
   const keys = Object.keys(value);
-  const rootLocale = keys.length === 1 && findLanguage(keys[0]) && typeof (value as any)[keys[0]] === 'object' ? keys[0] : null;
+  const rootLocale =
+    keys.length === 1 && findLanguage(keys[0]) && typeof (value as any)[keys[0]] === 'object' ? keys[0] : null;
   const tree = rootLocale ? (value as any)[rootLocale] : value;
   return { units: flattenTree(tree, 'YAML'), meta: rootLocale ? { rootLocale } : {} };
 }
@@ -42,6 +45,10 @@ export function parseYaml(bytes: Buffer): ParsedFile {
 export function writeYaml(request: ExportRequest): Buffer {
   const tree = buildTree(request);
   // Rails names its roots by language or locale as the upload did (en, or pt-BR).
-  const root = request.meta.rootLocale ? (String(request.meta.rootLocale).includes('-') ? request.locale : request.locale.split('-')[0]) : null;
+  const root = request.meta.rootLocale
+    ? String(request.meta.rootLocale).includes('-')
+      ? request.locale
+      : request.locale.split('-')[0]
+    : null;
   return Buffer.from(stringify(root ? { [root]: tree } : tree));
 }

@@ -8,7 +8,11 @@ export function text(value: unknown): string | undefined {
 
 export function groupByTag(operations: Operation[], declared: { name: string; description?: string }[]): Tag[] {
   const tags = new Map<string, Tag>();
-  for (const tag of declared) if (tag && typeof tag.name === 'string') tags.set(tag.name, { name: tag.name, description: text(tag.description), operations: [] });
+  for (const tag of declared) {
+    if (tag && typeof tag.name === 'string') {
+      tags.set(tag.name, { name: tag.name, description: text(tag.description), operations: [] });
+    }
+  }
   for (const op of operations) {
     if (!tags.has(op.tag)) tags.set(op.tag, { name: op.tag, operations: [] });
     tags.get(op.tag)!.operations.push(op);
@@ -17,7 +21,12 @@ export function groupByTag(operations: Operation[], declared: { name: string; de
 }
 
 /** Gives each operation one tag per listed tag (2.x and 3.x list operations under each tag). */
-export function perTag(op: Omit<Operation, 'tag' | 'id'>, tags: unknown, operationId: unknown, used: Set<string>): Operation[] {
+export function perTag(
+  op: Omit<Operation, 'tag' | 'id'>,
+  tags: unknown,
+  operationId: unknown,
+  used: Set<string>,
+): Operation[] {
   const names = Array.isArray(tags) && tags.length ? tags.filter((t) => typeof t === 'string') : ['default'];
   const baseId = typeof operationId === 'string' && operationId ? operationId : operationKey(op.method, op.path);
   let id = baseId;

@@ -10,16 +10,22 @@ import { normalizeSwagger2 } from './swagger2.js';
 
 export async function normalize(resolver: Resolver, options: FetchOptions): Promise<ApiModel> {
   const doc = resolver.root;
-  if (!doc || typeof doc !== 'object' || Array.isArray(doc)) throw new LoadError(t('The description is not an object.'));
+  if (!doc || typeof doc !== 'object' || Array.isArray(doc)) {
+    throw new LoadError(t('The description is not an object.'));
+  }
   if (typeof doc.openapi === 'string' && /^3\./.test(doc.openapi)) return normalizeOpenApi3(doc, resolver);
   if (String(doc.swagger) === '2.0') return normalizeSwagger2(doc, resolver);
   if (isSwagger1(doc)) {
     const declarations = isDeclaration(doc)
       ? [doc]
-      : await Promise.all(declarationUrls(doc, resolver.baseUrl).map(async (url) => parseDocument(await fetchText(url, options), url)));
+      : await Promise.all(
+          declarationUrls(doc, resolver.baseUrl).map(async (url) => parseDocument(await fetchText(url, options), url)),
+        );
     const converted = convertSwagger1(doc, declarations, resolver.baseUrl);
     const model = normalizeSwagger2(converted, new Resolver(resolver.baseUrl, converted));
-    return { ...model, specVersion: String(converted["x-converted-from"]) };
+    return { ...model, specVersion: String(converted['x-converted-from']) };
   }
-  throw new LoadError(`${t('Unsupported description version:')} ${String(doc.openapi ?? doc.swagger ?? doc.swaggerVersion ?? 'unknown')}`);
+  throw new LoadError(
+    `${t('Unsupported description version:')} ${String(doc.openapi ?? doc.swagger ?? doc.swaggerVersion ?? 'unknown')}`,
+  );
 }

@@ -1,6 +1,15 @@
 // OpenAPI 3.0 and 3.1 → internal model.
 import type { Resolver } from '../refs.js';
-import type { ApiModel, MediaContent, OAuthFlow, Operation, Parameter, Response, Schema, SecurityScheme } from './model.js';
+import type {
+  ApiModel,
+  MediaContent,
+  OAuthFlow,
+  Operation,
+  Parameter,
+  Response,
+  Schema,
+  SecurityScheme,
+} from './model.js';
 import { HTTP_METHODS } from './model.js';
 import { absolute, groupByTag, perTag, security, text } from './common.js';
 import { infoOf, mergeParameters } from './swagger2.js';
@@ -9,8 +18,11 @@ import { table } from '../own.js';
 export function normalizeOpenApi3(doc: any, resolver: Resolver): ApiModel {
   const specUrl = resolver.baseUrl;
   const servers = serversOf(doc.servers, specUrl) ?? [absolute('/', specUrl)];
-  const schemas: Record<string, Schema> = doc.components?.schemas && typeof doc.components.schemas === 'object' ? doc.components.schemas : {};
-  for (const [name, schema] of Object.entries(schemas)) if (schema && typeof schema === 'object') resolver.nameSchema(schema, name);
+  const schemas: Record<string, Schema> =
+    doc.components?.schemas && typeof doc.components.schemas === 'object' ? doc.components.schemas : {};
+  for (const [name, schema] of Object.entries(schemas)) {
+    if (schema && typeof schema === 'object') resolver.nameSchema(schema, name);
+  }
 
   const operations: Operation[] = [];
   const used = new Set<string>();
@@ -21,7 +33,9 @@ export function normalizeOpenApi3(doc: any, resolver: Resolver): ApiModel {
     for (const method of HTTP_METHODS) {
       const raw = item[method];
       if (!raw || typeof raw !== 'object') continue;
-      const parameters = mergeParameters(item.parameters, raw.parameters, resolver).map((p) => parameterOf(p, resolver));
+      const parameters = mergeParameters(item.parameters, raw.parameters, resolver).map((p) =>
+        parameterOf(p, resolver),
+      );
       const body = raw.requestBody ? resolver.deref(raw.requestBody) : undefined;
       const responses = responsesOf(raw.responses, resolver);
       operations.push(
@@ -33,7 +47,14 @@ export function normalizeOpenApi3(doc: any, resolver: Resolver): ApiModel {
             description: text(raw.description),
             deprecated: raw.deprecated === true,
             parameters,
-            requestBody: body && typeof body === 'object' ? { required: body.required === true, description: text(body.description), contents: contentsOf(body.content) } : undefined,
+            requestBody:
+              body && typeof body === 'object'
+                ? {
+                    required: body.required === true,
+                    description: text(body.description),
+                    contents: contentsOf(body.content),
+                  }
+                : undefined,
             responses,
             produces: [...new Set(responses.flatMap((r) => r.contents.map((c) => c.type)))],
             security: security(raw.security),
@@ -55,7 +76,9 @@ export function normalizeOpenApi3(doc: any, resolver: Resolver): ApiModel {
     securitySchemes: securitySchemesOf(doc.components?.securitySchemes, resolver),
     security: security(doc.security),
     schemas,
-    externalDocs: doc.externalDocs?.url ? { url: String(doc.externalDocs.url), description: text(doc.externalDocs.description) } : undefined,
+    externalDocs: doc.externalDocs?.url
+      ? { url: String(doc.externalDocs.url), description: text(doc.externalDocs.description) }
+      : undefined,
     resolver,
   };
 }
@@ -65,7 +88,12 @@ function serversOf(list: unknown, specUrl: string): string[] | undefined {
   if (!Array.isArray(list) || !list.length) return undefined;
   const out = list
     .filter((s) => s && typeof s.url === 'string')
-    .map((s) => absolute(s.url.replace(/\{([^}]+)\}/g, (_: string, name: string) => String(s.variables?.[name]?.default ?? '')), specUrl));
+    .map((s) =>
+      absolute(
+        s.url.replace(/\{([^}]+)\}/g, (_: string, name: string) => String(s.variables?.[name]?.default ?? '')),
+        specUrl,
+      ),
+    );
   return out.length ? out : undefined;
 }
 
@@ -76,7 +104,16 @@ function parameterOf(p: any, resolver: Resolver): Parameter {
   const explode = p.explode ?? style === 'form';
   let collectionFormat: string | undefined;
   if (resolved?.type === 'array' || (Array.isArray(resolved?.type) && resolved.type.includes('array'))) {
-    collectionFormat = style === 'form' ? (explode ? 'multi' : 'csv') : style === 'spaceDelimited' ? 'ssv' : style === 'pipeDelimited' ? 'pipes' : 'csv';
+    collectionFormat =
+      style === 'form'
+        ? explode
+          ? 'multi'
+          : 'csv'
+        : style === 'spaceDelimited'
+          ? 'ssv'
+          : style === 'pipeDelimited'
+            ? 'pipes'
+            : 'csv';
   }
   return {
     name: p.name,
@@ -129,18 +166,33 @@ function securitySchemesOf(defs: any, resolver: Resolver): Record<string, Securi
     const d = resolver.deref(raw);
     if (!d || typeof d !== 'object') continue;
     const base = { name, description: text(d.description) };
-    if (d.type === 'apiKey') out[name] = { ...base, type: 'apiKey', paramName: text(d.name) ?? name, in: d.in === 'query' ? 'query' : d.in === 'cookie' ? 'cookie' : 'header' };
-    else if (d.type === 'http' && String(d.scheme).toLowerCase() === 'basic') out[name] = { ...base, type: 'basic' };
-    else if (d.type === 'http' && String(d.scheme).toLowerCase() === 'bearer') out[name] = { ...base, type: 'bearer', bearerFormat: text(d.bearerFormat) };
-    else if (d.type === 'oauth2') {
+    if (d.type === 'apiKey') {
+      out[name] = {
+        ...base,
+        type: 'apiKey',
+        paramName: text(d.name) ?? name,
+        in: d.in === 'query' ? 'query' : d.in === 'cookie' ? 'cookie' : 'header',
+      };
+    } else if (d.type === 'http' && String(d.scheme).toLowerCase() === 'basic') out[name] = { ...base, type: 'basic' };
+    else if (d.type === 'http' && String(d.scheme).toLowerCase() === 'bearer') {
+      out[name] = { ...base, type: 'bearer', bearerFormat: text(d.bearerFormat) };
+    } else if (d.type === 'oauth2') {
       const flows: OAuthFlow[] = [];
       for (const kind of ['authorizationCode', 'implicit', 'password', 'clientCredentials'] as const) {
         const f = d.flows?.[kind];
-        if (f && typeof f === 'object') flows.push({ kind, authorizationUrl: text(f.authorizationUrl), tokenUrl: text(f.tokenUrl), scopes: f.scopes ?? {} });
+        if (f && typeof f === 'object') {
+          flows.push({
+            kind,
+            authorizationUrl: text(f.authorizationUrl),
+            tokenUrl: text(f.tokenUrl),
+            scopes: f.scopes ?? {},
+          });
+        }
       }
       out[name] = { ...base, type: 'oauth2', flows };
-    } else if (d.type === 'openIdConnect') out[name] = { ...base, type: 'openIdConnect', openIdConnectUrl: text(d.openIdConnectUrl) };
-    else out[name] = { ...base, type: 'other' };
+    } else if (d.type === 'openIdConnect') {
+      out[name] = { ...base, type: 'openIdConnect', openIdConnectUrl: text(d.openIdConnectUrl) };
+    } else out[name] = { ...base, type: 'other' };
   }
   return out;
 }

@@ -8,12 +8,21 @@ type Json = Record<string, any>;
 const PRIMITIVES = new Set(['integer', 'number', 'string', 'boolean', 'object']);
 
 export function isSwagger1(doc: any): boolean {
-  return !!doc && typeof doc === 'object' && !doc.swagger && !doc.openapi && (typeof doc.swaggerVersion === 'string' || Array.isArray(doc.apis));
+  return (
+    !!doc &&
+    typeof doc === 'object' &&
+    !doc.swagger &&
+    !doc.openapi &&
+    (typeof doc.swaggerVersion === 'string' || Array.isArray(doc.apis))
+  );
 }
 
 /** Addresses of the API declarations a resource listing names. */
 export function declarationUrls(listing: Json, listingUrl: string): string[] {
-  const base = typeof listing.basePath === 'string' && /^\d?1\.[01]/.test(String(listing.swaggerVersion)) ? listing.basePath : listingUrl;
+  const base =
+    typeof listing.basePath === 'string' && /^\d?1\.[01]/.test(String(listing.swaggerVersion))
+      ? listing.basePath
+      : listingUrl;
   return (Array.isArray(listing.apis) ? listing.apis : [])
     .filter((api: Json) => api && typeof api.path === 'string')
     .map((api: Json) => {
@@ -37,7 +46,10 @@ export function convertSwagger1(listing: Json, declarations: Json[], listingUrl:
   declarations.forEach((decl, index) => {
     if (!decl || typeof decl !== 'object') return;
     const listed = Array.isArray(listing.apis) ? listing.apis[index] : undefined;
-    const tagName = String(decl.resourcePath ?? listed?.path ?? `resource${index}`).replace(/^\//, '').replace(/\.\{format\}$/, '') || 'default';
+    const tagName =
+      String(decl.resourcePath ?? listed?.path ?? `resource${index}`)
+        .replace(/^\//, '')
+        .replace(/\.\{format\}$/, '') || 'default';
     tags.push({ name: tagName, description: listed?.description ?? decl.description });
     if (!basePathUrl && typeof decl.basePath === 'string') basePathUrl = new URL(decl.basePath, listingUrl);
     for (const [id, model] of Object.entries<Json>(decl.models ?? {})) definitions[model?.id ?? id] = modelOf(model);
@@ -79,7 +91,9 @@ function schemaOf(field: Json | undefined): Json | undefined {
   if (!field || typeof field !== 'object') return undefined;
   const type = field.type ?? field.dataType ?? field.responseClass;
   const extras: Json = {};
-  for (const key of ['format', 'description', 'minimum', 'maximum']) if (field[key] !== undefined) extras[key] = field[key];
+  for (const key of ['format', 'description', 'minimum', 'maximum']) {
+    if (field[key] !== undefined) extras[key] = field[key];
+  }
   if (Array.isArray(field.enum)) extras.enum = field.enum;
   else if (field.allowableValues?.values) extras.enum = field.allowableValues.values;
   if (field.defaultValue !== undefined) extras.default = field.defaultValue;
@@ -92,24 +106,43 @@ function schemaOf(field: Json | undefined): Json | undefined {
   }
   if (type === 'File' || type === 'file') return { type: 'file', ...extras };
   if (PRIMITIVES.has(type)) return { type, ...extras };
-  if (['int', 'long'].includes(type)) return { type: 'integer', format: type === 'long' ? 'int64' : 'int32', ...extras };
+  if (['int', 'long'].includes(type)) {
+    return { type: 'integer', format: type === 'long' ? 'int64' : 'int32', ...extras };
+  }
   if (['float', 'double'].includes(type)) return { type: 'number', format: type, ...extras };
-  if (['Date', 'date-time', 'Date-time', 'date'].includes(type)) return { type: 'string', format: type === 'date' ? 'date' : 'date-time', ...extras };
+  if (['Date', 'date-time', 'Date-time', 'date'].includes(type)) {
+    return { type: 'string', format: type === 'date' ? 'date' : 'date-time', ...extras };
+  }
   return { $ref: `#/definitions/${type}`, ...extras };
 }
 
 function modelOf(model: Json): Json {
   const properties: Json = table();
-  for (const [name, prop] of Object.entries<Json>(model?.properties ?? {})) properties[name] = schemaOf(prop) ?? { type: 'string' };
-  return { type: 'object', description: model?.description, required: Array.isArray(model?.required) ? model.required : undefined, properties };
+  for (const [name, prop] of Object.entries<Json>(model?.properties ?? {})) {
+    properties[name] = schemaOf(prop) ?? { type: 'string' };
+  }
+  return {
+    type: 'object',
+    description: model?.description,
+    required: Array.isArray(model?.required) ? model.required : undefined,
+    properties,
+  };
 }
 
 function operationOf(op: Json, tag: string, decl: Json): Json {
   const parameters = (Array.isArray(op.parameters) ? op.parameters : []).map((p: Json) => {
     const where = p.paramType === 'form' ? 'formData' : p.paramType;
     const schema = schemaOf(p) ?? { type: 'string' };
-    if (where === 'body') return { name: p.name ?? 'body', in: 'body', required: !!p.required, description: p.description, schema };
-    const param: Json = { name: p.name, in: where, required: where === 'path' || !!p.required, description: p.description, ...schema };
+    if (where === 'body') {
+      return { name: p.name ?? 'body', in: 'body', required: !!p.required, description: p.description, schema };
+    }
+    const param: Json = {
+      name: p.name,
+      in: where,
+      required: where === 'path' || !!p.required,
+      description: p.description,
+      ...schema,
+    };
     if (p.allowMultiple && schema.type !== 'array') {
       Object.assign(param, { type: 'array', items: schema, collectionFormat: 'csv' });
       delete param.enum;
@@ -123,15 +156,24 @@ function operationOf(op: Json, tag: string, decl: Json): Json {
   });
   const responses: Json = table();
   const success = schemaOf({ type: op.type ?? op.responseClass, items: op.items, format: op.format });
-  const messages = Array.isArray(op.responseMessages) ? op.responseMessages : Array.isArray(op.errorResponses) ? op.errorResponses : [];
-  if (!messages.some((m: Json) => Number(m.code) >= 200 && Number(m.code) < 300)) responses['200'] = { description: 'Success', ...(success ? { schema: success } : {}) };
+  const messages = Array.isArray(op.responseMessages)
+    ? op.responseMessages
+    : Array.isArray(op.errorResponses)
+      ? op.errorResponses
+      : [];
+  if (!messages.some((m: Json) => Number(m.code) >= 200 && Number(m.code) < 300)) {
+    responses['200'] = { description: 'Success', ...(success ? { schema: success } : {}) };
+  }
   for (const m of messages) {
     const model = m.responseModel ? schemaOf({ type: m.responseModel }) : Number(m.code) < 300 ? success : undefined;
     responses[String(m.code)] = { description: m.message ?? m.reason ?? '', ...(model ? { schema: model } : {}) };
   }
-  const security = op.authorizations && typeof op.authorizations === 'object'
-    ? Object.entries<any>(op.authorizations).map(([name, scopes]) => ({ [name]: Array.isArray(scopes) ? scopes.map((s: Json) => s.scope) : [] }))
-    : undefined;
+  const security =
+    op.authorizations && typeof op.authorizations === 'object'
+      ? Object.entries<any>(op.authorizations).map(([name, scopes]) => ({
+          [name]: Array.isArray(scopes) ? scopes.map((s: Json) => s.scope) : [],
+        }))
+      : undefined;
   return {
     tags: [tag],
     operationId: op.nickname,
@@ -149,13 +191,22 @@ function operationOf(op: Json, tag: string, decl: Json): Json {
 function securityOf(auths: Json | undefined): Json {
   const out: Json = table();
   for (const [name, a] of Object.entries<Json>(auths ?? {})) {
-    if (a?.type === 'apiKey') out[name] = { type: 'apiKey', name: a.keyname ?? name, in: a.passAs === 'query' ? 'query' : 'header' };
-    else if (a?.type === 'basicAuth') out[name] = { type: 'basic' };
+    if (a?.type === 'apiKey') {
+      out[name] = { type: 'apiKey', name: a.keyname ?? name, in: a.passAs === 'query' ? 'query' : 'header' };
+    } else if (a?.type === 'basicAuth') out[name] = { type: 'basic' };
     else if (a?.type === 'oauth2') {
-      const scopes = Object.fromEntries((Array.isArray(a.scopes) ? a.scopes : []).map((s: Json) => [s.scope, s.description ?? '']));
+      const scopes = Object.fromEntries(
+        (Array.isArray(a.scopes) ? a.scopes : []).map((s: Json) => [s.scope, s.description ?? '']),
+      );
       const code = a.grantTypes?.authorization_code;
       out[name] = code
-        ? { type: 'oauth2', flow: 'accessCode', authorizationUrl: code.tokenRequestEndpoint?.url, tokenUrl: code.tokenEndpoint?.url, scopes }
+        ? {
+            type: 'oauth2',
+            flow: 'accessCode',
+            authorizationUrl: code.tokenRequestEndpoint?.url,
+            tokenUrl: code.tokenEndpoint?.url,
+            scopes,
+          }
         : { type: 'oauth2', flow: 'implicit', authorizationUrl: a.grantTypes?.implicit?.loginEndpoint?.url, scopes };
     }
   }

@@ -1,7 +1,14 @@
 // Swagger 2.0 → internal model.
 import type { Resolver } from '../refs.js';
 import type {
-  ApiModel, MediaContent, OAuthFlow, Operation, Parameter, Response, Schema, SecurityScheme,
+  ApiModel,
+  MediaContent,
+  OAuthFlow,
+  Operation,
+  Parameter,
+  Response,
+  Schema,
+  SecurityScheme,
 } from './model.js';
 import { HTTP_METHODS } from './model.js';
 import { absolute, groupByTag, perTag, security, text } from './common.js';
@@ -17,16 +24,22 @@ const FLOWS: Record<string, OAuthFlow['kind']> = {
 export function normalizeSwagger2(doc: any, resolver: Resolver): ApiModel {
   const specUrl = resolver.baseUrl;
   const origin = new URL(specUrl);
-  const schemes: string[] = Array.isArray(doc.schemes) && doc.schemes.length ? doc.schemes : [origin.protocol.replace(':', '')];
+  const schemes: string[] =
+    Array.isArray(doc.schemes) && doc.schemes.length ? doc.schemes : [origin.protocol.replace(':', '')];
   const host = typeof doc.host === 'string' ? doc.host : origin.host;
   const basePath = typeof doc.basePath === 'string' ? doc.basePath : '';
   const preferred = schemes.includes(origin.protocol.replace(':', '')) ? origin.protocol.replace(':', '') : schemes[0];
-  const servers = origin.protocol === 'file:' && !doc.host ? [basePath || '/'] : [absolute(`${preferred}://${host}${basePath}`, specUrl)];
+  const servers =
+    origin.protocol === 'file:' && !doc.host
+      ? [basePath || '/']
+      : [absolute(`${preferred}://${host}${basePath}`, specUrl)];
 
   const globalProduces: string[] = Array.isArray(doc.produces) ? doc.produces : [];
   const globalConsumes: string[] = Array.isArray(doc.consumes) ? doc.consumes : [];
   const schemas: Record<string, Schema> = doc.definitions && typeof doc.definitions === 'object' ? doc.definitions : {};
-  for (const [name, schema] of Object.entries(schemas)) if (schema && typeof schema === 'object') resolver.nameSchema(schema, name);
+  for (const [name, schema] of Object.entries(schemas)) {
+    if (schema && typeof schema === 'object') resolver.nameSchema(schema, name);
+  }
 
   const operations: Operation[] = [];
   const used = new Set<string>();
@@ -46,8 +59,18 @@ export function normalizeSwagger2(doc: any, resolver: Resolver): ApiModel {
       for (const p of params) {
         if (p.in === 'body') {
           const types = consumes.length ? consumes : ['application/json'];
-          requestBody = { required: !!p.required, description: text(p.description), contents: types.map((type) => ({ type, schema: p.schema ?? {} })) };
-          parameters.push({ name: p.name ?? 'body', in: 'body', required: !!p.required, description: text(p.description), schema: p.schema ?? {} });
+          requestBody = {
+            required: !!p.required,
+            description: text(p.description),
+            contents: types.map((type) => ({ type, schema: p.schema ?? {} })),
+          };
+          parameters.push({
+            name: p.name ?? 'body',
+            in: 'body',
+            required: !!p.required,
+            description: text(p.description),
+            schema: p.schema ?? {},
+          });
         } else {
           const param = parameterOf(p);
           parameters.push(param);
@@ -55,7 +78,11 @@ export function normalizeSwagger2(doc: any, resolver: Resolver): ApiModel {
         }
       }
       if (formParams.length && !requestBody) {
-        const type = consumes.find((c) => /multipart|urlencoded/.test(c)) ?? (formParams.some((p) => p.schema.type === 'file') ? 'multipart/form-data' : 'application/x-www-form-urlencoded');
+        const type =
+          consumes.find((c) => /multipart|urlencoded/.test(c)) ??
+          (formParams.some((p) => p.schema.type === 'file')
+            ? 'multipart/form-data'
+            : 'application/x-www-form-urlencoded');
         requestBody = { required: false, contents: [{ type }] };
       }
       operations.push(
@@ -71,9 +98,10 @@ export function normalizeSwagger2(doc: any, resolver: Resolver): ApiModel {
             responses: responsesOf(raw.responses, produces, resolver),
             produces,
             security: security(raw.security),
-            servers: Array.isArray(raw.schemes) && raw.schemes.length && !raw.schemes.includes(preferred)
-              ? [absolute(`${raw.schemes[0]}://${host}${basePath}`, specUrl)]
-              : servers,
+            servers:
+              Array.isArray(raw.schemes) && raw.schemes.length && !raw.schemes.includes(preferred)
+                ? [absolute(`${raw.schemes[0]}://${host}${basePath}`, specUrl)]
+                : servers,
           },
           raw.tags,
           raw.operationId,
@@ -91,7 +119,9 @@ export function normalizeSwagger2(doc: any, resolver: Resolver): ApiModel {
     securitySchemes: securitySchemesOf(doc.securityDefinitions),
     security: security(doc.security),
     schemas,
-    externalDocs: doc.externalDocs?.url ? { url: String(doc.externalDocs.url), description: text(doc.externalDocs.description) } : undefined,
+    externalDocs: doc.externalDocs?.url
+      ? { url: String(doc.externalDocs.url), description: text(doc.externalDocs.description) }
+      : undefined,
     resolver,
   };
 }
@@ -103,8 +133,14 @@ export function infoOf(info: any): ApiModel['info'] {
     version: text(value.version) ?? '',
     description: text(value.description),
     termsOfService: text(value.termsOfService),
-    contact: value.contact && typeof value.contact === 'object' ? { name: text(value.contact.name), url: text(value.contact.url), email: text(value.contact.email) } : undefined,
-    license: value.license && typeof value.license === 'object' ? { name: text(value.license.name), url: text(value.license.url) } : undefined,
+    contact:
+      value.contact && typeof value.contact === 'object'
+        ? { name: text(value.contact.name), url: text(value.contact.url), email: text(value.contact.email) }
+        : undefined,
+    license:
+      value.license && typeof value.license === 'object'
+        ? { name: text(value.license.name), url: text(value.license.url) }
+        : undefined,
   };
 }
 
@@ -142,12 +178,18 @@ function responsesOf(responses: any, produces: string[], resolver: Resolver): Re
     if (!r || typeof r !== 'object') continue;
     const examples = r.examples && typeof r.examples === 'object' ? r.examples : {};
     const types = produces.length ? produces : ['application/json'];
-    const contents: MediaContent[] = r.schema ? types.map((type) => ({ type, schema: r.schema, example: examples[type] })) : [];
+    const contents: MediaContent[] = r.schema
+      ? types.map((type) => ({ type, schema: r.schema, example: examples[type] }))
+      : [];
     out.push({
       code,
       description: text(r.description) ?? '',
       contents,
-      headers: Object.entries<any>(r.headers ?? {}).map(([name, h]) => ({ name, description: text(h?.description), schema: h })),
+      headers: Object.entries<any>(r.headers ?? {}).map(([name, h]) => ({
+        name,
+        description: text(h?.description),
+        schema: h,
+      })),
     });
   }
   return out;
@@ -158,11 +200,23 @@ function securitySchemesOf(defs: any): Record<string, SecurityScheme> {
   for (const [name, d] of Object.entries<any>(defs ?? {})) {
     if (!d || typeof d !== 'object') continue;
     const base = { name, description: text(d.description) };
-    if (d.type === 'apiKey') out[name] = { ...base, type: 'apiKey', paramName: text(d.name) ?? name, in: d.in === 'query' ? 'query' : 'header' };
-    else if (d.type === 'basic') out[name] = { ...base, type: 'basic' };
+    if (d.type === 'apiKey') {
+      out[name] = {
+        ...base,
+        type: 'apiKey',
+        paramName: text(d.name) ?? name,
+        in: d.in === 'query' ? 'query' : 'header',
+      };
+    } else if (d.type === 'basic') out[name] = { ...base, type: 'basic' };
     else if (d.type === 'oauth2') {
       const kind = ownValue(FLOWS, String(d.flow)) ?? 'implicit';
-      out[name] = { ...base, type: 'oauth2', flows: [{ kind, authorizationUrl: text(d.authorizationUrl), tokenUrl: text(d.tokenUrl), scopes: d.scopes ?? {} }] };
+      out[name] = {
+        ...base,
+        type: 'oauth2',
+        flows: [
+          { kind, authorizationUrl: text(d.authorizationUrl), tokenUrl: text(d.tokenUrl), scopes: d.scopes ?? {} },
+        ],
+      };
     } else out[name] = { ...base, type: 'other' };
   }
   return out;

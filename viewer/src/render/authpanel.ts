@@ -17,10 +17,18 @@ export interface OAuthDefaults {
 function field(label: string, type = 'text', autocomplete = 'off') {
   const id = uid('qv-auth');
   const input = h('input', { id, type, autocomplete, class: 'qv-input' });
-  return { input, element: h('div', { class: 'qv-field' }, h('label', { for: id, 'data-sw-translate': true }, t(label)), ' ', input) };
+  return {
+    input,
+    element: h('div', { class: 'qv-field' }, h('label', { for: id, 'data-sw-translate': true }, t(label)), ' ', input),
+  };
 }
 
-export function authPanel(model: ApiModel, auth: ClientAuthorizations, redirectUrl: string, defaults: OAuthDefaults): HTMLElement {
+export function authPanel(
+  model: ApiModel,
+  auth: ClientAuthorizations,
+  redirectUrl: string,
+  defaults: OAuthDefaults,
+): HTMLElement {
   const panel = h('section', { class: 'qv-auth-panel', 'aria-label': t('Authorizations'), hidden: true });
   panel.append(tr('Available authorizations', 'h2'));
   const schemes = Object.values(model.securitySchemes);
@@ -29,10 +37,23 @@ export function authPanel(model: ApiModel, auth: ClientAuthorizations, redirectU
   return panel;
 }
 
-function schemeForm(scheme: SecurityScheme, auth: ClientAuthorizations, redirectUrl: string, defaults: OAuthDefaults): HTMLElement {
+function schemeForm(
+  scheme: SecurityScheme,
+  auth: ClientAuthorizations,
+  redirectUrl: string,
+  defaults: OAuthDefaults,
+): HTMLElement {
   const status = h('p', { class: 'qv-auth-status', role: 'status' });
-  const box = h('form', { class: 'qv-auth-scheme', 'aria-label': scheme.name },
-    h('h3', null, scheme.name, ' ', h('span', { class: 'qv-muted' }, `(${scheme.type}${scheme.in ? `, ${scheme.in}: ${scheme.paramName}` : ''})`)),
+  const box = h(
+    'form',
+    { class: 'qv-auth-scheme', 'aria-label': scheme.name },
+    h(
+      'h3',
+      null,
+      scheme.name,
+      ' ',
+      h('span', { class: 'qv-muted' }, `(${scheme.type}${scheme.in ? `, ${scheme.in}: ${scheme.paramName}` : ''})`),
+    ),
     scheme.description ? h('div', { class: 'qv-markdown' }, markdown(scheme.description)) : '',
   );
   const refresh = () => {
@@ -44,7 +65,12 @@ function schemeForm(scheme: SecurityScheme, auth: ClientAuthorizations, redirect
     const value = field('Value', 'password');
     box.append(value.element);
     submit = () => {
-      if (value.input.value) auth.add(scheme.name, new ApiKeyAuthorization(scheme.paramName ?? scheme.name, value.input.value, scheme.in ?? 'header'));
+      if (value.input.value) {
+        auth.add(
+          scheme.name,
+          new ApiKeyAuthorization(scheme.paramName ?? scheme.name, value.input.value, scheme.in ?? 'header'),
+        );
+      }
     };
   } else if (scheme.type === 'basic') {
     const user = field('Username', 'text', 'username');
@@ -62,12 +88,36 @@ function schemeForm(scheme: SecurityScheme, auth: ClientAuthorizations, redirect
   } else if (scheme.type === 'oauth2' && scheme.flows?.length) {
     submit = oauthFields(scheme, box, auth, redirectUrl, defaults, status);
   } else {
-    box.append(tr('This kind of authorization is shown for information; the viewer cannot obtain it.', 'p', { class: 'qv-muted' }));
-    if (scheme.openIdConnectUrl) box.append(h('p', null, h('a', { href: scheme.openIdConnectUrl, rel: 'noopener noreferrer', target: '_blank' }, scheme.openIdConnectUrl)));
+    box.append(
+      tr('This kind of authorization is shown for information; the viewer cannot obtain it.', 'p', {
+        class: 'qv-muted',
+      }),
+    );
+    if (scheme.openIdConnectUrl) {
+      box.append(
+        h(
+          'p',
+          null,
+          h(
+            'a',
+            { href: scheme.openIdConnectUrl, rel: 'noopener noreferrer', target: '_blank' },
+            scheme.openIdConnectUrl,
+          ),
+        ),
+      );
+    }
     return box;
   }
-  const authorizeButton = h('button', { type: 'submit', class: 'qv-button', 'data-sw-translate': true }, t('Authorize'));
-  const logout = h('button', { type: 'button', class: 'qv-button qv-secondary', 'data-sw-translate': true }, t('Logout'));
+  const authorizeButton = h(
+    'button',
+    { type: 'submit', class: 'qv-button', 'data-sw-translate': true },
+    t('Authorize'),
+  );
+  const logout = h(
+    'button',
+    { type: 'button', class: 'qv-button qv-secondary', 'data-sw-translate': true },
+    t('Logout'),
+  );
   logout.addEventListener('click', () => auth.remove(scheme.name));
   box.addEventListener('submit', async (event) => {
     event.preventDefault();
@@ -82,10 +132,21 @@ function schemeForm(scheme: SecurityScheme, auth: ClientAuthorizations, redirect
   return box;
 }
 
-function oauthFields(scheme: SecurityScheme, box: HTMLElement, auth: ClientAuthorizations, redirectUrl: string, defaults: OAuthDefaults, status: HTMLElement) {
+function oauthFields(
+  scheme: SecurityScheme,
+  box: HTMLElement,
+  auth: ClientAuthorizations,
+  redirectUrl: string,
+  defaults: OAuthDefaults,
+  status: HTMLElement,
+) {
   const flows = scheme.flows!;
   const flowId = uid('qv-flow');
-  const flowSelect = h('select', { id: flowId }, flows.map((f, i) => h('option', { value: String(i) }, f.kind)));
+  const flowSelect = h(
+    'select',
+    { id: flowId },
+    flows.map((f, i) => h('option', { value: String(i) }, f.kind)),
+  );
   const clientId = field('Client ID');
   clientId.input.value = defaults.clientId ?? '';
   const secret = field('Client secret', 'password');
@@ -98,7 +159,17 @@ function oauthFields(scheme: SecurityScheme, box: HTMLElement, auth: ClientAutho
     scopesBox.append(h('legend', { 'data-sw-translate': true }, t('Scopes')));
     for (const [scope, description] of Object.entries(flow.scopes ?? {})) {
       const id = uid('qv-scope');
-      scopesBox.append(h('div', null, h('input', { type: 'checkbox', id, value: scope, checked: true }), ' ', h('label', { for: id }, scope), ' ', h('span', { class: 'qv-muted' }, String(description ?? ''))));
+      scopesBox.append(
+        h(
+          'div',
+          null,
+          h('input', { type: 'checkbox', id, value: scope, checked: true }),
+          ' ',
+          h('label', { for: id }, scope),
+          ' ',
+          h('span', { class: 'qv-muted' }, String(description ?? '')),
+        ),
+      );
     }
     user.element.hidden = pass.element.hidden = flow.kind !== 'password';
   };
@@ -106,14 +177,26 @@ function oauthFields(scheme: SecurityScheme, box: HTMLElement, auth: ClientAutho
   drawScopes(flows[0]);
   box.append(
     h('div', { class: 'qv-field' }, h('label', { for: flowId, 'data-sw-translate': true }, t('Flow')), ' ', flowSelect),
-    clientId.element, secret.element, user.element, pass.element, scopesBox,
+    clientId.element,
+    secret.element,
+    user.element,
+    pass.element,
+    scopesBox,
     h('p', { class: 'qv-muted' }, `${t('Redirect URL')}: ${redirectUrl}`),
   );
   return async () => {
     const flow = flows[Number(flowSelect.value)];
     status.textContent = t('Waiting for the authorization server…');
     const scopes = Array.from(scopesBox.querySelectorAll<HTMLInputElement>('input:checked')).map((i) => i.value);
-    const token = await authorize({ flow, clientId: clientId.input.value, clientSecret: secret.input.value || undefined, scopes, redirectUrl, username: user.input.value, password: pass.input.value });
+    const token = await authorize({
+      flow,
+      clientId: clientId.input.value,
+      clientSecret: secret.input.value || undefined,
+      scopes,
+      redirectUrl,
+      username: user.input.value,
+      password: pass.input.value,
+    });
     auth.add(scheme.name, new BearerAuthorization(token));
   };
 }

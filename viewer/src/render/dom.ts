@@ -15,7 +15,11 @@ export function safeUrl(url: string): string {
   return trimmed;
 }
 
-export function h<K extends keyof HTMLElementTagNameMap>(tag: K, attrs?: Record<string, AttrValue> | null, ...children: Child[]): HTMLElementTagNameMap[K] {
+export function h<K extends keyof HTMLElementTagNameMap>(
+  tag: K,
+  attrs?: Record<string, AttrValue> | null,
+  ...children: Child[]
+): HTMLElementTagNameMap[K] {
   const el = document.createElement(tag);
   if (attrs) {
     for (const [key, value] of Object.entries(attrs)) {
@@ -38,7 +42,11 @@ export function append(parent: Node, children: Child[]) {
 }
 
 /** A fixed viewer phrase: translated now, and marked so a 2.x page's translate() finds it. */
-export function tr(phrase: string, tag: 'span' | 'strong' | 'label' | 'h2' | 'h4' | 'th' | 'div' | 'p' = 'span', attrs: Record<string, AttrValue> = {}) {
+export function tr(
+  phrase: string,
+  tag: 'span' | 'strong' | 'label' | 'h2' | 'h4' | 'th' | 'div' | 'p' = 'span',
+  attrs: Record<string, AttrValue> = {},
+) {
   return h(tag, { ...attrs, 'data-sw-translate': true }, t(phrase));
 }
 
@@ -58,8 +66,7 @@ export function inChunks<T>(items: T[], each: (item: T) => void, budgetMs = 12):
       if (index < items.length) {
         if (idle) idle(step);
         else setTimeout(step, 0);
-      }
-      else resolve();
+      } else resolve();
     };
     step();
   });

@@ -19,7 +19,10 @@ function typeOf(s: Schema): string | undefined {
 }
 
 export function isFileSchema(s: Schema) {
-  return typeOf(s) === 'file' || (typeOf(s) === 'string' && (s.format === 'binary' || s.contentMediaType === 'application/octet-stream'));
+  return (
+    typeOf(s) === 'file' ||
+    (typeOf(s) === 'string' && (s.format === 'binary' || s.contentMediaType === 'application/octet-stream'))
+  );
 }
 
 function initialText(param: Parameter, s: Schema): string {
@@ -28,10 +31,21 @@ function initialText(param: Parameter, s: Schema): string {
   return typeof value === 'object' ? JSON.stringify(value) : String(value);
 }
 
-export function inputFor(param: Parameter, resolver: Resolver, booleanValues: [string, string], id: string): ParamInput {
+export function inputFor(
+  param: Parameter,
+  resolver: Resolver,
+  booleanValues: [string, string],
+  id: string,
+): ParamInput {
   const s = resolver.deref(param.schema) ?? {};
   const label = `${param.name}${param.required ? ` (${t('required')})` : ''}`;
-  const common = { id, 'aria-label': label, 'aria-required': param.required ? 'true' : undefined, class: 'qv-input', name: param.name };
+  const common = {
+    id,
+    'aria-label': label,
+    'aria-required': param.required ? 'true' : undefined,
+    class: 'qv-input',
+    name: param.name,
+  };
   const type = typeOf(s);
 
   if (isFileSchema(s)) {
@@ -41,25 +55,42 @@ export function inputFor(param: Parameter, resolver: Resolver, booleanValues: [s
   if (type === 'array') {
     const items = resolver.deref(s.items) ?? {};
     if (Array.isArray(items.enum)) {
-      const select = h('select', { ...common, multiple: true }, items.enum.map((v: unknown) => h('option', { value: String(v) }, String(v))));
+      const select = h(
+        'select',
+        { ...common, multiple: true },
+        items.enum.map((v: unknown) => h('option', { value: String(v) }, String(v))),
+      );
       const defaults = Array.isArray(s.default) ? s.default.map(String) : [];
       for (const option of Array.from(select.options)) option.selected = defaults.includes(option.value);
       return { element: select, control: select, read: () => Array.from(select.selectedOptions).map((o) => o.value) };
     }
     const area = h('textarea', { ...common, rows: '3', placeholder: t('one value per line') });
     area.value = Array.isArray(s.default) ? s.default.join('\n') : '';
-    return { element: area, control: area, read: () => area.value.split('\n').map((v) => v.trim()).filter(Boolean) };
+    return {
+      element: area,
+      control: area,
+      read: () =>
+        area.value
+          .split('\n')
+          .map((v) => v.trim())
+          .filter(Boolean),
+    };
   }
   if (type === 'boolean' || Array.isArray(s.enum)) {
     const choices: string[] = type === 'boolean' ? booleanValues : s.enum.map((v: unknown) => String(v));
     const select = h('select', common);
     if (!param.required || type !== 'boolean') select.append(h('option', { value: '' }, ''));
     for (const choice of choices) select.append(h('option', { value: choice }, choice));
-    const initial = s.default !== undefined ? (type === 'boolean' ? booleanValues[s.default ? 0 : 1] : String(s.default)) : '';
+    const initial =
+      s.default !== undefined ? (type === 'boolean' ? booleanValues[s.default ? 0 : 1] : String(s.default)) : '';
     select.value = initial;
     return { element: select, control: select, read: () => select.value };
   }
-  const input = h('input', { ...common, type: s.format === 'password' ? 'password' : 'text', placeholder: param.required ? t('(required)') : undefined });
+  const input = h('input', {
+    ...common,
+    type: s.format === 'password' ? 'password' : 'text',
+    placeholder: param.required ? t('(required)') : undefined,
+  });
   input.value = initialText(param, s);
   return { element: input, control: input, read: () => input.value };
 }

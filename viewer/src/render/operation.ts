@@ -39,15 +39,34 @@ export function domId(op: Operation) {
 
 export function renderOperation(op: Operation, ctx: RenderContext): OperationView {
   const bodyId = `${domId(op)}-content`;
-  const head = h('button', { type: 'button', class: 'qv-op-head', 'aria-expanded': 'false', 'aria-controls': bodyId },
+  const head = h(
+    'button',
+    { type: 'button', class: 'qv-op-head', 'aria-expanded': 'false', 'aria-controls': bodyId },
     h('span', { class: 'qv-method' }, op.method.toUpperCase()),
     h('span', { class: op.deprecated ? 'qv-path qv-deprecated' : 'qv-path' }, op.path),
     h('span', { class: 'qv-summary' }, op.summary ?? ''),
   );
   const locks = securityNames(op, ctx);
-  if (locks.length) head.append(h('span', { class: 'qv-lock', title: `${t('Authorization')}: ${locks.join(', ')}`, 'aria-label': `${t('Authorization')}: ${locks.join(', ')}` }, '🔒'));
+  if (locks.length) {
+    head.append(
+      h(
+        'span',
+        {
+          class: 'qv-lock',
+          title: `${t('Authorization')}: ${locks.join(', ')}`,
+          'aria-label': `${t('Authorization')}: ${locks.join(', ')}`,
+        },
+        '🔒',
+      ),
+    );
+  }
   const body = h('div', { class: 'qv-op-body', id: bodyId, hidden: true });
-  const element = h('li', { class: `qv-op qv-${op.method}`, id: domId(op), 'data-op-id': op.id }, h('h3', { class: 'qv-op-title' }, head), body);
+  const element = h(
+    'li',
+    { class: `qv-op qv-${op.method}`, id: domId(op), 'data-op-id': op.id },
+    h('h3', { class: 'qv-op-title' }, head),
+    body,
+  );
   let built = false;
   const ensureBody = () => {
     if (built) return;
@@ -79,7 +98,10 @@ function securityNames(op: Operation, ctx: RenderContext): string[] {
 }
 
 function successResponse(op: Operation) {
-  return op.responses.find((r) => /^2/.test(r.code) && r.contents.length) ?? op.responses.find((r) => r.code === 'default' && r.contents.length);
+  return (
+    op.responses.find((r) => /^2/.test(r.code) && r.contents.length) ??
+    op.responses.find((r) => r.code === 'default' && r.contents.length)
+  );
 }
 
 function operationBody(op: Operation, ctx: RenderContext): DocumentFragment {
@@ -87,9 +109,13 @@ function operationBody(op: Operation, ctx: RenderContext): DocumentFragment {
   const resolver = model.resolver;
   const out = document.createDocumentFragment();
   if (op.deprecated) out.append(tr('Warning: Deprecated', 'p', { class: 'qv-warning', role: 'note' }));
-  if (op.description) out.append(tr('Implementation Notes', 'h4'), h('div', { class: 'qv-markdown' }, markdown(op.description)));
+  if (op.description) {
+    out.append(tr('Implementation Notes', 'h4'), h('div', { class: 'qv-markdown' }, markdown(op.description)));
+  }
   const locks = securityNames(op, ctx);
-  if (locks.length) out.append(h('p', { class: 'qv-security' }, tr('Authorization', 'strong'), `: ${locks.join(', ')}`));
+  if (locks.length) {
+    out.append(h('p', { class: 'qv-security' }, tr('Authorization', 'strong'), `: ${locks.join(', ')}`));
+  }
 
   // Response class and the Accept select.
   let accept: HTMLSelectElement | undefined;
@@ -102,8 +128,20 @@ function operationBody(op: Operation, ctx: RenderContext): DocumentFragment {
   }
   if (op.produces.length) {
     const id = uid('qv-accept');
-    accept = h('select', { id, class: 'qv-accept' }, op.produces.map((type) => h('option', { value: type }, type)));
-    out.append(h('div', { class: 'qv-field' }, h('label', { for: id, 'data-sw-translate': true }, t('Response Content Type')), ' ', accept));
+    accept = h(
+      'select',
+      { id, class: 'qv-accept' },
+      op.produces.map((type) => h('option', { value: type }, type)),
+    );
+    out.append(
+      h(
+        'div',
+        { class: 'qv-field' },
+        h('label', { for: id, 'data-sw-translate': true }, t('Response Content Type')),
+        ' ',
+        accept,
+      ),
+    );
   }
   if (success?.headers.length) out.append(headersTable(success.headers, ctx));
 
@@ -129,7 +167,13 @@ function operationBody(op: Operation, ctx: RenderContext): DocumentFragment {
     const s = resolver.deref(formContent.schema ?? {}) ?? {};
     const required = new Set<string>(Array.isArray(s.required) ? s.required : []);
     for (const [name, prop] of Object.entries<Schema>(s.properties ?? {})) {
-      const param: Parameter = { name, in: 'formData', required: required.has(name), description: resolver.deref(prop)?.description, schema: prop };
+      const param: Parameter = {
+        name,
+        in: 'formData',
+        required: required.has(name),
+        description: resolver.deref(prop)?.description,
+        schema: prop,
+      };
       const row = paramRow(param, ctx, canSubmit);
       if (row.input) formFields.push({ name, input: row.input, param });
       rows.push(row.row);
@@ -142,8 +186,20 @@ function operationBody(op: Operation, ctx: RenderContext): DocumentFragment {
   if (rows.length) {
     out.append(
       tr('Parameters', 'h4'),
-      h('table', { class: 'qv-table qv-params' },
-        h('thead', null, h('tr', null, ['Parameter', 'Value', 'Description', 'Parameter Type', 'Data Type'].map((c) => tr(c, 'th', { scope: 'col' })))),
+      h(
+        'table',
+        { class: 'qv-table qv-params' },
+        h(
+          'thead',
+          null,
+          h(
+            'tr',
+            null,
+            ['Parameter', 'Value', 'Description', 'Parameter Type', 'Data Type'].map((c) =>
+              tr(c, 'th', { scope: 'col' }),
+            ),
+          ),
+        ),
         h('tbody', null, rows),
       ),
     );
@@ -154,14 +210,32 @@ function operationBody(op: Operation, ctx: RenderContext): DocumentFragment {
   if (messages.length) {
     out.append(
       tr('Response Messages', 'h4'),
-      h('table', { class: 'qv-table qv-messages' },
-        h('thead', null, h('tr', null, ['HTTP Status Code', 'Reason', 'Response Model', 'Headers'].map((c) => tr(c, 'th', { scope: 'col' })))),
-        h('tbody', null, messages.map((r) => h('tr', null,
-          h('td', null, r.code),
-          h('td', { class: 'qv-markdown' }, markdown(r.description)),
-          h('td', null, r.contents[0]?.schema ? lazyModel(r.contents[0].schema, r.contents[0].type, ctx) : ''),
-          h('td', null, r.headers.length ? headersTable(r.headers, ctx) : ''),
-        ))),
+      h(
+        'table',
+        { class: 'qv-table qv-messages' },
+        h(
+          'thead',
+          null,
+          h(
+            'tr',
+            null,
+            ['HTTP Status Code', 'Reason', 'Response Model', 'Headers'].map((c) => tr(c, 'th', { scope: 'col' })),
+          ),
+        ),
+        h(
+          'tbody',
+          null,
+          messages.map((r) =>
+            h(
+              'tr',
+              null,
+              h('td', null, r.code),
+              h('td', { class: 'qv-markdown' }, markdown(r.description)),
+              h('td', null, r.contents[0]?.schema ? lazyModel(r.contents[0].schema, r.contents[0].type, ctx) : ''),
+              h('td', null, r.headers.length ? headersTable(r.headers, ctx) : ''),
+            ),
+          ),
+        ),
       ),
     );
   }
@@ -170,7 +244,11 @@ function operationBody(op: Operation, ctx: RenderContext): DocumentFragment {
   const result = h('div', { class: 'qv-result', hidden: true, 'aria-live': 'polite' });
   if (canSubmit) {
     const submit = h('button', { type: 'button', class: 'qv-submit', 'data-sw-translate': true }, t('Try it out!'));
-    const hide = h('button', { type: 'button', class: 'qv-link qv-hide-response', hidden: true, 'data-sw-translate': true }, t('Hide Response'));
+    const hide = h(
+      'button',
+      { type: 'button', class: 'qv-link qv-hide-response', hidden: true, 'data-sw-translate': true },
+      t('Hide Response'),
+    );
     const status = h('span', { class: 'qv-status', role: 'status' });
     hide.addEventListener('click', () => {
       result.hidden = true;
@@ -205,7 +283,14 @@ function operationBody(op: Operation, ctx: RenderContext): DocumentFragment {
           values,
           accept: accept?.value,
           body: formFields.length
-            ? { contentType: formContent?.type ?? (formFields.some((f) => isFileSchema(resolver.deref(f.param.schema) ?? {})) ? 'multipart/form-data' : 'application/x-www-form-urlencoded'), fields }
+            ? {
+                contentType:
+                  formContent?.type ??
+                  (formFields.some((f) => isFileSchema(resolver.deref(f.param.schema) ?? {}))
+                    ? 'multipart/form-data'
+                    : 'application/x-www-form-urlencoded'),
+                fields,
+              }
             : bodyBox
               ? { contentType: bodyBox.type(), text: bodyBox.text.value }
               : undefined,
@@ -236,18 +321,41 @@ function flag(control: HTMLElement, invalid: boolean, missing: HTMLElement[]) {
   } else control.removeAttribute('aria-invalid');
 }
 
-function paramRow(param: Parameter, ctx: RenderContext, canSubmit: boolean): { row: HTMLTableRowElement; input?: ParamInput } {
+function paramRow(
+  param: Parameter,
+  ctx: RenderContext,
+  canSubmit: boolean,
+): { row: HTMLTableRowElement; input?: ParamInput } {
   const resolver = ctx.model.resolver;
   const id = uid('qv-param');
   const input = canSubmit ? inputFor(param, resolver, ctx.options.booleanValues, id) : undefined;
   const s = resolver.deref(param.schema) ?? {};
-  const shown = input ? input.element : h('span', { class: 'qv-readonly' }, s.default !== undefined ? String(s.default) : '');
-  const row = h('tr', { class: param.required ? 'qv-required' : undefined },
-    h('td', { class: 'qv-param-name' }, input ? h('label', { for: id }, param.name) : param.name, param.required ? h('span', { class: 'qv-sr' }, ` (${t('required')})`) : ''),
+  const shown = input
+    ? input.element
+    : h('span', { class: 'qv-readonly' }, s.default !== undefined ? String(s.default) : '');
+  const row = h(
+    'tr',
+    { class: param.required ? 'qv-required' : undefined },
+    h(
+      'td',
+      { class: 'qv-param-name' },
+      input ? h('label', { for: id }, param.name) : param.name,
+      param.required ? h('span', { class: 'qv-sr' }, ` (${t('required')})`) : '',
+    ),
     h('td', null, shown),
-    h('td', { class: 'qv-markdown' }, markdown(param.description, true), param.deprecated ? [' ', tr('(deprecated)', 'span', { class: 'qv-warning' })] : ''),
+    h(
+      'td',
+      { class: 'qv-markdown' },
+      markdown(param.description, true),
+      param.deprecated ? [' ', tr('(deprecated)', 'span', { class: 'qv-warning' })] : '',
+    ),
     h('td', null, param.in),
-    h('td', null, h('span', { class: 'qv-type' }, typeLabel(param.schema, resolver)), Array.isArray(s.enum) ? h('div', { class: 'qv-muted' }, s.enum.map(String).join(', ')) : ''),
+    h(
+      'td',
+      null,
+      h('span', { class: 'qv-type' }, typeLabel(param.schema, resolver)),
+      Array.isArray(s.enum) ? h('div', { class: 'qv-muted' }, s.enum.map(String).join(', ')) : '',
+    ),
   );
   return { row, input };
 }
@@ -256,9 +364,20 @@ function bodyRow(op: Operation, ctx: RenderContext, canSubmit: boolean) {
   const resolver = ctx.model.resolver;
   const body = op.requestBody!;
   const id = uid('qv-body');
-  const text = h('textarea', { id, class: 'qv-body-input', rows: '8', 'aria-label': `${t('body')}${body.required ? ` (${t('required')})` : ''}`, 'aria-required': body.required ? 'true' : undefined, readonly: !canSubmit });
+  const text = h('textarea', {
+    id,
+    class: 'qv-body-input',
+    rows: '8',
+    'aria-label': `${t('body')}${body.required ? ` (${t('required')})` : ''}`,
+    'aria-required': body.required ? 'true' : undefined,
+    readonly: !canSubmit,
+  });
   const typeId = uid('qv-ctype');
-  const typeSelect = h('select', { id: typeId, class: 'qv-content-type' }, body.contents.map((c) => h('option', { value: c.type }, c.type)));
+  const typeSelect = h(
+    'select',
+    { id: typeId, class: 'qv-content-type' },
+    body.contents.map((c) => h('option', { value: c.type }, c.type)),
+  );
   const current = () => body.contents.find((c) => c.type === typeSelect.value) ?? body.contents[0];
   const fill = (value: string) => {
     if (!text.value.trim()) text.value = value;
@@ -267,21 +386,48 @@ function bodyRow(op: Operation, ctx: RenderContext, canSubmit: boolean) {
   const drawTabs = () => {
     const c = current();
     typeCell.textContent = '';
-    typeCell.append(schemaTabs(c.schema, resolver, ctx.options.defaultModelRendering, c.type, c.example, canSubmit ? fill : undefined));
+    typeCell.append(
+      schemaTabs(
+        c.schema,
+        resolver,
+        ctx.options.defaultModelRendering,
+        c.type,
+        c.example,
+        canSubmit ? fill : undefined,
+      ),
+    );
   };
   typeSelect.addEventListener('change', drawTabs);
   drawTabs();
   const valueCell = h('td', null);
   if (canSubmit && ctx.options.jsonEditor && /json/.test(current().type) && current().schema) {
     const initial = current().example;
-    valueCell.append(schemaForm(current().schema!, resolver, ctx.options.booleanValues, initial, (value) => {
-      text.value = value === undefined ? '' : JSON.stringify(value, null, 2);
-    }));
+    valueCell.append(
+      schemaForm(current().schema!, resolver, ctx.options.booleanValues, initial, (value) => {
+        text.value = value === undefined ? '' : JSON.stringify(value, null, 2);
+      }),
+    );
     text.value = exampleText(current().schema, resolver, current().type, initial);
   }
-  valueCell.append(text, h('div', { class: 'qv-field' }, h('label', { for: typeId, 'data-sw-translate': true }, t('Parameter content type:')), ' ', typeSelect));
-  const row = h('tr', { class: body.required ? 'qv-required' : undefined },
-    h('td', { class: 'qv-param-name' }, h('label', { for: id }, 'body'), body.required ? h('span', { class: 'qv-sr' }, ` (${t('required')})`) : ''),
+  valueCell.append(
+    text,
+    h(
+      'div',
+      { class: 'qv-field' },
+      h('label', { for: typeId, 'data-sw-translate': true }, t('Parameter content type:')),
+      ' ',
+      typeSelect,
+    ),
+  );
+  const row = h(
+    'tr',
+    { class: body.required ? 'qv-required' : undefined },
+    h(
+      'td',
+      { class: 'qv-param-name' },
+      h('label', { for: id }, 'body'),
+      body.required ? h('span', { class: 'qv-sr' }, ` (${t('required')})`) : '',
+    ),
     valueCell,
     h('td', { class: 'qv-markdown' }, markdown(body.description, true)),
     h('td', null, 'body'),
@@ -294,15 +440,39 @@ function lazyModel(schema: Schema, mediaType: string, ctx: RenderContext) {
   const label = typeLabel(schema, ctx.model.resolver) || t('Model');
   const details = h('details', { class: 'qv-nested' }, h('summary', null, label));
   details.addEventListener('toggle', () => {
-    if (details.open && details.children.length === 1) details.append(schemaTabs(schema, ctx.model.resolver, ctx.options.defaultModelRendering, mediaType));
+    if (details.open && details.children.length === 1) {
+      details.append(schemaTabs(schema, ctx.model.resolver, ctx.options.defaultModelRendering, mediaType));
+    }
   });
   return details;
 }
 
 function headersTable(headers: { name: string; description?: string; schema?: Schema }[], ctx: RenderContext) {
-  return h('table', { class: 'qv-table qv-headers' },
+  return h(
+    'table',
+    { class: 'qv-table qv-headers' },
     h('caption', { 'data-sw-translate': true }, t('Headers')),
-    h('thead', null, h('tr', null, ['Header', 'Description', 'Type'].map((c) => tr(c, 'th', { scope: 'col' })))),
-    h('tbody', null, headers.map((hd) => h('tr', null, h('td', null, hd.name), h('td', { class: 'qv-markdown' }, markdown(hd.description, true)), h('td', null, typeLabel(hd.schema, ctx.model.resolver))))),
+    h(
+      'thead',
+      null,
+      h(
+        'tr',
+        null,
+        ['Header', 'Description', 'Type'].map((c) => tr(c, 'th', { scope: 'col' })),
+      ),
+    ),
+    h(
+      'tbody',
+      null,
+      headers.map((hd) =>
+        h(
+          'tr',
+          null,
+          h('td', null, hd.name),
+          h('td', { class: 'qv-markdown' }, markdown(hd.description, true)),
+          h('td', null, typeLabel(hd.schema, ctx.model.resolver)),
+        ),
+      ),
+    ),
   );
 }

@@ -20,20 +20,47 @@ function filenameOf(outcome: Outcome): string {
   return match ? decodeURIComponent(match[1]).replace(/[\\/]/g, '_') : 'download';
 }
 
-export function renderOutcome(target: HTMLElement, request: BuiltRequest, outcome: Outcome, showRequestHeaders: boolean, threshold: number | undefined) {
+export function renderOutcome(
+  target: HTMLElement,
+  request: BuiltRequest,
+  outcome: Outcome,
+  showRequestHeaders: boolean,
+  threshold: number | undefined,
+) {
   target.textContent = '';
   target.append(section('Curl', h('pre', { class: 'qv-code qv-curl' }, curlOf(request))));
   target.append(section('Request URL', h('pre', { class: 'qv-code qv-request-url' }, request.url)));
-  if (showRequestHeaders) target.append(section('Request Headers', h('pre', { class: 'qv-code qv-request-headers' }, headersText(Object.entries(request.headers)) || t('no content'))));
+  if (showRequestHeaders) {
+    target.append(
+      section(
+        'Request Headers',
+        h(
+          'pre',
+          { class: 'qv-code qv-request-headers' },
+          headersText(Object.entries(request.headers)) || t('no content'),
+        ),
+      ),
+    );
+  }
 
   const body = h('div', { class: 'qv-response-body' });
   if (outcome.networkError) {
     body.append(h('pre', { class: 'qv-code qv-error', role: 'alert' }, outcome.networkError));
   } else if (outcome.blob) {
     const url = URL.createObjectURL(outcome.blob);
-    if (/^image\//.test(outcome.contentType) && !/svg/.test(outcome.contentType)) body.append(h('img', { src: url, alt: t('Response image'), class: 'qv-response-image' }));
-    else if (/^audio\//.test(outcome.contentType)) body.append(h('audio', { src: url, controls: true, 'aria-label': t('Response audio') }));
-    else body.append(h('a', { href: url, download: filenameOf(outcome), class: 'qv-download', 'data-sw-translate': true }, `${t('Download file')} (${outcome.blob.size} B)`));
+    if (/^image\//.test(outcome.contentType) && !/svg/.test(outcome.contentType)) {
+      body.append(h('img', { src: url, alt: t('Response image'), class: 'qv-response-image' }));
+    } else if (/^audio\//.test(outcome.contentType)) {
+      body.append(h('audio', { src: url, controls: true, 'aria-label': t('Response audio') }));
+    } else {
+      body.append(
+        h(
+          'a',
+          { href: url, download: filenameOf(outcome), class: 'qv-download', 'data-sw-translate': true },
+          `${t('Download file')} (${outcome.blob.size} B)`,
+        ),
+      );
+    }
   } else {
     const text = outcome.text ?? '';
     const pre = h('pre', { class: 'qv-code qv-response-text' });
@@ -52,5 +79,10 @@ export function renderOutcome(target: HTMLElement, request: BuiltRequest, outcom
   }
   target.append(section('Response Body', body));
   target.append(section('Response Code', h('pre', { class: 'qv-code qv-response-code' }, String(outcome.status))));
-  target.append(section('Response Headers', h('pre', { class: 'qv-code qv-response-headers' }, headersText(outcome.headers) || t('no content'))));
+  target.append(
+    section(
+      'Response Headers',
+      h('pre', { class: 'qv-code qv-response-headers' }, headersText(outcome.headers) || t('no content')),
+    ),
+  );
 }

@@ -28,7 +28,14 @@ export function typeLabel(schema: Schema | undefined, resolver: Resolver): strin
   const type = primaryType(s);
   if (type === 'array') return `array[${typeLabel(s.items, resolver) || 'any'}]`;
   if (s.oneOf || s.anyOf) return ((s.oneOf ?? s.anyOf) as Schema[]).map((x) => typeLabel(x, resolver)).join(' | ');
-  if (s.allOf) return (s.allOf as Schema[]).map((x) => typeLabel(x, resolver)).filter(Boolean).join(' & ') || 'object';
+  if (s.allOf) {
+    return (
+      (s.allOf as Schema[])
+        .map((x) => typeLabel(x, resolver))
+        .filter(Boolean)
+        .join(' & ') || 'object'
+    );
+  }
   const nullable = s.nullable === true || (Array.isArray(s.type) && s.type.includes('null'));
   return `${type ?? 'any'}${s.format ? ` (${s.format})` : ''}${nullable ? ' | null' : ''}`;
 }
@@ -94,8 +101,18 @@ function exampleStep(schema: Schema | undefined, resolver: Resolver, ancestors: 
     }
     if (type === 'string') {
       const byFormat: Record<string, string> = {
-        'date-time': '2024-01-01T00:00:00Z', date: '2024-01-01', email: 'user@example.com', uuid: '3fa85f64-5717-4562-b3fc-2c963f66afa6',
-        uri: 'https://example.com', url: 'https://example.com', hostname: 'example.com', ipv4: '192.0.2.1', ipv6: '2001:db8::1', password: '', binary: '', byte: '',
+        'date-time': '2024-01-01T00:00:00Z',
+        date: '2024-01-01',
+        email: 'user@example.com',
+        uuid: '3fa85f64-5717-4562-b3fc-2c963f66afa6',
+        uri: 'https://example.com',
+        url: 'https://example.com',
+        hostname: 'example.com',
+        ipv4: '192.0.2.1',
+        ipv6: '2001:db8::1',
+        password: '',
+        binary: '',
+        byte: '',
       };
       return ownValue(byFormat, String(s.format)) ?? 'string';
     }
@@ -108,7 +125,12 @@ function exampleStep(schema: Schema | undefined, resolver: Resolver, ancestors: 
   }
 }
 
-export function exampleText(schema: Schema | undefined, resolver: Resolver, mediaType = 'application/json', explicit?: unknown): string {
+export function exampleText(
+  schema: Schema | undefined,
+  resolver: Resolver,
+  mediaType = 'application/json',
+  explicit?: unknown,
+): string {
   const value = explicit !== undefined ? explicit : exampleOf(schema, resolver);
   if (value === undefined) return '';
   if (typeof value === 'string' && !/json/.test(mediaType)) return value;
@@ -117,14 +139,19 @@ export function exampleText(schema: Schema | undefined, resolver: Resolver, medi
 }
 
 function escapeXml(value: string) {
-  return value.replace(/[<>&'"]/g, (c) => ({ '<': '&lt;', '>': '&gt;', '&': '&amp;', "'": '&apos;', '"': '&quot;' })[c]!);
+  return value.replace(
+    /[<>&'"]/g,
+    (c) => ({ '<': '&lt;', '>': '&gt;', '&': '&amp;', "'": '&apos;', '"': '&quot;' })[c]!,
+  );
 }
 
 function toXml(value: unknown, name: string, indent = ''): string {
   const tag = name.replace(/[^A-Za-z0-9_.-]/g, '_') || 'item';
   if (Array.isArray(value)) return value.map((v) => toXml(v, tag, indent)).join('\n');
   if (value && typeof value === 'object') {
-    const inner = Object.entries(value).map(([k, v]) => toXml(v, k, indent + '  ')).join('\n');
+    const inner = Object.entries(value)
+      .map(([k, v]) => toXml(v, k, indent + '  '))
+      .join('\n');
     return `${indent}<${tag}>\n${inner}\n${indent}</${tag}>`;
   }
   return `${indent}<${tag}>${escapeXml(String(value))}</${tag}>`;
@@ -138,18 +165,32 @@ export function modelTree(schema: Schema | undefined, resolver: Resolver, ancest
   const type = primaryType(s) ?? (s.allOf ? 'object' : undefined);
   const wrap = h('div', { class: 'qv-model' });
   if (ancestors.includes(s)) {
-    wrap.append(h('span', { class: 'qv-type' }, name ?? type ?? 'object'), ' ', tr('(recursive)', 'span', { class: 'qv-muted' }));
+    wrap.append(
+      h('span', { class: 'qv-type' }, name ?? type ?? 'object'),
+      ' ',
+      tr('(recursive)', 'span', { class: 'qv-muted' }),
+    );
     return wrap;
   }
   const inner = [...ancestors, s];
   if (s.description) wrap.append(h('div', { class: 'qv-model-desc' }, markdown(s.description, true)));
   if (s.oneOf || s.anyOf) {
     wrap.append(tr(s.oneOf ? 'One of' : 'Any of', 'div', { class: 'qv-muted' }));
-    wrap.append(h('ul', { class: 'qv-alternatives' }, ((s.oneOf ?? s.anyOf) as Schema[]).map((alt) => h('li', null, nested(alt, resolver, inner)))));
+    wrap.append(
+      h(
+        'ul',
+        { class: 'qv-alternatives' },
+        ((s.oneOf ?? s.anyOf) as Schema[]).map((alt) => h('li', null, nested(alt, resolver, inner))),
+      ),
+    );
     return wrap;
   }
   if (type === 'array') {
-    wrap.append(h('span', { class: 'qv-type' }, `${name ?? ''}${name ? ' ' : ''}[`), nested(s.items, resolver, inner), h('span', { class: 'qv-type' }, ']'));
+    wrap.append(
+      h('span', { class: 'qv-type' }, `${name ?? ''}${name ? ' ' : ''}[`),
+      nested(s.items, resolver, inner),
+      h('span', { class: 'qv-type' }, ']'),
+    );
     return wrap;
   }
   if (type !== 'object') {
@@ -161,9 +202,12 @@ export function modelTree(schema: Schema | undefined, resolver: Resolver, ancest
   for (const [prop, propSchema] of Object.entries(properties)) {
     const p = resolver.deref(propSchema) ?? {};
     list.append(
-      h('li', null,
+      h(
+        'li',
+        null,
         h('span', { class: 'qv-prop-name' }, prop),
-        ' (', h('span', { class: 'qv-type' }, typeLabel(propSchema, resolver)),
+        ' (',
+        h('span', { class: 'qv-type' }, typeLabel(propSchema, resolver)),
         required.has(prop) ? '' : [', ', tr('optional', 'span', { class: 'qv-muted' })],
         p.readOnly ? [', ', tr('read only', 'span', { class: 'qv-muted' })] : '',
         ')',
@@ -174,9 +218,22 @@ export function modelTree(schema: Schema | undefined, resolver: Resolver, ancest
     );
   }
   if (s.additionalProperties && typeof s.additionalProperties === 'object') {
-    list.append(h('li', null, h('span', { class: 'qv-prop-name' }, '*'), ' (', h('span', { class: 'qv-type' }, typeLabel(s.additionalProperties, resolver)), ')'));
+    list.append(
+      h(
+        'li',
+        null,
+        h('span', { class: 'qv-prop-name' }, '*'),
+        ' (',
+        h('span', { class: 'qv-type' }, typeLabel(s.additionalProperties, resolver)),
+        ')',
+      ),
+    );
   }
-  wrap.append(h('span', { class: 'qv-model-title' }, `${name ?? ''} {`), list, h('span', { class: 'qv-model-title' }, '}'));
+  wrap.append(
+    h('span', { class: 'qv-model-title' }, `${name ?? ''} {`),
+    list,
+    h('span', { class: 'qv-model-title' }, '}'),
+  );
   return wrap;
 }
 
@@ -198,19 +255,32 @@ function constraints(s: Schema): HTMLElement | string {
 /** A nested model behind a disclosure; its tree is built when first opened. */
 function nested(schema: Schema | undefined, resolver: Resolver, ancestors: object[]): HTMLElement {
   const s = schema ? resolver.deref(schema) : undefined;
-  if (!s || typeof s !== 'object' || !isComplex(s)) return h('span', { class: 'qv-type' }, typeLabel(schema, resolver) || 'any');
+  if (!s || typeof s !== 'object' || !isComplex(s)) {
+    return h('span', { class: 'qv-type' }, typeLabel(schema, resolver) || 'any');
+  }
   if (ancestors.includes(s)) return modelTree(schema, resolver, ancestors);
   const details = h('details', { class: 'qv-nested' }, h('summary', null, typeLabel(schema, resolver) || 'object'));
-  details.addEventListener('toggle', () => {
-    if (details.open && details.children.length === 1) details.append(modelTree(schema, resolver, ancestors));
-  }, { passive: true });
+  details.addEventListener(
+    'toggle',
+    () => {
+      if (details.open && details.children.length === 1) details.append(modelTree(schema, resolver, ancestors));
+    },
+    { passive: true },
+  );
   return details;
 }
 
 /**
  * Tabs "Model" / "Model Schema". Clicking the example calls `onPick` (fills an empty body box).
  */
-export function schemaTabs(schema: Schema | undefined, resolver: Resolver, initial: 'model' | 'schema', mediaType: string, explicitExample?: unknown, onPick?: (text: string) => void): HTMLElement {
+export function schemaTabs(
+  schema: Schema | undefined,
+  resolver: Resolver,
+  initial: 'model' | 'schema',
+  mediaType: string,
+  explicitExample?: unknown,
+  onPick?: (text: string) => void,
+): HTMLElement {
   const id = uid('qv-tabs');
   const box = h('div', { class: 'qv-schema-tabs' });
   const list = h('div', { role: 'tablist', class: 'qv-tablist', 'aria-label': t('Model') });
@@ -220,8 +290,17 @@ export function schemaTabs(schema: Schema | undefined, resolver: Resolver, initi
     () => modelTree(schema, resolver),
     () => {
       const text = exampleText(schema, resolver, mediaType, explicitExample);
-      const pre = h('pre', { class: 'qv-code qv-example', tabindex: onPick ? '0' : undefined, title: onPick ? t('Click to set as parameter value') : undefined, 'data-sw-translate': true });
-      highlightInto(pre, text, /xml/.test(mediaType) ? 'xml' : /json/.test(mediaType) || !text.startsWith('<') ? 'json' : 'plain');
+      const pre = h('pre', {
+        class: 'qv-code qv-example',
+        tabindex: onPick ? '0' : undefined,
+        title: onPick ? t('Click to set as parameter value') : undefined,
+        'data-sw-translate': true,
+      });
+      highlightInto(
+        pre,
+        text,
+        /xml/.test(mediaType) ? 'xml' : /json/.test(mediaType) || !text.startsWith('<') ? 'json' : 'plain',
+      );
       if (onPick) {
         pre.addEventListener('click', () => onPick(text));
         pre.addEventListener('keydown', (e) => {
@@ -244,14 +323,27 @@ export function schemaTabs(schema: Schema | undefined, resolver: Resolver, initi
     if (focus) tabs[index].focus();
   };
   ['Model', 'Model Schema'].forEach((label, i) => {
-    const tab = h('button', { type: 'button', role: 'tab', id: `${id}-tab${i}`, 'aria-controls': `${id}-panel${i}`, class: 'qv-tab', 'data-sw-translate': true }, t(label));
+    const tab = h(
+      'button',
+      {
+        type: 'button',
+        role: 'tab',
+        id: `${id}-tab${i}`,
+        'aria-controls': `${id}-panel${i}`,
+        class: 'qv-tab',
+        'data-sw-translate': true,
+      },
+      t(label),
+    );
     tab.addEventListener('click', () => select(i));
     tab.addEventListener('keydown', (e) => {
       if (e.key === 'ArrowRight' || e.key === 'ArrowLeft') select(1 - i, true);
     });
     tabs.push(tab);
     list.append(tab);
-    panels.push(h('div', { role: 'tabpanel', id: `${id}-panel${i}`, 'aria-labelledby': `${id}-tab${i}`, class: 'qv-tabpanel' }));
+    panels.push(
+      h('div', { role: 'tabpanel', id: `${id}-panel${i}`, 'aria-labelledby': `${id}-tab${i}`, class: 'qv-tabpanel' }),
+    );
   });
   box.append(list, ...panels);
   select(initial === 'model' ? 0 : 1);
