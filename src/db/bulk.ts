@@ -5,11 +5,8 @@
 // statement (src/db keeps a cache by SQL text), and the values are always bound parameters.
 // - SQLite: multi-row VALUES, at most 32766 bound values a statement;
 // - PostgreSQL: one array parameter per column, expanded by unnest (any number of rows).
-import { CompiledQuery, type Kysely, type Transaction } from 'kysely';
-import type { Dialect } from './index.js';
-import type { DB } from './schema.js';
-
-type Q = Kysely<DB> | Transaction<DB>;
+import { CompiledQuery } from 'kysely';
+import type { Dialect, Executor } from './index.js';
 
 /** A column and its PostgreSQL type (for the unnest array's cast). */
 export interface Column {
@@ -46,7 +43,7 @@ const quoted = (name: string) => `"${name}"`;
  * new rows.
  */
 export async function insertRows<R = Record<string, unknown>>(
-  db: Q,
+  db: Executor,
   dialect: Dialect,
   table: string,
   columns: Column[],
@@ -74,7 +71,7 @@ export async function insertRows<R = Record<string, unknown>>(
  * insertRows, each row's key values first. Returns the `returning` columns of the changed rows.
  */
 export async function updateRows<R = Record<string, unknown>>(
-  db: Q,
+  db: Executor,
   dialect: Dialect,
   table: string,
   keys: Column[],

@@ -3,13 +3,16 @@
 import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
-import { CompiledQuery, Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
+import { CompiledQuery, Kysely, PostgresDialect, SqliteDialect, sql, type Transaction } from 'kysely';
 import pg from 'pg';
 import type { DatabaseConfig } from '../config.js';
 import { FALLBACK_AUTOCHECKPOINT_PAGES, startCheckpointer } from './checkpointer.js';
 import type { DB } from './schema.js';
 
 export type Dialect = 'sqlite' | 'postgres';
+
+/** What a store's statements run on: the database itself or a transaction of it. */
+export type Executor = Kysely<DB> | Transaction<DB>;
 
 export interface Database {
   kysely: Kysely<DB>;

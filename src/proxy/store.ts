@@ -1,12 +1,12 @@
 // SQL of the proxy's accounts. Every balance change is one conditional statement, so it is
 // atomic on SQLite and PostgreSQL alike and never a read-modify-write in JavaScript.
-import type { Kysely, Selectable, Transaction } from 'kysely';
+import type { Selectable } from 'kysely';
 import { sql } from 'kysely';
+import type { Executor } from '../db/index.js';
 import { prepared, type Params } from '../db/prepared.js';
-import type { DB } from '../db/schema.js';
 import type { ProxyAccountsTable, ProxyMintOpsTable } from './tables.js';
 
-export type Executor = Kysely<DB> | Transaction<DB>;
+export type { Executor };
 
 /** An account row in camelCase. */
 export interface Account {

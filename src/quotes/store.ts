@@ -1,11 +1,9 @@
 // All SQL of the quotation service (Kysely, parameterized, same queries on SQLite and PostgreSQL).
-import { sql, type Kysely, type Transaction } from 'kysely';
-import type { Dialect } from '../db/index.js';
-import type { DB } from '../db/schema.js';
+import { sql } from 'kysely';
+import type { Dialect, Executor } from '../db/index.js';
 import type { Principal } from '../http/auth.js';
 import type { QuoteFileLocaleRow, QuoteFileRow, QuoteImportRow, QuoteOrderRow, QuoteProjectRow } from './tables.js';
 
-type Q = Kysely<DB> | Transaction<DB>;
 export type Project = Omit<QuoteProjectRow, 'id'> & { id: number };
 export type FileRow = Omit<QuoteFileRow, 'id'> & { id: number };
 export type ImportRow = Omit<QuoteImportRow, 'id'> & { id: number };
@@ -24,19 +22,19 @@ export function chunks<T>(items: T[], size = BATCH): T[][] {
 // ---- projects ---------------------------------------------------------------------------
 
 /** A project the principal may see (its owner, or any project for an admin), else undefined. */
-export async function findProject(db: Q, id: number, principal: Principal): Promise<Project | undefined> {
+export async function findProject(db: Executor, id: number, principal: Principal): Promise<Project | undefined> {
   let query = db.selectFrom('quote_projects').selectAll().where('id', '=', id);
   if (principal.role !== 'admin') query = query.where('owner_id', '=', principal.userId);
   return (await query.executeTakeFirst()) as Project | undefined;
 }
 
-export async function listProjects(db: Q, principal: Principal): Promise<Project[]> {
+export async function listProjects(db: Executor, principal: Principal): Promise<Project[]> {
   let query = db.selectFrom('quote_projects').selectAll().orderBy('id');
   if (principal.role !== 'admin') query = query.where('owner_id', '=', principal.userId);
   return (await query.execute()) as Project[];
 }
 
-export async function targetLocales(db: Q, projectId: number): Promise<string[]> {
+export async function targetLocales(db: Executor, projectId: number): Promise<string[]> {
   const rows = await db
     .selectFrom('quote_project_languages')
     .select('locale')
@@ -46,7 +44,7 @@ export async function targetLocales(db: Q, projectId: number): Promise<string[]>
   return rows.map((row) => row.locale);
 }
 
-export async function addTargetLocales(db: Q, projectId: number, locales: string[], now: number): Promise<void> {
+export async function addTargetLocales(db: Executor, projectId: number, locales: string[], now: number): Promise<void> {
   if (!locales.length) return;
   await db
     .insertInto('quote_project_languages')
@@ -55,7 +53,7 @@ export async function addTargetLocales(db: Q, projectId: number, locales: string
     .execute();
 }
 
-export async function setTargetLocales(db: Q, projectId: number, locales: string[], now: number): Promise<void> {
+export async function setTargetLocales(db: Executor, projectId: number, locales: string[], now: number): Promise<void> {
   let remove = db.deleteFrom('quote_project_languages').where('project_id', '=', projectId);
   if (locales.length) remove = remove.where('locale', 'not in', locales);
   await remove.execute();
@@ -64,7 +62,7 @@ export async function setTargetLocales(db: Q, projectId: number, locales: string
 
 // ---- files and strings ---------------------------------------------------------------------
 
-export async function findFile(db: Q, projectId: number, name: string): Promise<FileRow | undefined> {
+export async function findFile(db: Executor, projectId: number, name: string): Promise<FileRow | undefined> {
   return (await db
     .selectFrom('quote_files')
     .selectAll()
@@ -80,7 +78,7 @@ export async function findFile(db: Q, projectId: number, name: string): Promise<
  * the caller gives the event loop a turn, and other queries wait for the connection.
  */
 export async function* exportRows(
-  db: Q,
+  db: Executor,
   dialect: Dialect,
   fileId: number,
   locale: string,
@@ -118,7 +116,7 @@ export type ExportRowObject = {
 };
 
 /** The Plural-Forms header of a file's last upload in one language. */
-export async function pluralFormsOf(db: Q, fileId: number, locale: string): Promise<string | null> {
+export async function pluralFormsOf(db: Executor, fileId: number, locale: string): Promise<string | null> {
   const row = await db
     .selectFrom('quote_file_locales')
     .select('plural_forms')
@@ -132,7 +130,7 @@ export type FileWithCounts = FileRow & { counts: QuoteFileLocaleRow | null };
 
 /** Files by name with their state counts in one language (null: no translation or order yet), in one query. */
 export async function filesWithCounts(
-  db: Q,
+  db: Executor,
   projectId: number,
   names: string[],
   locale: string,
@@ -198,7 +196,7 @@ export async function filesWithCounts(
  * Recounts the phrase states of one file in one language (rules in docs/quotes.md), in one
  * aggregate query, and stores them: quotations then only add up these rows.
  */
-export async function recountFileLocale(db: Q, fileId: number, locale: string): Promise<void> {
+export async function recountFileLocale(db: Executor, fileId: number, locale: string): Promise<void> {
   const baseline = await db
     .selectFrom('quote_file_locales')
     .select('ordered_at')
@@ -248,14 +246,14 @@ export async function recountFileLocale(db: Q, fileId: number, locale: string): 
 }
 
 /** The languages that have counts for a file (every one must be recounted after a change). */
-export async function countedLocales(db: Q, fileId: number): Promise<string[]> {
+export async function countedLocales(db: Executor, fileId: number): Promise<string[]> {
   const rows = await db.selectFrom('quote_file_locales').select('locale').where('file_id', '=', fileId).execute();
   return rows.map((row) => row.locale);
 }
 
 // ---- imports --------------------------------------------------------------------------------
 
-export async function findImport(db: Q, projectId: number, id: number): Promise<ImportRow | undefined> {
+export async function findImport(db: Executor, projectId: number, id: number): Promise<ImportRow | undefined> {
   return (await db
     .selectFrom('quote_imports')
     .select([
@@ -282,14 +280,14 @@ export async function findImport(db: Q, projectId: number, id: number): Promise<
 }
 
 /** Drops the stored uploads of imports that have ended. */
-export async function dropPayloads(db: Q, importIds: number[]): Promise<void> {
+export async function dropPayloads(db: Executor, importIds: number[]): Promise<void> {
   if (importIds.length) await db.deleteFrom('quote_import_payloads').where('import_id', 'in', importIds).execute();
 }
 
 // ---- orders and the translators' backlog -------------------------------------------------------
 
 /** Each translator's end of assigned work in a language, for work still running at `now`. */
-export async function backlog(db: Q, locale: string, now: number): Promise<Map<string, number>> {
+export async function backlog(db: Executor, locale: string, now: number): Promise<Map<string, number>> {
   const rows = await db
     .selectFrom('quote_assignments')
     .select(['translator', sql<number>`max(busy_until)`.as('until')])
@@ -301,7 +299,7 @@ export async function backlog(db: Q, locale: string, now: number): Promise<Map<s
 }
 
 /** The translator with the most words translated on the project in this language. */
-export async function preferredTranslator(db: Q, projectId: number, locale: string): Promise<string | null> {
+export async function preferredTranslator(db: Executor, projectId: number, locale: string): Promise<string | null> {
   const row = await db
     .selectFrom('quote_assignments')
     .select(['translator', sql<number>`sum(word_count)`.as('words')])

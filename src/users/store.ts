@@ -1,11 +1,8 @@
 // The SQL of users, sessions, password resets, photos, the mail outbox and API keys.
 // Every multi-row change runs in one transaction; every query is parameterized by Kysely.
-import type { Kysely, Transaction } from 'kysely';
 import { isUniqueViolation } from '../db/errors.js';
-import { writeTransaction, type Database } from '../db/index.js';
+import { writeTransaction, type Database, type Executor } from '../db/index.js';
 import type { DB } from '../db/schema.js';
-
-type Db = Kysely<DB> | Transaction<DB>;
 
 export interface UserRow {
   id: number;
@@ -27,7 +24,7 @@ export interface Credentials {
   password_hash: string;
 }
 
-function usersWithPhoto(db: Db) {
+function usersWithPhoto(db: Executor) {
   return db
     .selectFrom('users')
     .leftJoin('user_photos', 'user_photos.user_id', 'users.id')
@@ -311,7 +308,7 @@ export class UsersStore {
 }
 
 async function replacePasswordIn(
-  trx: Transaction<DB>,
+  trx: Executor,
   userId: number,
   hash: string,
   keepSession: string | undefined,
