@@ -2,7 +2,6 @@
 // Every multi-row change runs in one transaction; every query is parameterized by Kysely.
 import { isUniqueViolation } from '../db/errors.js';
 import { writeTransaction, type Database, type Executor } from '../db/index.js';
-import type { DB } from '../db/schema.js';
 
 export interface UserRow {
   id: number;
