@@ -7,8 +7,8 @@
 // the journaled outputs, and the credit or token is written in the same transaction that marks
 // the operation done. See docs/proxy-wallet.md.
 import { Amount, OutputData, getEncodedToken, type Proof, type SerializedOutputData } from '@cashu/cashu-ts';
-import { sql, type Insertable, type Selectable } from 'kysely';
-import type { Database } from '../db/index.js';
+import type { Insertable } from 'kysely';
+import { writeTransaction, type Database } from '../db/index.js';
 import { HttpError } from '../http/errors.js';
 import type { ProxyConfig } from './config.js';
 import {
@@ -25,21 +25,41 @@ import {
 import {
   type Account,
   accountById,
+  accountByKeyHash,
+  claimOp,
+  claimOpInputs,
   countUnclaimedRefunds,
   creditAccount,
   createFundedAccount,
   debitAvailable,
+  insertMintOp,
+  insertProofs,
+  journalIssue,
+  leaveOpPending,
+  markOpDone,
+  markOpFailed,
+  markOpInputsSpent,
   markRefundClaimed,
+  mintOpById,
   oldestUnclaimedRefund,
+  opHoldingProofs,
   proofsHeldInFlight,
   refundOps,
+  releaseOpInputs,
+  releaseReservedProofs,
+  reserveProofs,
   restoreDebit,
+  markMaybeSwapped,
+  unfinishedOps,
+  unspentProofs,
   type Executor,
+  type MintOpRow,
+  type ProofRow,
 } from './store.js';
 import type { ProxyMintOpsTable } from './tables.js';
 import { inputFee, mintFailure, msatToUnit, parseToken, proofY, tokenError, unitToMsat } from './tokens.js';
 
-export type MintOp = Selectable<ProxyMintOpsTable>;
+export type MintOp = MintOpRow;
 
 type ToAccount = { accountId: number };
 type ToNewAccount = { newAccount: { keyHash: string; keyPrefix: string } };
@@ -208,7 +228,7 @@ export class NodeWallet {
       );
       if (op) return this.redeemResult(await this.drive(op, true));
       // Some proof is already in another redemption: settle against that one.
-      const holder = await this.opHoldingProofs(parsed.ys);
+      const holder = await opHoldingProofs(this.db.kysely, parsed.ys);
       if (!holder) continue; // it failed and let go meanwhile: try again
       if (holder.state === 'done' || holder.state === 'failed') {
         throw tokenError('token_already_spent', 'This token has already been redeemed (it is spent)');
@@ -257,21 +277,10 @@ export class NodeWallet {
   /** Writes the operation and claims its proofs in one transaction; null if a proof is taken. */
   private async journalRedeem(values: Insertable<ProxyMintOpsTable>, ys: string[]): Promise<MintOp | null> {
     try {
-      return await this.db.kysely.transaction().execute(async (trx) => {
-        const op = await trx
-          .insertInto('proxy_mint_ops')
-          .values({ ...values, debit_account_id: null, result: null, error: null })
-          .returningAll()
-          .executeTakeFirstOrThrow();
-        const claimed = await trx
-          .insertInto('proxy_op_inputs')
-          // In a fixed order, so two transactions claiming overlapping proofs cannot deadlock.
-          .values([...ys].sort().map((y) => ({ y, op_id: op.id })))
-          .onConflict((oc) => oc.column('y').doNothing())
-          .returning('y')
-          .execute();
-        if (claimed.length !== ys.length) throw new Conflict();
-        return normalizeOp(op);
+      return await writeTransaction(this.db, async (trx) => {
+        const op = await insertMintOp(trx, { ...values, debit_account_id: null, result: null, error: null });
+        if ((await claimOpInputs(trx, op.id, ys)) !== ys.length) throw new Conflict();
+        return op;
       });
     } catch (error) {
       if (error instanceof Conflict) return null;
@@ -279,28 +288,12 @@ export class NodeWallet {
     }
   }
 
-  private async opHoldingProofs(ys: string[]): Promise<MintOp | null> {
-    const row = await this.db.kysely
-      .selectFrom('proxy_op_inputs')
-      .innerJoin('proxy_mint_ops', 'proxy_mint_ops.id', 'proxy_op_inputs.op_id')
-      .selectAll('proxy_mint_ops')
-      .where('proxy_op_inputs.y', 'in', ys)
-      .orderBy('proxy_mint_ops.id', 'desc')
-      .executeTakeFirst();
-    return row ? normalizeOp(row) : null;
-  }
-
   private async redeemResult(op: MintOp): Promise<RedeemResult> {
     const journal = parseJournal(op);
     const inputSum = journal.inputs.reduce((sum, p) => sum + p.amount, 0);
     let creditedAccountId = op.credit_account_id;
     if (creditedAccountId === null && op.credit_key_hash) {
-      const row = await this.db.kysely
-        .selectFrom('proxy_accounts')
-        .select('id')
-        .where('key_hash', '=', op.credit_key_hash)
-        .executeTakeFirst();
-      creditedAccountId = row ? Number(row.id) : null;
+      creditedAccountId = (await accountByKeyHash(this.db.kysely, op.credit_key_hash))?.id ?? null;
     }
     return {
       amountMsat: op.credit_msat,
@@ -326,12 +319,8 @@ export class NodeWallet {
       throw new RangeError(`issue: ${amountMsat} msat is not a positive whole number of ${unit}`);
     }
     const now = Date.now();
-    const op = await this.db.kysely
-      .insertInto('proxy_mint_ops')
-      .values(this.issueOpValues(normalizeMintUrl(mintUrl), unit, options.purpose ?? 'withdraw', null, 0, now))
-      .returningAll()
-      .executeTakeFirstOrThrow();
-    const done = await this.runIssue(normalizeOp(op), units);
+    const values = this.issueOpValues(normalizeMintUrl(mintUrl), unit, options.purpose ?? 'withdraw', null, 0, now);
+    const done = await this.runIssue(await insertMintOp(this.db.kysely, values), units);
     return done.result!;
   }
 
@@ -345,29 +334,26 @@ export class NodeWallet {
     // A token finished after its own call had answered 503 goes out before anything else, so that
     // a newer refund can never hide it: one token per call, the oldest first.
     const unclaimed = await oldestUnclaimedRefund(this.db.kysely, accountId);
-    if (unclaimed) return this.refundAnswer(normalizeOp(unclaimed), true);
+    if (unclaimed) return this.refundAnswer(unclaimed, true);
     for (let attempt = 0; attempt < 5; attempt++) {
       const now = Date.now();
-      const started = await this.db.kysely
-        .transaction()
-        .execute(async (trx) => {
-          const account = await accountById(trx, accountId);
-          if (!account) throw new HttpError(401, 'Unknown account', { code: 'invalid_api_key' });
-          const units = msatToUnit(account.balanceMsat - account.reservedMsat, account.unit);
-          if (units <= 0) return { op: null, units: 0 };
-          const debit = unitToMsat(units, account.unit);
-          if (!(await debitAvailable(trx, account.id, debit, now))) throw new Conflict();
-          const op = await trx
-            .insertInto('proxy_mint_ops')
-            .values(this.issueOpValues(account.mintUrl, account.unit, 'refund', account.id, debit, now))
-            .returningAll()
-            .executeTakeFirstOrThrow();
-          return { op: normalizeOp(op), units };
-        })
-        .catch((error) => {
-          if (error instanceof Conflict) return null; // the balance moved under us: read it again
-          throw error;
-        });
+      // Reads the balance, then debits it: SQLite's write lock from the start (writeTransaction).
+      const started = await writeTransaction(this.db, async (trx) => {
+        const account = await accountById(trx, accountId);
+        if (!account) throw new HttpError(401, 'Unknown account', { code: 'invalid_api_key' });
+        const units = msatToUnit(account.balanceMsat - account.reservedMsat, account.unit);
+        if (units <= 0) return { op: null, units: 0 };
+        const debit = unitToMsat(units, account.unit);
+        if (!(await debitAvailable(trx, account.id, debit, now))) throw new Conflict();
+        const op = await insertMintOp(
+          trx,
+          this.issueOpValues(account.mintUrl, account.unit, 'refund', account.id, debit, now),
+        );
+        return { op, units };
+      }).catch((error) => {
+        if (error instanceof Conflict) return null; // the balance moved under us: read it again
+        throw error;
+      });
       if (started === null) continue;
       if (started.op) return this.refundAnswer(await this.runIssue(started.op, started.units), false);
       return this.latestRefund(accountId);
@@ -377,21 +363,12 @@ export class NodeWallet {
 
   /** With nothing left to refund: the last refund again (its answer may have been lost). */
   private async latestRefund(accountId: number): Promise<RefundResult> {
-    const row = await this.db.kysely
-      .selectFrom('proxy_mint_ops')
-      .selectAll()
-      .where('debit_account_id', '=', accountId)
-      .where('kind', '=', 'issue')
-      .where('purpose', '=', 'refund')
-      .where('state', '!=', 'failed')
-      .orderBy('id', 'desc')
-      .executeTakeFirst();
-    if (!row) {
+    let [op] = await refundOps(this.db.kysely, accountId, { limit: 1 });
+    if (!op) {
       throw new HttpError(400, 'Nothing to refund: the available balance is less than one unit of the mint', {
         code: 'nothing_to_refund',
       });
     }
-    let op = normalizeOp(row);
     if (op.state !== 'done') {
       const claimed = await this.claim(op.id);
       if (!claimed) {
@@ -424,7 +401,7 @@ export class NodeWallet {
   /** The account's refunds that took money, newest first (a page of at most `limit`). */
   async refunds(accountId: number, page: { before?: number; limit: number }): Promise<RefundRecord[]> {
     const rows = await refundOps(this.db.kysely, accountId, page);
-    return rows.map(normalizeOp).map((op) => ({
+    return rows.map((op) => ({
       id: op.id,
       state: op.state === 'done' ? 'done' : 'pending',
       msats: op.debit_msat,
@@ -481,95 +458,66 @@ export class NodeWallet {
     let pending: MintOp | null = null;
     const waitUntil = Date.now() + IN_FLIGHT_WAIT_MS;
     for (let conflicts = 0; conflicts < 5 && !pending;) {
-      pending = await this.db.kysely
-        .transaction()
-        .execute(async (trx) => {
-          const pool = await trx
-            .selectFrom('proxy_proofs')
-            .selectAll()
-            .where('mint_url', '=', op.mint_url)
-            .where('unit', '=', op.unit)
-            .where('state', '=', 'unspent')
-            .orderBy('amount', 'desc')
-            .limit(MAX_INPUTS)
-            .execute();
-          // Inputs worth the amount suffice: the mint's fee comes out of the token (worth units − fee),
-          // and the change (sum − units) comes back, so the node's holdings drop by exactly `units`.
-          const picked: typeof pool = [];
-          let sum = 0;
-          for (const proof of pool) {
-            if (sum >= units) break;
-            picked.push(proof);
-            sum += Number(proof.amount);
+      // Reads the pool, then reserves from it: SQLite's write lock from the start (writeTransaction).
+      pending = await writeTransaction(this.db, async (trx) => {
+        const pool = await unspentProofs(trx, op.mint_url, op.unit, MAX_INPUTS);
+        // Inputs worth the amount suffice: the mint's fee comes out of the token (worth units − fee),
+        // and the change (sum − units) comes back, so the node's holdings drop by exactly `units`.
+        const picked: ProofRow[] = [];
+        let sum = 0;
+        for (const proof of pool) {
+          if (sum >= units) break;
+          picked.push(proof);
+          sum += proof.amount;
+        }
+        const fee = inputFee(
+          picked.map((p) => p.keyset_id),
+          keysets,
+        );
+        if (sum < units) {
+          // Another issue's inputs may hold what this one needs until its change comes back.
+          if (Date.now() < waitUntil && (await proofsHeldInFlight(trx, op.mint_url, op.unit))) {
+            throw new HeldInFlight();
           }
-          const fee = inputFee(
-            picked.map((p) => p.keyset_id),
-            keysets,
-          );
-          if (sum < units) {
-            // Another issue's inputs may hold what this one needs until its change comes back.
-            if (Date.now() < waitUntil && (await proofsHeldInFlight(trx, op.mint_url, op.unit))) {
-              throw new HeldInFlight();
-            }
-            const message = `The node holds too little at ${op.mint_url} to issue this token now; nothing was taken`;
-            const headers = { 'retry-after': '5' };
-            throw new HttpError(503, message, { code: 'insufficient_node_funds', type: 'api_error', headers });
-          }
-          if (units - fee <= 0) {
-            throw tokenError(
-              'amount_below_fee',
-              `The amount is not more than the mint's input fee (${fee} ${op.unit})`,
-            );
-          }
-          const reserved = await trx
-            .updateTable('proxy_proofs')
-            .set({ state: 'reserved', spend_op_id: op.id })
-            .where(
-              'id',
-              'in',
-              picked.map((p) => p.id),
-            )
-            .where('state', '=', 'unspent')
-            .executeTakeFirst();
-          if (Number(reserved.numUpdatedRows) !== picked.length) throw new Conflict();
-          const send = blankOutputs(units - fee, keyset, op.mint_url);
-          const change = sum - units > 0 ? blankOutputs(sum - units, keyset, op.mint_url) : [];
-          const journal: Journal = {
-            inputs: picked.map((p) => ({ id: p.keyset_id, amount: Number(p.amount), secret: p.secret, C: p.c })),
-            ys: picked.map((p) => p.y),
-            inputRows: picked.map((p) => Number(p.id)),
-            outputs: [...send, ...change].map((o) => OutputData.serialize(o)),
-            keysetId: keyset.id,
-            sendCount: send.length,
-          };
-          const now = Date.now();
-          const updated = await trx
-            .updateTable('proxy_mint_ops')
-            .set({
-              state: 'pending',
-              request: JSON.stringify(journal),
-              lease_until: now + this.leaseMs,
-              updated_at: now,
-            })
-            .where('id', '=', op.id)
-            .where('state', '=', 'preparing')
-            .returningAll()
-            .executeTakeFirst();
-          if (!updated) throw new Settled();
-          return normalizeOp(updated);
-        })
-        .catch(async (error) => {
-          if (error instanceof Conflict) {
-            conflicts++; // another issue took a proof: pick again
-            return null;
-          }
-          if (error instanceof HeldInFlight) {
-            await new Promise((resolve) => setTimeout(resolve, 100));
-            return null;
-          }
-          if (error instanceof HttpError) await this.fail(op, error.message, { releaseInputs: true });
-          throw error;
-        });
+          const message = `The node holds too little at ${op.mint_url} to issue this token now; nothing was taken`;
+          const headers = { 'retry-after': '5' };
+          throw new HttpError(503, message, { code: 'insufficient_node_funds', type: 'api_error', headers });
+        }
+        if (units - fee <= 0) {
+          throw tokenError('amount_below_fee', `The amount is not more than the mint's input fee (${fee} ${op.unit})`);
+        }
+        const reserved = await reserveProofs(
+          trx,
+          picked.map((p) => p.id),
+          op.id,
+        );
+        if (reserved !== picked.length) throw new Conflict();
+        const send = blankOutputs(units - fee, keyset, op.mint_url);
+        const change = sum - units > 0 ? blankOutputs(sum - units, keyset, op.mint_url) : [];
+        const journal: Journal = {
+          inputs: picked.map((p) => ({ id: p.keyset_id, amount: p.amount, secret: p.secret, C: p.c })),
+          ys: picked.map((p) => p.y),
+          inputRows: picked.map((p) => p.id),
+          outputs: [...send, ...change].map((o) => OutputData.serialize(o)),
+          keysetId: keyset.id,
+          sendCount: send.length,
+        };
+        const now = Date.now();
+        const updated = await journalIssue(trx, op.id, JSON.stringify(journal), now + this.leaseMs, now);
+        if (!updated) throw new Settled();
+        return updated;
+      }).catch(async (error) => {
+        if (error instanceof Conflict) {
+          conflicts++; // another issue took a proof: pick again
+          return null;
+        }
+        if (error instanceof HeldInFlight) {
+          await new Promise((resolve) => setTimeout(resolve, 100));
+          return null;
+        }
+        if (error instanceof HttpError) await this.fail(op, error.message, { releaseInputs: true });
+        throw error;
+      });
     }
     if (!pending) {
       await this.fail(op, 'could not reserve proofs', { releaseInputs: true });
@@ -735,38 +683,27 @@ export class NodeWallet {
         : null;
     const now = Date.now();
     try {
-      await this.db.kysely.transaction().execute(async (trx) => {
-        const marked = await trx
-          .updateTable('proxy_mint_ops')
-          .set({ state: 'done', result, error: null, updated_at: now })
-          .where('id', '=', op.id)
-          .where('state', '=', 'pending')
-          .executeTakeFirst();
-        if (Number(marked.numUpdatedRows) !== 1) throw new Settled();
-        const kept = proofs.slice(sendCount);
-        if (kept.length) {
-          await trx
-            .insertInto('proxy_proofs')
-            .values(
-              kept.map((p) => ({
-                mint_url: op.mint_url,
-                unit: op.unit,
-                keyset_id: p.id,
-                amount: Number(p.amount.toString()),
-                secret: p.secret,
-                c: p.C,
-                y: proofY(p.secret),
-                dleq: p.dleq ? JSON.stringify(p.dleq) : null,
-                state: 'unspent' as const,
-                source_op_id: op.id,
-                spend_op_id: null,
-                created_at: now,
-              })),
-            )
-            .execute();
-        }
+      await writeTransaction(this.db, async (trx) => {
+        if (!(await markOpDone(trx, op.id, result, now))) throw new Settled();
+        await insertProofs(
+          trx,
+          proofs.slice(sendCount).map((p) => ({
+            mint_url: op.mint_url,
+            unit: op.unit,
+            keyset_id: p.id,
+            amount: Number(p.amount.toString()),
+            secret: p.secret,
+            c: p.C,
+            y: proofY(p.secret),
+            dleq: p.dleq ? JSON.stringify(p.dleq) : null,
+            state: 'unspent' as const,
+            source_op_id: op.id,
+            spend_op_id: null,
+            created_at: now,
+          })),
+        );
         if (op.kind === 'issue') {
-          await trx.updateTable('proxy_proofs').set({ state: 'spent' }).where('spend_op_id', '=', op.id).execute();
+          await markOpInputsSpent(trx, op.id);
         } else {
           await this.applyCredit(trx, op, now);
         }
@@ -796,12 +733,7 @@ export class NodeWallet {
 
   /** Reads an operation someone settled; done is returned, failed is thrown. */
   private async settledOp(id: number): Promise<MintOp> {
-    const row = await this.db.kysely
-      .selectFrom('proxy_mint_ops')
-      .selectAll()
-      .where('id', '=', id)
-      .executeTakeFirstOrThrow();
-    const op = normalizeOp(row);
+    const op = await mintOpById(this.db.kysely, id);
     if (op.state === 'done') return op;
     if (op.state === 'failed') {
       throw op.kind === 'redeem'
@@ -833,25 +765,12 @@ export class NodeWallet {
   /** Claims an unfinished operation whose lease ran out (no one is working on it). */
   async claim(id: number): Promise<MintOp | null> {
     const now = Date.now();
-    const row = await this.db.kysely
-      .updateTable('proxy_mint_ops')
-      .set({ lease_until: now + this.leaseMs, attempts: sql<number>`attempts + 1`, updated_at: now })
-      .where('id', '=', id)
-      .where('state', 'in', ['preparing', 'pending'])
-      .where('lease_until', '<=', now)
-      .returningAll()
-      .executeTakeFirst();
-    return row ? normalizeOp(row) : null;
+    return (await claimOp(this.db.kysely, id, now + this.leaseMs, now)) ?? null;
   }
 
   /** Records, before a swap is sent again, that it may be performed (see drive). */
   private async setMaybeSwapped(op: MintOp): Promise<MintOp> {
-    await this.db.kysely
-      .updateTable('proxy_mint_ops')
-      .set({ maybe_swapped: 1 })
-      .where('id', '=', op.id)
-      .where('state', '=', 'pending')
-      .execute();
+    await markMaybeSwapped(this.db.kysely, op.id);
     return { ...op, maybe_swapped: 1 };
   }
 
@@ -859,13 +778,8 @@ export class NodeWallet {
   private async stillPending(op: MintOp, error: unknown): Promise<HttpError> {
     const now = Date.now();
     this.log.warn({ opId: op.id, mint: op.mint_url, err: messageOf(error) }, 'mint operation left pending');
-    await this.db.kysely
-      .updateTable('proxy_mint_ops')
-      // maybe_swapped: a refusal just noted in memory (see drive) is written down with the rest.
-      .set({ lease_until: 0, error: messageOf(error).slice(0, 500), maybe_swapped: op.maybe_swapped, updated_at: now })
-      .where('id', '=', op.id)
-      .where('state', '=', 'pending')
-      .execute();
+    // maybe_swapped: a refusal just noted in memory (see drive) is written down with the rest.
+    await leaveOpPending(this.db.kysely, op.id, messageOf(error).slice(0, 500), op.maybe_swapped, now);
     return op.kind === 'redeem'
       ? new HttpError(
           503,
@@ -889,27 +803,16 @@ export class NodeWallet {
     how: { releaseInputs: boolean; inputsSpent?: boolean },
   ): Promise<void> {
     const now = Date.now();
-    await this.db.kysely.transaction().execute(async (trx) => {
-      const marked = await trx
-        .updateTable('proxy_mint_ops')
-        .set({ state: 'failed', error: reason.slice(0, 500), updated_at: now })
-        .where('id', '=', op.id)
-        .where('state', 'in', ['preparing', 'pending'])
-        .executeTakeFirst();
-      if (Number(marked.numUpdatedRows) !== 1) return; // settled by someone else
+    await writeTransaction(this.db, async (trx) => {
+      if (!(await markOpFailed(trx, op.id, reason.slice(0, 500), now))) return; // settled by someone else
       if (op.kind === 'redeem') {
-        if (how.releaseInputs) await trx.deleteFrom('proxy_op_inputs').where('op_id', '=', op.id).execute();
+        if (how.releaseInputs) await releaseOpInputs(trx, op.id);
         return;
       }
       if (op.debit_account_id !== null && op.debit_msat > 0) {
         await restoreDebit(trx, op.debit_account_id, op.debit_msat);
       }
-      await trx
-        .updateTable('proxy_proofs')
-        .set(how.inputsSpent ? { state: 'spent' } : { state: 'unspent', spend_op_id: null })
-        .where('spend_op_id', '=', op.id)
-        .where('state', '=', 'reserved')
-        .execute();
+      await releaseReservedProofs(trx, op.id, how.inputsSpent === true);
     });
   }
 
@@ -944,15 +847,7 @@ export class NodeWallet {
 
   /** Unfinished operations whose lease ran out, oldest first (for the recovery). */
   async unfinishedOps(limit = 100): Promise<MintOp[]> {
-    const rows = await this.db.kysely
-      .selectFrom('proxy_mint_ops')
-      .selectAll()
-      .where('state', 'in', ['preparing', 'pending'])
-      .where('lease_until', '<=', Date.now())
-      .orderBy('id')
-      .limit(limit)
-      .execute();
-    return rows.map(normalizeOp);
+    return unfinishedOps(this.db.kysely, Date.now(), limit);
   }
 }
 
@@ -988,24 +883,6 @@ function issueFeeMsat(op: MintOp): number | null {
 function parseJournal(op: MintOp): Journal {
   if (!op.request) throw new Error(`mint operation ${op.id} has no journal`);
   return JSON.parse(op.request) as Journal;
-}
-
-/** bigint columns arrive as strings from some drivers; make the row's numbers numbers. */
-function normalizeOp(row: MintOp): MintOp {
-  return {
-    ...row,
-    id: Number(row.id),
-    credit_account_id: row.credit_account_id === null ? null : Number(row.credit_account_id),
-    credit_msat: Number(row.credit_msat),
-    debit_account_id: row.debit_account_id === null ? null : Number(row.debit_account_id),
-    debit_msat: Number(row.debit_msat),
-    attempts: Number(row.attempts),
-    lease_until: Number(row.lease_until),
-    claimed_at: row.claimed_at === null ? null : Number(row.claimed_at),
-    maybe_swapped: Number(row.maybe_swapped),
-    created_at: Number(row.created_at),
-    updated_at: Number(row.updated_at),
-  };
 }
 
 function messageOf(error: unknown): string {
