@@ -3,7 +3,13 @@
 import { sql, type Insertable, type Selectable } from 'kysely';
 import type { Executor } from '../db/index.js';
 import { prepared, type Params } from '../db/prepared.js';
-import type { ProxyAccountsTable, ProxyMintOpsTable, ProxyProofsTable } from './tables.js';
+import type {
+  ProxyAccountsTable,
+  ProxyAdminSessionsTable,
+  ProxyMintOpsTable,
+  ProxyProofsTable,
+  ProxyWithdrawalsTable,
+} from './tables.js';
 
 export type { Executor };
 
@@ -66,12 +72,13 @@ export async function creditAccount(
   primaryMint: string,
   now: number,
 ): Promise<void> {
+  const keepsOneMint = sql<boolean>`balance_msat = 0 or (mint_url = ${from.mintUrl} and unit = ${from.unit})`;
   const result = await db
     .updateTable('proxy_accounts')
     .set({
       balance_msat: sql<number>`balance_msat + ${amountMsat}`,
-      mint_url: sql<string>`case when balance_msat = 0 or (mint_url = ${from.mintUrl} and unit = ${from.unit}) then ${from.mintUrl} else ${primaryMint} end`,
-      unit: sql<string>`case when balance_msat = 0 or (mint_url = ${from.mintUrl} and unit = ${from.unit}) then ${from.unit} else 'sat' end`,
+      mint_url: sql<string>`case when ${keepsOneMint} then ${from.mintUrl} else ${primaryMint} end`,
+      unit: sql<string>`case when ${keepsOneMint} then ${from.unit} else 'sat' end`,
       last_used_at: now,
     })
     .where('id', '=', accountId)
@@ -362,6 +369,162 @@ export async function releaseReservedProofs(db: Executor, opId: number, spent: b
     .where('spend_op_id', '=', opId)
     .where('state', '=', 'reserved')
     .execute();
+}
+
+// --- The admin page: node totals, recent rows, withdrawals of earnings, sessions -------------
+// Sums are cast to bigint in SQL: PostgreSQL's sum() of a bigint is numeric (a string to pg),
+// while a bigint arrives as a number (src/db/index.ts).
+
+/** Sums over every account; `earned` is their spent counters, kept in the transaction of each charge. */
+export async function accountTotals(db: Executor) {
+  return db
+    .selectFrom('proxy_accounts')
+    .select([
+      sql<number>`cast(coalesce(sum(balance_msat), 0) as bigint)`.as('held'),
+      sql<number>`cast(coalesce(sum(reserved_msat), 0) as bigint)`.as('reserved'),
+      sql<number>`cast(coalesce(sum(total_spent_msat), 0) as bigint)`.as('earned'),
+      sql<number>`cast(coalesce(sum(total_requests), 0) as bigint)`.as('settled'),
+      sql<number>`count(*)`.as('accounts'),
+    ])
+    .executeTakeFirstOrThrow();
+}
+
+/** Written as a literal, so the partial index of live reservations (migration 2102) serves it. */
+const STILL_RESERVED = sql<boolean>`status = 'reserved'`;
+
+export async function countLiveReservations(db: Executor): Promise<number> {
+  const row = await db
+    .selectFrom('proxy_requests')
+    .select(sql<number>`count(*)`.as('count'))
+    .where(STILL_RESERVED)
+    .executeTakeFirstOrThrow();
+  return row.count;
+}
+
+/** Paid out, or being paid out, to the operator. */
+export async function withdrawnMsat(db: Executor): Promise<number> {
+  const row = await db
+    .selectFrom('proxy_withdrawals')
+    .select(sql<number>`cast(coalesce(sum(amount_msat), 0) as bigint)`.as('total'))
+    .where('status', '!=', 'failed')
+    .executeTakeFirstOrThrow();
+  return row.total;
+}
+
+/** Takes the node's lock row: one check-and-record of the earnings at a time, across processes. */
+export async function lockNode(db: Executor): Promise<void> {
+  await db
+    .updateTable('proxy_node_lock')
+    .set({ version: sql<number>`version + 1` })
+    .where('id', '=', 1)
+    .execute();
+}
+
+/** The proofs the node holds, per mint and unit (spent ones left out). */
+export async function mintHoldings(db: Executor) {
+  return db
+    .selectFrom('proxy_proofs')
+    .select([
+      'mint_url',
+      'unit',
+      sql<number>`cast(coalesce(sum(case when state = 'unspent' then amount else 0 end), 0) as bigint)`.as('unspent'),
+      sql<number>`cast(coalesce(sum(case when state = 'reserved' then amount else 0 end), 0) as bigint)`.as('reserved'),
+      sql<number>`cast(sum(case when state = 'unspent' then 1 else 0 end) as bigint)`.as('proofs'),
+    ])
+    .where('state', '!=', 'spent')
+    .groupBy(['mint_url', 'unit'])
+    .orderBy('mint_url')
+    .execute();
+}
+
+/** The most recently used accounts. */
+export async function recentAccounts(db: Executor, limit: number) {
+  return db
+    .selectFrom('proxy_accounts')
+    .select([
+      'id',
+      'key_prefix',
+      'balance_msat',
+      'reserved_msat',
+      'total_spent_msat',
+      'total_requests',
+      'mint_url',
+      'unit',
+      'created_at',
+      'last_used_at',
+    ])
+    .orderBy(sql`coalesce(last_used_at, created_at)`, 'desc')
+    .limit(limit)
+    .execute();
+}
+
+/** The latest billed requests with their account's key prefix. */
+export async function recentRequests(db: Executor, limit: number) {
+  return db
+    .selectFrom('proxy_requests as r')
+    .leftJoin('proxy_accounts as a', 'a.id', 'r.account_id')
+    .select([
+      'r.id',
+      'a.key_prefix',
+      'r.model',
+      'r.path',
+      'r.stream',
+      'r.payment',
+      'r.status',
+      'r.reserved_msat',
+      'r.charged_msat',
+      'r.cost_msat',
+      'r.prompt_tokens',
+      'r.completion_tokens',
+      'r.usage_source',
+      'r.upstream_status',
+      'r.created_at',
+    ])
+    .orderBy('r.id', 'desc')
+    .limit(limit)
+    .execute();
+}
+
+export async function recentWithdrawals(db: Executor, limit: number) {
+  return db.selectFrom('proxy_withdrawals').selectAll().orderBy('id', 'desc').limit(limit).execute();
+}
+
+export async function insertWithdrawal(db: Executor, values: Insertable<ProxyWithdrawalsTable>): Promise<number> {
+  const row = await db.insertInto('proxy_withdrawals').values(values).returning('id').executeTakeFirstOrThrow();
+  return row.id;
+}
+
+export async function finishWithdrawal(
+  db: Executor,
+  id: number,
+  outcome: { status: 'issued'; token: string } | { status: 'failed'; error: string },
+  now: number,
+): Promise<void> {
+  await db
+    .updateTable('proxy_withdrawals')
+    .set({ ...outcome, updated_at: now })
+    .where('id', '=', id)
+    .execute();
+}
+
+export async function insertAdminSession(db: Executor, session: ProxyAdminSessionsTable): Promise<void> {
+  await db.insertInto('proxy_admin_sessions').values(session).execute();
+}
+
+export async function deleteExpiredAdminSessions(db: Executor, now: number): Promise<void> {
+  await db.deleteFrom('proxy_admin_sessions').where('expires_at', '<', now).execute();
+}
+
+export async function adminSessionByIdHash(db: Executor, idHash: string) {
+  return db
+    .selectFrom('proxy_admin_sessions')
+    .select(['principal', 'csrf_token', 'expires_at'])
+    .where('id_hash', '=', idHash)
+    .executeTakeFirst();
+}
+
+export async function deleteAdminSession(db: Executor, idHash: string): Promise<void> {
+  await db.deleteFrom('proxy_admin_sessions').where('id_hash', '=', idHash).execute();
 }
 
 /** Whether in-flight swaps at this mint hold proofs of this unit (their change comes back when they end). */

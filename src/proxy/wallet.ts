@@ -257,7 +257,8 @@ export class NodeWallet {
     if (parsed.amount - parsed.fee <= 0) {
       throw tokenError(
         'amount_below_fee',
-        `The token is worth ${parsed.amount} ${parsed.unit} and the mint's input fee is ${parsed.fee} ${parsed.unit}: nothing would remain to credit`,
+        `The token is worth ${parsed.amount} ${parsed.unit} and the mint's input fee is ` +
+          `${parsed.fee} ${parsed.unit}: nothing would remain to credit`,
       );
     }
     return parsed;
@@ -783,7 +784,8 @@ export class NodeWallet {
     return op.kind === 'redeem'
       ? new HttpError(
           503,
-          `The mint ${op.mint_url} did not confirm the redemption. Nothing is lost: send the same request again later to finish it (it will be credited once)`,
+          `The mint ${op.mint_url} did not confirm the redemption. Nothing is lost: send the same request ` +
+            'again later to finish it (it will be credited once)',
           { code: 'redemption_pending', type: 'api_error' },
         )
       : new HttpError(
@@ -821,7 +823,8 @@ export class NodeWallet {
     await this.fail(op, 'interrupted before it was sent', { releaseInputs: true });
     throw new HttpError(
       503,
-      "The operation was interrupted before it reached the mint; nothing was taken (a refund's debit is given back), try again",
+      'The operation was interrupted before it reached the mint; nothing was taken ' +
+        "(a refund's debit is given back), try again",
       { code: 'operation_interrupted', type: 'api_error' },
     );
   }
