@@ -7,7 +7,7 @@ import { scrypt as scryptCallback, timingSafeEqual } from 'node:crypto';
 import { promisify } from 'node:util';
 import fastifyCookie from '@fastify/cookie';
 import fastifyCsrfProtection from '@fastify/csrf-protection';
-import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
 import { bearerToken } from '../http/auth.js';
 import { HttpError } from '../http/errors.js';
 import { hitRateLimit } from '../http/rate-limit.js';
@@ -107,6 +107,16 @@ export async function registerAdminRoutes(app: FastifyInstance, context: Service
       scope.csrfProtection(request, reply, done);
     }
 
+    async function signedIn(request: FastifyRequest) {
+      if (!request.proxyAdmin) throw new HttpError(401, 'Log in first');
+    }
+    async function fromThisOrigin(request: FastifyRequest) {
+      refuseCrossOrigin(request);
+    }
+    async function sessionFromThisOrigin(request: FastifyRequest) {
+      if (request.session) refuseCrossOrigin(request);
+    }
+
     scope.removeAllContentTypeParsers();
     scope.addContentTypeParser(
       'application/x-www-form-urlencoded',
@@ -116,16 +126,12 @@ export async function registerAdminRoutes(app: FastifyInstance, context: Service
         done(null, Object.assign(Object.create(null), Object.fromEntries(new URLSearchParams(body as string))));
       },
     );
-    scope.setErrorHandler((error, request, reply) => {
-      const status = error instanceof HttpError ? error.status : ((error as { statusCode?: number }).statusCode ?? 500);
+    scope.setErrorHandler<FastifyError>((error, request, reply) => {
+      const status = error instanceof HttpError ? error.status : (error.statusCode ?? 500);
       if (status >= 500) request.log.error({ err: error }, 'admin page error');
-      const code = (error as { code?: string }).code;
-      const message =
-        status >= 500 && !(error instanceof HttpError)
-          ? 'Internal error'
-          : code && CSRF_ERRORS.has(code)
-            ? 'The form has expired; reload the page and try again'
-            : (error as Error).message;
+      let message = error.message;
+      if (status >= 500 && !(error instanceof HttpError)) message = 'Internal error';
+      else if (CSRF_ERRORS.has(error.code)) message = 'The form has expired; reload the page and try again';
       return sendPage(reply.code(status), 'Error', errorHtml(message));
     });
     scope.addHook('preHandler', currentAdmin);
@@ -191,49 +197,26 @@ export async function registerAdminRoutes(app: FastifyInstance, context: Service
       return reply.redirect('/admin/', 303);
     });
 
-    scope.post(
-      '/admin/logout',
-      {
-        schema: { hide: true },
-        // Only a session has something to end; the checks apply to it alone.
-        preHandler: [
-          async (request) => {
-            if (request.session) refuseCrossOrigin(request);
-          },
-          csrfOfSession,
-        ],
-      },
-      async (request, reply) => {
-        const sessionId = request.proxyAdmin?.sessionId;
-        if (sessionId) await deleteSession(db, sessionId);
-        reply.header('set-cookie', sessionCookie(scope, request, '', 0));
-        return reply.redirect('/admin/', 303);
-      },
-    );
+    // Only a session has something to end; the form checks apply to it alone.
+    const sessionForm = { schema: { hide: true }, preHandler: [sessionFromThisOrigin, csrfOfSession] };
+    scope.post('/admin/logout', sessionForm, async (request, reply) => {
+      const sessionId = request.proxyAdmin?.sessionId;
+      if (sessionId) await deleteSession(db, sessionId);
+      reply.header('set-cookie', sessionCookie(scope, request, '', 0));
+      return reply.redirect('/admin/', 303);
+    });
 
-    scope.post(
-      '/admin/withdraw',
-      {
-        schema: { hide: true },
-        preHandler: [
-          async (request) => {
-            if (!request.proxyAdmin) throw new HttpError(401, 'Log in first');
-            refuseCrossOrigin(request);
-          },
-          csrfOfSession,
-        ],
-      },
-      async (request, reply) => {
-        const admin = request.proxyAdmin!;
-        const sats = Number(formField(request, 'amount_sat'));
-        if (!Number.isSafeInteger(sats) || sats <= 0) {
-          throw new HttpError(400, 'The amount must be a positive whole number of sats');
-        }
-        const mint = formField(request, 'mint');
-        const { token } = await withdrawEarnings(db, wallet, sats * 1000, mint, admin.principal);
-        return sendPage(reply, 'Admin', withdrawalHtml(sats, mint, token) + '\n' + (await dashboard(admin, reply)));
-      },
-    );
+    const adminForm = { schema: { hide: true }, preHandler: [signedIn, fromThisOrigin, csrfOfSession] };
+    scope.post('/admin/withdraw', adminForm, async (request, reply) => {
+      const admin = request.proxyAdmin!;
+      const sats = Number(formField(request, 'amount_sat'));
+      if (!Number.isSafeInteger(sats) || sats <= 0) {
+        throw new HttpError(400, 'The amount must be a positive whole number of sats');
+      }
+      const mint = formField(request, 'mint');
+      const { token } = await withdrawEarnings(db, wallet, sats * 1000, mint, admin.principal);
+      return sendPage(reply, 'Admin', withdrawalHtml(sats, mint, token) + '\n' + (await dashboard(admin, reply)));
+    });
   });
 }
 

@@ -259,13 +259,11 @@ export async function claimOp(
 export async function journalIssue(
   db: Executor,
   id: number,
-  request: string,
-  leaseUntil: number,
-  now: number,
+  journal: { request: string; lease_until: number; updated_at: number },
 ): Promise<MintOpRow | undefined> {
   return db
     .updateTable('proxy_mint_ops')
-    .set({ state: 'pending', request, lease_until: leaseUntil, updated_at: now })
+    .set({ state: 'pending', ...journal })
     .where('id', '=', id)
     .where('state', '=', 'preparing')
     .returningAll()
@@ -463,23 +461,8 @@ export async function recentRequests(db: Executor, limit: number) {
   return db
     .selectFrom('proxy_requests as r')
     .leftJoin('proxy_accounts as a', 'a.id', 'r.account_id')
-    .select([
-      'r.id',
-      'a.key_prefix',
-      'r.model',
-      'r.path',
-      'r.stream',
-      'r.payment',
-      'r.status',
-      'r.reserved_msat',
-      'r.charged_msat',
-      'r.cost_msat',
-      'r.prompt_tokens',
-      'r.completion_tokens',
-      'r.usage_source',
-      'r.upstream_status',
-      'r.created_at',
-    ])
+    .selectAll('r')
+    .select('a.key_prefix')
     .orderBy('r.id', 'desc')
     .limit(limit)
     .execute();
