@@ -1,5 +1,6 @@
-// SQL of the proxy's accounts. Every balance change is one conditional statement, so it is
-// atomic on SQLite and PostgreSQL alike and never a read-modify-write in JavaScript.
+// SQL of the proxy node: accounts and their refunds, the wallet's journal of mint operations,
+// the admin page, the proofs the node holds. Every balance change is one conditional statement,
+// so it is atomic on SQLite and PostgreSQL alike and never a read-modify-write in JavaScript.
 import { sql, type Insertable, type Selectable } from 'kysely';
 import type { Executor } from '../db/index.js';
 import { prepared, type Params } from '../db/prepared.js';
@@ -322,53 +323,6 @@ export async function releaseOpInputs(db: Executor, opId: number): Promise<void>
   await db.deleteFrom('proxy_op_inputs').where('op_id', '=', opId).execute();
 }
 
-// --- The proofs the node holds (proxy_proofs) ------------------------------------------------
-
-export type ProofRow = Selectable<ProxyProofsTable>;
-
-/** The unspent proofs of a mint and unit, largest first. */
-export async function unspentProofs(db: Executor, mintUrl: string, unit: string, limit: number): Promise<ProofRow[]> {
-  return db
-    .selectFrom('proxy_proofs')
-    .selectAll()
-    .where('mint_url', '=', mintUrl)
-    .where('unit', '=', unit)
-    .where('state', '=', 'unspent')
-    .orderBy('amount', 'desc')
-    .limit(limit)
-    .execute();
-}
-
-/** Reserves unspent proofs as an issue's inputs; returns how many it got. */
-export async function reserveProofs(db: Executor, ids: number[], opId: number): Promise<number> {
-  const reserved = await db
-    .updateTable('proxy_proofs')
-    .set({ state: 'reserved', spend_op_id: opId })
-    .where('id', 'in', ids)
-    .where('state', '=', 'unspent')
-    .executeTakeFirst();
-  return Number(reserved.numUpdatedRows);
-}
-
-export async function insertProofs(db: Executor, proofs: Insertable<ProxyProofsTable>[]): Promise<void> {
-  if (proofs.length) await db.insertInto('proxy_proofs').values(proofs).execute();
-}
-
-/** An issue's inputs, once its swap is done, are spent. */
-export async function markOpInputsSpent(db: Executor, opId: number): Promise<void> {
-  await db.updateTable('proxy_proofs').set({ state: 'spent' }).where('spend_op_id', '=', opId).execute();
-}
-
-/** A failed issue's reserved inputs: spent (the mint took them) or unspent again. */
-export async function releaseReservedProofs(db: Executor, opId: number, spent: boolean): Promise<void> {
-  await db
-    .updateTable('proxy_proofs')
-    .set(spent ? { state: 'spent' } : { state: 'unspent', spend_op_id: null })
-    .where('spend_op_id', '=', opId)
-    .where('state', '=', 'reserved')
-    .execute();
-}
-
 // --- The admin page: node totals, recent rows, withdrawals of earnings, sessions -------------
 // Sums are cast to bigint in SQL: PostgreSQL's sum() of a bigint is numeric (a string to pg),
 // while a bigint arrives as a number (src/db/index.ts).
@@ -508,6 +462,53 @@ export async function adminSessionByIdHash(db: Executor, idHash: string) {
 
 export async function deleteAdminSession(db: Executor, idHash: string): Promise<void> {
   await db.deleteFrom('proxy_admin_sessions').where('id_hash', '=', idHash).execute();
+}
+
+// --- The proofs the node holds (proxy_proofs) ------------------------------------------------
+
+export type ProofRow = Selectable<ProxyProofsTable>;
+
+/** The unspent proofs of a mint and unit, largest first. */
+export async function unspentProofs(db: Executor, mintUrl: string, unit: string, limit: number): Promise<ProofRow[]> {
+  return db
+    .selectFrom('proxy_proofs')
+    .selectAll()
+    .where('mint_url', '=', mintUrl)
+    .where('unit', '=', unit)
+    .where('state', '=', 'unspent')
+    .orderBy('amount', 'desc')
+    .limit(limit)
+    .execute();
+}
+
+/** Reserves unspent proofs as an issue's inputs; returns how many it got. */
+export async function reserveProofs(db: Executor, ids: number[], opId: number): Promise<number> {
+  const reserved = await db
+    .updateTable('proxy_proofs')
+    .set({ state: 'reserved', spend_op_id: opId })
+    .where('id', 'in', ids)
+    .where('state', '=', 'unspent')
+    .executeTakeFirst();
+  return Number(reserved.numUpdatedRows);
+}
+
+export async function insertProofs(db: Executor, proofs: Insertable<ProxyProofsTable>[]): Promise<void> {
+  if (proofs.length) await db.insertInto('proxy_proofs').values(proofs).execute();
+}
+
+/** An issue's inputs, once its swap is done, are spent. */
+export async function markOpInputsSpent(db: Executor, opId: number): Promise<void> {
+  await db.updateTable('proxy_proofs').set({ state: 'spent' }).where('spend_op_id', '=', opId).execute();
+}
+
+/** A failed issue's reserved inputs: spent (the mint took them) or unspent again. */
+export async function releaseReservedProofs(db: Executor, opId: number, spent: boolean): Promise<void> {
+  await db
+    .updateTable('proxy_proofs')
+    .set(spent ? { state: 'spent' } : { state: 'unspent', spend_op_id: null })
+    .where('spend_op_id', '=', opId)
+    .where('state', '=', 'reserved')
+    .execute();
 }
 
 /** Whether in-flight swaps at this mint hold proofs of this unit (their change comes back when they end). */
