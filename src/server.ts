@@ -104,7 +104,7 @@ export async function buildServer(config: Config, options: BuildOptions = {}): P
   });
 
   app.server.on('connect', answerConnect(ALLOW));
-  registerCors(app, config.corsOrigins);
+  await registerCors(app, config.corsOrigins);
   const metrics = new MetricsRegistry();
   registerMetrics(app, metrics);
 
