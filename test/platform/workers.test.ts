@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { childPids, freePort, spawnQuartet, waitForHttp } from '../support/process.js';
 
 // The primary's children that run quartet (tsx may also start an esbuild service as a child).
-const workersOf = (pid: number) => childPids(pid, 'bin/quartet.js');
+const workersOf = (pid: number) => childPids(pid, 'src/cli.ts');
 
 async function until<T>(probe: () => T | undefined, explain: () => string, timeoutMs = 45_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
