@@ -126,6 +126,7 @@ export class Billing {
     this.outcomes = metrics?.counter(
       'quartet_proxy_billed_requests_total',
       'Billed requests by outcome (settled, released, expired)',
+      ['outcome'],
     );
     this.charged = metrics?.counter('quartet_proxy_charged_msat_total', 'Millisatoshis charged for requests');
   }
