@@ -147,6 +147,20 @@ export interface ReservationPlan {
   clamped: boolean;
 }
 
+/** A request's reservation, and its cost with the full output cap and with the least one. */
+export interface ReservationPlanning {
+  /** Null: not even the minimum is affordable. */
+  plan: ReservationPlan | null;
+  fullMsat: number;
+  minimumMsat: number;
+}
+
+export interface OutputLimits {
+  maxOutputTokens: number;
+  minOutputTokens: number;
+  modelMaxTokens: number | null;
+}
+
 /**
  * The reservation for a request: the prompt's upper bound plus the output cap (the caller's
  * max_tokens, else PROXY_MAX_OUTPUT_TOKENS, never above the model's own limit) at the model's
@@ -158,8 +172,8 @@ export function planReservation(
   metered: MeteredRequest,
   price: Price,
   availableMsat: number,
-  limits: { maxOutputTokens: number; minOutputTokens: number; modelMaxTokens: number | null },
-): { plan: ReservationPlan | null; fullMsat: number; minimumMsat: number } {
+  limits: OutputLimits,
+): ReservationPlanning {
   const fixed = ceilTimes(metered.promptBound, price.prompt) + ceilTimes(1, price.request);
   if (metered.kind === 'embeddings') {
     return {

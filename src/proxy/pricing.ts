@@ -5,7 +5,6 @@ import { readFileSync } from 'node:fs';
 import { request } from 'undici';
 import { ConfigError } from '../env.js';
 import { HttpError } from '../http/errors.js';
-import type { Config } from '../config.js';
 import type { ForwardConfig } from './forward-config.js';
 import defaultModels from './models.default.json' with { type: 'json' };
 
@@ -325,16 +324,4 @@ export class Pricing {
     }
     return { btc_usd: rate?.text ?? null, models };
   }
-}
-
-const instances = new WeakMap<Config, Pricing>();
-
-/** The one Pricing of a running node (shared by `GET /` and the forwarding routes). */
-export function pricingFor(config: Config, log?: { warn(obj: object, msg: string): void }): Pricing {
-  let pricing = instances.get(config);
-  if (!pricing) {
-    pricing = new Pricing(config.proxy.forward, log);
-    instances.set(config, pricing);
-  }
-  return pricing;
 }

@@ -196,3 +196,16 @@ export async function proofsHeldInFlight(db: Executor, mintUrl: string, unit: st
     .executeTakeFirst();
   return row !== undefined;
 }
+
+// ------------------------------------------------------------------------------------------------
+// Billing: reservations and settlements of forwarded requests (billing.ts, docs/proxy-billing.md).
+
+/** balance - reserved of an account; null when there is no such account. */
+export async function availableMsat(db: Executor, accountId: number): Promise<number | null> {
+  const row = await db
+    .selectFrom('proxy_accounts')
+    .select(['balance_msat', 'reserved_msat'])
+    .where('id', '=', accountId)
+    .executeTakeFirst();
+  return row ? row.balance_msat - row.reserved_msat : null;
+}
