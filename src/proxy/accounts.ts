@@ -11,7 +11,8 @@ import type { NodeWallet } from './wallet.js';
 export type { Account } from './store.js';
 
 export const AUTHORIZATION_FORMS =
-  "Send 'Authorization: Bearer sk-…' (an API key of this node) or 'Authorization: Bearer cashuA…' / 'Bearer cashuB…' (a Cashu token, redeemed once into an account)";
+  "Send 'Authorization: Bearer sk-…' (an API key of this node) or 'Authorization: Bearer cashuA…' / 'Bearer " +
+  "cashuB…' (a Cashu token, redeemed once into an account)";
 
 const API_KEY = /^sk-[A-Za-z0-9_-]{1,200}$/;
 const BEARER = /^Bearer[ \t]+(\S+)[ \t]*$/i;

@@ -4,7 +4,8 @@ import { type TSchema, Type } from '@sinclair/typebox';
 export const AuthorizationHeader = Type.Object({
   authorization: Type.String({
     description:
-      '`Bearer sk-…` (an API key of this node) or `Bearer cashuA…`/`Bearer cashuB…` (a Cashu token: redeemed once into an account whose key is `sk-` + sha256 of the token)',
+      '`Bearer sk-…` (an API key of this node) or `Bearer cashuA…`/`Bearer cashuB…` (a Cashu token: redeemed once ' +
+      'into an account whose key is `sk-` + sha256 of the token)',
   }),
 });
 
@@ -116,7 +117,9 @@ const ValidationError = Type.Object(
 /** Documented error answers of a wallet route. */
 export function walletErrors(statuses: number[]): Record<string, TSchema> {
   const text: Record<number, string> = {
-    400: 'Token problem: malformed, already spent, untrusted mint, unsupported unit, unknown keyset, amount below the mint fee or too large; or nothing to refund',
+    400:
+      'Token problem: malformed, already spent, untrusted mint, unsupported unit, unknown keyset, amount below the ' +
+      'mint fee or too large; or nothing to refund',
     401: 'Authorization malformed (neither form) or unknown API key',
     409: 'The same token or refund is being processed by another request; retry',
     422: 'A required input is missing',

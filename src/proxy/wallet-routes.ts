@@ -33,7 +33,9 @@ export async function registerWalletRoutes(scope: FastifyInstance, deps: WalletR
   const infoSchema = {
     summary: 'Account information',
     description:
-      'The account the `Authorization` header names: its API key, balance, reserved amount, available amount, total spent and total requests (all integer millisatoshis except the request count), and its creation time. A Cashu token sent as the bearer is redeemed once and becomes the account.',
+      'The account the `Authorization` header names: its API key, balance, reserved amount, available amount, total ' +
+      'spent and total requests (all integer millisatoshis except the request count), and its creation time. A ' +
+      'Cashu token sent as the bearer is redeemed once and becomes the account.',
     headers: AuthorizationHeader,
     response: { 200: WalletInfo, ...walletErrors([400, 401, 409, 422, 429, 503]) },
   };
@@ -51,7 +53,10 @@ export async function registerWalletRoutes(scope: FastifyInstance, deps: WalletR
       schema: {
         summary: 'Top up the balance with a Cashu token',
         description:
-          "Redeems the token by a swap at its mint (NUT-03), so it cannot be spent again, and credits its value minus the mint's input fee. The same token credits once, however often and however concurrently it is sent. If the mint is unreachable the token is untouched (503). Token redemptions are limited per client address (429 with Retry-After).",
+          'Redeems the token by a swap at its mint (NUT-03), so it cannot be spent again, and credits its value ' +
+          "minus the mint's input fee. The same token credits once, however often and however concurrently it is " +
+          'sent. If the mint is unreachable the token is untouched (503). Token redemptions are limited per client ' +
+          'address (429 with Retry-After).',
         querystring: TopupQuery,
         headers: AuthorizationHeader,
         response: { 200: TopupResult, ...walletErrors([400, 401, 409, 422, 429, 502, 503]) },
