@@ -1,6 +1,7 @@
 // The catch-all that forwards every unclaimed path upstream (docs/proxy-billing.md). Billed paths
 // (model-using POSTs, see metering.ts) go through billed-forward.ts; every other path is
 // forwarded as a stream, free, to a valid key (free-forward.ts).
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { HttpError } from '../http/errors.js';
 import { isUnderPrefix, LOCAL_PREFIXES } from '../services.js';
@@ -19,7 +20,8 @@ const FORWARD_METHODS = ['GET', 'PUT', 'POST', 'DELETE', 'OPTIONS', 'HEAD', 'PAT
 const NEVER_FORWARDED = [...LOCAL_PREFIXES, '/admin', '/v1/wallet'];
 
 export async function registerForwardRoutes(app: FastifyInstance, deps: ForwardDeps) {
-  await app.register(async (scope) => {
+  await app.register(async (plugin) => {
+    const scope = plugin.withTypeProvider<TypeBoxTypeProvider>();
     // Bodies are not parsed here: they stream upstream as they come (billed ones are read whole).
     scope.removeAllContentTypeParsers();
     scope.addContentTypeParser('*', (_request, payload, done) => done(null, payload));

@@ -3,6 +3,7 @@
 // the reservation plan, and the usage read back from the upstream's answer.
 import { HttpError, type FieldError } from '../http/errors.js';
 import { nestedDeeperThan, tooDeepError } from '../http/json-depth.js';
+import { field, fieldAt } from './json-fields.js';
 import { ceilTimes, MAX_AMOUNT, unitsAffordable, type Cost, type Price } from './pricing.js';
 
 export type BilledKind = 'chat' | 'completions' | 'embeddings' | 'responses';
@@ -252,14 +253,11 @@ function tokenCount(value: unknown): number | null {
  */
 export function readUsage(json: unknown, kind: BilledKind): ReportedUsage | null {
   if (!json || typeof json !== 'object') return null;
-  const node = json as { usage?: unknown; response?: unknown };
-  const response = node.response && typeof node.response === 'object' ? (node.response as { usage?: unknown }) : null;
-  const usage = node.usage ?? response?.usage;
+  const usage = field(json, 'usage') ?? fieldAt(json, ['response', 'usage']);
   if (usage === undefined || usage === null) return null;
-  const fields = typeof usage === 'object' && !Array.isArray(usage) ? (usage as Record<string, unknown>) : {};
-  const completion = fields.completion_tokens ?? fields.output_tokens;
+  const completion = field(usage, 'completion_tokens') ?? field(usage, 'output_tokens');
   return {
-    promptTokens: tokenCount(fields.prompt_tokens ?? fields.input_tokens),
+    promptTokens: tokenCount(field(usage, 'prompt_tokens') ?? field(usage, 'input_tokens')),
     completionTokens: completion === undefined && kind === 'embeddings' ? 0 : tokenCount(completion),
   };
 }

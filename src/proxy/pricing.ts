@@ -93,7 +93,7 @@ export function costOf(price: Price, promptTokens: number, completionTokens: num
 
 /** Reads models in OpenRouter's format (`{data:[{id, pricing:{prompt, completion, request?}}]}` or a bare array). */
 export function parseModels(json: unknown, source: string): Map<string, Model> {
-  const list = Array.isArray(json) ? json : (json as { data?: unknown })?.data;
+  const list = Array.isArray(json) ? json : field(json, 'data');
   if (!Array.isArray(list)) {
     throw new ConfigError('PROXY_MODELS_FILE', `${source}: expected {"data":[…]} or an array of models`);
   }
