@@ -119,7 +119,7 @@ export class Billing {
       keyOf: (step) => step.accountId,
       maxBatch: MAX_BATCH,
       // One on SQLite's single connection; on PostgreSQL one hot account's steps gather into the
-      // next transaction rather than contend for its row (bench/README.md#group-commit).
+      // next transaction rather than contend for its row (bench/README.md#group-commit-of-billing).
       maxConcurrent: db.dialect === 'postgres' ? MAX_CONCURRENT_TRANSACTIONS : 1,
     });
     this.outcomes = metrics?.counter(

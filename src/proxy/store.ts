@@ -223,37 +223,29 @@ interface AccountChange {
   usedAt: number | null;
 }
 
-const ID: Column[] = [{ name: 'id', type: 'bigint' }];
+/** Columns of one PostgreSQL type, in the order given (the order of their values). */
+const typed = (type: Column['type'], ...names: string[]): Column[] => names.map((name) => ({ name, type }));
+
+const ID = typed('bigint', 'id');
 const SETTLED_COLUMNS: SetColumn[] = [
-  { name: 'status', type: 'text' },
-  { name: 'charged_msat', type: 'bigint' },
-  { name: 'cost_msat', type: 'bigint' },
-  { name: 'input_msat', type: 'bigint' },
-  { name: 'output_msat', type: 'bigint' },
-  { name: 'prompt_tokens', type: 'bigint' },
-  { name: 'completion_tokens', type: 'bigint' },
-  { name: 'usage_source', type: 'text' },
-  { name: 'upstream_status', type: 'integer' },
-  { name: 'settled_at', type: 'bigint' },
+  ...typed('text', 'status'),
+  ...typed('bigint', 'charged_msat', 'cost_msat', 'input_msat', 'output_msat', 'prompt_tokens', 'completion_tokens'),
+  ...typed('text', 'usage_source'),
+  ...typed('integer', 'upstream_status'),
+  ...typed('bigint', 'settled_at'),
 ];
 const ACCOUNT_CHANGE_COLUMNS: SetColumn[] = [
-  { name: 'reserved_msat', type: 'bigint', combine: 'add' },
-  { name: 'balance_msat', type: 'bigint', combine: 'add' },
-  { name: 'total_spent_msat', type: 'bigint', combine: 'add' },
-  { name: 'total_requests', type: 'bigint', combine: 'add' },
+  ...typed('bigint', 'reserved_msat', 'balance_msat', 'total_spent_msat', 'total_requests').map(
+    (column): SetColumn => ({ ...column, combine: 'add' }),
+  ),
   { name: 'last_used_at', type: 'bigint', combine: 'unless-null' },
 ];
 const RESERVATION_COLUMNS: Column[] = [
-  { name: 'account_id', type: 'bigint' },
-  { name: 'request_id', type: 'text' },
-  { name: 'path', type: 'text' },
-  { name: 'model', type: 'text' },
-  { name: 'stream', type: 'integer' },
-  { name: 'payment', type: 'text' },
-  { name: 'status', type: 'text' },
-  { name: 'reserved_msat', type: 'bigint' },
-  { name: 'created_at', type: 'bigint' },
-  { name: 'heartbeat_at', type: 'bigint' },
+  ...typed('bigint', 'account_id'),
+  ...typed('text', 'request_id', 'path', 'model'),
+  ...typed('integer', 'stream'),
+  ...typed('text', 'payment', 'status'),
+  ...typed('bigint', 'reserved_msat', 'created_at', 'heartbeat_at'),
 ];
 const STILL_RESERVED = `t."status" = 'reserved'`;
 // The same text for any number of accounts (SQLite reuses its prepared statement). On SQLite the
