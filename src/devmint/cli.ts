@@ -2,7 +2,7 @@
 import type { Command } from '../cli.js';
 import type { Env } from '../env.js';
 import { LABEL, startDevMint, type DevMintOptions } from './index.js';
-import { UNITS, type Unit } from './keys.js';
+import { isUnit, UNITS } from '../cashu/index.js';
 
 const USAGE = `usage: quartet dev-mint [--port 3338] [--host 127.0.0.1] [--unit sat|msat] [--fee-ppk N] [--seed TEXT] [--state FILE] [--auto-pay|--no-auto-pay] [--log]
 
@@ -45,10 +45,8 @@ export function parseArgs(args: string[]): DevMintOptions & { help?: boolean } {
         break;
       case '--unit': {
         const unit = value();
-        if (!UNITS.includes(unit as Unit)) {
-          throw new UsageError(`--unit must be one of ${UNITS.join(', ')}, got "${unit}"`);
-        }
-        options.unit = unit as Unit;
+        if (!isUnit(unit)) throw new UsageError(`--unit must be one of ${UNITS.join(', ')}, got "${unit}"`);
+        options.unit = unit;
         break;
       }
       case '--fee-ppk':

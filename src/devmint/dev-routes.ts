@@ -1,9 +1,10 @@
 // Dev-only routes under /dev (no NUT): pay quotes, script Lightning, switch faults, hand out
 // tokens. They are how a `quartet dev-mint` process is driven from outside.
 import type { FastifyInstance } from 'fastify';
+import { unitToMsat } from '../cashu/index.js';
 import { Codes } from './errors.js';
 import type { FaultChange, Faults } from './faults.js';
-import { MAX_AMOUNT, unitToMsat } from './quotes.js';
+import { MAX_AMOUNT } from './quotes.js';
 import { keysetView } from './routes.js';
 import { body, idParam } from './schemas.js';
 import type { MintCore } from './server.js';

@@ -1,9 +1,18 @@
 // The NUT routes under /v1 (NUT-01 … 09, 12, 23), with the swap faults.
 import type { FastifyInstance, FastifyReply } from 'fastify';
+import {
+  COMPRESSED_POINT,
+  type CheckStateRequest,
+  type KeysetEntry,
+  type MeltQuoteRequest,
+  type MeltRequest,
+  type MintQuoteRequest,
+  type MintRequest,
+  type RestoreRequest,
+  type SwapRequest,
+} from '../cashu/index.js';
 import { Codes } from './errors.js';
 import type { Faults } from './faults.js';
-import type { ProofInput } from './keys.js';
-import type { BlindedMessage } from './ledger.js';
 import { MAX_AMOUNT } from './quotes.js';
 import { body, idParam, outputs, proofs } from './schemas.js';
 import type { MintCore } from './server.js';
@@ -12,7 +21,7 @@ import { swap } from './swap.js';
 export const LABEL = 'DEVELOPMENT TOOL THAT HOLDS NO REAL VALUE';
 export const VERSION = 'quartet-devmint/0.0.1';
 
-export function keysetView(core: MintCore, id: string) {
+export function keysetView(core: MintCore, id: string): KeysetEntry {
   const keyset = core.ledger.keyset(id);
   return {
     id: keyset.id,
@@ -57,7 +66,7 @@ export function registerNutRoutes(app: FastifyInstance, core: MintCore, faults: 
   });
   app.get('/v1/keysets', async () => ({ keysets: [...ledger.keysets.keys()].map((id) => keysetView(core, id)) }));
 
-  app.post<{ Body: { inputs: ProofInput[]; outputs: BlindedMessage[] } }>(
+  app.post<{ Body: SwapRequest }>(
     '/v1/swap',
     { schema: body({ inputs: proofs, outputs }, ['inputs', 'outputs']) },
     async (request, reply) => {
@@ -65,16 +74,16 @@ export function registerNutRoutes(app: FastifyInstance, core: MintCore, faults: 
       const { failSwaps, dropSwaps, loseSwapResponses } = faults.current;
       if (failSwaps) return reply.code(500).send({ detail: 'dev mint fault: failSwaps', code: Codes.generic });
       if (dropSwaps) return hangUp(reply);
-      const signatures = swap(ledger, request.body.inputs, request.body.outputs);
+      const answer = swap(ledger, request.body);
       if (loseSwapResponses) {
         changed();
         return hangUp(reply);
       }
-      return { signatures };
+      return answer;
     },
   );
 
-  app.post<{ Body: { amount: number; unit: string } }>(
+  app.post<{ Body: MintQuoteRequest }>(
     '/v1/mint/quote/bolt11',
     {
       schema: body(
@@ -92,13 +101,13 @@ export function registerNutRoutes(app: FastifyInstance, core: MintCore, faults: 
   app.get<{ Params: { id: string } }>('/v1/mint/quote/bolt11/:id', { schema: { params: idParam } }, async (request) =>
     mintQuotes.view(mintQuotes.get(request.params.id)),
   );
-  app.post<{ Body: { quote: string; outputs: BlindedMessage[] } }>(
+  app.post<{ Body: MintRequest }>(
     '/v1/mint/bolt11',
     { schema: body({ quote: { type: 'string' }, outputs }, ['quote', 'outputs']) },
     async (request) => ({ signatures: mintQuotes.mint(request.body.quote, request.body.outputs) }),
   );
 
-  app.post<{ Body: { request: string; unit: string; options?: { amountless?: unknown } } }>(
+  app.post<{ Body: MeltQuoteRequest }>(
     '/v1/melt/quote/bolt11',
     {
       schema: body(
@@ -111,7 +120,7 @@ export function registerNutRoutes(app: FastifyInstance, core: MintCore, faults: 
   app.get<{ Params: { id: string } }>('/v1/melt/quote/bolt11/:id', { schema: { params: idParam } }, async (request) =>
     meltView(melts.get(request.params.id)),
   );
-  app.post<{ Body: { quote: string; inputs: ProofInput[]; outputs?: BlindedMessage[] } }>(
+  app.post<{ Body: MeltRequest }>(
     '/v1/melt/bolt11',
     {
       schema: body({ quote: { type: 'string' }, inputs: proofs, outputs, prefer_async: { type: 'boolean' } }, [
@@ -122,7 +131,7 @@ export function registerNutRoutes(app: FastifyInstance, core: MintCore, faults: 
     async (request) => meltView(await melts.melt(request.body.quote, request.body.inputs, request.body.outputs ?? [])),
   );
 
-  app.post<{ Body: { outputs: BlindedMessage[] } }>(
+  app.post<{ Body: RestoreRequest }>(
     '/v1/restore',
     {
       schema: body({ outputs }, ['outputs']),
@@ -136,11 +145,11 @@ export function registerNutRoutes(app: FastifyInstance, core: MintCore, faults: 
     async (request) => ledger.restore(request.body.outputs),
   );
 
-  app.post<{ Body: { Ys: string[] } }>(
+  app.post<{ Body: CheckStateRequest }>(
     '/v1/checkstate',
     {
       schema: body(
-        { Ys: { type: 'array', maxItems: 10_000, items: { type: 'string', pattern: '^0[23][0-9a-fA-F]{64}$' } } },
+        { Ys: { type: 'array', maxItems: 10_000, items: { type: 'string', pattern: COMPRESSED_POINT.source } } },
         ['Ys'],
       ),
     },
