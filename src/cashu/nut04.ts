@@ -1,7 +1,5 @@
 // NUT-04 (bolt11 per NUT-23): minting, a quote paid by a Lightning invoice, then its amount signed once.
 // https://github.com/cashubtc/nuts/blob/main/04.md
-import type { BlindedMessage } from './nut00.js';
-
 export type MintQuoteState = 'UNPAID' | 'PAID' | 'ISSUED';
 
 export interface MintQuoteRequest {
@@ -18,9 +16,4 @@ export interface MintQuoteResponse {
   unit: string;
   state: MintQuoteState;
   expiry: number;
-}
-
-export interface MintRequest {
-  quote: string;
-  outputs: BlindedMessage[];
 }

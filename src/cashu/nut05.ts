@@ -1,6 +1,6 @@
 // NUT-05 (bolt11 per NUT-23): melting, proofs spent to pay a Lightning invoice, with NUT-08 change.
 // https://github.com/cashubtc/nuts/blob/main/05.md
-import type { BlindedMessage, BlindSignature, WireProof } from './nut00.js';
+import type { BlindSignature } from './nut00.js';
 
 export type MeltQuoteState = 'UNPAID' | 'PENDING' | 'PAID';
 
@@ -21,11 +21,4 @@ export interface MeltQuoteResponse {
   payment_preimage: string | null;
   /** NUT-08: signatures on the blank outputs that carry the overpaid fee reserve back. */
   change?: BlindSignature[];
-}
-
-export interface MeltRequest {
-  quote: string;
-  inputs: WireProof[];
-  /** NUT-08 blank outputs for the change. */
-  outputs?: BlindedMessage[];
 }

@@ -1,20 +1,20 @@
 // The NUT routes under /v1 (NUT-01 … 09, 12, 23), with the swap faults.
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance, FastifyReply } from 'fastify';
-import {
-  COMPRESSED_POINT,
-  type CheckStateRequest,
-  type KeysetEntry,
-  type MeltQuoteRequest,
-  type MeltRequest,
-  type MintQuoteRequest,
-  type MintRequest,
-  type RestoreRequest,
-  type SwapRequest,
-} from '../cashu/index.js';
+import type { KeysetEntry } from '../cashu/index.js';
 import { Codes } from './errors.js';
 import type { Faults } from './faults.js';
 import { MAX_AMOUNT } from './quotes.js';
-import { body, idParam, outputs, proofs } from './schemas.js';
+import {
+  CheckStateBody,
+  IdParams,
+  MeltBody,
+  MeltQuoteBody,
+  MintBody,
+  MintQuoteBody,
+  RestoreBody,
+  SwapBody,
+} from './schemas.js';
 import type { MintCore } from './server.js';
 import { swap } from './swap.js';
 
@@ -32,7 +32,8 @@ export function keysetView(core: MintCore, id: string): KeysetEntry {
   };
 }
 
-export function registerNutRoutes(app: FastifyInstance, core: MintCore, faults: Faults, changed: () => void) {
+export function registerNutRoutes(server: FastifyInstance, core: MintCore, faults: Faults, changed: () => void) {
+  const app = server.withTypeProvider<TypeBoxTypeProvider>();
   const { ledger, mintQuotes, melts } = core;
   const method = { method: 'bolt11', unit: ledger.unit, min_amount: 1, max_amount: MAX_AMOUNT };
 
@@ -60,81 +61,49 @@ export function registerNutRoutes(app: FastifyInstance, core: MintCore, faults: 
       .filter((k) => k.active)
       .map((k) => ({ ...keysetView(core, k.id), keys: k.keys })),
   }));
-  app.get<{ Params: { id: string } }>('/v1/keys/:id', { schema: { params: idParam } }, async (request) => {
+  app.get('/v1/keys/:id', { schema: { params: IdParams } }, async (request) => {
     const keyset = ledger.keyset(request.params.id);
     return { keysets: [{ ...keysetView(core, keyset.id), keys: keyset.keys }] };
   });
   app.get('/v1/keysets', async () => ({ keysets: [...ledger.keysets.keys()].map((id) => keysetView(core, id)) }));
 
-  app.post<{ Body: SwapRequest }>(
-    '/v1/swap',
-    { schema: body({ inputs: proofs, outputs }, ['inputs', 'outputs']) },
-    async (request, reply) => {
-      if (faults.current.holdSwaps && (await faults.holdSwap()) === 'drop') return hangUp(reply);
-      const { failSwaps, dropSwaps, loseSwapResponses } = faults.current;
-      if (failSwaps) return reply.code(500).send({ detail: 'dev mint fault: failSwaps', code: Codes.generic });
-      if (dropSwaps) return hangUp(reply);
-      const answer = swap(ledger, request.body);
-      if (loseSwapResponses) {
-        changed();
-        return hangUp(reply);
-      }
-      return answer;
-    },
-  );
+  app.post('/v1/swap', { schema: { body: SwapBody } }, async (request, reply) => {
+    if (faults.current.holdSwaps && (await faults.holdSwap()) === 'drop') return hangUp(reply);
+    const { failSwaps, dropSwaps, loseSwapResponses } = faults.current;
+    if (failSwaps) return reply.code(500).send({ detail: 'dev mint fault: failSwaps', code: Codes.generic });
+    if (dropSwaps) return hangUp(reply);
+    const answer = swap(ledger, request.body);
+    if (loseSwapResponses) {
+      changed();
+      return hangUp(reply);
+    }
+    return answer;
+  });
 
-  app.post<{ Body: MintQuoteRequest }>(
-    '/v1/mint/quote/bolt11',
-    {
-      schema: body(
-        {
-          amount: { type: 'integer' },
-          unit: { type: 'string' },
-          description: { type: 'string' },
-          pubkey: { type: 'string' },
-        },
-        ['amount', 'unit'],
-      ),
-    },
-    async (request) => mintQuotes.create(request.body),
+  app.post('/v1/mint/quote/bolt11', { schema: { body: MintQuoteBody } }, async (request) =>
+    mintQuotes.create(request.body),
   );
-  app.get<{ Params: { id: string } }>('/v1/mint/quote/bolt11/:id', { schema: { params: idParam } }, async (request) =>
+  app.get('/v1/mint/quote/bolt11/:id', { schema: { params: IdParams } }, async (request) =>
     mintQuotes.view(mintQuotes.get(request.params.id)),
   );
-  app.post<{ Body: MintRequest }>(
-    '/v1/mint/bolt11',
-    { schema: body({ quote: { type: 'string' }, outputs }, ['quote', 'outputs']) },
-    async (request) => ({ signatures: mintQuotes.mint(request.body.quote, request.body.outputs) }),
-  );
+  app.post('/v1/mint/bolt11', { schema: { body: MintBody } }, async (request) => ({
+    signatures: mintQuotes.mint(request.body.quote, request.body.outputs),
+  }));
 
-  app.post<{ Body: MeltQuoteRequest }>(
-    '/v1/melt/quote/bolt11',
-    {
-      schema: body(
-        { request: { type: 'string', maxLength: 10_000 }, unit: { type: 'string' }, options: { type: 'object' } },
-        ['request', 'unit'],
-      ),
-    },
-    async (request) => meltView(melts.create(request.body)),
+  app.post('/v1/melt/quote/bolt11', { schema: { body: MeltQuoteBody } }, async (request) =>
+    meltView(melts.create(request.body)),
   );
-  app.get<{ Params: { id: string } }>('/v1/melt/quote/bolt11/:id', { schema: { params: idParam } }, async (request) =>
+  app.get('/v1/melt/quote/bolt11/:id', { schema: { params: IdParams } }, async (request) =>
     meltView(melts.get(request.params.id)),
   );
-  app.post<{ Body: MeltRequest }>(
-    '/v1/melt/bolt11',
-    {
-      schema: body({ quote: { type: 'string' }, inputs: proofs, outputs, prefer_async: { type: 'boolean' } }, [
-        'quote',
-        'inputs',
-      ]),
-    },
-    async (request) => meltView(await melts.melt(request.body.quote, request.body.inputs, request.body.outputs ?? [])),
+  app.post('/v1/melt/bolt11', { schema: { body: MeltBody } }, async (request) =>
+    meltView(await melts.melt(request.body.quote, request.body.inputs, request.body.outputs ?? [])),
   );
 
-  app.post<{ Body: RestoreRequest }>(
+  app.post(
     '/v1/restore',
     {
-      schema: body({ outputs }, ['outputs']),
+      schema: { body: RestoreBody },
       // A mint without NUT-09 has no such route: the 404 of any unknown path, whatever the body.
       onRequest: async (request, reply) => {
         if (faults.current.noRestore) {
@@ -145,16 +114,9 @@ export function registerNutRoutes(app: FastifyInstance, core: MintCore, faults: 
     async (request) => ledger.restore(request.body.outputs),
   );
 
-  app.post<{ Body: CheckStateRequest }>(
-    '/v1/checkstate',
-    {
-      schema: body(
-        { Ys: { type: 'array', maxItems: 10_000, items: { type: 'string', pattern: COMPRESSED_POINT.source } } },
-        ['Ys'],
-      ),
-    },
-    async (request) => ({ states: ledger.states(request.body.Ys) }),
-  );
+  app.post('/v1/checkstate', { schema: { body: CheckStateBody } }, async (request) => ({
+    states: ledger.states(request.body.Ys),
+  }));
 }
 
 /** The melt quote as NUT-05/23 show it (change only when there is some). */
