@@ -74,7 +74,8 @@ export class Melts {
     if (spent.total - spent.fee < needed) {
       throw new MintError(
         Codes.transactionUnbalanced,
-        `inputs ${spent.total} - fees ${spent.fee} do not cover amount ${quote.amount} + fee reserve ${quote.fee_reserve}`,
+        `inputs ${spent.total} - fees ${spent.fee} do not cover ` +
+          `amount ${quote.amount} + fee reserve ${quote.fee_reserve}`,
       );
     }
     this.ledger.reserve(spent.ys, outputs);

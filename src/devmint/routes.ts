@@ -40,9 +40,12 @@ export function registerNutRoutes(server: FastifyInstance, core: MintCore, fault
   app.get('/v1/info', async () => ({
     name: `quartet dev mint (${LABEL})`,
     version: VERSION,
-    description: `A Cashu mint for development and tests with a fake Lightning backend. ${LABEL}: its ecash is worth nothing.`,
+    description:
+      'A Cashu mint for development and tests with a fake Lightning backend. ' +
+      `${LABEL}: its ecash is worth nothing.`,
     description_long:
-      'Invoices are fake and settle on demand (POST /dev/quotes/{id}/pay); melts "pay" nothing. Never send real funds here.',
+      'Invoices are fake and settle on demand (POST /dev/quotes/{id}/pay); melts "pay" nothing. ' +
+      'Never send real funds here.',
     motd: LABEL,
     urls: [core.url()],
     time: Math.floor(Date.now() / 1000),

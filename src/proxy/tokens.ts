@@ -107,7 +107,8 @@ export async function parseToken(
   if (!trusted.includes(mintUrl)) {
     throw tokenError(
       'untrusted_mint',
-      `Tokens of the mint ${mintUrl.slice(0, 200)} are not accepted here; this node trusts (PROXY_MINTS): ${trusted.join(', ')}`,
+      `Tokens of the mint ${mintUrl.slice(0, 200)} are not accepted here; ` +
+        `this node trusts (PROXY_MINTS): ${trusted.join(', ')}`,
     );
   }
   const unit = typeof meta.unit === 'string' ? meta.unit : 'sat';
