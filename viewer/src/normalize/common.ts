@@ -42,13 +42,13 @@ function perTag(op: UntaggedOperation, tags: unknown, operationId: unknown, used
  * `describe` and listed once per tag, with ids unique across the description.
  */
 export function collectOperations(
-  paths: any,
+  paths: unknown,
   resolver: Resolver,
   describe: (raw: any, item: any) => OperationParts,
 ): Operation[] {
   const operations: Operation[] = [];
   const used = new Set<string>();
-  for (const [path, rawItem] of Object.entries<any>(paths ?? {})) {
+  for (const [path, rawItem] of Object.entries(paths && typeof paths === 'object' ? paths : {})) {
     const item = resolver.deref(rawItem);
     if (!item || typeof item !== 'object') continue;
     for (const method of HTTP_METHODS) {
@@ -70,8 +70,8 @@ export function collectOperations(
 }
 
 /** The named models (definitions / components.schemas), each made known to the resolver by its name. */
-export function namedSchemas(value: any, resolver: Resolver): Record<string, Schema> {
-  const schemas: Record<string, Schema> = value && typeof value === 'object' ? value : {};
+export function namedSchemas(value: unknown, resolver: Resolver): Record<string, Schema> {
+  const schemas = (value && typeof value === 'object' ? value : {}) as Record<string, Schema>;
   for (const [name, schema] of Object.entries(schemas)) {
     if (schema && typeof schema === 'object') resolver.nameSchema(schema, name);
   }
@@ -114,7 +114,15 @@ export interface VersionParts {
   resolver: Resolver;
 }
 
-export function assembleModel(doc: any, parts: VersionParts): ApiModel {
+/** The fields of the description's root that 2.0 and 3.x share. */
+interface CommonRoot {
+  info?: unknown;
+  tags?: unknown;
+  security?: unknown;
+  externalDocs?: { url?: unknown; description?: unknown };
+}
+
+export function assembleModel(doc: CommonRoot, parts: VersionParts): ApiModel {
   return {
     specVersion: parts.specVersion,
     info: infoOf(doc.info),
