@@ -8,6 +8,15 @@
 // the operation done. See docs/proxy-wallet.md.
 import { Amount, OutputData, getEncodedToken, type Proof, type SerializedOutputData } from '@cashu/cashu-ts';
 import { sql, type Insertable, type Selectable } from 'kysely';
+import {
+  inputFee,
+  msatToUnit,
+  proofY,
+  unitToMsat,
+  type BlindSignature,
+  type BlindedMessage,
+  type WireProof,
+} from '../cashu/index.js';
 import type { Database } from '../db/index.js';
 import { HttpError } from '../http/errors.js';
 import type { ProxyConfig } from './config.js';
@@ -17,10 +26,7 @@ import {
   MintRejectedError,
   MintUnreachableError,
   normalizeMintUrl,
-  type BlindSignature,
-  type BlindedMessage,
   type KeysetWithKeys,
-  type WireProof,
 } from './mint-client.js';
 import {
   type Account,
@@ -37,7 +43,7 @@ import {
   type Executor,
 } from './store.js';
 import type { ProxyMintOpsTable } from './tables.js';
-import { inputFee, mintFailure, msatToUnit, parseToken, proofY, tokenError, unitToMsat } from './tokens.js';
+import { mintFailure, parseToken, tokenError } from './tokens.js';
 
 export type MintOp = Selectable<ProxyMintOpsTable>;
 
