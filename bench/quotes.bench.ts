@@ -1,4 +1,4 @@
-// Area C: quotation latency on a project of 200,000 strings in 100 files (goal p50 ≤ 5 ms),
+// Quotation API: quotation latency on a project of 200,000 strings in 100 files (goal p50 ≤ 5 ms),
 // against a bare Fastify route in the same run, and PO import throughput (goal ≥ 100k strings/s).
 // The project is filled through the real upload route and background import queue.
 import { createHash } from 'node:crypto';

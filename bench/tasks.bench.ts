@@ -1,4 +1,4 @@
-// Area B: task create and task list through quartet (validation, auth lookup, error handler,
+// Users and tasks API: task create and task list through quartet (validation, auth lookup, error handler,
 // logging, metrics…) against a bare Fastify route running the same SQL on the same database in
 // the same run; then login latency at the configured scrypt cost, against scrypt alone.
 import { mkdtempSync, rmSync } from 'node:fs';

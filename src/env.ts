@@ -2,6 +2,7 @@
 // variable, so a bad value stops the start with one clear line (see cli.ts: exit code 2).
 import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
+import { parseEnv } from 'node:util';
 
 export type Env = Record<string, string | undefined>;
 
@@ -15,24 +16,14 @@ export class ConfigError extends Error {
   }
 }
 
-/** Reads `KEY=value` lines of a .env file; the process environment wins over the file. */
+/**
+ * Reads the .env file of `cwd` with Node's own parser (`util.parseEnv`: quotes, comments, `export`);
+ * the process environment wins over the file. The result has no prototype: names are the file's.
+ */
 export function loadEnv(cwd = process.cwd(), processEnv: Env = process.env): Env {
   const path = resolve(cwd, '.env');
-  const fromFile: Env = Object.create(null); // names are the file's (`__proto__=` is one)
-  if (existsSync(path)) {
-    for (const raw of readFileSync(path, 'utf8').split(/\r?\n/)) {
-      const line = raw.trim();
-      if (!line || line.startsWith('#')) continue;
-      const match = /^(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(.*)$/.exec(line);
-      if (!match) continue;
-      let value = match[2];
-      const quoted = /^(['"])(.*)\1$/.exec(value);
-      if (quoted) value = quoted[2];
-      else value = value.replace(/\s+#.*$/, '');
-      fromFile[match[1]] = value;
-    }
-  }
-  return { ...fromFile, ...processEnv };
+  const fromFile = existsSync(path) ? parseEnv(readFileSync(path, 'utf8')) : {};
+  return Object.assign(Object.create(null) as Env, fromFile, processEnv);
 }
 
 function raw(env: Env, name: string): string | undefined {

@@ -1,7 +1,13 @@
 // Builds the one Fastify app that serves every mounted service, and runs it with a graceful
 // shutdown (stop accepting, finish in-flight requests, close the database).
 import { randomUUID } from 'node:crypto';
-import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import Fastify, {
+  LogController,
+  type FastifyInstance,
+  type FastifyReply,
+  type FastifyRequest,
+  type FastifyServerOptions,
+} from 'fastify';
 import type { Config, ServiceName } from './config.js';
 import { openDatabase, type Database } from './db/index.js';
 import { migrate } from './db/migrate.js';
@@ -52,7 +58,7 @@ export async function buildServer(config: Config, options: BuildOptions = {}): P
     logger: (options.logger ?? {
       ...(loggerOptions(config.logLevel) as object),
       stream: stdoutDestination(config.logSync),
-    }) as any,
+    }) as FastifyServerOptions['logger'],
     bodyLimit: config.bodyLimit,
     trustProxy: config.trustProxy,
     forceCloseConnections: 'idle',
@@ -104,7 +110,7 @@ export async function buildServer(config: Config, options: BuildOptions = {}): P
   });
 
   app.server.on('connect', answerConnect(ALLOW));
-  registerCors(app, config.corsOrigins);
+  await registerCors(app, config.corsOrigins);
   const metrics = new MetricsRegistry();
   registerMetrics(app, metrics);
 

@@ -2,12 +2,14 @@
 // primary and hands it to a worker, so a busy node uses more than one core. Nothing that matters
 // for correctness lives in a worker's memory (README, "PostgreSQL and several processes"), so
 // any worker may serve any request. The primary migrates once, starts the workers, replaces one
-// that dies, and at SIGTERM/SIGINT passes the signal on and waits for them all.
+// that dies, answers the workers' /metrics with the whole cluster's counts (src/http/metrics.ts),
+// and at SIGTERM/SIGINT passes the signal on and waits for them all.
 import cluster, { type Worker } from 'node:cluster';
 import pino from 'pino';
 import type { Config } from './config.js';
 import { migrateDatabase } from './db/migrate.js';
 import { stdoutDestination } from './http/logging.js';
+import { serveClusterMetrics } from './http/metrics.js';
 
 /** A worker that dies this soon after starting counts toward giving up. */
 const EARLY_DEATH_MS = 10_000;
@@ -27,6 +29,7 @@ export async function runPrimary(config: Config): Promise<number> {
   );
   // Migrating here first spares the workers a race for the migration lock at every start.
   await migrateDatabase(config.database);
+  serveClusterMetrics();
 
   let stopping = false;
   let exitCode = 0;

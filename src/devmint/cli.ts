@@ -2,9 +2,12 @@
 import type { Command } from '../cli.js';
 import type { Env } from '../env.js';
 import { LABEL, startDevMint, type DevMintOptions } from './index.js';
-import { UNITS, type Unit } from './keys.js';
+import { isUnit, UNITS } from '../cashu/index.js';
 
-const USAGE = `usage: quartet dev-mint [--port 3338] [--host 127.0.0.1] [--unit sat|msat] [--fee-ppk N] [--seed TEXT] [--state FILE] [--auto-pay|--no-auto-pay] [--log]
+const SYNOPSIS =
+  'usage: quartet dev-mint [--port 3338] [--host 127.0.0.1] [--unit sat|msat] [--fee-ppk N] [--seed TEXT] ' +
+  '[--state FILE] [--auto-pay|--no-auto-pay] [--log]';
+const USAGE = `${SYNOPSIS}
 
 A Cashu mint with a fake Lightning backend, for development and tests.
 It is a ${LABEL}.
@@ -45,10 +48,8 @@ export function parseArgs(args: string[]): DevMintOptions & { help?: boolean } {
         break;
       case '--unit': {
         const unit = value();
-        if (!UNITS.includes(unit as Unit)) {
-          throw new UsageError(`--unit must be one of ${UNITS.join(', ')}, got "${unit}"`);
-        }
-        options.unit = unit as Unit;
+        if (!isUnit(unit)) throw new UsageError(`--unit must be one of ${UNITS.join(', ')}, got "${unit}"`);
+        options.unit = unit;
         break;
       }
       case '--fee-ppk':
@@ -102,7 +103,7 @@ export const devMintCommand: Command = {
         ` quartet dev mint: a ${LABEL}`,
         ` url      ${mint.url}`,
         ` unit     ${mint.unit}   keyset ${mint.keysetId()}`,
-        ` keys     ${options.stateFile ? `kept with the state in ${options.stateFile}` : options.seed === undefined ? 'random (pass --seed or --state to keep them across restarts)' : 'derived from --seed'}`,
+        ` keys     ${keysNote(options)}`,
         ` quotes   ${options.autoPay ? 'paid automatically' : 'paid by POST /dev/quotes/{id}/pay'}`,
         '==================================================================',
       ].join('\n'),
@@ -115,3 +116,9 @@ export const devMintCommand: Command = {
     return 0;
   },
 };
+
+function keysNote(options: DevMintOptions): string {
+  if (options.stateFile) return `kept with the state in ${options.stateFile}`;
+  if (options.seed === undefined) return 'random (pass --seed or --state to keep them across restarts)';
+  return 'derived from --seed';
+}

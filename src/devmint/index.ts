@@ -1,12 +1,12 @@
 // startDevMint(): a development Cashu mint (a DEVELOPMENT TOOL THAT HOLDS NO REAL VALUE) on a
 // loopback port, for tests (in-process) and local demos (`quartet dev-mint`).
 import { getEncodedToken, Wallet } from '@cashu/cashu-ts';
+import { unitToMsat, type Unit } from '../cashu/index.js';
 import { Faults } from './faults.js';
-import type { Unit } from './keys.js';
 import { Ledger } from './ledger.js';
 import { FakeLightning, type HeldPayment } from './lightning.js';
 import { Melts } from './melt.js';
-import { MintQuotes, unitToMsat } from './quotes.js';
+import { MintQuotes } from './quotes.js';
 import { buildApp, listener } from './server.js';
 import { randomSeed, readState, writeState } from './state.js';
 

@@ -6,13 +6,10 @@ import {
   createDLEQProof,
   deriveKeysetId,
   getPubKeyFromPrivKey,
-  hashToCurve,
   pointFromHex,
   verifyUnblindedSignature,
 } from '@cashu/cashu-ts';
-
-export type Unit = 'sat' | 'msat';
-export const UNITS: readonly Unit[] = ['sat', 'msat'];
+import { COMPRESSED_POINT, type BlindSignature, type Keys, type Unit, type WireProof } from '../cashu/index.js';
 
 /** Amounts 1, 2, 4 … 2^30: one key per power of two. */
 export const KEY_COUNT = 31;
@@ -23,22 +20,8 @@ export interface Keyset {
   active: boolean;
   inputFeePpk: number;
   /** amount → compressed public key (hex), the NUT-01 `keys` object. */
-  keys: Record<string, string>;
+  keys: Keys;
   privateKeys: Map<number, Uint8Array>;
-}
-
-export interface BlindSignature {
-  id: string;
-  amount: number;
-  C_: string;
-  dleq: { e: string; s: string };
-}
-
-export interface ProofInput {
-  id: string;
-  amount: number;
-  secret: string;
-  C: string;
 }
 
 /** secp256k1 group order: private keys are scalars in [1, n − 1]. */
@@ -55,7 +38,7 @@ export function createKeyset(options: { unit: Unit; inputFeePpk: number; seed?: 
     seed === undefined
       ? randomBytes(32)
       : createHash('sha256').update(`quartet-devmint|${seed}|${unit}|${generation}`).digest();
-  const keys: Record<string, string> = {};
+  const keys: Keys = {};
   const privateKeys = new Map<number, Uint8Array>();
   for (let i = 0; i < KEY_COUNT; i++) {
     const amount = 2 ** i;
@@ -78,17 +61,12 @@ function scalar(master: Uint8Array, label: string): Uint8Array {
 
 /** Parses a compressed SEC1 point; undefined when the hex is not a point on the curve. */
 export function parsePoint(hex: string) {
-  if (!/^0[23][0-9a-fA-F]{64}$/.test(hex)) return undefined;
+  if (!COMPRESSED_POINT.test(hex)) return undefined;
   try {
     return pointFromHex(hex);
   } catch {
     return undefined;
   }
-}
-
-/** Y = hash_to_curve(secret), the proof's identity for spent-tracking and NUT-07. */
-export function proofY(secret: string): string {
-  return hashToCurve(new TextEncoder().encode(secret)).toHex(true);
 }
 
 /** C_ = k·B_ with a DLEQ proof that the same k stands behind the published key. */
@@ -107,7 +85,7 @@ export function signBlinded(keyset: Keyset, amount: number, blinded: string): Bl
 }
 
 /** k·hash_to_curve(secret) == C for the key of the proof's amount. */
-export function verifyProof(keyset: Keyset, proof: ProofInput): boolean {
+export function verifyProof(keyset: Keyset, proof: WireProof): boolean {
   const key = keyset.privateKeys.get(proof.amount);
   const C = parsePoint(proof.C);
   if (!key || !C) return false;

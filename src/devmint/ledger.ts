@@ -1,26 +1,19 @@
 // The mint's books: its keysets, which proofs are spent or pending (by Y, NUT-07) and which
 // blinded messages it has signed. Checks never change state; the caller commits afterwards in
 // the same synchronous step, so an operation applies completely or not at all.
-import { Codes, MintError } from './errors.js';
 import {
-  createKeyset,
-  parsePoint,
+  inputFee,
   proofY,
-  signBlinded,
-  verifyProof,
+  type BlindedMessage,
   type BlindSignature,
-  type Keyset,
-  type ProofInput,
+  type ProofState,
+  type ProofStateEntry,
+  type RestoreResponse,
   type Unit,
-} from './keys.js';
-
-export interface BlindedMessage {
-  amount: number;
-  id: string;
-  B_: string;
-}
-
-export type ProofState = 'UNSPENT' | 'PENDING' | 'SPENT';
+  type WireProof,
+} from '../cashu/index.js';
+import { Codes, MintError } from './errors.js';
+import { createKeyset, parsePoint, signBlinded, verifyProof, type Keyset } from './keys.js';
 
 export const MAX_INPUTS = 1000;
 export const MAX_OUTPUTS = 1000;
@@ -88,7 +81,7 @@ export class Ledger {
   }
 
   /** Verifies inputs (NUT-03): known keysets, valid signatures, no duplicates, none spent or pending. */
-  checkInputs(inputs: ProofInput[]): CheckedInputs {
+  checkInputs(inputs: WireProof[]): CheckedInputs {
     if (inputs.length === 0) throw new MintError(Codes.generic, 'no inputs provided');
     if (inputs.length > MAX_INPUTS) throw new MintError(Codes.maxInputsExceeded, `at most ${MAX_INPUTS} inputs`);
     for (const proof of inputs) checkSecret(proof.secret);
@@ -96,18 +89,20 @@ export class Ledger {
     if (new Set(ys).size !== ys.length) throw new MintError(Codes.duplicateInputs, 'duplicate inputs provided');
     const units = new Set<Unit>();
     let total = 0;
-    let feePpk = 0;
     for (const proof of inputs) {
       const keyset = this.keyset(proof.id);
       if (!verifyProof(keyset, proof)) throw new MintError(Codes.proofVerificationFailed, 'proof verification failed');
       units.add(keyset.unit);
       total += proof.amount;
-      feePpk += keyset.inputFeePpk;
     }
     if (units.size > 1) throw new MintError(Codes.multipleUnits, 'inputs of multiple units');
     if (ys.some((y) => this.spent.has(y))) throw new MintError(Codes.proofsAlreadySpent, 'proofs already spent');
     if (ys.some((y) => this.pending.has(y))) throw new MintError(Codes.proofsPending, 'proofs are pending');
-    return { ys, total, fee: Math.ceil(feePpk / 1000), unit: [...units][0] };
+    const fee = inputFee(
+      inputs.map((proof) => proof.id),
+      [...this.keysets.values()],
+    );
+    return { ys, total, fee, unit: [...units][0] };
   }
 
   /**
@@ -159,7 +154,7 @@ export class Ledger {
   }
 
   /** NUT-09: the signatures given earlier to those of these outputs that were signed. */
-  restore(outputs: BlindedMessage[]): { outputs: BlindedMessage[]; signatures: BlindSignature[] } {
+  restore(outputs: BlindedMessage[]): RestoreResponse {
     if (outputs.length > MAX_OUTPUTS) throw new MintError(Codes.maxOutputsExceeded, `at most ${MAX_OUTPUTS} outputs`);
     const found = outputs
       .map((output) => this.signed.get(output.B_.toLowerCase()))
@@ -186,7 +181,7 @@ export class Ledger {
   }
 
   /** NUT-07 states, in the order asked. */
-  states(ys: string[]): { Y: string; state: ProofState; witness: null }[] {
+  states(ys: string[]): ProofStateEntry[] {
     return ys.map((Y) => {
       const y = Y.toLowerCase();
       const state: ProofState = this.spent.has(y) ? 'SPENT' : this.pending.has(y) ? 'PENDING' : 'UNSPENT';

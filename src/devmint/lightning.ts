@@ -45,7 +45,8 @@ export class FakeLightning {
         'hex',
       ),
     ).slice(0, 7);
-    const request = `lnbcrt${hrpAmount(amountMsat)}1${timestamp}pp5${toBech32(Buffer.from(paymentHash, 'hex'))}${toBech32(randomBytes(68))}`;
+    const hashField = `pp5${toBech32(Buffer.from(paymentHash, 'hex'))}`;
+    const request = `lnbcrt${hrpAmount(amountMsat)}1${timestamp}${hashField}${toBech32(randomBytes(68))}`;
     const invoice = { request, amountMsat, paymentHash, preimage, paid: false };
     this.invoices.set(request, invoice);
     return invoice;

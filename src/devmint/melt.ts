@@ -1,25 +1,16 @@
 // NUT-05 / NUT-23 melting: pay a (fake) Lightning invoice with proofs. Inputs are PENDING while
 // the payment is in flight; they are spent when it succeeds and released when it fails.
 // Overpaid fee reserve comes back as change in the blank outputs (NUT-08).
+import type { BlindedMessage, MeltQuoteRequest, MeltQuoteResponse, Unit, WireProof } from '../cashu/index.js';
 import { Codes, MintError } from './errors.js';
-import type { BlindSignature, ProofInput, Unit } from './keys.js';
-import type { BlindedMessage, Ledger } from './ledger.js';
+import type { Ledger } from './ledger.js';
 import { invoiceAmountMsat, type FakeLightning, type PaymentOutcome } from './lightning.js';
 import { checkAmount, checkUnit, nowSeconds, QUOTE_TTL_SECONDS, type MintQuotes } from './quotes.js';
 import { uuidv7 } from './uuid.js';
 
-export type MeltQuoteState = 'UNPAID' | 'PENDING' | 'PAID';
-
-export interface MeltQuote {
-  quote: string;
-  request: string;
-  amount: number;
+/** A melt quote as the mint keeps it: its NUT-05 view. */
+export interface MeltQuote extends MeltQuoteResponse {
   unit: Unit;
-  fee_reserve: number;
-  state: MeltQuoteState;
-  expiry: number;
-  payment_preimage: string | null;
-  change?: BlindSignature[];
 }
 
 /** Lightning fee reserve for external payments: 1 %, at least 1 (the fake node pays no fee). */
@@ -36,7 +27,7 @@ export class Melts {
     private readonly mintQuotes: MintQuotes,
   ) {}
 
-  create(request: { request: string; unit: string; options?: { amountless?: unknown } }): MeltQuote {
+  create(request: MeltQuoteRequest): MeltQuote {
     const unit = checkUnit(this.ledger, request.unit);
     const msat = invoiceAmountMsat(request.request);
     if (msat === undefined) throw new MintError(Codes.generic, 'request is not a bolt11 invoice');
@@ -68,7 +59,7 @@ export class Melts {
     return quote;
   }
 
-  async melt(id: string, inputs: ProofInput[], outputs: BlindedMessage[] = []): Promise<MeltQuote> {
+  async melt(id: string, inputs: WireProof[], outputs: BlindedMessage[] = []): Promise<MeltQuote> {
     const quote = this.get(id);
     if (quote.state === 'PENDING') throw new MintError(Codes.quotePending, 'quote is pending');
     if (quote.state === 'PAID') throw new MintError(Codes.invoiceAlreadyPaid, 'invoice already paid');
@@ -83,7 +74,8 @@ export class Melts {
     if (spent.total - spent.fee < needed) {
       throw new MintError(
         Codes.transactionUnbalanced,
-        `inputs ${spent.total} - fees ${spent.fee} do not cover amount ${quote.amount} + fee reserve ${quote.fee_reserve}`,
+        `inputs ${spent.total} - fees ${spent.fee} do not cover ` +
+          `amount ${quote.amount} + fee reserve ${quote.fee_reserve}`,
       );
     }
     this.ledger.reserve(spent.ys, outputs);

@@ -1,16 +1,22 @@
 // NUT-04 / NUT-23 mint quotes: an invoice of the fake Lightning node per quote; once it is
 // paid (on demand, or at once with autoPay) the quote's amount can be minted exactly once.
+import {
+  unitToMsat,
+  type BlindedMessage,
+  type BlindSignature,
+  type MintQuoteRequest,
+  type MintQuoteResponse,
+  type MintQuoteState,
+  type Unit,
+} from '../cashu/index.js';
 import { Codes, MintError } from './errors.js';
-import type { BlindSignature, Unit } from './keys.js';
-import type { BlindedMessage, Ledger } from './ledger.js';
+import type { Ledger } from './ledger.js';
 import type { FakeLightning } from './lightning.js';
 import { uuidv7 } from './uuid.js';
 
 /** Largest amount of one quote: one proof of every key (1 + 2 + … + 2^30). */
 export const MAX_AMOUNT = 2 ** 31 - 1;
 export const QUOTE_TTL_SECONDS = 3600;
-
-export type MintQuoteState = 'UNPAID' | 'PAID' | 'ISSUED';
 
 export interface MintQuote {
   quote: string;
@@ -19,10 +25,6 @@ export interface MintQuote {
   unit: Unit;
   expiry: number;
   issued: boolean;
-}
-
-export function unitToMsat(amount: number, unit: Unit): number {
-  return unit === 'sat' ? amount * 1000 : amount;
 }
 
 export function checkUnit(ledger: Ledger, unit: string): Unit {
@@ -50,7 +52,7 @@ export class MintQuotes {
     private readonly autoPay: boolean,
   ) {}
 
-  create(request: { amount: number; unit: string }) {
+  create(request: MintQuoteRequest): MintQuoteResponse {
     const unit = checkUnit(this.ledger, request.unit);
     checkAmount(request.amount);
     const invoice = this.lightning.createInvoice(unitToMsat(request.amount, unit));
@@ -85,7 +87,7 @@ export class MintQuotes {
     return this.lightning.invoice(quote.request)?.paid ? 'PAID' : 'UNPAID';
   }
 
-  view(quote: MintQuote) {
+  view(quote: MintQuote): MintQuoteResponse {
     return {
       quote: quote.quote,
       request: quote.request,

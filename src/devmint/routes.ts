@@ -1,18 +1,27 @@
 // The NUT routes under /v1 (NUT-01 … 09, 12, 23), with the swap faults.
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { KeysetEntry } from '../cashu/index.js';
 import { Codes } from './errors.js';
 import type { Faults } from './faults.js';
-import type { ProofInput } from './keys.js';
-import type { BlindedMessage } from './ledger.js';
 import { MAX_AMOUNT } from './quotes.js';
-import { body, idParam, outputs, proofs } from './schemas.js';
+import {
+  CheckStateBody,
+  IdParams,
+  MeltBody,
+  MeltQuoteBody,
+  MintBody,
+  MintQuoteBody,
+  RestoreBody,
+  SwapBody,
+} from './schemas.js';
 import type { MintCore } from './server.js';
 import { swap } from './swap.js';
 
 export const LABEL = 'DEVELOPMENT TOOL THAT HOLDS NO REAL VALUE';
 export const VERSION = 'quartet-devmint/0.0.1';
 
-export function keysetView(core: MintCore, id: string) {
+export function keysetView(core: MintCore, id: string): KeysetEntry {
   const keyset = core.ledger.keyset(id);
   return {
     id: keyset.id,
@@ -23,16 +32,20 @@ export function keysetView(core: MintCore, id: string) {
   };
 }
 
-export function registerNutRoutes(app: FastifyInstance, core: MintCore, faults: Faults, changed: () => void) {
+export function registerNutRoutes(server: FastifyInstance, core: MintCore, faults: Faults, changed: () => void) {
+  const app = server.withTypeProvider<TypeBoxTypeProvider>();
   const { ledger, mintQuotes, melts } = core;
   const method = { method: 'bolt11', unit: ledger.unit, min_amount: 1, max_amount: MAX_AMOUNT };
 
   app.get('/v1/info', async () => ({
     name: `quartet dev mint (${LABEL})`,
     version: VERSION,
-    description: `A Cashu mint for development and tests with a fake Lightning backend. ${LABEL}: its ecash is worth nothing.`,
+    description:
+      'A Cashu mint for development and tests with a fake Lightning backend. ' +
+      `${LABEL}: its ecash is worth nothing.`,
     description_long:
-      'Invoices are fake and settle on demand (POST /dev/quotes/{id}/pay); melts "pay" nothing. Never send real funds here.',
+      'Invoices are fake and settle on demand (POST /dev/quotes/{id}/pay); melts "pay" nothing. ' +
+      'Never send real funds here.',
     motd: LABEL,
     urls: [core.url()],
     time: Math.floor(Date.now() / 1000),
@@ -51,81 +64,49 @@ export function registerNutRoutes(app: FastifyInstance, core: MintCore, faults: 
       .filter((k) => k.active)
       .map((k) => ({ ...keysetView(core, k.id), keys: k.keys })),
   }));
-  app.get<{ Params: { id: string } }>('/v1/keys/:id', { schema: { params: idParam } }, async (request) => {
+  app.get('/v1/keys/:id', { schema: { params: IdParams } }, async (request) => {
     const keyset = ledger.keyset(request.params.id);
     return { keysets: [{ ...keysetView(core, keyset.id), keys: keyset.keys }] };
   });
   app.get('/v1/keysets', async () => ({ keysets: [...ledger.keysets.keys()].map((id) => keysetView(core, id)) }));
 
-  app.post<{ Body: { inputs: ProofInput[]; outputs: BlindedMessage[] } }>(
-    '/v1/swap',
-    { schema: body({ inputs: proofs, outputs }, ['inputs', 'outputs']) },
-    async (request, reply) => {
-      if (faults.current.holdSwaps && (await faults.holdSwap()) === 'drop') return hangUp(reply);
-      const { failSwaps, dropSwaps, loseSwapResponses } = faults.current;
-      if (failSwaps) return reply.code(500).send({ detail: 'dev mint fault: failSwaps', code: Codes.generic });
-      if (dropSwaps) return hangUp(reply);
-      const signatures = swap(ledger, request.body.inputs, request.body.outputs);
-      if (loseSwapResponses) {
-        changed();
-        return hangUp(reply);
-      }
-      return { signatures };
-    },
-  );
+  app.post('/v1/swap', { schema: { body: SwapBody } }, async (request, reply) => {
+    if (faults.current.holdSwaps && (await faults.holdSwap()) === 'drop') return hangUp(reply);
+    const { failSwaps, dropSwaps, loseSwapResponses } = faults.current;
+    if (failSwaps) return reply.code(500).send({ detail: 'dev mint fault: failSwaps', code: Codes.generic });
+    if (dropSwaps) return hangUp(reply);
+    const answer = swap(ledger, request.body);
+    if (loseSwapResponses) {
+      changed();
+      return hangUp(reply);
+    }
+    return answer;
+  });
 
-  app.post<{ Body: { amount: number; unit: string } }>(
-    '/v1/mint/quote/bolt11',
-    {
-      schema: body(
-        {
-          amount: { type: 'integer' },
-          unit: { type: 'string' },
-          description: { type: 'string' },
-          pubkey: { type: 'string' },
-        },
-        ['amount', 'unit'],
-      ),
-    },
-    async (request) => mintQuotes.create(request.body),
+  app.post('/v1/mint/quote/bolt11', { schema: { body: MintQuoteBody } }, async (request) =>
+    mintQuotes.create(request.body),
   );
-  app.get<{ Params: { id: string } }>('/v1/mint/quote/bolt11/:id', { schema: { params: idParam } }, async (request) =>
+  app.get('/v1/mint/quote/bolt11/:id', { schema: { params: IdParams } }, async (request) =>
     mintQuotes.view(mintQuotes.get(request.params.id)),
   );
-  app.post<{ Body: { quote: string; outputs: BlindedMessage[] } }>(
-    '/v1/mint/bolt11',
-    { schema: body({ quote: { type: 'string' }, outputs }, ['quote', 'outputs']) },
-    async (request) => ({ signatures: mintQuotes.mint(request.body.quote, request.body.outputs) }),
-  );
+  app.post('/v1/mint/bolt11', { schema: { body: MintBody } }, async (request) => ({
+    signatures: mintQuotes.mint(request.body.quote, request.body.outputs),
+  }));
 
-  app.post<{ Body: { request: string; unit: string; options?: { amountless?: unknown } } }>(
-    '/v1/melt/quote/bolt11',
-    {
-      schema: body(
-        { request: { type: 'string', maxLength: 10_000 }, unit: { type: 'string' }, options: { type: 'object' } },
-        ['request', 'unit'],
-      ),
-    },
-    async (request) => meltView(melts.create(request.body)),
+  app.post('/v1/melt/quote/bolt11', { schema: { body: MeltQuoteBody } }, async (request) =>
+    meltView(melts.create(request.body)),
   );
-  app.get<{ Params: { id: string } }>('/v1/melt/quote/bolt11/:id', { schema: { params: idParam } }, async (request) =>
+  app.get('/v1/melt/quote/bolt11/:id', { schema: { params: IdParams } }, async (request) =>
     meltView(melts.get(request.params.id)),
   );
-  app.post<{ Body: { quote: string; inputs: ProofInput[]; outputs?: BlindedMessage[] } }>(
-    '/v1/melt/bolt11',
-    {
-      schema: body({ quote: { type: 'string' }, inputs: proofs, outputs, prefer_async: { type: 'boolean' } }, [
-        'quote',
-        'inputs',
-      ]),
-    },
-    async (request) => meltView(await melts.melt(request.body.quote, request.body.inputs, request.body.outputs ?? [])),
+  app.post('/v1/melt/bolt11', { schema: { body: MeltBody } }, async (request) =>
+    meltView(await melts.melt(request.body.quote, request.body.inputs, request.body.outputs ?? [])),
   );
 
-  app.post<{ Body: { outputs: BlindedMessage[] } }>(
+  app.post(
     '/v1/restore',
     {
-      schema: body({ outputs }, ['outputs']),
+      schema: { body: RestoreBody },
       // A mint without NUT-09 has no such route: the 404 of any unknown path, whatever the body.
       onRequest: async (request, reply) => {
         if (faults.current.noRestore) {
@@ -136,16 +117,9 @@ export function registerNutRoutes(app: FastifyInstance, core: MintCore, faults: 
     async (request) => ledger.restore(request.body.outputs),
   );
 
-  app.post<{ Body: { Ys: string[] } }>(
-    '/v1/checkstate',
-    {
-      schema: body(
-        { Ys: { type: 'array', maxItems: 10_000, items: { type: 'string', pattern: '^0[23][0-9a-fA-F]{64}$' } } },
-        ['Ys'],
-      ),
-    },
-    async (request) => ({ states: ledger.states(request.body.Ys) }),
-  );
+  app.post('/v1/checkstate', { schema: { body: CheckStateBody } }, async (request) => ({
+    states: ledger.states(request.body.Ys),
+  }));
 }
 
 /** The melt quote as NUT-05/23 show it (change only when there is some). */

@@ -3,7 +3,7 @@
 // they are derived again from the seed kept here.
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
-import type { Unit } from './keys.js';
+import type { Unit } from '../cashu/index.js';
 import type { LedgerSnapshot } from './ledger.js';
 import type { Invoice } from './lightning.js';
 import type { MeltQuote } from './melt.js';

@@ -1,9 +1,9 @@
 // NUT-03 swap: spend proofs, sign the same value (minus NUT-02 input fees) as new outputs.
+import type { SwapRequest, SwapResponse } from '../cashu/index.js';
 import { Codes, MintError } from './errors.js';
-import type { BlindSignature, ProofInput } from './keys.js';
-import type { BlindedMessage, Ledger } from './ledger.js';
+import type { Ledger } from './ledger.js';
 
-export function swap(ledger: Ledger, inputs: ProofInput[], outputs: BlindedMessage[]): BlindSignature[] {
+export function swap(ledger: Ledger, { inputs, outputs }: SwapRequest): SwapResponse {
   const spent = ledger.checkInputs(inputs);
   if (outputs.length === 0) throw new MintError(Codes.generic, 'no outputs provided');
   const made = ledger.checkOutputs(outputs);
@@ -16,5 +16,5 @@ export function swap(ledger: Ledger, inputs: ProofInput[], outputs: BlindedMessa
   }
   // No await between the checks above and these two lines: the swap is all or nothing.
   ledger.spend(spent.ys);
-  return ledger.sign(outputs);
+  return { signatures: ledger.sign(outputs) };
 }

@@ -1,4 +1,4 @@
-// Area D: serves the built viewer (dist/viewer, made by scripts/build-viewer.mjs) at /docs/.
+// The viewer (docs/viewer.md): serves the built viewer (dist/viewer, made by scripts/build-viewer.mjs) at /docs/.
 // Files are read once at start-up and answered from memory with their content type, an ETag,
 // `X-Content-Type-Options: nosniff`, and on HTML pages a strict Content-Security-Policy that
 // still lets try-it reach any API (`connect-src *`). The index lists every mounted service's

@@ -1,4 +1,4 @@
-// Identity shared across services. Area B (src/users) owns people and implements Identity;
+// Identity shared across services. The users service (src/users) owns people and implements Identity;
 // other services only see this interface.
 
 export interface Principal {
@@ -14,7 +14,7 @@ export interface ApiKeyPair {
 }
 
 export interface Identity {
-  /** The user of a valid, unexpired area B access token, else null. */
+  /** The user of a valid, unexpired users-service access token, else null. */
   fromBearer(token: string): Promise<Principal | null>;
   /** The owner and secret of an active OneSky-style API key, else null. */
   fromApiKey(apiKey: string): Promise<ApiKeyPair | null>;

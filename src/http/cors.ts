@@ -1,44 +1,48 @@
-// Cross-origin headers as the seed's area D part requires: Allow-Origin, -Methods and -Headers
-// on every answer to an allowed origin, and every header the viewer sends (Content-Type,
-// Authorization, custom api-key headers…) allowed by echoing the preflight's request.
-import type { FastifyInstance } from 'fastify';
-import { errorStyleFor, HttpError, sendError } from './errors.js';
+// Cross-origin headers through @fastify/cors, as the viewer (docs/viewer.md) needs them: Allow-Origin,
+// -Methods and -Headers on every answer to an allowed origin, and every header a preflight asks for
+// (Content-Type, Authorization, custom api-key headers…) allowed by echoing it.
+import fastifyCors, { type FastifyCorsOptions } from '@fastify/cors';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { HttpError } from './errors.js';
 
-export const CORS_METHODS = 'GET, PUT, POST, DELETE, PATCH, OPTIONS, HEAD';
+const CORS_METHODS = 'GET, PUT, POST, DELETE, PATCH, OPTIONS, HEAD';
 const DEFAULT_HEADERS = 'Content-Type, Authorization, X-Cashu, X-Request-Id, api_key, X-API-Key';
 const EXPOSED_HEADERS = '*, X-Request-Id, X-Cashu, Retry-After, Content-Disposition';
-const MAX_REQUESTED_HEADERS = 4096;
+const PREFLIGHT_MAX_AGE_SECONDS = 600;
 
-export function registerCors(app: FastifyInstance, allowed: '*' | string[]) {
+export async function registerCors(app: FastifyInstance, allowed: '*' | string[]) {
   const allows = (origin: string) => allowed === '*' || allowed.includes(origin);
+  const shared = { origin: allowed, methods: CORS_METHODS, exposedHeaders: EXPOSED_HEADERS, strictPreflight: false };
+  const forPreflight: FastifyCorsOptions = { ...shared, preflight: true, maxAge: PREFLIGHT_MAX_AGE_SECONDS };
+  // An OPTIONS request that is no preflight goes on to its route (the proxy node forwards it).
+  const forSimple: FastifyCorsOptions = { ...shared, preflight: false };
+  const off: FastifyCorsOptions = { origin: false };
 
-  // Callback style (no promise per request); an answer sent here ends the request without done().
+  // @fastify/cors adds an `OPTIONS *` route so that every preflight finds one. Here every path has an
+  // OPTIONS route already (the proxy node's catch-all, the local prefixes' 404s), and a second would
+  // clash with the proxy node's: registered without methods, it adds nothing to the router.
+  app.addHook('onRoute', (route) => {
+    if (route.url === '*' && route.method === 'OPTIONS') route.method = [];
+  });
+  await app.register(fastifyCors, {
+    hook: 'onRequest',
+    // Two parameters: @fastify/cors calls it with a callback (no promise per request).
+    delegator(request: FastifyRequest, callback: (error: Error | null, options?: FastifyCorsOptions) => void) {
+      const origin = request.headers.origin;
+      if (!origin) return callback(null, off);
+      const isPreflight =
+        request.method === 'OPTIONS' && typeof request.headers['access-control-request-method'] === 'string';
+      if (allows(origin)) return callback(null, isPreflight ? forPreflight : forSimple);
+      // A refused preflight is answered 403 in the shape of the path's area, as every error (errors.ts).
+      callback(isPreflight ? new HttpError(403, 'Origin not allowed') : null, off);
+    },
+  });
+  // @fastify/cors names the methods and headers on preflights only; answers to an allowed origin
+  // carry them too, as they did before this module used the plugin.
   app.addHook('onRequest', (request, reply, done) => {
-    const origin = request.headers.origin;
-    if (!origin) return done();
-    const isPreflight =
-      request.method === 'OPTIONS' && typeof request.headers['access-control-request-method'] === 'string';
-    if (!allows(origin)) {
-      if (!isPreflight) return done();
-      // In the shape of the path's area, as every error answer (errors.ts).
-      return void sendError(reply, errorStyleFor(request.url), new HttpError(403, 'Origin not allowed'));
-    }
-    const requested = request.headers['access-control-request-headers'];
-    const allowHeaders =
-      typeof requested === 'string' &&
-      requested.length <= MAX_REQUESTED_HEADERS &&
-      /^[\w\-, ]*$/.test(requested) &&
-      requested.trim()
-        ? `${DEFAULT_HEADERS}, ${requested}`
-        : DEFAULT_HEADERS;
-    reply.header('Access-Control-Allow-Origin', allowed === '*' ? '*' : origin);
-    reply.header('Access-Control-Allow-Methods', CORS_METHODS);
-    reply.header('Access-Control-Allow-Headers', allowHeaders);
-    reply.header('Access-Control-Expose-Headers', EXPOSED_HEADERS);
-    if (allowed !== '*') reply.header('Vary', 'Origin');
-    if (isPreflight) {
-      reply.header('Access-Control-Max-Age', '600');
-      return void reply.code(204).send();
+    if (reply.hasHeader('access-control-allow-origin')) {
+      reply.header('Access-Control-Allow-Methods', CORS_METHODS);
+      reply.header('Access-Control-Allow-Headers', DEFAULT_HEADERS);
     }
     done();
   });

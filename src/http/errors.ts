@@ -1,9 +1,9 @@
 // The error conventions of the services (DESIGN.md), as one mechanism: a service picks an
 // ErrorStyle and installs `errorHandlerFor(style)`; routes throw HttpError.
-//   problem  – area B: RFC 9457 application/problem+json, with per-field `errors`
-//   fastapi  – area A input errors: {"detail":[{loc,msg,type}]} with status 422
-//   openai   – area A billing/upstream errors: {"error":{message,type,code}}
-//   onesky   – area C: {"meta":{"status","message"},"data":{}}
+//   problem  – users and tasks API: RFC 9457 application/problem+json, with per-field `errors`
+//   fastapi  – proxy node input errors: {"detail":[{loc,msg,type}]} with status 422
+//   openai   – proxy node billing/upstream errors: {"error":{message,type,code}}
+//   onesky   – quotation API: {"meta":{"status","message"},"data":{}}
 // Which one an answer takes depends on the path alone (errorStyleFor): every error path, the
 // framework's own included, goes through that one mapping.
 import type { IncomingMessage } from 'node:http';
@@ -116,7 +116,7 @@ export const openAiStyle: ErrorStyle = {
       },
     },
   }),
-  // FastAPI's shape for input errors, as the seed states for area A.
+  // FastAPI's shape for input errors, as the proxy node's clients expect (docs/proxy-wallet.md).
   renderFields: (fields) => ({ status: 422, contentType: 'application/json; charset=utf-8', body: { detail: fields } }),
 };
 
@@ -134,7 +134,7 @@ export const oneSkyStyle: ErrorStyle = {
 
 /**
  * The error shape of each local prefix. Every other path – the proxy's, /v1/…, `/` and the
- * platform routes (/healthz, /readyz, /metrics), which share the proxy's namespace – is area A's.
+ * platform routes (/healthz, /readyz, /metrics), which share the proxy's namespace – is the proxy node's.
  */
 const PREFIX_STYLES: Record<LocalPrefix, ErrorStyle> = {
   '/api': problemStyle,
@@ -223,7 +223,7 @@ export function fieldErrorsFromValidation(errors: AjvError[], context: string | 
           type: 'string_too_long',
         };
         break;
-      // Pydantic's words, as the FastAPI shape of area A uses them.
+      // Pydantic's words, as the proxy node's FastAPI shape uses them.
       case 'maximum': {
         const msg = `Input should be less than or equal to ${error.params.limit}`;
         field = { loc: [where, ...path], msg, type: 'less_than_equal' };
@@ -373,7 +373,7 @@ function answerOnSocket(socket: Duplex, target: string, status: number, message:
 /**
  * The server's `clientError` handler: HTTP that Node's parser refuses (unknown method, bad
  * request line, headers too large, too slow) gets an answer in the area's shape, read from the
- * request line when the refused bytes hold it (else area A's, as for any path outside the
+ * request line when the refused bytes hold it (else the proxy node's, as for any path outside the
  * local prefixes), and the connection is closed.
  */
 export function clientErrorHandler(

@@ -30,8 +30,8 @@ export function nestedDeeperThan(value: unknown, max = MAX_JSON_DEPTH): boolean 
 }
 
 /**
- * The input error for a too deep body: FastAPI's 422 in area A, 400 with the field in areas B
- * and C (each error handler renders `fields` its way).
+ * The input error for a too deep body: FastAPI's 422 on the proxy node, 400 with the field in the users
+ * and quotation APIs (each error handler renders `fields` its way).
  */
 export function tooDeepError(): HttpError {
   const msg = `JSON nested deeper than ${MAX_JSON_DEPTH} levels`;

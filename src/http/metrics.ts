@@ -1,119 +1,120 @@
-// A small Prometheus registry (text exposition format 0.0.4). Services add their own metrics
-// through `metrics.counter` / `metrics.gauge`; HTTP traffic is counted by registerMetrics.
+// Prometheus metrics through prom-client: HTTP traffic (registerMetrics), the process's own (CPU,
+// memory, event loop: prom-client's default metrics) and the services' (`metrics.counter`).
+// With WORKERS > 1 each worker counts its own requests; `/metrics` on any of them asks the primary,
+// which gathers every worker's and answers with their sum (prom-client's AggregatorRegistry).
+import cluster from 'node:cluster';
 import type { FastifyInstance } from 'fastify';
+import { AggregatorRegistry, collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client';
+import { HttpError } from './errors.js';
 
-type Labels = Record<string, string>;
+export type { Counter };
 
-const NEEDS_ESCAPE = /[\\"\n]/;
-
-function escapeLabel(value: string): string {
-  // Most values need no escaping; testing first spares three replacements on every request.
-  return NEEDS_ESCAPE.test(value) ? value.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n') : value;
-}
-
-function labelKey(labels: Labels): string {
-  const keys = Object.keys(labels).sort();
-  if (keys.length === 0) return '';
-  return `{${keys.map((k) => `${k}="${escapeLabel(String(labels[k]))}"`).join(',')}}`;
-}
-
-interface Metric {
-  render(): string;
-}
-
-export class Counter implements Metric {
-  private values = new Map<string, number>();
-  constructor(
-    readonly name: string,
-    readonly help: string,
-    private kind: 'counter' | 'gauge' = 'counter',
-  ) {}
-  inc(labels: Labels = {}, by = 1) {
-    const key = labelKey(labels);
-    this.values.set(key, (this.values.get(key) ?? 0) + by);
-  }
-  set(labels: Labels, value: number) {
-    this.values.set(labelKey(labels), value);
-  }
-  render() {
-    const lines = [`# HELP ${this.name} ${this.help}`, `# TYPE ${this.name} ${this.kind}`];
-    for (const [key, value] of this.values) lines.push(`${this.name}${key} ${value}`);
-    return lines.join('\n');
-  }
-}
-
-export class Histogram implements Metric {
-  private series = new Map<string, { labels: Labels; counts: number[]; sum: number; count: number }>();
-  constructor(
-    readonly name: string,
-    readonly help: string,
-    private buckets: number[],
-  ) {}
-  observe(labels: Labels, value: number) {
-    const key = labelKey(labels);
-    let entry = this.series.get(key);
-    if (!entry) {
-      entry = { labels, counts: this.buckets.map(() => 0), sum: 0, count: 0 };
-      this.series.set(key, entry);
-    }
-    for (let i = 0; i < this.buckets.length; i++) if (value <= this.buckets[i]) entry.counts[i]++;
-    entry.sum += value;
-    entry.count++;
-  }
-  render() {
-    const lines = [`# HELP ${this.name} ${this.help}`, `# TYPE ${this.name} histogram`];
-    for (const entry of this.series.values()) {
-      this.buckets.forEach((bound, i) =>
-        lines.push(`${this.name}_bucket${labelKey({ ...entry.labels, le: String(bound) })} ${entry.counts[i]}`),
-      );
-      lines.push(`${this.name}_bucket${labelKey({ ...entry.labels, le: '+Inf' })} ${entry.count}`);
-      lines.push(`${this.name}_sum${labelKey(entry.labels)} ${entry.sum}`);
-      lines.push(`${this.name}_count${labelKey(entry.labels)} ${entry.count}`);
-    }
-    return lines.join('\n');
-  }
-}
-
+/** One process's metrics; services create theirs through it. */
 export class MetricsRegistry {
-  private metrics = new Map<string, Metric>();
-  counter(name: string, help: string): Counter {
-    return this.register(name, () => new Counter(name, help));
+  readonly registry = new Registry();
+
+  constructor() {
+    collectDefaultMetrics({ register: this.registry });
   }
-  gauge(name: string, help: string): Counter {
-    return this.register(name, () => new Counter(name, help, 'gauge'));
-  }
-  histogram(name: string, help: string, buckets: number[]): Histogram {
-    return this.register(name, () => new Histogram(name, help, buckets));
-  }
-  private register<T extends Metric>(name: string, make: () => T): T {
-    const existing = this.metrics.get(name);
-    if (existing) return existing as T;
-    const metric = make();
-    this.metrics.set(name, metric);
-    return metric;
-  }
-  render(): string {
-    return [...this.metrics.values()].map((m) => m.render()).join('\n') + '\n';
+
+  /** The counter `name`, created on first use; `labelNames` lists every label its `inc` may pass. */
+  counter(name: string, help: string, labelNames: string[] = []): Counter {
+    const existing = this.registry.getSingleMetric(name);
+    if (existing) return existing as Counter;
+    return new Counter({ name, help, labelNames, registers: [this.registry] });
   }
 }
 
-export function registerMetrics(app: FastifyInstance, registry: MetricsRegistry) {
-  const requests = registry.counter('http_requests_total', 'HTTP requests answered, by method, route and status.');
-  const duration = registry.histogram(
-    'http_request_duration_seconds',
-    'Time to answer HTTP requests.',
-    [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 30],
-  );
+export function registerMetrics(app: FastifyInstance, metrics: MetricsRegistry) {
+  const registers = [metrics.registry];
+  const requests = new Counter({
+    name: 'http_requests_total',
+    help: 'HTTP requests answered, by method, route and status.',
+    labelNames: ['method', 'route', 'status'],
+    registers,
+  });
+  const duration = new Histogram({
+    name: 'http_request_duration_seconds',
+    help: 'Time to answer HTTP requests.',
+    labelNames: ['method', 'route'],
+    buckets: [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 30],
+    registers,
+  });
   app.addHook('onResponse', (request, reply, done) => {
     // The route pattern, not the URL, keeps label cardinality bounded.
     const route = request.routeOptions.url ?? 'unmatched';
-    const labels = { method: request.method, route, status: String(reply.statusCode) };
-    requests.inc(labels);
+    requests.inc({ method: request.method, route, status: String(reply.statusCode) });
     duration.observe({ method: request.method, route }, reply.elapsedTime / 1000);
     done();
   });
+
+  const inCluster = cluster.isWorker && typeof process.send === 'function';
+  if (inCluster) answerPrimaryForMetrics(metrics.registry);
   app.get('/metrics', { schema: { hide: true } }, async (_request, reply) => {
-    reply.type('text/plain; version=0.0.4; charset=utf-8');
-    return registry.render();
+    reply.type(metrics.registry.contentType);
+    return inCluster ? askPrimaryForMetrics() : metrics.registry.metrics();
+  });
+}
+
+// The IPC between a worker's /metrics and the primary (src/workers.ts).
+const METRICS_REQUEST = 'quartet:metrics-request';
+const METRICS_ANSWER = 'quartet:metrics-answer';
+const METRICS_TIMEOUT_MS = 10_000;
+
+interface MetricsAnswer {
+  type: typeof METRICS_ANSWER;
+  id: number;
+  text?: string;
+  error?: string;
+}
+
+function isMessage<T extends { type: string }>(message: unknown, type: T['type']): message is T {
+  return typeof message === 'object' && message !== null && (message as { type?: unknown }).type === type;
+}
+
+/** In a worker: lets the primary's AggregatorRegistry collect this process's registry. */
+function answerPrimaryForMetrics(registry: Registry) {
+  AggregatorRegistry.setRegistries([registry]);
+  // Constructing one installs prom-client's listener for the primary's requests.
+  new AggregatorRegistry(); // eslint-disable-line no-new
+}
+
+let nextRequestId = 0;
+
+/** In a worker: the whole cluster's metrics, as the primary sums them. */
+function askPrimaryForMetrics(): Promise<string> {
+  const id = nextRequestId++;
+  return new Promise((resolve, reject) => {
+    const onMessage = (message: unknown) => {
+      if (!isMessage<MetricsAnswer>(message, METRICS_ANSWER) || message.id !== id) return;
+      settle();
+      if (message.text !== undefined) resolve(message.text);
+      else reject(new HttpError(503, `Metrics unavailable: ${message.error ?? 'no answer'}`));
+    };
+    const timer = setTimeout(() => {
+      settle();
+      reject(new HttpError(503, 'Metrics unavailable: the primary process did not answer'));
+    }, METRICS_TIMEOUT_MS);
+    const settle = () => {
+      clearTimeout(timer);
+      process.off('message', onMessage);
+    };
+    process.on('message', onMessage);
+    process.send!({ type: METRICS_REQUEST, id });
+  });
+}
+
+/** In the primary: answers each worker's request with every worker's metrics, summed. */
+export function serveClusterMetrics() {
+  const aggregator = new AggregatorRegistry();
+  cluster.on('message', (worker, message: unknown) => {
+    if (!isMessage<{ type: string; id: number }>(message, METRICS_REQUEST)) return;
+    const answer = (fields: Partial<MetricsAnswer>) => {
+      if (worker.isConnected()) worker.send({ type: METRICS_ANSWER, id: message.id, ...fields });
+    };
+    aggregator.clusterMetrics().then(
+      (text) => answer({ text }),
+      (error: unknown) => answer({ error: error instanceof Error ? error.message : String(error) }),
+    );
   });
 }

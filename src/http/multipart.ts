@@ -1,4 +1,4 @@
-// Reading multipart/form-data bodies (area B's photo, area C's uploads) so that every fault of
+// Reading multipart/form-data bodies (a user's photo, the quotation API's uploads) so that every fault of
 // the body is a client error in the area's shape: no boundary, a broken or truncated body and
 // a wrong content type are 400/415, too many or too large parts 413. busboy and
 // @fastify/multipart throw plain errors (a 500) or odd statuses (406) for most of these.

@@ -1,17 +1,18 @@
-// Accounts and the `Authorization` header of area A. A caller is an account, named by an API
+// Accounts and the `Authorization` header of the proxy node. A caller is an account, named by an API
 // key `sk-…` (only its sha256 is stored) or by a Cashu token: a token used as the bearer is
 // redeemed once into a new account whose key is "sk-" + sha256(token), so the same token string
 // keeps naming the same account, and its owner can switch to that key.
 import { HttpError } from '../http/errors.js';
-import type { ServiceContext } from '../services.js';
-import { type Account, accountByKeyHash } from './store.js';
+import type { Database } from '../db/index.js';
+import { type Account, accountByKeyHash, type Executor } from './store.js';
 import { looksLikeToken, sha256Hex } from './tokens.js';
 import type { NodeWallet } from './wallet.js';
 
 export type { Account } from './store.js';
 
 export const AUTHORIZATION_FORMS =
-  "Send 'Authorization: Bearer sk-…' (an API key of this node) or 'Authorization: Bearer cashuA…' / 'Bearer cashuB…' (a Cashu token, redeemed once into an account)";
+  "Send 'Authorization: Bearer sk-…' (an API key of this node) or 'Authorization: Bearer cashuA…' / 'Bearer " +
+  "cashuB…' (a Cashu token, redeemed once into an account)";
 
 const API_KEY = /^sk-[A-Za-z0-9_-]{1,200}$/;
 const BEARER = /^Bearer[ \t]+(\S+)[ \t]*$/i;
@@ -41,7 +42,7 @@ export function keyPrefix(apiKey: string): string {
   return apiKey.slice(0, 12);
 }
 
-/** FastAPI's 422 for a missing header, as the seed's routes answer it. */
+/** FastAPI's 422 for a missing header (docs/proxy-wallet.md#authorization). */
 export function missingAuthorization(): HttpError {
   return new HttpError(422, 'Field required', {
     fields: [{ loc: ['header', 'authorization'], msg: 'Field required', type: 'missing' }],
@@ -53,102 +54,111 @@ export function apiKeyOf(credential: Credential): string {
   return credential.kind === 'key' ? credential.key : apiKeyForToken(credential.token);
 }
 
-export async function findAccountByKey(context: ServiceContext, apiKey: string): Promise<Account | null> {
+export async function findAccountByKey(db: Executor, apiKey: string): Promise<Account | null> {
   // Looked up by the key's hash: the database index compares digests, never the key itself.
-  return accountByKeyHash(context.db.kysely, keyHash(apiKey));
+  return accountByKeyHash(db, keyHash(apiKey));
 }
 
+/** Most account ids the authenticator remembers by key hash. */
+const KNOWN_ACCOUNTS_MAX = 10_000;
+
 /**
- * The account an Authorization header names. A token never seen before is redeemed and becomes
- * the account (its proceeds the balance). Throws HttpError: 422 missing, 401 malformed or
- * unknown key, and the token errors of NodeWallet.redeem (400, 409, 503).
+ * Finds the account an Authorization header names, opening it when a Cashu token is new. It
+ * remembers account ids by key hash: a key names its account for good (no route changes a key or
+ * deletes an account), so a request whose key was seen before needs no lookup (the billing
+ * transaction reads the balance anyway). Whatever ever revokes keys must forget them here.
  */
-export async function authenticate(
-  context: ServiceContext,
-  wallet: NodeWallet,
-  authorization: string | undefined,
-): Promise<Account> {
-  if (authorization === undefined) throw missingAuthorization();
-  const credential = parseAuthorization(authorization);
-  if (!credential) {
-    throw new HttpError(401, `Invalid authorization header. ${AUTHORIZATION_FORMS}`, { code: 'invalid_authorization' });
-  }
-  const apiKey = apiKeyOf(credential);
-  const known = await findAccountByKey(context, apiKey);
-  if (known) return known;
-  if (credential.kind === 'key') throw new HttpError(401, 'Unknown API key', { code: 'invalid_api_key' });
-  try {
-    await wallet.redeem(credential.token, {
-      credit: { newAccount: { keyHash: keyHash(apiKey), keyPrefix: keyPrefix(apiKey) } },
-      purpose: 'bearer',
-    });
-  } catch (error) {
-    if (error instanceof HttpError && error.options.code === 'invalid_token') {
-      throw new HttpError(401, `Invalid authorization header: the Cashu token cannot be read. ${AUTHORIZATION_FORMS}`, {
+export class Authenticator {
+  private readonly knownAccounts = new Map<string, number>();
+
+  constructor(
+    private readonly db: Database,
+    private readonly wallet: NodeWallet,
+    /** How long a request waits for a parallel one opening the same token's account. */
+    private readonly mintTimeoutMs: number,
+  ) {}
+
+  /**
+   * The account an Authorization header names. A token never seen before is redeemed and becomes
+   * the account (its proceeds the balance). Throws HttpError: 422 missing, 401 malformed or
+   * unknown key, and the token errors of NodeWallet.redeem (400, 409, 503).
+   */
+  async account(authorization: string | undefined): Promise<Account> {
+    if (authorization === undefined) throw missingAuthorization();
+    const credential = parseAuthorization(authorization);
+    if (!credential) {
+      throw new HttpError(401, `Invalid authorization header. ${AUTHORIZATION_FORMS}`, {
         code: 'invalid_authorization',
       });
     }
-    if (error instanceof HttpError && error.options.code === 'redemption_in_progress') {
-      // A parallel request is opening this very account: wait for it rather than fail.
-      const opened = await waitForAccount(context, apiKey, 2 * context.config.proxy.mintTimeoutMs);
-      if (opened) return opened;
+    const apiKey = apiKeyOf(credential);
+    const known = await this.findByKey(apiKey);
+    if (known) return known;
+    if (credential.kind === 'key') throw new HttpError(401, 'Unknown API key', { code: 'invalid_api_key' });
+    try {
+      await this.wallet.redeem(credential.token, {
+        credit: { newAccount: { keyHash: keyHash(apiKey), keyPrefix: keyPrefix(apiKey) } },
+        purpose: 'bearer',
+      });
+    } catch (error) {
+      if (error instanceof HttpError && error.options.code === 'invalid_token') {
+        throw new HttpError(
+          401,
+          `Invalid authorization header: the Cashu token cannot be read. ${AUTHORIZATION_FORMS}`,
+          { code: 'invalid_authorization' },
+        );
+      }
+      if (error instanceof HttpError && error.options.code === 'redemption_in_progress') {
+        // A parallel request is opening this very account: wait for it rather than fail.
+        const opened = await this.waitForAccount(apiKey, 2 * this.mintTimeoutMs);
+        if (opened) return opened;
+      }
+      if (error instanceof HttpError && error.options.code === 'token_already_spent') {
+        // A parallel request may have opened it between our lookup and our redemption.
+        const opened = await this.findByKey(apiKey);
+        if (opened) return opened;
+      }
+      throw error;
     }
-    if (error instanceof HttpError && error.options.code === 'token_already_spent') {
-      // A parallel request may have opened it between our lookup and our redemption.
-      const opened = await findAccountByKey(context, apiKey);
-      if (opened) return opened;
+    const created = await this.findByKey(apiKey);
+    if (!created) {
+      throw new HttpError(400, 'This token has already been redeemed (it is spent)', { code: 'token_already_spent' });
     }
-    throw error;
+    return created;
   }
-  const created = await findAccountByKey(context, apiKey);
-  if (!created) {
-    throw new HttpError(400, 'This token has already been redeemed (it is spent)', { code: 'token_already_spent' });
+
+  /** The account an Authorization header names, as account() finds or opens it: its id and key hash. */
+  async accountId(authorization: string | undefined): Promise<{ accountId: number; keyHash: string }> {
+    const credential = authorization === undefined ? null : parseAuthorization(authorization);
+    if (credential) {
+      const hash = keyHash(apiKeyOf(credential));
+      const id = this.knownAccounts.get(hash);
+      if (id !== undefined) return { accountId: id, keyHash: hash };
+    }
+    const account = await this.account(authorization);
+    if (this.knownAccounts.size >= KNOWN_ACCOUNTS_MAX) {
+      this.knownAccounts.delete(this.knownAccounts.keys().next().value!);
+    }
+    this.knownAccounts.set(account.keyHash, account.id);
+    return { accountId: account.id, keyHash: account.keyHash };
   }
-  return created;
-}
 
-async function waitForAccount(context: ServiceContext, apiKey: string, withinMs: number): Promise<Account | null> {
-  const until = Date.now() + withinMs;
-  while (Date.now() < until) {
-    await new Promise((resolve) => setTimeout(resolve, 50));
-    const account = await findAccountByKey(context, apiKey);
-    if (account) return account;
+  /** Drops a key from the known accounts (its account was not found). */
+  forget(hash: string): void {
+    this.knownAccounts.delete(hash);
   }
-  return null;
-}
 
-// Account ids by key hash, per app. A key names its account for good (no route changes a key or
-// deletes an account), so a request whose key was seen before needs no lookup: the billing
-// transaction reads the balance anyway. Whatever ever revokes keys must forget them here.
-const KNOWN_ACCOUNTS_MAX = 10_000;
-const knownAccounts = new WeakMap<ServiceContext, Map<string, number>>();
-
-function known(context: ServiceContext): Map<string, number> {
-  let map = knownAccounts.get(context);
-  if (!map) knownAccounts.set(context, (map = new Map()));
-  return map;
-}
-
-/** The account an Authorization header names, as authenticate() finds or opens it: its id and key hash. */
-export async function authenticateAccountId(
-  context: ServiceContext,
-  wallet: NodeWallet,
-  authorization: string | undefined,
-): Promise<{ accountId: number; keyHash: string }> {
-  const credential = authorization === undefined ? null : parseAuthorization(authorization);
-  if (credential) {
-    const hash = keyHash(apiKeyOf(credential));
-    const id = known(context).get(hash);
-    if (id !== undefined) return { accountId: id, keyHash: hash };
+  private findByKey(apiKey: string): Promise<Account | null> {
+    return findAccountByKey(this.db.kysely, apiKey);
   }
-  const account = await authenticate(context, wallet, authorization);
-  const map = known(context);
-  if (map.size >= KNOWN_ACCOUNTS_MAX) map.delete(map.keys().next().value!);
-  map.set(account.keyHash, account.id);
-  return { accountId: account.id, keyHash: account.keyHash };
-}
 
-/** Drops a key from the known accounts (its account was not found). */
-export function forgetAccount(context: ServiceContext, hash: string): void {
-  known(context).delete(hash);
+  private async waitForAccount(apiKey: string, withinMs: number): Promise<Account | null> {
+    const until = Date.now() + withinMs;
+    while (Date.now() < until) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      const account = await this.findByKey(apiKey);
+      if (account) return account;
+    }
+    return null;
+  }
 }

@@ -3,7 +3,7 @@ import { ConfigError, type Env, httpUrl, int, str, urlList } from '../env.js';
 import { loadForwardConfig, type ForwardConfig } from './forward-config.js';
 
 export interface ProxyConfig {
-  // --- wallet and accounts (area A part 1, src/proxy/wallet*.ts) ---
+  // --- wallet and accounts (docs/proxy-wallet.md) ---
   /** Trusted mints, normalized; the first one receives refunds of balances that mix mints. */
   mints: string[];
   name: string;
@@ -21,7 +21,7 @@ export interface ProxyConfig {
    * start per minute; each costs a swap at the mint. 0: no limit.
    */
   redeemLimitPerMinute: number;
-  // --- forwarding, pricing, billing, admin page (area A part 2, src/proxy/forward-config.ts) ---
+  // --- forwarding, pricing, billing, admin page (docs/proxy-billing.md, forward-config.ts) ---
   forward: ForwardConfig;
 }
 

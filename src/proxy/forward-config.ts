@@ -1,4 +1,4 @@
-// Configuration of forwarding, pricing, billing and the admin page (area A part 2); part of
+// Configuration of forwarding, pricing, billing and the admin page of the proxy node; part of
 // ProxyConfig as `forward`. Every variable is documented in .env.example and docs/proxy-billing.md.
 import { randomBytes, scryptSync } from 'node:crypto';
 import { ConfigError, type Env, bool, httpUrl, int, optionalStr, urlList } from '../env.js';

@@ -1,7 +1,7 @@
 // The connection to the upstream: one undici Pool with connect, header and idle timeouts and
 // the operator's limit on requests in flight; the caller's connection, whose leaving cancels the
 // upstream request; the headers that cross in each direction; upstream failures mapped to 502/504.
-import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
+import { type IncomingHttpHeaders, IncomingMessage, type ServerResponse } from 'node:http';
 import type { Readable } from 'node:stream';
 import { Pool, errors as undiciErrors, type Dispatcher } from 'undici';
 import { HttpError } from '../http/errors.js';
@@ -231,4 +231,24 @@ export function upstreamFailure(error: unknown): HttpError {
     code: 'upstream_unreachable',
     type: 'upstream_error',
   });
+}
+
+/** Reads a body up to `limit` bytes; 413 beyond (the rest is drained so the answer can be sent). */
+export async function readBody(stream: Readable, limit: number): Promise<Buffer> {
+  const declared = stream instanceof IncomingMessage ? Number(stream.headers['content-length']) : Number.NaN;
+  if (Number.isFinite(declared) && declared > limit) {
+    stream.resume();
+    throw new HttpError(413, `The body is larger than ${limit} bytes`, { code: 'body_too_large' });
+  }
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of stream) {
+    size += (chunk as Buffer).length;
+    if (size > limit) {
+      stream.resume();
+      throw new HttpError(413, `The body is larger than ${limit} bytes`, { code: 'body_too_large' });
+    }
+    chunks.push(chunk as Buffer);
+  }
+  return Buffer.concat(chunks);
 }

@@ -3,6 +3,7 @@
 // ends without usage), and notices `data: [DONE]`, after which nothing more may be sent.
 import { StringDecoder } from 'node:string_decoder';
 import { nestedDeeperThan } from '../http/json-depth.js';
+import { field, fieldAt } from './json-fields.js';
 import { readUsage, type BilledKind, type ReportedUsage } from './metering.js';
 
 export interface SseEvent {
@@ -83,18 +84,22 @@ export class SseMeter {
 }
 
 /** Bytes of generated text in one chunk (chat deltas, completion text, responses API deltas). */
-function deliveredBytes(json: any): number {
+function deliveredBytes(json: unknown): number {
   let text = '';
-  if (Array.isArray(json.choices)) {
-    for (const choice of json.choices) {
-      text += choice?.delta?.content ?? '';
-      text += choice?.delta?.reasoning ?? '';
-      text += choice?.text ?? '';
-      for (const call of choice?.delta?.tool_calls ?? []) text += call?.function?.arguments ?? '';
+  const choices = field(json, 'choices');
+  if (Array.isArray(choices)) {
+    for (const choice of choices) {
+      text += String(fieldAt(choice, ['delta', 'content']) ?? '');
+      text += String(fieldAt(choice, ['delta', 'reasoning']) ?? '');
+      text += String(field(choice, 'text') ?? '');
+      // A value that is not iterable throws: the chunk counts nothing, like any unreadable chunk.
+      const calls = (fieldAt(choice, ['delta', 'tool_calls']) ?? []) as Iterable<unknown>;
+      for (const call of calls) text += String(fieldAt(call, ['function', 'arguments']) ?? '');
     }
   }
-  if (typeof json.delta === 'string') text += json.delta;
-  return typeof text === 'string' ? Buffer.byteLength(text, 'utf8') : 0;
+  const delta = field(json, 'delta');
+  if (typeof delta === 'string') text += delta;
+  return Buffer.byteLength(text, 'utf8');
 }
 
 /** The event re-written with the node's fields added to its JSON data (for the usage chunk). */

@@ -3,6 +3,7 @@
 // the reservation plan, and the usage read back from the upstream's answer.
 import { HttpError, type FieldError } from '../http/errors.js';
 import { nestedDeeperThan, tooDeepError } from '../http/json-depth.js';
+import { field, fieldAt } from './json-fields.js';
 import { ceilTimes, MAX_AMOUNT, unitsAffordable, type Cost, type Price } from './pricing.js';
 
 export type BilledKind = 'chat' | 'completions' | 'embeddings' | 'responses';
@@ -147,6 +148,20 @@ export interface ReservationPlan {
   clamped: boolean;
 }
 
+/** A request's reservation, and its cost with the full output cap and with the least one. */
+export interface ReservationPlanning {
+  /** Null: not even the minimum is affordable. */
+  plan: ReservationPlan | null;
+  fullMsat: number;
+  minimumMsat: number;
+}
+
+export interface OutputLimits {
+  maxOutputTokens: number;
+  minOutputTokens: number;
+  modelMaxTokens: number | null;
+}
+
 /**
  * The reservation for a request: the prompt's upper bound plus the output cap (the caller's
  * max_tokens, else PROXY_MAX_OUTPUT_TOKENS, never above the model's own limit) at the model's
@@ -158,8 +173,8 @@ export function planReservation(
   metered: MeteredRequest,
   price: Price,
   availableMsat: number,
-  limits: { maxOutputTokens: number; minOutputTokens: number; modelMaxTokens: number | null },
-): { plan: ReservationPlan | null; fullMsat: number; minimumMsat: number } {
+  limits: OutputLimits,
+): ReservationPlanning {
   const fixed = ceilTimes(metered.promptBound, price.prompt) + ceilTimes(1, price.request);
   if (metered.kind === 'embeddings') {
     return {
@@ -238,14 +253,11 @@ function tokenCount(value: unknown): number | null {
  */
 export function readUsage(json: unknown, kind: BilledKind): ReportedUsage | null {
   if (!json || typeof json !== 'object') return null;
-  const node = json as { usage?: unknown; response?: unknown };
-  const response = node.response && typeof node.response === 'object' ? (node.response as { usage?: unknown }) : null;
-  const usage = node.usage ?? response?.usage;
+  const usage = field(json, 'usage') ?? fieldAt(json, ['response', 'usage']);
   if (usage === undefined || usage === null) return null;
-  const fields = typeof usage === 'object' && !Array.isArray(usage) ? (usage as Record<string, unknown>) : {};
-  const completion = fields.completion_tokens ?? fields.output_tokens;
+  const completion = field(usage, 'completion_tokens') ?? field(usage, 'output_tokens');
   return {
-    promptTokens: tokenCount(fields.prompt_tokens ?? fields.input_tokens),
+    promptTokens: tokenCount(field(usage, 'prompt_tokens') ?? field(usage, 'input_tokens')),
     completionTokens: completion === undefined && kind === 'embeddings' ? 0 : tokenCount(completion),
   };
 }

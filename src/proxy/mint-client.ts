@@ -2,30 +2,21 @@
 // checkstate (NUT-07) and restore (NUT-09). Every answer is checked before use, and every
 // failure is classified, because the wallet's safety depends on knowing whether a request
 // may have reached the mint.
-import { Keyset } from '@cashu/cashu-ts';
+import {
+  COMPRESSED_POINT,
+  isProofState,
+  keysetIdMatches,
+  type BlindedMessage,
+  type BlindSignature,
+  type CheckStateRequest,
+  type Keys,
+  type ProofState,
+  type RestoreRequest,
+  type SwapRequest,
+  type WireProof,
+} from '../cashu/index.js';
 
-/** A proof as sent over the wire and kept in the journal (amounts as plain integers). */
-export interface WireProof {
-  id: string;
-  amount: number;
-  secret: string;
-  C: string;
-  witness?: unknown;
-}
-
-export interface BlindedMessage {
-  amount: number;
-  id: string;
-  B_: string;
-}
-
-export interface BlindSignature {
-  amount: number;
-  id: string;
-  C_: string;
-  dleq?: { e: string; s: string };
-}
-
+/** A keyset as the client checked it from GET /v1/keysets. */
 export interface KeysetInfo {
   id: string;
   unit: string;
@@ -35,10 +26,8 @@ export interface KeysetInfo {
 }
 
 export interface KeysetWithKeys extends KeysetInfo {
-  keys: Record<string, string>;
+  keys: Keys;
 }
-
-export type ProofStateName = 'UNSPENT' | 'PENDING' | 'SPENT';
 
 /** The mint could not be reached or did not answer in time. */
 export class MintUnreachableError extends Error {
@@ -87,7 +76,6 @@ const NOT_DELIVERED = new Set([
   'UND_ERR_CONNECT_TIMEOUT',
 ]);
 const HEX = /^[0-9a-fA-F]+$/;
-const POINT = /^0[23][0-9a-fA-F]{64}$/;
 const MAX_RESPONSE_BYTES = 4 * 1024 * 1024;
 const KEYSETS_TTL_MS = 60_000;
 
@@ -126,9 +114,9 @@ export class MintClient {
         !HEX.test(id) ||
         typeof unit !== 'string' ||
         typeof active !== 'boolean' ||
-        !Number.isSafeInteger(fee) ||
+        !isSafeInteger(fee) ||
         fee < 0 ||
-        (expiry !== null && !Number.isSafeInteger(expiry))
+        (expiry !== null && !isSafeInteger(expiry))
       ) {
         throw new MintProtocolError(this.url, 'malformed keyset entry');
       }
@@ -152,25 +140,12 @@ export class MintClient {
       throw new MintProtocolError(this.url, `no keys for keyset ${id}`);
     }
     for (const [amount, key] of Object.entries(keys as Record<string, unknown>)) {
-      if (!/^[1-9]\d*$/.test(amount) || typeof key !== 'string' || !POINT.test(key)) {
+      if (!/^[1-9]\d*$/.test(amount) || typeof key !== 'string' || !COMPRESSED_POINT.test(key)) {
         throw new MintProtocolError(this.url, `malformed key in keyset ${id}`);
       }
     }
-    const withKeys: KeysetWithKeys = { ...info, keys: keys as Record<string, string> };
-    let valid = false;
-    try {
-      // v2 ids (NUT-02) also commit to the unit, the input fee and the final expiry.
-      valid = Keyset.verifyKeysetId({
-        id,
-        unit: info.unit,
-        keys: withKeys.keys,
-        input_fee_ppk: info.inputFeePpk,
-        final_expiry: info.finalExpiry ?? undefined,
-      } as any);
-    } catch {
-      valid = false;
-    }
-    if (!valid) throw new MintProtocolError(this.url, `keys do not match keyset id ${id}`);
+    const withKeys: KeysetWithKeys = { ...info, keys: keys as Keys };
+    if (!keysetIdMatches(id, withKeys)) throw new MintProtocolError(this.url, `keys do not match keyset id ${id}`);
     this.keysCache.set(id, withKeys);
     return withKeys;
   }
@@ -188,7 +163,8 @@ export class MintClient {
   async swap(inputs: WireProof[], outputs: BlindedMessage[]): Promise<BlindSignature[]> {
     let body: unknown;
     try {
-      body = await this.request('POST', '/v1/swap', { inputs, outputs });
+      const request: SwapRequest = { inputs, outputs };
+      body = await this.request('POST', '/v1/swap', request);
     } catch (error) {
       // A refusal may come from a rotated keyset or changed fees: read them again next time.
       if (error instanceof MintRejectedError) this.keysetsCache = null;
@@ -198,15 +174,16 @@ export class MintClient {
   }
 
   /** NUT-07: the state of each proof, by its Y, in the order asked. */
-  async checkState(ys: string[]): Promise<ProofStateName[]> {
-    const body = await this.request('POST', '/v1/checkstate', { Ys: ys });
+  async checkState(ys: string[]): Promise<ProofState[]> {
+    const request: CheckStateRequest = { Ys: ys };
+    const body = await this.request('POST', '/v1/checkstate', request);
     const states = field(body, 'states');
     if (!Array.isArray(states)) throw new MintProtocolError(this.url, 'checkstate: states is not a list');
-    const byY = new Map<string, ProofStateName>();
+    const byY = new Map<string, ProofState>();
     for (const entry of states) {
       const y = field(entry, 'Y');
       const state = field(entry, 'state');
-      if (typeof y !== 'string' || !['UNSPENT', 'PENDING', 'SPENT'].includes(state)) {
+      if (typeof y !== 'string' || !isProofState(state)) {
         throw new MintProtocolError(this.url, 'checkstate: malformed entry');
       }
       byY.set(y.toLowerCase(), state);
@@ -223,7 +200,8 @@ export class MintClient {
    * output, null where the mint signed nothing.
    */
   async restore(outputs: BlindedMessage[]): Promise<(BlindSignature | null)[]> {
-    const body = await this.request('POST', '/v1/restore', { outputs });
+    const request: RestoreRequest = { outputs };
+    const body = await this.request('POST', '/v1/restore', request);
     const echoed = field(body, 'outputs');
     const sigs = field(body, 'signatures') ?? field(body, 'promises');
     if (!Array.isArray(echoed) || !Array.isArray(sigs) || echoed.length !== sigs.length) {
@@ -250,10 +228,10 @@ export class MintClient {
       const dleq = field(item, 'dleq');
       if (
         typeof id !== 'string' ||
-        !Number.isSafeInteger(amount) ||
+        !isSafeInteger(amount) ||
         amount <= 0 ||
         typeof c !== 'string' ||
-        !POINT.test(c)
+        !COMPRESSED_POINT.test(c)
       ) {
         throw new MintProtocolError(this.url, 'malformed blind signature');
       }
@@ -306,7 +284,7 @@ export class MintClient {
       throw new MintRejectedError(
         this.url,
         response.status,
-        Number.isSafeInteger(code) ? code : null,
+        isSafeInteger(code) ? code : null,
         typeof detail === 'string' ? detail.slice(0, 300) : `HTTP ${response.status}`,
       );
     }
@@ -342,8 +320,12 @@ async function readLimited(response: Response): Promise<string> {
 }
 
 /** Reads one property of a parsed JSON value without trusting its shape. */
-function field(value: unknown, name: string): any {
+function field(value: unknown, name: string): unknown {
   return value !== null && typeof value === 'object' && !Array.isArray(value)
     ? (value as Record<string, unknown>)[name]
     : undefined;
+}
+
+function isSafeInteger(value: unknown): value is number {
+  return Number.isSafeInteger(value);
 }

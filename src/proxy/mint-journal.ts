@@ -7,6 +7,7 @@
 // (./wallet.ts) starts operations; this module ends them, and the recovery (./recovery.ts)
 // resumes the unfinished ones. See docs/proxy-wallet.md.
 import { Amount, OutputData, getEncodedToken, type Proof, type SerializedOutputData } from '@cashu/cashu-ts';
+import { proofY, type BlindSignature, type BlindedMessage, type WireProof } from '../cashu/index.js';
 import { writeTransaction, type Database } from '../db/index.js';
 import { HttpError } from '../http/errors.js';
 import {
@@ -14,10 +15,7 @@ import {
   MintProtocolError,
   MintRejectedError,
   MintUnreachableError,
-  type BlindSignature,
-  type BlindedMessage,
   type KeysetWithKeys,
-  type WireProof,
 } from './mint-client.js';
 import {
   claimOp,
@@ -37,7 +35,7 @@ import {
   type Executor,
   type MintOpRow,
 } from './store.js';
-import { mintFailure, proofY, tokenError } from './tokens.js';
+import { mintFailure, tokenError } from './tokens.js';
 
 export type MintOp = MintOpRow;
 

@@ -5,8 +5,8 @@ import { readFileSync } from 'node:fs';
 import { request } from 'undici';
 import { ConfigError } from '../env.js';
 import { HttpError } from '../http/errors.js';
-import type { Config } from '../config.js';
 import type { ForwardConfig } from './forward-config.js';
+import { field, fieldAt } from './json-fields.js';
 import defaultModels from './models.default.json' with { type: 'json' };
 
 /** A non-negative exact fraction. */
@@ -93,37 +93,39 @@ export function costOf(price: Price, promptTokens: number, completionTokens: num
 
 /** Reads models in OpenRouter's format (`{data:[{id, pricing:{prompt, completion, request?}}]}` or a bare array). */
 export function parseModels(json: unknown, source: string): Map<string, Model> {
-  const list = Array.isArray(json) ? json : (json as { data?: unknown })?.data;
+  const list = Array.isArray(json) ? json : field(json, 'data');
   if (!Array.isArray(list)) {
     throw new ConfigError('PROXY_MODELS_FILE', `${source}: expected {"data":[…]} or an array of models`);
   }
   const models = new Map<string, Model>();
-  list.forEach((entry: any, index) => {
-    const where = `${source}: model ${index}${typeof entry?.id === 'string' ? ` (${entry.id})` : ''}`;
-    if (typeof entry?.id !== 'string' || !entry.id) {
+  list.forEach((entry: unknown, index) => {
+    const id = field(entry, 'id');
+    const where = `${source}: model ${index}${typeof id === 'string' ? ` (${id})` : ''}`;
+    if (typeof id !== 'string' || !id) {
       throw new ConfigError('PROXY_MODELS_FILE', `${where}: "id" must be a non-empty string`);
     }
     const usd = {
-      prompt: entry.pricing?.prompt,
-      completion: entry.pricing?.completion,
-      request: entry.pricing?.request ?? '0',
+      prompt: fieldAt(entry, ['pricing', 'prompt']),
+      completion: fieldAt(entry, ['pricing', 'completion']),
+      request: fieldAt(entry, ['pricing', 'request']) ?? '0',
     };
-    for (const [field, value] of Object.entries(usd)) {
+    for (const [name, value] of Object.entries(usd)) {
       // OpenRouter writes "-1" for routers with variable prices: those cannot be metered.
       if ((typeof value !== 'string' && typeof value !== 'number') || parseDecimal(String(value)) === null) {
         throw new ConfigError(
           'PROXY_MODELS_FILE',
-          `${where}: pricing.${field} must be a non-negative USD amount, got ${JSON.stringify(value)}`,
+          `${where}: pricing.${name} must be a non-negative USD amount, got ${JSON.stringify(value)}`,
         );
       }
     }
     const positive = (value: unknown) =>
-      Number.isSafeInteger(value) && (value as number) > 0 ? (value as number) : null;
-    models.set(entry.id, {
-      id: entry.id,
-      name: typeof entry.name === 'string' ? entry.name : entry.id,
-      contextLength: positive(entry.context_length),
-      maxCompletionTokens: positive(entry.top_provider?.max_completion_tokens),
+      typeof value === 'number' && Number.isSafeInteger(value) && value > 0 ? value : null;
+    const name = field(entry, 'name');
+    models.set(id, {
+      id,
+      name: typeof name === 'string' ? name : id,
+      contextLength: positive(field(entry, 'context_length')),
+      maxCompletionTokens: positive(fieldAt(entry, ['top_provider', 'max_completion_tokens'])),
       usd: { prompt: String(usd.prompt), completion: String(usd.completion), request: String(usd.request) },
     });
   });
@@ -150,10 +152,9 @@ export function loadModels(file: string | null): Map<string, Model> {
 
 /** Reads a BTC/USD figure from a feed's JSON: at the URL's #fragment path, else at known places. */
 export function rateFromFeed(json: unknown, fragment: string): string | null {
-  // Own fields only: a path such as "constructor" finds nothing in the feed.
-  const child = (node: any, key: string) =>
-    node !== null && typeof node === 'object' && Object.hasOwn(node, key) ? node[key] : undefined;
-  const at = (path: string) => path.split('.').filter(Boolean).reduce<any>(child, json);
+  // Own fields only (json-fields.ts): a path such as "constructor" finds nothing in the feed.
+  const at = (path: string) => fieldAt(json, path.split('.').filter(Boolean));
+  const pairs = at('result');
   const candidates = fragment
     ? [at(fragment)]
     : [
@@ -166,7 +167,9 @@ export function rateFromFeed(json: unknown, fragment: string): string | null {
         at('bitcoin.usd'),
         at('rate'),
         // Kraken: {"result":{"XXBTZUSD":{"c":["97000.1","0.01"]}}}
-        ...Object.values((at('result') ?? {}) as Record<string, any>).map((pair) => pair?.c?.[0]),
+        ...(pairs !== null && typeof pairs === 'object' ? Object.values(pairs) : []).map((pair) =>
+          fieldAt(pair, ['c', '0']),
+        ),
       ];
   for (const value of candidates) {
     if (typeof value === 'number' || typeof value === 'string') {
@@ -325,16 +328,4 @@ export class Pricing {
     }
     return { btc_usd: rate?.text ?? null, models };
   }
-}
-
-const instances = new WeakMap<Config, Pricing>();
-
-/** The one Pricing of a running node (shared by `GET /` and the forwarding routes). */
-export function pricingFor(config: Config, log?: { warn(obj: object, msg: string): void }): Pricing {
-  let pricing = instances.get(config);
-  if (!pricing) {
-    pricing = new Pricing(config.proxy.forward, log);
-    instances.set(config, pricing);
-  }
-  return pricing;
 }

@@ -1,10 +1,11 @@
-// TypeBox schemas of the wallet routes: they validate requests and generate /openapi/proxy.json.
+// TypeBox schemas of the proxy routes: they validate requests and generate /openapi/proxy.json.
 import { type TSchema, Type } from '@sinclair/typebox';
 
 export const AuthorizationHeader = Type.Object({
   authorization: Type.String({
     description:
-      '`Bearer sk-…` (an API key of this node) or `Bearer cashuA…`/`Bearer cashuB…` (a Cashu token: redeemed once into an account whose key is `sk-` + sha256 of the token)',
+      '`Bearer sk-…` (an API key of this node) or `Bearer cashuA…`/`Bearer cashuB…` (a Cashu token: redeemed once ' +
+      'into an account whose key is `sk-` + sha256 of the token)',
   }),
 });
 
@@ -26,7 +27,7 @@ export const NodeInfo = Type.Object(
     }),
     http_url: Type.Union([Type.String(), Type.Null()]),
   },
-  { additionalProperties: true, description: 'Node information; the billing part adds `models` with their pricing' },
+  { additionalProperties: true, description: 'Node information, with `models` and their pricing' },
 );
 
 export const WalletInfo = Type.Object({
@@ -116,7 +117,9 @@ const ValidationError = Type.Object(
 /** Documented error answers of a wallet route. */
 export function walletErrors(statuses: number[]): Record<string, TSchema> {
   const text: Record<number, string> = {
-    400: 'Token problem: malformed, already spent, untrusted mint, unsupported unit, unknown keyset, amount below the mint fee or too large; or nothing to refund',
+    400:
+      'Token problem: malformed, already spent, untrusted mint, unsupported unit, unknown keyset, amount below the ' +
+      'mint fee or too large; or nothing to refund',
     401: 'Authorization malformed (neither form) or unknown API key',
     409: 'The same token or refund is being processed by another request; retry',
     422: 'A required input is missing',
@@ -131,3 +134,22 @@ export function walletErrors(statuses: number[]): Record<string, TSchema> {
     ]),
   );
 }
+
+/** The catch-all forwarding route: no input schema (bodies stream upstream), its answers documented. */
+export const ForwardSchema = {
+  summary: 'Forward to the upstream',
+  description:
+    'Every path no other route claims is forwarded 1:1 to the upstream (PROXY_UPSTREAM_URL). ' +
+    'Model-using POSTs (…/chat/completions, …/completions, …/embeddings, …/responses) are billed from the ' +
+    "upstream's usage: `Authorization: Bearer sk-…` (or a Cashu token as bearer), or a Cashu token in `X-Cashu` " +
+    '(change returned in the X-Cashu response header). Cost headers: x-cashu-cost-msat, x-cost-input-msat, ' +
+    'x-cost-output-msat. Other paths are forwarded free to a valid key. See docs/proxy-billing.md.',
+  response: {
+    200: { description: 'The upstream answer (JSON, or an SSE stream when `stream` is true)' },
+    402: { description: 'No credential, or the balance cannot cover the request (OpenAI error shape)' },
+    422: { description: 'Validation error (FastAPI shape)' },
+    502: { description: 'The upstream could not be reached' },
+    503: { description: "No BTC/USD rate, or the operator's limit of requests in flight reached (Retry-After)" },
+    504: { description: 'The upstream did not answer in time' },
+  },
+};

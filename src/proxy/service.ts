@@ -1,16 +1,63 @@
-// Area A: the prepaid proxy node. Its routes are `/`, `/admin/`, `/v1/wallet/…` and the
-// catch-all that forwards every unclaimed path upstream.
+// The proxy node (docs/proxy-wallet.md, docs/proxy-billing.md). Its routes are `/`, `/admin/`,
+// `/v1/wallet/…` and the catch-all that forwards every unclaimed path upstream. Its parts are
+// built here, once, and handed to the routes that use them.
 import { errorHandlerFor, openAiStyle } from '../http/errors.js';
 import type { ServiceDefinition } from '../services.js';
-import { registerWalletRoutes } from './wallet-routes.js';
+import { Authenticator, parseAuthorization } from './accounts.js';
+import { registerAdminRoutes } from './admin.js';
+import { Billing } from './billing.js';
+import { Upstream } from './forward.js';
 import { registerForwardRoutes } from './forward-routes.js';
+import { registerNodeInfoRoute } from './node-info.js';
+import { Pricing } from './pricing.js';
+import { startRecovery } from './recovery.js';
+import { RedemptionLimit } from './redeem-limit.js';
+import { NodeWallet } from './wallet.js';
+import { registerWalletRoutes } from './wallet-routes.js';
 
 export const service: ServiceDefinition = {
   name: 'proxy',
   openapi: { title: 'quartet proxy node', version: '0.0.1' },
   async register(app, context) {
     app.setErrorHandler(errorHandlerFor(openAiStyle));
-    await registerWalletRoutes(app, context);
-    await registerForwardRoutes(app, context);
+    const { db } = context;
+    const config = context.config.proxy;
+
+    const wallet = new NodeWallet(db, config, app.log);
+    const authenticator = new Authenticator(db, wallet, config.mintTimeoutMs);
+    const redemptionLimit = new RedemptionLimit(db, wallet, config.redeemLimitPerMinute);
+    const pricing = new Pricing(config.forward, app.log);
+    const upstream = new Upstream(config.forward);
+    const billing = new Billing(db, config.forward, app.log, context.metrics);
+
+    // Finish what a crash or an unreachable mint left unfinished: now, then periodically.
+    const recovery = startRecovery(wallet, config.recoveryIntervalMs, app.log);
+    billing.start();
+    app.addHook('onClose', async () => recovery.stop());
+    app.addHook('onClose', async () => {
+      await billing.close();
+      await upstream.close();
+    });
+
+    // A token as the bearer is redeemed by whichever route authenticates it (the wallet routes and
+    // forwarding alike), so this hook covers every route of the proxy (see redeem-limit.ts).
+    app.addHook('onRequest', async (request) => {
+      const credential = parseAuthorization(request.headers.authorization ?? '');
+      if (credential?.kind === 'token') await redemptionLimit.countToken(request.ip, credential.token);
+    });
+
+    registerNodeInfoRoute(app, { config, wallet, pricing });
+    await registerWalletRoutes(app, { db, wallet, authenticator, redemptionLimit });
+    await registerForwardRoutes(app, {
+      db,
+      config: config.forward,
+      wallet,
+      authenticator,
+      redemptionLimit,
+      pricing,
+      upstream,
+      billing,
+    });
+    await registerAdminRoutes(app, context, wallet);
   },
 };

@@ -1,8 +1,10 @@
 // SQL of the proxy node: accounts and their refunds, the wallet's journal of mint operations,
-// the admin page, the proofs the node holds. Every balance change is one conditional statement,
-// so it is atomic on SQLite and PostgreSQL alike and never a read-modify-write in JavaScript.
-import { sql, type Insertable, type Selectable } from 'kysely';
-import type { Executor } from '../db/index.js';
+// the admin page, the proofs the node holds, and billing. Every balance change is one conditional
+// statement, so it is atomic on SQLite and PostgreSQL alike and never a read-modify-write in JavaScript.
+import { CompiledQuery, sql, type Insertable, type Selectable } from 'kysely';
+import { insertRows, updateRows, type Column, type SetColumn } from '../db/bulk.js';
+import type { Dialect, Executor } from '../db/index.js';
+import type { BillingStep, HeldResult } from './billing.js';
 import { prepared, type Params } from '../db/prepared.js';
 import type {
   ProxyAccountsTable,
@@ -342,13 +344,13 @@ export async function accountTotals(db: Executor) {
 }
 
 /** Written as a literal, so the partial index of live reservations (migration 2102) serves it. */
-const STILL_RESERVED = sql<boolean>`status = 'reserved'`;
+const LIVE_RESERVATION = sql<boolean>`status = 'reserved'`;
 
 export async function countLiveReservations(db: Executor): Promise<number> {
   const row = await db
     .selectFrom('proxy_requests')
     .select(sql<number>`count(*)`.as('count'))
-    .where(STILL_RESERVED)
+    .where(LIVE_RESERVATION)
     .executeTakeFirstOrThrow();
   return row.count;
 }
@@ -522,4 +524,241 @@ export async function proofsHeldInFlight(db: Executor, mintUrl: string, unit: st
     .limit(1)
     .executeTakeFirst();
   return row !== undefined;
+}
+
+// ------------------------------------------------------------------------------------------------
+// Billing: reservations and settlements of forwarded requests (billing.ts, docs/proxy-billing.md).
+
+/** balance - reserved of an account; null when there is no such account. */
+export async function availableMsat(db: Executor, accountId: number): Promise<number | null> {
+  const row = await db
+    .selectFrom('proxy_accounts')
+    .select(['balance_msat', 'reserved_msat'])
+    .where('id', '=', accountId)
+    .executeTakeFirst();
+  return row ? row.balance_msat - row.reserved_msat : null;
+}
+
+/** What a shared transaction changes on one account: sums of its steps. */
+interface AccountChange {
+  /** balance - reserved as read under the lock, then as the steps leave it. */
+  available: number;
+  reserved: number;
+  balance: number;
+  spent: number;
+  requests: number;
+  usedAt: number | null;
+}
+
+/** Columns of one PostgreSQL type, in the order given (the order of their values). */
+const typed = (type: Column['type'], ...names: string[]): Column[] => names.map((name) => ({ name, type }));
+
+const ID = typed('bigint', 'id');
+const SETTLED_COLUMNS: SetColumn[] = [
+  ...typed('text', 'status'),
+  ...typed('bigint', 'charged_msat', 'cost_msat', 'input_msat', 'output_msat', 'prompt_tokens', 'completion_tokens'),
+  ...typed('text', 'usage_source'),
+  ...typed('integer', 'upstream_status'),
+  ...typed('bigint', 'settled_at'),
+];
+const ACCOUNT_CHANGE_COLUMNS: SetColumn[] = [
+  ...typed('bigint', 'reserved_msat', 'balance_msat', 'total_spent_msat', 'total_requests').map(
+    (column): SetColumn => ({ ...column, combine: 'add' }),
+  ),
+  { name: 'last_used_at', type: 'bigint', combine: 'unless-null' },
+];
+const RESERVATION_COLUMNS: Column[] = [
+  ...typed('bigint', 'account_id'),
+  ...typed('text', 'request_id', 'path', 'model'),
+  ...typed('integer', 'stream'),
+  ...typed('text', 'payment', 'status'),
+  ...typed('bigint', 'reserved_msat', 'created_at', 'heartbeat_at'),
+];
+const STILL_RESERVED = `t."status" = 'reserved'`;
+// The same text for any number of accounts (SQLite reuses its prepared statement). On SQLite the
+// transaction already holds the write lock (begin immediate).
+const LOCK_ACCOUNTS_POSTGRES =
+  'select "id", "balance_msat", "reserved_msat" from "proxy_accounts" ' +
+  'where "id" = any($1::bigint[]) order by "id" for update';
+const LOCK_ACCOUNTS_SQLITE =
+  'select "id", "balance_msat", "reserved_msat" from "proxy_accounts" ' +
+  'where "id" in (select value from json_each(?)) order by "id"';
+
+/**
+ * The steps of one shared transaction, set-wise: the accounts they touch are locked and read once
+ * (in ascending id order, so two transactions never wait on each other in a cycle), the ledger
+ * rows change in one statement per kind, and each account gets one update with the sum of its
+ * steps. On PostgreSQL every statement is a round trip: a transaction holds its accounts' row
+ * locks for four of them whatever its size. Their results in order.
+ */
+export async function applyBillingSteps(trx: Executor, dialect: Dialect, steps: BillingStep[]): Promise<unknown[]> {
+  const results: unknown[] = new Array(steps.length).fill(null);
+
+  // 1. Lock the accounts, in ascending id order, and read what each has available.
+  const accountIds = [...new Set(steps.map((step) => step.accountId))].sort((a, b) => a - b);
+  const read =
+    dialect === 'postgres'
+      ? CompiledQuery.raw(LOCK_ACCOUNTS_POSTGRES, [accountIds])
+      : CompiledQuery.raw(LOCK_ACCOUNTS_SQLITE, [JSON.stringify(accountIds)]);
+  const accounts = new Map<number, AccountChange>();
+  for (const row of (await trx.executeQuery<{ id: number; balance_msat: number; reserved_msat: number }>(read)).rows) {
+    accounts.set(row.id, {
+      available: row.balance_msat - row.reserved_msat,
+      reserved: 0,
+      balance: 0,
+      spent: 0,
+      requests: 0,
+      usedAt: null,
+    });
+  }
+
+  // 2. Settle and release ledger rows still reserved; what they held becomes available again.
+  const settles = steps.flatMap((step, i) => (step.kind === 'settle' ? [{ step, i }] : []));
+  if (settles.length) {
+    const values = settles.flatMap(({ step }) => [
+      step.id,
+      'settled',
+      step.charged,
+      step.cost.totalMsat,
+      step.cost.inputMsat,
+      step.cost.outputMsat,
+      step.usage.promptTokens,
+      step.usage.completionTokens,
+      step.usageSource,
+      step.upstreamStatus,
+      step.now,
+    ]);
+    const rows = await updateRows<{ id: number; reserved_msat: number }>(
+      trx,
+      dialect,
+      'proxy_requests',
+      ID,
+      SETTLED_COLUMNS,
+      values,
+      { where: STILL_RESERVED, returning: ['id', 'reserved_msat'] },
+    );
+    const held = new Map(rows.map((row) => [row.id, row.reserved_msat]));
+    for (const { step, i } of settles) {
+      const reserved = held.get(step.id);
+      const account = accounts.get(step.accountId);
+      results[i] = reserved !== undefined && account !== undefined;
+      if (reserved === undefined || !account) continue;
+      account.reserved -= reserved;
+      account.balance -= step.charged;
+      account.spent += step.charged;
+      account.requests += 1;
+      account.available += reserved - step.charged;
+      account.usedAt = step.now;
+    }
+  }
+  for (const [i, step] of steps.entries()) {
+    if (step.kind !== 'finish') continue;
+    let update = trx
+      .updateTable('proxy_requests')
+      .set({
+        status: step.status,
+        error: step.reason.slice(0, 500),
+        upstream_status: step.upstreamStatus,
+        settled_at: step.now,
+      })
+      .where('id', '=', step.id)
+      .where('account_id', '=', step.accountId)
+      .where('status', '=', 'reserved');
+    if (step.staleBefore !== undefined) update = update.where('heartbeat_at', '<', step.staleBefore);
+    const row = await update.returning('reserved_msat').executeTakeFirst();
+    const account = accounts.get(step.accountId);
+    results[i] = row !== undefined && account !== undefined;
+    if (!row || !account) continue;
+    account.reserved -= row.reserved_msat;
+    account.available += row.reserved_msat;
+  }
+
+  // 3. Hold new reservations, in the order they came, from what is available now.
+  const holds: { step: BillingStep & { kind: 'reserve' }; i: number; amount: number }[] = [];
+  for (const [i, step] of steps.entries()) {
+    if (step.kind !== 'reserve') continue;
+    const account = accounts.get(step.accountId);
+    const available = account ? Math.max(0, account.available) : null;
+    const amount = account ? step.request.amountFor(account.available) : null;
+    results[i] = { id: null, amountMsat: 0, availableMsat: available } satisfies HeldResult;
+    if (!account || amount === null || !Number.isSafeInteger(amount) || amount <= 0 || amount > account.available) {
+      continue;
+    }
+    account.available -= amount;
+    account.reserved += amount;
+    account.usedAt = step.now;
+    holds.push({ step, i, amount });
+  }
+
+  // 4. One update per account with the sums.
+  const changes = [...accounts].filter(
+    ([, c]) => c.reserved || c.balance || c.spent || c.requests || c.usedAt !== null,
+  );
+  if (changes.length) {
+    const values = changes.flatMap(([id, c]) => [id, c.reserved, c.balance, c.spent, c.requests, c.usedAt]);
+    await updateRows(trx, dialect, 'proxy_accounts', ID, ACCOUNT_CHANGE_COLUMNS, values);
+  }
+
+  // 5. The ledger rows of the new reservations. A multi-row insert numbers its rows in order, so
+  // the returned ids sorted are the holds' ids in order; each row's account and amount confirm
+  // it (a caller may choose its request id, so two holds can share one).
+  if (holds.length) {
+    const values = holds.flatMap(({ step, amount }) => {
+      const r = step.request;
+      return [
+        r.accountId,
+        r.requestId,
+        r.path,
+        r.model,
+        r.stream ? 1 : 0,
+        r.payment,
+        'reserved',
+        amount,
+        step.now,
+        step.now,
+      ];
+    });
+    const rows = await insertRows<{ id: number; request_id: string; account_id: number; reserved_msat: number }>(
+      trx,
+      dialect,
+      'proxy_requests',
+      RESERVATION_COLUMNS,
+      values,
+      ['id', 'request_id', 'account_id', 'reserved_msat'],
+    );
+    rows.sort((a, b) => a.id - b.id);
+    const matches = (row: (typeof rows)[number], hold: (typeof holds)[number]) =>
+      row.request_id === hold.step.request.requestId &&
+      row.account_id === hold.step.accountId &&
+      row.reserved_msat === hold.amount;
+    if (rows.length !== holds.length || rows.some((row, k) => !matches(row, holds[k]))) {
+      throw new Error('the ledger rows of new reservations came back in an unexpected order');
+    }
+    holds.forEach(({ i, amount }, k) => {
+      const refused = results[i] as HeldResult;
+      results[i] = { id: rows[k].id, amountMsat: amount, availableMsat: refused.availableMsat } satisfies HeldResult;
+    });
+  }
+  return results;
+}
+
+/** Marks reservations this process still serves as alive (their heartbeat keeps the stale sweep away). */
+export async function touchReservations(db: Executor, ids: number[], now: number): Promise<void> {
+  await db
+    .updateTable('proxy_requests')
+    .set({ heartbeat_at: now })
+    .where('id', 'in', ids)
+    .where('status', '=', 'reserved')
+    .execute();
+}
+
+/** Reservations whose heartbeat stopped before `before`: their process died. */
+export async function staleReservations(db: Executor, before: number, limit: number) {
+  return db
+    .selectFrom('proxy_requests')
+    .select(['id', 'account_id'])
+    .where(sql<boolean>`status = 'reserved'`) // a literal: the partial index of live reservations serves it
+    .where('heartbeat_at', '<', before)
+    .limit(limit)
+    .execute();
 }

@@ -2,7 +2,8 @@
 // v4 `cashuB` CBOR), then every field checked, so nothing malformed reaches the mint or the
 // journal. Each problem is an HttpError with a precise status, code and message.
 import { createHash } from 'node:crypto';
-import { getDecodedToken, getTokenMetadata, hashToCurve } from '@cashu/cashu-ts';
+import { getDecodedToken, getTokenMetadata } from '@cashu/cashu-ts';
+import { COMPRESSED_POINT, inputFee, isUnit, proofY, UNITS, unitToMsat, type WireProof } from '../cashu/index.js';
 import { HttpError } from '../http/errors.js';
 import {
   MintProtocolError,
@@ -11,14 +12,20 @@ import {
   normalizeMintUrl,
   type KeysetInfo,
   type MintClient,
-  type WireProof,
 } from './mint-client.js';
 
-export const SUPPORTED_UNITS = ['sat', 'msat'] as const;
 const MAX_TOKEN_LENGTH = 200_000;
 const MAX_PROOFS = 1000;
 const TOKEN_SHAPE = /^cashu[AB][A-Za-z0-9_\-+/=]+$/;
-const POINT = /^0[23][0-9a-fA-F]{64}$/;
+
+/** A decoded proof before its fields are checked. */
+interface UncheckedProof {
+  id: unknown;
+  amount: unknown;
+  secret: unknown;
+  C: unknown;
+  witness?: unknown;
+}
 
 export interface ParsedToken {
   mintUrl: string;
@@ -44,31 +51,6 @@ export function looksLikeToken(value: string): boolean {
 
 export function sha256Hex(text: string): string {
   return createHash('sha256').update(text, 'utf8').digest('hex');
-}
-
-export function proofY(secret: string): string {
-  return hashToCurve(new TextEncoder().encode(secret)).toHex(true);
-}
-
-/** Converts an amount of a mint unit to msat; throws when the unit is not supported. */
-export function unitToMsat(amount: number, unit: string): number {
-  if (unit === 'sat') return amount * 1000;
-  if (unit === 'msat') return amount;
-  throw new Error(`unsupported unit ${unit}`);
-}
-
-/** The whole units of `unit` that fit in `amountMsat` (sat: rounded down). */
-export function msatToUnit(amountMsat: number, unit: string): number {
-  if (unit === 'sat') return Math.floor(amountMsat / 1000);
-  if (unit === 'msat') return amountMsat;
-  throw new Error(`unsupported unit ${unit}`);
-}
-
-/** NUT-02: the fee of spending inputs of these keysets, rounded up to a whole unit. */
-export function inputFee(keysetIds: string[], keysets: KeysetInfo[]): number {
-  let ppk = 0;
-  for (const id of keysetIds) ppk += keysets.find((k) => k.id === id)?.inputFeePpk ?? 0;
-  return Math.ceil(ppk / 1000);
 }
 
 /** Turns a mint client failure into the answer a caller of the node gets. */
@@ -125,14 +107,15 @@ export async function parseToken(
   if (!trusted.includes(mintUrl)) {
     throw tokenError(
       'untrusted_mint',
-      `Tokens of the mint ${mintUrl.slice(0, 200)} are not accepted here; this node trusts (PROXY_MINTS): ${trusted.join(', ')}`,
+      `Tokens of the mint ${mintUrl.slice(0, 200)} are not accepted here; ` +
+        `this node trusts (PROXY_MINTS): ${trusted.join(', ')}`,
     );
   }
   const unit = typeof meta.unit === 'string' ? meta.unit : 'sat';
-  if (!(SUPPORTED_UNITS as readonly string[]).includes(unit)) {
+  if (!isUnit(unit)) {
     throw tokenError(
       'unsupported_unit',
-      `Tokens in unit "${unit.slice(0, 20)}" are not accepted; use ${SUPPORTED_UNITS.join(' or ')}`,
+      `Tokens in unit "${unit.slice(0, 20)}" are not accepted; use ${UNITS.join(' or ')}`,
     );
   }
   const client = clientFor(mintUrl);
@@ -142,12 +125,12 @@ export async function parseToken(
   } catch (error) {
     throw mintFailure(error, mintUrl);
   }
-  let decoded: { proofs: { id: unknown; amount: unknown; secret: unknown; C: unknown; witness?: unknown }[] };
+  let decoded: { proofs: UncheckedProof[] };
   try {
     decoded = getDecodedToken(
       text,
       keysets.map((k) => k.id),
-    ) as any;
+    );
   } catch (error) {
     const message = error instanceof Error ? error.message : '';
     if (/keyset/i.test(message)) throw tokenError('unknown_keyset', 'The token uses a keyset its mint does not know');
@@ -172,7 +155,7 @@ export async function parseToken(
     if (typeof proof.secret !== 'string' || proof.secret.length === 0 || proof.secret.length > 1024) {
       throw tokenError('invalid_token', 'The token holds a proof with an invalid secret');
     }
-    if (typeof proof.C !== 'string' || !POINT.test(proof.C)) {
+    if (typeof proof.C !== 'string' || !COMPRESSED_POINT.test(proof.C)) {
       throw tokenError('invalid_token', 'The token holds a proof with an invalid signature');
     }
     if (secrets.has(proof.secret)) throw tokenError('duplicate_proofs', 'The token holds the same proof twice');

@@ -1,13 +1,13 @@
-// Area A part 1: `GET /` node information and the seed's wallet routes under /v1/wallet/.
+// The wallet routes under /v1/wallet/ (docs/proxy-wallet.md): account information, top-up, refund
+// and the list of refund tokens.
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { HttpError } from '../http/errors.js';
-import type { ServiceContext } from '../services.js';
-import { apiKeyOf, authenticate, parseAuthorization } from './accounts.js';
-import { countRedemption, limitTokenRedemption } from './redeem-limit.js';
-import { startRecovery } from './recovery.js';
+import type { Database } from '../db/index.js';
+import { apiKeyOf, parseAuthorization, type Authenticator } from './accounts.js';
+import type { RedemptionLimit } from './redeem-limit.js';
 import {
   AuthorizationHeader,
-  NodeInfo,
   RefundList,
   RefundResult,
   RefundsQuery,
@@ -17,76 +17,62 @@ import {
   walletErrors,
 } from './schemas.js';
 import { accountById, type Account } from './store.js';
-import { proxyState } from './state.js';
+import type { NodeWallet } from './wallet.js';
 
-const VERSION = '0.0.1';
+export interface WalletRoutesDeps {
+  db: Database;
+  wallet: NodeWallet;
+  authenticator: Authenticator;
+  redemptionLimit: RedemptionLimit;
+}
 
-export async function registerWalletRoutes(app: FastifyInstance, context: ServiceContext) {
-  const state = proxyState(context, app.log);
-  const { wallet } = state;
-  const config = context.config.proxy;
-
-  // Finish what a crash or an unreachable mint left unfinished: now, then periodically.
-  const recovery = startRecovery(wallet, config.recoveryIntervalMs, app.log);
-  app.addHook('onClose', async () => recovery.stop());
-
-  // A token as the bearer is redeemed by whichever route authenticates it (the wallet routes and
-  // forwarding alike), so this hook covers every route of the proxy (see redeem-limit.ts).
-  app.addHook('onRequest', async (request) => {
-    const credential = parseAuthorization(header(request.headers.authorization) ?? '');
-    if (credential?.kind === 'token') await limitTokenRedemption(context, wallet, request.ip, credential.token);
-  });
-
-  app.get('/', { schema: { summary: 'Node information', response: { 200: NodeInfo } } }, async () => {
-    let info: Record<string, unknown> = {
-      name: config.name,
-      description: config.description,
-      version: VERSION,
-      mints: wallet.mints,
-      http_url: config.httpUrl,
-    };
-    for (const contribute of state.nodeInfo) info = { ...info, ...(await contribute()) };
-    return info;
-  });
+export async function registerWalletRoutes(scope: FastifyInstance, deps: WalletRoutesDeps) {
+  const app = scope.withTypeProvider<TypeBoxTypeProvider>();
+  const { db, wallet, authenticator, redemptionLimit } = deps;
 
   const infoSchema = {
     summary: 'Account information',
     description:
-      'The account the `Authorization` header names: its API key, balance, reserved amount, available amount, total spent and total requests (all integer millisatoshis except the request count), and its creation time. A Cashu token sent as the bearer is redeemed once and becomes the account.',
+      'The account the `Authorization` header names: its API key, balance, reserved amount, available amount, total ' +
+      'spent and total requests (all integer millisatoshis except the request count), and its creation time. A ' +
+      'Cashu token sent as the bearer is redeemed once and becomes the account.',
     headers: AuthorizationHeader,
     response: { 200: WalletInfo, ...walletErrors([400, 401, 409, 422, 429, 503]) },
   };
-  const info = async (request: { headers: Record<string, string | string[] | undefined> }) => {
-    const authorization = header(request.headers.authorization);
-    const account = await authenticate(context, wallet, authorization);
-    return walletInfo(apiKeyOf(parseAuthorization(authorization!)!), account);
+  const info = async (authorization: string) => {
+    const account = await authenticator.account(authorization);
+    // account() accepted the header, so it parses.
+    return walletInfo(apiKeyOf(parseAuthorization(authorization)!), account);
   };
-  app.get('/v1/wallet/', { schema: infoSchema }, info);
-  app.get('/v1/wallet', { schema: { ...infoSchema, hide: true } }, info);
+  app.get('/v1/wallet/', { schema: infoSchema }, (request) => info(request.headers.authorization));
+  app.get('/v1/wallet', { schema: { ...infoSchema, hide: true } }, (request) => info(request.headers.authorization));
 
-  app.post<{ Querystring: { ecash_token: string } }>(
+  app.post(
     '/v1/wallet/topup',
     {
       schema: {
         summary: 'Top up the balance with a Cashu token',
         description:
-          "Redeems the token by a swap at its mint (NUT-03), so it cannot be spent again, and credits its value minus the mint's input fee. The same token credits once, however often and however concurrently it is sent. If the mint is unreachable the token is untouched (503). Token redemptions are limited per client address (429 with Retry-After).",
+          'Redeems the token by a swap at its mint (NUT-03), so it cannot be spent again, and credits its value ' +
+          "minus the mint's input fee. The same token credits once, however often and however concurrently it is " +
+          'sent. If the mint is unreachable the token is untouched (503). Token redemptions are limited per client ' +
+          'address (429 with Retry-After).',
         querystring: TopupQuery,
         headers: AuthorizationHeader,
         response: { 200: TopupResult, ...walletErrors([400, 401, 409, 422, 429, 502, 503]) },
       },
     },
     async (request) => {
-      const account = await authenticate(context, wallet, header(request.headers.authorization));
+      const account = await authenticator.account(request.headers.authorization);
       const result = await wallet.redeem(request.query.ecash_token, {
         credit: { accountId: account.id },
         purpose: 'topup',
-        admit: () => countRedemption(context, request.ip),
+        admit: () => redemptionLimit.count(request.ip),
       });
       if (result.creditedAccountId !== account.id) {
         throw new HttpError(400, 'This token has already been redeemed (it is spent)', { code: 'token_already_spent' });
       }
-      const after = await accountById(context.db.kysely, account.id);
+      const after = await accountById(db.kysely, account.id);
       return { msats: result.amountMsat, fee_msats: result.feeMsat, balance: after!.balanceMsat };
     },
   );
@@ -109,9 +95,9 @@ export async function registerWalletRoutes(app: FastifyInstance, context: Servic
       },
     },
     async (request) => {
-      const account = await authenticate(context, wallet, header(request.headers.authorization));
+      const account = await authenticator.account(request.headers.authorization);
       const refund = await wallet.refund(account.id);
-      const after = await accountById(context.db.kysely, account.id);
+      const after = await accountById(db.kysely, account.id);
       return {
         msats: refund.msats,
         fee_msats: refund.feeMsat,
@@ -125,7 +111,7 @@ export async function registerWalletRoutes(app: FastifyInstance, context: Servic
     },
   );
 
-  app.get<{ Querystring: { limit?: number; before?: number } }>(
+  app.get(
     '/v1/wallet/refunds',
     {
       schema: {
@@ -140,7 +126,7 @@ export async function registerWalletRoutes(app: FastifyInstance, context: Servic
       },
     },
     async (request) => {
-      const account = await authenticate(context, wallet, header(request.headers.authorization));
+      const account = await authenticator.account(request.headers.authorization);
       const limit = request.query.limit ?? 50;
       const refunds = await wallet.refunds(account.id, { before: request.query.before, limit });
       return {
@@ -159,10 +145,6 @@ export async function registerWalletRoutes(app: FastifyInstance, context: Servic
       };
     },
   );
-}
-
-function header(value: string | string[] | undefined): string | undefined {
-  return Array.isArray(value) ? value[0] : value;
 }
 
 function walletInfo(apiKey: string, account: Account) {

@@ -5,6 +5,7 @@
 // See docs/proxy-wallet.md.
 import { OutputData } from '@cashu/cashu-ts';
 import type { Insertable } from 'kysely';
+import { inputFee, msatToUnit, unitToMsat } from '../cashu/index.js';
 import { writeTransaction, type Database } from '../db/index.js';
 import { HttpError } from '../http/errors.js';
 import type { ProxyConfig } from './config.js';
@@ -37,7 +38,7 @@ import {
   type ProofRow,
 } from './store.js';
 import type { ProxyMintOpsTable } from './tables.js';
-import { inputFee, mintFailure, msatToUnit, parseToken, tokenError, unitToMsat } from './tokens.js';
+import { mintFailure, parseToken, tokenError } from './tokens.js';
 
 type ToAccount = { accountId: number };
 type ToNewAccount = { newAccount: { keyHash: string; keyPrefix: string } };

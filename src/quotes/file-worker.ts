@@ -123,7 +123,7 @@ export class FilePool {
   constructor(private options: PoolOptions) {
     // Compiled, this module is a .js file that Node loads as it is; run from the TypeScript
     // sources (tsx, vitest), the threads need tsx's loader too.
-    const typescript = import.meta.url.endsWith('.ts') && !process.execArgv.includes('tsx');
+    const typescript = import.meta.url.endsWith('.ts') && !process.execArgv.some((flag) => flag.includes('tsx'));
     // A worker refuses process-wide flags such as --disable-proto (npm start, the tests): it
     // inherits them, and imports noproto.ts itself for the other ways of starting.
     const execArgv = process.execArgv.filter((flag) => !flag.startsWith('--disable-proto'));

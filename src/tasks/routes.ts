@@ -1,4 +1,4 @@
-// The /api/tasks routes: the seed's create and delete, plus list, get and update.
+// The /api/tasks routes: the original create and delete (docs/tasks.md), plus list, get and update.
 // A user sees and changes only their own tasks (others' answer 404); an admin any.
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';

@@ -1,4 +1,4 @@
-// OneSky-style key pairs for area C: a public api_key and an api_secret that area C needs in
+// OneSky-style key pairs for the quotation API: a public api_key and an api_secret that it needs in
 // clear to check dev_hash = md5(timestamp + api_secret), hence encrypted (not hashed) at rest.
 import { randomBytes } from 'node:crypto';
 import type { Config } from '../config.js';

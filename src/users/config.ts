@@ -1,5 +1,5 @@
 // Configuration of the users-and-tasks service, read from the environment (see .env.example
-// under "area B" and docs/tasks.md for every variable and its default).
+// and docs/tasks.md for every variable and its default).
 import { ConfigError, type Env, int, optionalStr, str } from '../env.js';
 
 export interface UsersConfig {

@@ -1,4 +1,4 @@
-// Area B's implementation of the shared Identity (see http/auth.ts): access tokens are looked
+// The users service's implementation of the shared Identity (see http/auth.ts): access tokens are looked
 // up by their sha256 in the sessions table on every call, so a logout, password reset or
 // account deletion takes effect at once in every process sharing the database.
 import type { Config } from '../config.js';

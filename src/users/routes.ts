@@ -1,4 +1,4 @@
-// The /api/users routes: the seed's eight, plus logout, the reset request and API key pairs.
+// The /api/users routes: the eight of the original API (docs/tasks.md), plus logout, the reset request and API key pairs.
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { bearerToken } from '../http/auth.js';

@@ -1,4 +1,4 @@
-// The key that encrypts API secrets at rest (AES-256-GCM): area C must recover a secret to
+// The key that encrypts API secrets at rest (AES-256-GCM): the quotation API must recover a secret to
 // check OneSky's dev_hash, so it cannot be hashed. From QUARTET_SECRET_KEY; without it, on
 // SQLite a key is generated once into a file beside the database (mode 600); on PostgreSQL,
 // where processes on several machines must share one key, API keys stay disabled until the

@@ -1,4 +1,4 @@
-// Area B: users and tasks, mounted as the `tasks` service under /api/users and /api/tasks.
+// The users and tasks API (docs/tasks.md), mounted as the `tasks` service under /api/users and /api/tasks.
 import multipart from '@fastify/multipart';
 import type { FastifyBaseLogger } from 'fastify';
 import { ConfigError } from '../env.js';

@@ -3,7 +3,8 @@
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { startDevMint, type DevMint } from '../../src/devmint/index.js';
-import { proofY, signBlinded, type Keyset } from '../../src/devmint/keys.js';
+import { proofY } from '../../src/cashu/index.js';
+import { signBlinded, type Keyset } from '../../src/devmint/keys.js';
 
 const hex = (h: string) => Uint8Array.from(Buffer.from(h, 'hex'));
 

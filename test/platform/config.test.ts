@@ -62,6 +62,17 @@ describe('configuration', () => {
     expect(loadConfig(loadEnv(cwd, { PORT: '5000' })).port).toBe(5000);
   });
 
+  it('keeps names from .env as plain keys: no prototype, nothing polluted', () => {
+    const cwd = tempDir();
+    writeFileSync(join(cwd, '.env'), '__proto__=x\nconstructor=y\nhasOwnProperty=z\nPORT=4124\n');
+    const env = loadEnv(cwd, {});
+    expect(Object.getPrototypeOf(env)).toBeNull();
+    expect(env.constructor).toBe('y');
+    expect(env.hasOwnProperty).toBe('z');
+    expect(loadConfig(env).port).toBe(4124);
+    expect(Object.getPrototypeOf({})).toBe(Object.prototype);
+  });
+
   it('defaults to every service on an embedded database at port 3000', () => {
     const config = loadConfig({});
     expect(config.port).toBe(3000);

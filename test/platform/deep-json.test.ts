@@ -18,7 +18,7 @@ function expectNoStackTrace(text: string) {
   expect(text).not.toMatch(/\n\s+at |RangeError|Maximum call stack/);
 }
 
-/** A GET with a JSON body (fetch cannot send one): area B reads GET parameters from a body too. */
+/** A GET with a JSON body (fetch cannot send one): the users and tasks API reads GET parameters from a body too. */
 function getWithBody(url: string, text: string, headers: Record<string, string>) {
   return new Promise<{ status: number; text: string }>((resolve, reject) => {
     const length = Buffer.byteLength(text);
@@ -56,7 +56,7 @@ describe.each(databaseKinds)('deeply nested JSON on %s', (kind) => {
     await node?.close();
   });
 
-  it("area A: a billed body nested too deep is a 422 in FastAPI's shape, credential or not", async () => {
+  it("proxy node: a billed body nested too deep is a 422 in FastAPI's shape, credential or not", async () => {
     const key = await node.account(1_000_000);
     const seen = node.upstream.requests.length;
     for (const path of ['/v1/chat/completions', '/v1/embeddings']) {
@@ -71,7 +71,7 @@ describe.each(databaseKinds)('deeply nested JSON on %s', (kind) => {
     expect(await node.ledger()).toEqual([]);
   });
 
-  it('area A: 128 levels are forwarded and billed, 129 are refused', async () => {
+  it('proxy node: 128 levels are forwarded and billed, 129 are refused', async () => {
     const key = await node.account(1_000_000);
     const auth = { authorization: `Bearer ${key}` };
     const ok = await post(`${node.url}/v1/chat/completions`, chatText(128), auth);
@@ -83,7 +83,7 @@ describe.each(databaseKinds)('deeply nested JSON on %s', (kind) => {
     expect(refused.json).toEqual({ detail: [TOO_DEEP] });
   });
 
-  it('area B: POST /api/users/register answers 400 problem+json', async () => {
+  it('users and tasks API: POST /api/users/register answers 400 problem+json', async () => {
     const person = { first_name: 'Ada', last_name: 'Lovelace', email: 'ada@example.test', username: 'ada' };
     const text = JSON.stringify(person).slice(0, -1) + `,"password":"a long password 123","extra":${nested(DEEP)}}`;
     const answer = await post(`${node.url}/api/users/register`, text);
@@ -102,7 +102,7 @@ describe.each(databaseKinds)('deeply nested JSON on %s', (kind) => {
     expect(JSON.parse(image.text)).toMatchObject({ errors: [{ field: 'body', type: TOO_DEEP.type }] });
   });
 
-  it("area C: POST /1/projects answers 400 in OneSky's shape", async () => {
+  it("quotation API: POST /1/projects answers 400 in OneSky's shape", async () => {
     const client = await Client.create(node.url);
     const text = `{"name":"deep","base_locale":"en-US","target_locales":${nested(DEEP)}}`;
     const answer = await post(`${node.url}${client.signed('/1/projects')}`, text);
@@ -110,7 +110,7 @@ describe.each(databaseKinds)('deeply nested JSON on %s', (kind) => {
     expect(answer.json).toEqual({ meta: { status: 400, message: `body: ${TOO_DEEP.msg}` }, data: {} });
   });
 
-  it('area C: a YAML upload nested deeper than its tree may be fails its import, clearly', async () => {
+  it('quotation API: a YAML upload nested deeper than its tree may be fails its import, clearly', async () => {
     const client = await Client.create(node.url);
     const project = await client.createProject();
     const blocks = Array.from({ length: 3000 }, (_, i) => `${' '.repeat(i + 1)}k:`).join('\n');

@@ -1,6 +1,6 @@
 // Every answer, the framework's own included, is in the error shape of the area whose prefix
 // the path has: /api → problem+json, /1 → OneSky's meta shape, /docs and /openapi →
-// problem+json, every other path (the proxy's, /v1/…, platform routes) → area A's
+// problem+json, every other path (the proxy's, /v1/…, platform routes) → the proxy node's
 // {"error":{message,type,code}}. A table of areas × faults, on both databases.
 import { request as httpRequest } from 'node:http';
 import { connect } from 'node:net';
@@ -97,7 +97,7 @@ interface Case {
   path: string | ((ctx: Ctx) => string);
   headers?: Record<string, string>;
   body?: string;
-  /** Sends the bearer token of a user of area B (area C accepts it too). */
+  /** Sends the bearer token of a user of the users and tasks API (the quotation API accepts it too). */
   auth?: boolean;
 }
 

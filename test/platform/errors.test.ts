@@ -86,7 +86,7 @@ describe('the path → area → shape mapping', () => {
     return written;
   }
 
-  it("answers a request that timed out before its request line was read with 408 in area A's shape", () => {
+  it("answers a request that timed out before its request line was read with 408 in the proxy node's shape", () => {
     const answer = clientError('ERR_HTTP_REQUEST_TIMEOUT');
     expect(answer).toMatch(/^HTTP\/1\.1 408 Request Timeout\r\n/);
     const body = JSON.parse(answer.split('\r\n\r\n')[1]);

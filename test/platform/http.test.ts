@@ -24,7 +24,7 @@ describe('HTTP plumbing', () => {
     await restricted?.close();
   });
 
-  it('answers a CORS preflight with the methods and every requested header, custom api-key headers included', async () => {
+  it('answers a CORS preflight with the methods and every requested header, custom api-key ones too', async () => {
     const response = await fetch(`${server.url}/api/tasks/create`, {
       method: 'OPTIONS',
       headers: {

@@ -23,7 +23,8 @@ describe('graceful shutdown', () => {
       socket.on('data', (chunk) => (answer += chunk));
       const closed = new Promise((resolve) => socket.once('close', resolve));
       socket.write(
-        `POST /api/users/login HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body.slice(0, 10)}`,
+        'POST /api/users/login HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n' +
+          `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body.slice(0, 10)}`,
       );
       await new Promise((resolve) => setTimeout(resolve, 300));
       run.child.kill('SIGTERM');

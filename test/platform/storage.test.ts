@@ -48,7 +48,7 @@ describe.each(databaseKinds)('storage on %s', (kind) => {
     expect(run.output()).toMatch(/database is up to date/);
   });
 
-  it('runs a prepared query with new values each time, bound as parameters, inside and outside a transaction', async () => {
+  it('runs a prepared query with new values each time, bound as parameters, in and out of a transaction', async () => {
     await migrate(first);
     const bump = prepared((p: Params<{ key: string; by: number; now: number }>, db) =>
       db
@@ -65,7 +65,7 @@ describe.each(databaseKinds)('storage on %s', (kind) => {
     await expect(bump.run(first.kysely, { key, by: 1 } as never)).rejects.toThrow(/no value for parameter "now"/);
   });
 
-  it('writes many rows a statement: inserts and conditional, combining updates, values bound, changed rows returned', async () => {
+  it('writes many rows a statement: inserts, conditional and combined updates, bound, rows returned', async () => {
     await migrate(first);
     const hostile = "bulk'); drop table rate_limits; --";
     const columns = [
@@ -166,7 +166,7 @@ describe.skipIf(!databaseKinds.includes('postgres'))('readiness on PostgreSQL', 
 });
 
 describe('SQLite checkpoints', () => {
-  it('are made by a worker thread: the log reaches the database file without a checkpoint on the main connection', async () => {
+  it('are made by a worker thread: the log reaches the file with no checkpoint on the main connection', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'quartet-checkpoint-'));
     const file = join(dir, 'checkpoint.db');
     const db = await openDatabase(parseDatabaseUrl(`sqlite:${file}`));

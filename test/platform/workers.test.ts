@@ -2,10 +2,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { childPids, freePort, spawnQuartet, waitForHttp } from '../support/process.js';
+import { childPids, freePort, spawnQuartet, waitForHttp, type QuartetProcess } from '../support/process.js';
 
 // The primary's children that run quartet (tsx may also start an esbuild service as a child).
-const workersOf = (pid: number) => childPids(pid, 'bin/quartet.js');
+const workersOf = (pid: number) => childPids(pid, 'src/cli.ts');
 
 async function until<T>(probe: () => T | undefined, explain: () => string, timeoutMs = 45_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
@@ -17,28 +17,47 @@ async function until<T>(probe: () => T | undefined, explain: () => string, timeo
   }
 }
 
+/** `quartet serve` with WORKERS=2 and an access log line per request (each with its process id). */
+async function startCluster() {
+  const cwd = mkdtempSync(join(tmpdir(), 'quartet-workers-'));
+  const port = await freePort();
+  const run = spawnQuartet(['serve'], {
+    cwd,
+    env: {
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      SERVICES: 'tasks',
+      WORKERS: '2',
+      USERS_SCRYPT_N: '1024',
+      LOG_LEVEL: 'info',
+      LOG_SYNC: '1',
+    },
+  });
+  return { run, port, primary: run.child.pid!, cwd };
+}
+
+/** Waits for both workers to listen; resolves with their process ids. */
+async function bothListening(run: QuartetProcess, port: number, primary: number): Promise<number[]> {
+  await waitForHttp(`http://127.0.0.1:${port}/healthz`);
+  const workers = await until(() => (workersOf(primary).length === 2 ? workersOf(primary) : undefined), run.output);
+  // The primary hands connections only to workers that listen already.
+  await until(() => (run.output().split('Server listening').length - 1 >= 2 ? true : undefined), run.output);
+  return workers;
+}
+
+/** The process ids in the access log lines of `url`. */
+const pidsServing = (run: QuartetProcess, url: string) =>
+  run
+    .output()
+    .split('\n')
+    .filter((line) => line.includes(`"url":"${url}"`))
+    .map((line) => JSON.parse(line).pid);
+
 describe('WORKERS', () => {
   it('serves one port from several processes, replaces one that dies, and stops them all at SIGTERM', async () => {
-    const cwd = mkdtempSync(join(tmpdir(), 'quartet-workers-'));
-    const port = await freePort();
-    const run = spawnQuartet(['serve'], {
-      cwd,
-      env: {
-        PORT: String(port),
-        HOST: '127.0.0.1',
-        SERVICES: 'tasks',
-        WORKERS: '2',
-        USERS_SCRYPT_N: '1024',
-        LOG_LEVEL: 'info',
-        LOG_SYNC: '1',
-      },
-    });
-    const primary = run.child.pid!;
+    const { run, port, primary, cwd } = await startCluster();
     try {
-      await waitForHttp(`http://127.0.0.1:${port}/healthz`);
-      const first = await until(() => (workersOf(primary).length === 2 ? workersOf(primary) : undefined), run.output);
-      // The primary hands connections only to workers that listen already.
-      await until(() => (run.output().split('Server listening').length - 1 >= 2 ? true : undefined), run.output);
+      const first = await bothListening(run, port, primary);
       // Each new connection goes to the next worker: both answer, and they share one database.
       const email = `w${Date.now()}@example.com`;
       const register = await fetch(`http://127.0.0.1:${port}/api/users/register`, {
@@ -61,11 +80,7 @@ describe('WORKERS', () => {
         });
         expect(login.status).toBe(200);
       }
-      const loginPids = run
-        .output()
-        .split('\n')
-        .filter((line) => line.includes('"url":"/api/users/login"'))
-        .map((line) => JSON.parse(line).pid);
+      const loginPids = pidsServing(run, '/api/users/login');
       expect(new Set(loginPids)).toEqual(new Set(first));
 
       process.kill(first[0], 'SIGKILL');
@@ -81,6 +96,26 @@ describe('WORKERS', () => {
       expect(workersOf(primary)).toEqual([]);
       for (const pid of replaced) expect(() => process.kill(pid, 0)).toThrow();
       expect(run.output()).toMatch(/worker stopped; starting another/);
+    } finally {
+      run.child.kill('SIGKILL');
+      rmSync(cwd, { recursive: true, force: true });
+    }
+  }, 120_000);
+
+  it("answers /metrics on any worker with the whole cluster's counts", async () => {
+    const { run, port, cwd } = await startCluster();
+    try {
+      await bothListening(run, port, run.child.pid!);
+      const get = (path: string) => fetch(`http://127.0.0.1:${port}${path}`, { headers: { connection: 'close' } });
+      // Each new connection goes to the next worker: each one serves three of the six.
+      for (let i = 0; i < 6; i++) expect((await get('/readyz')).status).toBe(200);
+      expect(new Set(pidsServing(run, '/readyz')).size).toBe(2);
+      for (let i = 0; i < 4; i++) {
+        const metrics = await (await get('/metrics')).text();
+        expect(metrics).toMatch(/^http_requests_total\{method="GET",route="\/readyz",status="200"\} 6$/m);
+        expect(metrics).toMatch(/^process_cpu_seconds_total /m);
+      }
+      expect(new Set(pidsServing(run, '/metrics')).size).toBe(2);
     } finally {
       run.child.kill('SIGKILL');
       rmSync(cwd, { recursive: true, force: true });

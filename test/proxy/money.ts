@@ -5,7 +5,7 @@
 import { expect } from 'vitest';
 import type { Database } from '../../src/db/index.js';
 import { nodeTotals } from '../../src/proxy/admin-data.js';
-import { unitToMsat } from '../../src/proxy/tokens.js';
+import { unitToMsat } from '../../src/cashu/index.js';
 
 export interface MoneyBook {
   /** Credited by completed redemptions: each token's value minus the mint's input fee. */

@@ -1,9 +1,15 @@
-// Runs the quartet CLI as a child process, the way an operator would.
+// Runs the quartet CLI as a child process, the way an operator would, from its TypeScript sources
+// (production runs the compiled dist/cli.js: bin/quartet.js, `npm start`).
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { fileURLToPath } from 'node:url';
+import { createRequire } from 'node:module';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
-export const QUARTET_BIN = fileURLToPath(new URL('../../bin/quartet.js', import.meta.url));
+export const QUARTET_CLI = fileURLToPath(new URL('../../src/cli.ts', import.meta.url));
+/** tsx's loader by its absolute URL: the children run in other directories, where `tsx` is not found. */
+const TSX_LOADER = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
+/** The arguments of `node` that run the CLI: `spawn(process.execPath, [...QUARTET_COMMAND, 'serve'])`. */
+export const QUARTET_COMMAND = ['--import', TSX_LOADER, QUARTET_CLI];
 
 export interface QuartetProcess {
   child: ChildProcess;
@@ -17,7 +23,7 @@ export function spawnQuartet(
   args: string[],
   options: { cwd?: string; env?: Record<string, string>; discardStdout?: boolean } = {},
 ): QuartetProcess {
-  const child = spawn(process.execPath, [QUARTET_BIN, ...args], {
+  const child = spawn(process.execPath, [...QUARTET_COMMAND, ...args], {
     cwd: options.cwd,
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', LOG_LEVEL: 'warn', ...options.env },
     stdio: ['ignore', options.discardStdout ? 'ignore' : 'pipe', 'pipe'],

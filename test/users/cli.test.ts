@@ -4,13 +4,14 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../support/databases.js';
+import { QUARTET_COMMAND } from '../support/process.js';
 import { startTestServer } from '../support/server.js';
 import { call, login, resetCodeFor, TEST_ENV } from './helpers.js';
 
 const run = promisify(execFile);
 
 function quartet(database: TestDatabase, args: string[], input?: string) {
-  const child = run(process.execPath, ['bin/quartet.js', ...args], {
+  const child = run(process.execPath, [...QUARTET_COMMAND, ...args], {
     env: { ...process.env, ...TEST_ENV, DATABASE_URL: database.url, LOG_LEVEL: 'silent' },
   });
   if (input !== undefined) child.child.stdin!.end(input);

@@ -1,86 +1,40 @@
 // OpenAPI 3.0 and 3.1 → internal model.
 import type { Resolver } from '../refs.js';
-import type {
-  ApiModel,
-  MediaContent,
-  OAuthFlow,
-  Operation,
-  Parameter,
-  Response,
-  Schema,
-  SecurityScheme,
-} from './model.js';
-import { HTTP_METHODS } from './model.js';
-import { absolute, groupByTag, perTag, security, text } from './common.js';
-import { infoOf, mergeParameters } from './swagger2.js';
+import type { ApiModel, MediaContent, OAuthFlow, Parameter, Response, Schema, SecurityScheme } from './model.js';
+import { absolute, assembleModel, collectOperations, mergeParameters, namedSchemas, text } from './common.js';
 import { table } from '../own.js';
 
 export function normalizeOpenApi3(doc: any, resolver: Resolver): ApiModel {
   const specUrl = resolver.baseUrl;
   const servers = serversOf(doc.servers, specUrl) ?? [absolute('/', specUrl)];
-  const schemas: Record<string, Schema> =
-    doc.components?.schemas && typeof doc.components.schemas === 'object' ? doc.components.schemas : {};
-  for (const [name, schema] of Object.entries(schemas)) {
-    if (schema && typeof schema === 'object') resolver.nameSchema(schema, name);
-  }
-
-  const operations: Operation[] = [];
-  const used = new Set<string>();
-  for (const [path, rawItem] of Object.entries<any>(doc.paths ?? {})) {
-    const item = resolver.deref(rawItem);
-    if (!item || typeof item !== 'object') continue;
-    const pathServers = serversOf(item.servers, specUrl);
-    for (const method of HTTP_METHODS) {
-      const raw = item[method];
-      if (!raw || typeof raw !== 'object') continue;
-      const parameters = mergeParameters(item.parameters, raw.parameters, resolver).map((p) =>
-        parameterOf(p, resolver),
-      );
-      const body = raw.requestBody ? resolver.deref(raw.requestBody) : undefined;
-      const responses = responsesOf(raw.responses, resolver);
-      operations.push(
-        ...perTag(
-          {
-            method,
-            path,
-            summary: text(raw.summary),
-            description: text(raw.description),
-            deprecated: raw.deprecated === true,
-            parameters,
-            requestBody:
-              body && typeof body === 'object'
-                ? {
-                    required: body.required === true,
-                    description: text(body.description),
-                    contents: contentsOf(body.content),
-                  }
-                : undefined,
-            responses,
-            produces: [...new Set(responses.flatMap((r) => r.contents.map((c) => c.type)))],
-            security: security(raw.security),
-            servers: serversOf(raw.servers, specUrl) ?? pathServers ?? servers,
-          },
-          raw.tags,
-          raw.operationId,
-          used,
-        ),
-      );
-    }
-  }
-
-  return {
+  const schemas = namedSchemas(doc.components?.schemas, resolver);
+  const operations = collectOperations(doc.paths, resolver, (raw, item) => {
+    const parameters = mergeParameters(item.parameters, raw.parameters, resolver).map((p) => parameterOf(p, resolver));
+    const body = raw.requestBody ? resolver.deref(raw.requestBody) : undefined;
+    const responses = responsesOf(raw.responses, resolver);
+    return {
+      parameters,
+      requestBody:
+        body && typeof body === 'object'
+          ? {
+              required: body.required === true,
+              description: text(body.description),
+              contents: contentsOf(body.content),
+            }
+          : undefined,
+      responses,
+      produces: [...new Set(responses.flatMap((r) => r.contents.map((c) => c.type)))],
+      servers: serversOf(raw.servers, specUrl) ?? serversOf(item.servers, specUrl) ?? servers,
+    };
+  });
+  return assembleModel(doc, {
     specVersion: String(doc.openapi),
-    info: infoOf(doc.info),
     servers,
-    tags: groupByTag(operations, Array.isArray(doc.tags) ? doc.tags : []),
+    operations,
     securitySchemes: securitySchemesOf(doc.components?.securitySchemes, resolver),
-    security: security(doc.security),
     schemas,
-    externalDocs: doc.externalDocs?.url
-      ? { url: String(doc.externalDocs.url), description: text(doc.externalDocs.description) }
-      : undefined,
     resolver,
-  };
+  });
 }
 
 /** Server URLs with their variables set to the defaults, made absolute against the description. */

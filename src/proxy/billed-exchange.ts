@@ -1,0 +1,76 @@
+// What forwarding works with: the node's parts (built in service.ts) and, for a billed request,
+// the exchange in progress (its caller, meter, price, reservation and payer). Settling an exchange
+// turns the upstream's usage into a charge (docs/proxy-billing.md).
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Database } from '../db/index.js';
+import type { Authenticator } from './accounts.js';
+import type { Billing, Reservation } from './billing.js';
+import type { ForwardConfig } from './forward-config.js';
+import { type CallerConnection, COST_HEADERS, type Upstream } from './forward.js';
+import { billedUsage, type MeteredRequest, type ReportedUsage, type Usage } from './metering.js';
+import type { Payer } from './payer.js';
+import { costOf, type Cost, type Model, type Price, type Pricing } from './pricing.js';
+import type { RedemptionLimit } from './redeem-limit.js';
+import type { NodeWallet } from './wallet.js';
+
+export interface ForwardDeps {
+  db: Database;
+  config: ForwardConfig;
+  wallet: NodeWallet;
+  authenticator: Authenticator;
+  redemptionLimit: RedemptionLimit;
+  pricing: Pricing;
+  upstream: Upstream;
+  billing: Billing;
+}
+
+/** A billed request whose reservation is held. */
+export interface BilledExchange {
+  deps: ForwardDeps;
+  request: FastifyRequest;
+  reply: FastifyReply;
+  /** Its leaving before the answer's first byte cancels the upstream request (nothing billed). */
+  caller: CallerConnection;
+  metered: MeteredRequest;
+  model: Model;
+  price: Price;
+  reservation: Reservation;
+  payer: Payer;
+  roundToSat: boolean;
+}
+
+export interface Settled {
+  cost: Cost;
+  charged: number;
+}
+
+/** Settles from the upstream's usage, its missing or unreadable counts estimated (see billedUsage). */
+export async function settle(
+  billed: BilledExchange,
+  reported: ReportedUsage | null,
+  estimate: () => Usage,
+  upstreamStatus: number,
+): Promise<Settled> {
+  const { usage, source: usageSource } = billedUsage(reported, estimate);
+  if (reported && usageSource === 'estimate') {
+    billed.request.log.warn({ reported }, 'the upstream reported unreadable usage; the missing counts are estimated');
+  }
+  const cost = costOf(billed.price, usage.promptTokens, usage.completionTokens);
+  const charged = await billed.deps.billing.settle(billed.reservation, {
+    cost,
+    usage,
+    usageSource,
+    upstreamStatus,
+    roundToSat: billed.roundToSat,
+  });
+  return { cost, charged };
+}
+
+export function setCostHeaders(reply: FastifyReply, { cost, charged }: Settled) {
+  reply.headers({
+    [COST_HEADERS.total]: String(charged),
+    [COST_HEADERS.input]: String(cost.inputMsat),
+    [COST_HEADERS.output]: String(cost.outputMsat),
+    [COST_HEADERS.request]: String(cost.requestMsat),
+  });
+}

@@ -1,0 +1,113 @@
+// A billed request (a model-using POST, see metering.ts): metered, priced, its payer found, its
+// price reserved, forwarded, and settled from the upstream's usage (docs/proxy-billing.md).
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { HttpError } from '../http/errors.js';
+import { type BilledExchange, type ForwardDeps, setCostHeaders } from './billed-exchange.js';
+import { sendBilledJson } from './billed-json.js';
+import { sendBilledStream } from './billed-stream.js';
+import { setChangeHeader, withChange } from './change.js';
+import {
+  type CallerConnection,
+  callerResponseHeaders,
+  readBody,
+  RESERVED_HEADER,
+  upstreamFailure,
+  upstreamRequestHeaders,
+} from './forward.js';
+import { type BilledKind, meterRequest, planReservation, type ReservationPlan, upstreamBody } from './metering.js';
+import { identifyPayer } from './payer.js';
+import { reserve } from './reservation.js';
+
+export interface BilledCall {
+  request: FastifyRequest;
+  reply: FastifyReply;
+  caller: CallerConnection;
+  kind: BilledKind;
+  /** The normalized path, as the ledger records it. */
+  path: string;
+  pathAndQuery: string;
+}
+
+export async function forwardBilled(deps: ForwardDeps, call: BilledCall) {
+  const { config, pricing, billing } = deps;
+  const { request } = call;
+  const metered = meterRequest(call.kind, await readBody(request.raw, config.maxBodyBytes));
+  const model = pricing.model(metered.model);
+  if (!model) {
+    throw new HttpError(
+      400,
+      `Unknown model "${metered.model}". This node prices: ${[...pricing.models.keys()].join(', ')} (see GET /)`,
+      { code: 'model_not_found' },
+    );
+  }
+  const price = await pricing.price(model);
+  const limits = {
+    maxOutputTokens: config.maxOutputTokens,
+    minOutputTokens: config.minOutputTokens,
+    modelMaxTokens: model.maxCompletionTokens,
+  };
+  // A node at its operator's limit says so before a token is swapped or a reservation made.
+  deps.upstream.checkCapacity();
+
+  const payer = await identifyPayer(deps, request, () => planReservation(metered, price, 0, limits));
+  const { reservation, plan } = await reserve(deps, {
+    request,
+    path: call.path,
+    payer,
+    metered,
+    modelId: model.id,
+    price,
+    limits,
+  });
+  const billed: BilledExchange = {
+    deps,
+    request,
+    reply: call.reply,
+    caller: call.caller,
+    metered,
+    model,
+    price,
+    reservation,
+    payer,
+    roundToSat: payer.payment === 'x-cashu',
+  };
+  return billing.hold(
+    serveReserved(billed, call.pathAndQuery, plan).finally(() =>
+      billing.abandon(reservation, 'the request failed before it was settled'),
+    ),
+  );
+}
+
+/** Forwards a request whose reservation is held, and settles or releases it whatever happens. */
+async function serveReserved(billed: BilledExchange, pathAndQuery: string, plan: ReservationPlan) {
+  const { deps, request, reply, metered, reservation } = billed;
+  const { billing } = deps;
+  const body = upstreamBody(metered, plan);
+  let response;
+  try {
+    response = await deps.upstream.request({
+      method: 'POST',
+      pathAndQuery,
+      headers: upstreamRequestHeaders(request.raw.headers, deps.config, { length: body.length }),
+      body,
+      // A caller gone by now (while its reservation waited, say) is never sent upstream.
+      signal: billed.caller.signal,
+    });
+  } catch (error) {
+    await billing.release(reservation, (error as Error).message);
+    throw await withChange(billed, upstreamFailure(error));
+  }
+  reply.header(RESERVED_HEADER, String(reservation.reservedMsat));
+  if (response.statusCode < 200 || response.statusCode >= 300) {
+    // The upstream refused or failed: nothing is charged, its answer is passed on.
+    await billing.release(reservation, `upstream answered ${response.statusCode}`, response.statusCode);
+    setCostHeaders(reply, { cost: { inputMsat: 0, outputMsat: 0, requestMsat: 0, totalMsat: 0 }, charged: 0 });
+    await setChangeHeader(reply, billed);
+    return reply.code(response.statusCode).headers(callerResponseHeaders(response.headers)).send(response.body);
+  }
+  const type = String(response.headers['content-type'] ?? '');
+  if (type.includes('text/event-stream')) {
+    return sendBilledStream(billed, response.statusCode, response.headers, response.body);
+  }
+  return sendBilledJson(billed, response.statusCode, response.headers, response.body);
+}

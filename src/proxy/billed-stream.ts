@@ -1,0 +1,100 @@
+// A billed SSE answer, passed on event by event (docs/proxy-billing.md). Billed from the usage
+// event (the node's cost fields are added to it, before `[DONE]`); nothing is sent after
+// `[DONE]`. If the caller leaves after its first event, the upstream is still read to its usage
+// (before it: the upstream request is aborted, nothing is charged); if the upstream ends without
+// usage, what was delivered is billed by estimate (nothing delivered: nothing charged).
+import { PassThrough, type Readable } from 'node:stream';
+import { type BilledExchange, type Settled, settle } from './billed-exchange.js';
+import { changeFields } from './change.js';
+import { callerResponseHeaders } from './forward.js';
+import { costJson, estimateUsage } from './metering.js';
+import { SseMeter, withFields } from './metering-stream.js';
+
+export async function sendBilledStream(
+  billed: BilledExchange,
+  status: number,
+  headers: Record<string, string | string[] | undefined>,
+  body: Readable,
+) {
+  const { deps, reply, request, reservation, caller } = billed;
+  const out = new PassThrough();
+  reply
+    .code(status)
+    .headers(callerResponseHeaders(headers, { dropLength: true }))
+    .header('cache-control', 'no-cache')
+    .send(out);
+
+  const write = async (text: string) => {
+    if (caller.gone || out.destroyed) return;
+    caller.answering();
+    if (!out.write(text)) await drainedOrClosed(out, reply.raw);
+  };
+
+  const meter = new SseMeter(billed.metered.kind);
+  const estimate = () => estimateUsage(billed.metered.raw.length, meter.contentBytes);
+  let settled: Settled | null = null;
+  let failure: unknown = null;
+  const handle = async (events: ReturnType<SseMeter['push']>) => {
+    for (const event of events) {
+      if (caller.cancelled) return true; // left before its first event: events still buffered are not billed
+      if (settled === null && event.usage) {
+        settled = await settle(billed, event.usage, estimate, status);
+        const change = await changeFields(billed);
+        await write(
+          event.json
+            ? withFields(event, { cost: { ...costJson(settled.cost, settled.charged), ...change } })
+            : event.text,
+        );
+      } else {
+        await write(event.text);
+      }
+      if (event.done) return true;
+    }
+    return false;
+  };
+  try {
+    let finished = false;
+    for await (const chunk of body) {
+      if (finished) continue; // nothing after [DONE]; the rest is read only to free the connection
+      finished = await handle(meter.push(chunk as Buffer));
+    }
+    if (!finished) await handle(meter.end());
+  } catch (error) {
+    failure = error;
+  }
+  if (settled === null) {
+    if (meter.contentBytes > 0 && !caller.cancelled) {
+      settled = await settle(billed, null, estimate, status);
+    } else {
+      const reason = caller.cancelled
+        ? 'the caller left before the answer began'
+        : failure
+          ? `stream failed: ${(failure as Error).message}`
+          : 'stream ended without content or usage';
+      await deps.billing.release(reservation, reason, status);
+    }
+  }
+  if (failure && !caller.gone) {
+    // The upstream broke the stream: break ours too, so the caller sees it was cut short.
+    request.log.warn({ err: failure }, 'upstream stream failed');
+    out.destroy(failure as Error);
+    return reply;
+  }
+  out.end();
+  return reply;
+}
+
+/** Waits for the caller to take more, or to be gone. */
+function drainedOrClosed(out: PassThrough, response: NodeJS.EventEmitter): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      out.off('drain', done);
+      out.off('close', done);
+      response.off('close', done);
+      resolve();
+    };
+    out.on('drain', done);
+    out.on('close', done);
+    response.on('close', done);
+  });
+}

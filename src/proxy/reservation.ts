@@ -1,0 +1,71 @@
+// Holding a billed request's price from its payer's balance before it goes upstream: the plan
+// (how much to hold, and the max_tokens that fits it) is made from the balance as the billing
+// transaction reads it under its lock, so no concurrent request can take it in between.
+import type { FastifyRequest } from 'fastify';
+import { HttpError } from '../http/errors.js';
+import type { ForwardDeps } from './billed-exchange.js';
+import type { Reservation, ReserveRequest } from './billing.js';
+import { withChange } from './change.js';
+import { planReservation, type MeteredRequest, type OutputLimits, type ReservationPlan } from './metering.js';
+import { insufficientBalance, type Payer } from './payer.js';
+import type { Price } from './pricing.js';
+
+/** How long, in all, a refused reservation waits for its account's requests in flight to finish. */
+const RESERVATION_WAIT_MS = 2000;
+
+export interface ReservationWanted {
+  request: FastifyRequest;
+  path: string;
+  payer: Payer;
+  metered: MeteredRequest;
+  modelId: string;
+  price: Price;
+  limits: OutputLimits;
+}
+
+/**
+ * Reserves the request's price, or throws: 401 when the payer's account is gone, 402 (with an
+ * X-Cashu payment's change) when its balance cannot cover the request.
+ */
+export async function reserve(
+  deps: ForwardDeps,
+  wanted: ReservationWanted,
+): Promise<{ reservation: Reservation; plan: ReservationPlan }> {
+  const { billing } = deps;
+  const { request, payer, metered, price, limits } = wanted;
+  const roundToSat = payer.payment === 'x-cashu';
+  let plan: ReservationPlan | null = null;
+  const reserveRequest: ReserveRequest = {
+    accountId: payer.accountId,
+    amountFor(available) {
+      plan = planReservation(metered, price, available, limits).plan;
+      if (plan && roundToSat) {
+        plan = { ...plan, reserveMsat: Math.min(Math.ceil(plan.reserveMsat / 1000) * 1000, available) };
+      }
+      return plan ? plan.reserveMsat : null;
+    },
+    requestId: request.id,
+    path: wanted.path,
+    model: wanted.modelId,
+    stream: metered.stream,
+    payment: payer.payment,
+  };
+  let { reservation, availableMsat } = await billing.reserve(reserveRequest);
+  // Refused while this account's other requests here hold reservations: they usually settle
+  // below what they held (a small balance is held whole by one lowered request at a time), so
+  // wait for them and try again, as long as some are in flight, for up to RESERVATION_WAIT_MS.
+  const deadline = Date.now() + RESERVATION_WAIT_MS;
+  while (!reservation && availableMsat !== null && Date.now() < deadline) {
+    if (!(await billing.freed(payer.accountId, deadline - Date.now()))) break;
+    ({ reservation, availableMsat } = await billing.reserve(reserveRequest));
+  }
+  if (availableMsat === null) {
+    deps.authenticator.forget(payer.keyHash);
+    throw new HttpError(401, 'Unknown account', { code: 'invalid_api_key' });
+  }
+  if (!reservation || !plan) {
+    const planned = planReservation(metered, price, 0, limits);
+    throw await withChange({ deps, payer, request }, insufficientBalance(planned, availableMsat));
+  }
+  return { reservation, plan };
+}
