@@ -101,7 +101,7 @@ export interface ProxyRequestsTable {
   settled_at: number | null;
 }
 
-/** Withdrawals of the node's earnings as Cashu tokens (migration 2101, src/proxy/admin.ts). */
+/** Withdrawals of the node's earnings as Cashu tokens (migration 2101, src/proxy/admin-data.ts). */
 export interface ProxyWithdrawalsTable {
   id: Generated<number>;
   amount_msat: number;
