@@ -1,8 +1,16 @@
 // OpenAPI 3.0 and 3.1 → internal model.
 import type { Resolver } from '../refs.js';
 import type { ApiModel, MediaContent, OAuthFlow, Parameter, Response, Schema, SecurityScheme } from './model.js';
-import { absolute, assembleModel, collectOperations, mergeParameters, namedSchemas, text } from './common.js';
-import { table } from '../own.js';
+import {
+  absolute,
+  apiKeyScheme,
+  assembleModel,
+  collectOperations,
+  mergeParameters,
+  namedSchemas,
+  securitySchemesFrom,
+  text,
+} from './common.js';
 
 export function normalizeOpenApi3(doc: any, resolver: Resolver): ApiModel {
   const specUrl = resolver.baseUrl;
@@ -115,38 +123,29 @@ function responsesOf(responses: any, resolver: Resolver): Response[] {
 }
 
 function securitySchemesOf(defs: any, resolver: Resolver): Record<string, SecurityScheme> {
-  const out = table<SecurityScheme>(); // scheme names are the description's
-  for (const [name, raw] of Object.entries<any>(defs ?? {})) {
-    const d = resolver.deref(raw);
-    if (!d || typeof d !== 'object') continue;
-    const base = { name, description: text(d.description) };
-    if (d.type === 'apiKey') {
-      out[name] = {
-        ...base,
-        type: 'apiKey',
-        paramName: text(d.name) ?? name,
-        in: d.in === 'query' ? 'query' : d.in === 'cookie' ? 'cookie' : 'header',
-      };
-    } else if (d.type === 'http' && String(d.scheme).toLowerCase() === 'basic') out[name] = { ...base, type: 'basic' };
-    else if (d.type === 'http' && String(d.scheme).toLowerCase() === 'bearer') {
-      out[name] = { ...base, type: 'bearer', bearerFormat: text(d.bearerFormat) };
-    } else if (d.type === 'oauth2') {
-      const flows: OAuthFlow[] = [];
-      for (const kind of ['authorizationCode', 'implicit', 'password', 'clientCredentials'] as const) {
-        const f = d.flows?.[kind];
-        if (f && typeof f === 'object') {
-          flows.push({
-            kind,
-            authorizationUrl: text(f.authorizationUrl),
-            tokenUrl: text(f.tokenUrl),
-            scopes: f.scopes ?? {},
-          });
-        }
+  return securitySchemesFrom(defs, readScheme, (raw) => resolver.deref(raw));
+}
+
+function readScheme(d: any, base: Pick<SecurityScheme, 'name' | 'description'>): SecurityScheme {
+  const scheme = d.type === 'http' ? String(d.scheme).toLowerCase() : '';
+  if (d.type === 'apiKey') return apiKeyScheme(d, base, ['query', 'cookie']);
+  if (scheme === 'basic') return { ...base, type: 'basic' };
+  if (scheme === 'bearer') return { ...base, type: 'bearer', bearerFormat: text(d.bearerFormat) };
+  if (d.type === 'oauth2') {
+    const flows: OAuthFlow[] = [];
+    for (const kind of ['authorizationCode', 'implicit', 'password', 'clientCredentials'] as const) {
+      const f = d.flows?.[kind];
+      if (f && typeof f === 'object') {
+        flows.push({
+          kind,
+          authorizationUrl: text(f.authorizationUrl),
+          tokenUrl: text(f.tokenUrl),
+          scopes: f.scopes ?? {},
+        });
       }
-      out[name] = { ...base, type: 'oauth2', flows };
-    } else if (d.type === 'openIdConnect') {
-      out[name] = { ...base, type: 'openIdConnect', openIdConnectUrl: text(d.openIdConnectUrl) };
-    } else out[name] = { ...base, type: 'other' };
+    }
+    return { ...base, type: 'oauth2', flows };
   }
-  return out;
+  if (d.type === 'openIdConnect') return { ...base, type: 'openIdConnect', openIdConnectUrl: text(d.openIdConnectUrl) };
+  return { ...base, type: 'other' };
 }

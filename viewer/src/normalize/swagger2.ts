@@ -10,8 +10,17 @@ import type {
   Schema,
   SecurityScheme,
 } from './model.js';
-import { absolute, assembleModel, collectOperations, mergeParameters, namedSchemas, text } from './common.js';
-import { ownValue, table } from '../own.js';
+import {
+  absolute,
+  apiKeyScheme,
+  assembleModel,
+  collectOperations,
+  mergeParameters,
+  namedSchemas,
+  securitySchemesFrom,
+  text,
+} from './common.js';
+import { ownValue } from '../own.js';
 
 const FLOWS: Record<string, OAuthFlow['kind']> = {
   implicit: 'implicit',
@@ -132,28 +141,21 @@ function responsesOf(responses: any, produces: string[], resolver: Resolver): Re
 }
 
 function securitySchemesOf(defs: any): Record<string, SecurityScheme> {
-  const out = table<SecurityScheme>(); // scheme names are the description's
-  for (const [name, d] of Object.entries<any>(defs ?? {})) {
-    if (!d || typeof d !== 'object') continue;
-    const base = { name, description: text(d.description) };
-    if (d.type === 'apiKey') {
-      out[name] = {
-        ...base,
-        type: 'apiKey',
-        paramName: text(d.name) ?? name,
-        in: d.in === 'query' ? 'query' : 'header',
-      };
-    } else if (d.type === 'basic') out[name] = { ...base, type: 'basic' };
-    else if (d.type === 'oauth2') {
-      const kind = ownValue(FLOWS, String(d.flow)) ?? 'implicit';
-      out[name] = {
-        ...base,
-        type: 'oauth2',
-        flows: [
-          { kind, authorizationUrl: text(d.authorizationUrl), tokenUrl: text(d.tokenUrl), scopes: d.scopes ?? {} },
-        ],
-      };
-    } else out[name] = { ...base, type: 'other' };
+  return securitySchemesFrom(defs, readScheme);
+}
+
+function readScheme(d: any, base: Pick<SecurityScheme, 'name' | 'description'>): SecurityScheme {
+  if (d.type === 'apiKey') return apiKeyScheme(d, base, ['query']);
+  if (d.type === 'basic') return { ...base, type: 'basic' };
+  if (d.type === 'oauth2') {
+    const kind = ownValue(FLOWS, String(d.flow)) ?? 'implicit';
+    const flow = {
+      kind,
+      authorizationUrl: text(d.authorizationUrl),
+      tokenUrl: text(d.tokenUrl),
+      scopes: d.scopes ?? {},
+    };
+    return { ...base, type: 'oauth2', flows: [flow] };
   }
-  return out;
+  return { ...base, type: 'other' };
 }
