@@ -1,6 +1,6 @@
 // OneSky authentication: `api_key`, `timestamp` (Unix seconds) and `dev_hash` =
 // md5(timestamp + api_secret), in the query string or in the (JSON or multipart) body.
-// An area B bearer token is accepted as well. Every failure is a 401 in the OneSky shape.
+// A bearer token of the users and tasks API is accepted as well. Every failure is a 401 in the OneSky shape.
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
 import { bearerToken, type Identity, type Principal } from '../http/auth.js';

@@ -1,8 +1,15 @@
 // All SQL of the quotation service (Kysely, parameterized, same queries on SQLite and PostgreSQL).
-import { sql } from 'kysely';
+import { sql, type Selectable } from 'kysely';
 import type { Dialect, Executor } from '../db/index.js';
 import type { Principal } from '../http/auth.js';
-import type { QuoteFileLocaleRow, QuoteFileRow, QuoteImportRow, QuoteOrderRow, QuoteProjectRow } from './tables.js';
+import type {
+  QuoteAssignmentRow,
+  QuoteFileLocaleRow,
+  QuoteFileRow,
+  QuoteImportRow,
+  QuoteOrderRow,
+  QuoteProjectRow,
+} from './tables.js';
 
 export type Project = Omit<QuoteProjectRow, 'id'> & { id: number };
 export type FileRow = Omit<QuoteFileRow, 'id'> & { id: number };
@@ -25,23 +32,54 @@ export function chunks<T>(items: T[], size = BATCH): T[][] {
 export async function findProject(db: Executor, id: number, principal: Principal): Promise<Project | undefined> {
   let query = db.selectFrom('quote_projects').selectAll().where('id', '=', id);
   if (principal.role !== 'admin') query = query.where('owner_id', '=', principal.userId);
-  return (await query.executeTakeFirst()) as Project | undefined;
+  return query.executeTakeFirst();
 }
 
 export async function listProjects(db: Executor, principal: Principal): Promise<Project[]> {
   let query = db.selectFrom('quote_projects').selectAll().orderBy('id');
   if (principal.role !== 'admin') query = query.where('owner_id', '=', principal.userId);
-  return (await query.execute()) as Project[];
+  return query.execute();
+}
+
+export async function insertProject(db: Executor, values: Omit<Project, 'id'>): Promise<number> {
+  const row = await db.insertInto('quote_projects').values(values).returning('id').executeTakeFirstOrThrow();
+  return row.id;
+}
+
+export async function updateProject(
+  db: Executor,
+  id: number,
+  values: Pick<Project, 'name' | 'description' | 'base_locale' | 'updated_at'>,
+): Promise<void> {
+  await db.updateTable('quote_projects').set(values).where('id', '=', id).execute();
+}
+
+/** Deletes a project; its languages, files, strings, translations, imports and orders go with it (cascade). */
+export async function deleteProject(db: Executor, id: number): Promise<void> {
+  await db.deleteFrom('quote_projects').where('id', '=', id).execute();
 }
 
 export async function targetLocales(db: Executor, projectId: number): Promise<string[]> {
+  return (await targetLocalesOf(db, [projectId])).get(projectId) ?? [];
+}
+
+/** The target languages of several projects, each project's in code order. */
+export async function targetLocalesOf(db: Executor, projectIds: number[]): Promise<Map<number, string[]>> {
+  const byProject = new Map<number, string[]>();
+  if (!projectIds.length) return byProject;
   const rows = await db
     .selectFrom('quote_project_languages')
-    .select('locale')
-    .where('project_id', '=', projectId)
+    .select(['project_id', 'locale'])
+    .where('project_id', 'in', projectIds)
+    .orderBy('project_id')
     .orderBy('locale')
     .execute();
-  return rows.map((row) => row.locale);
+  for (const row of rows) {
+    const locales = byProject.get(row.project_id) ?? [];
+    if (!locales.length) byProject.set(row.project_id, locales);
+    locales.push(row.locale);
+  }
+  return byProject;
 }
 
 export async function addTargetLocales(db: Executor, projectId: number, locales: string[], now: number): Promise<void> {
@@ -60,6 +98,69 @@ export async function setTargetLocales(db: Executor, projectId: number, locales:
   await addTargetLocales(db, projectId, locales, now);
 }
 
+export interface StringTotals {
+  strings: number;
+  words: number;
+}
+
+/** Strings and words of the files of several projects (projects without files are absent). */
+export async function fileTotalsOf(db: Executor, projectIds: number[]): Promise<Map<number, StringTotals>> {
+  if (!projectIds.length) return new Map();
+  const rows = await db
+    .selectFrom('quote_files')
+    .select(['project_id', sql<number>`sum(string_count)`.as('strings'), sql<number>`sum(word_count)`.as('words')])
+    .where('project_id', 'in', projectIds)
+    .groupBy('project_id')
+    .execute();
+  return new Map(rows.map((row) => [row.project_id, { strings: row.strings, words: row.words }]));
+}
+
+export async function hasFiles(db: Executor, projectId: number): Promise<boolean> {
+  const file = await db
+    .selectFrom('quote_files')
+    .select('id')
+    .where('project_id', '=', projectId)
+    .limit(1)
+    .executeTakeFirst();
+  return file !== undefined;
+}
+
+export interface LanguageCounts {
+  locale: string;
+  approved: number;
+  /** The latest translation of the language in any file of the project. */
+  latest: number | null;
+}
+
+/** The strings of a project's files, their last upload, and the approved strings of each language. */
+export async function languageProgress(
+  db: Executor,
+  projectId: number,
+): Promise<{ strings: number; lastUpload: number | null; languages: LanguageCounts[] }> {
+  const [files, languages] = await Promise.all([
+    db
+      .selectFrom('quote_files')
+      .select([
+        sql<number>`coalesce(sum(string_count), 0)`.as('strings'),
+        sql<number | null>`max(uploaded_at)`.as('last'),
+      ])
+      .where('project_id', '=', projectId)
+      .executeTakeFirstOrThrow(),
+    db
+      .selectFrom('quote_file_locales as c')
+      .innerJoin('quote_files as f', 'f.id', 'c.file_id')
+      .select([
+        'c.locale',
+        sql<number>`sum(c.approved_strings)`.as('approved'),
+        sql<number | null>`max(c.translated_at)`.as('latest'),
+      ])
+      .where('f.project_id', '=', projectId)
+      .groupBy('c.locale')
+      .execute(),
+  ]);
+  return { strings: files.strings, lastUpload: files.last, languages };
+}
+
 // ---- files and strings ---------------------------------------------------------------------
 
 export async function findFile(db: Executor, projectId: number, name: string): Promise<FileRow | undefined> {
@@ -69,6 +170,32 @@ export async function findFile(db: Executor, projectId: number, name: string): P
     .where('project_id', '=', projectId)
     .where('name', '=', name)
     .executeTakeFirst()) as FileRow | undefined;
+}
+
+export async function deleteFile(db: Executor, fileId: number): Promise<void> {
+  await db.deleteFrom('quote_files').where('id', '=', fileId).execute();
+}
+
+export async function countFiles(db: Executor, projectId: number): Promise<number> {
+  const row = await db
+    .selectFrom('quote_files')
+    .select(db.fn.countAll<number>().as('n'))
+    .where('project_id', '=', projectId)
+    .executeTakeFirstOrThrow();
+  return row.n;
+}
+
+/** A page of a project's files by name, with the status of each one's last import. */
+export async function pageOfFiles(db: Executor, projectId: number, limit: number, offset: number) {
+  return db
+    .selectFrom('quote_files as f')
+    .leftJoin('quote_imports as i', 'i.id', 'f.last_import_id')
+    .select(['f.name', 'f.format', 'f.string_count', 'f.word_count', 'f.uploaded_at', 'f.last_import_id', 'i.status'])
+    .where('f.project_id', '=', projectId)
+    .orderBy('f.name')
+    .limit(limit)
+    .offset(offset)
+    .execute();
 }
 
 /**
@@ -279,6 +406,15 @@ export async function findImport(db: Executor, projectId: number, id: number): P
     .executeTakeFirst()) as ImportRow | undefined;
 }
 
+export type NewImport = Omit<ImportRow, 'id'>;
+
+/** Stores an import and, unless it failed already, the upload it reads (kept until the import ends). */
+export async function insertImport(db: Executor, values: NewImport, payload: Buffer | null): Promise<number> {
+  const row = await db.insertInto('quote_imports').values(values).returning('id').executeTakeFirstOrThrow();
+  if (payload) await db.insertInto('quote_import_payloads').values({ import_id: row.id, payload }).execute();
+  return row.id;
+}
+
 /** Drops the stored uploads of imports that have ended. */
 export async function dropPayloads(db: Executor, importIds: number[]): Promise<void> {
   if (importIds.length) await db.deleteFrom('quote_import_payloads').where('import_id', 'in', importIds).execute();
@@ -311,4 +447,107 @@ export async function preferredTranslator(db: Executor, projectId: number, local
     .orderBy('translator')
     .executeTakeFirst();
   return row?.translator ?? null;
+}
+
+export type NewOrder = Omit<OrderRow, 'id'>;
+export type NewAssignment = Omit<AssignmentRow, 'id'>;
+
+/** Stores an order with its assignments (the translators' backlog from now on); returns its id. */
+export async function insertOrder(
+  db: Executor,
+  values: NewOrder,
+  assignments: Omit<NewAssignment, 'order_id'>[],
+): Promise<number> {
+  const { id } = await db.insertInto('quote_orders').values(values).returning('id').executeTakeFirstOrThrow();
+  await db
+    .insertInto('quote_assignments')
+    .values(assignments.map((assignment) => ({ ...assignment, order_id: id })))
+    .execute();
+  return id;
+}
+
+/** Moves the "outdated" baseline of a file in a language to the time of an order. */
+export async function markOrdered(db: Executor, fileId: number, locale: string, orderedAt: number): Promise<void> {
+  await db
+    .insertInto('quote_file_locales')
+    .values({
+      file_id: fileId,
+      locale,
+      ordered_at: orderedAt,
+      translated_at: null,
+      plural_forms: null,
+      not_translated_strings: 0,
+      not_translated_words: 0,
+      not_approved_strings: 0,
+      not_approved_words: 0,
+      outdated_strings: 0,
+      outdated_words: 0,
+      approved_strings: 0,
+      approved_words: 0,
+    })
+    .onConflict((oc) => oc.columns(['file_id', 'locale']).doUpdateSet({ ordered_at: orderedAt }))
+    .execute();
+}
+
+export async function findOrder(db: Executor, projectId: number, id: number): Promise<OrderRow | undefined> {
+  return db
+    .selectFrom('quote_orders')
+    .selectAll()
+    .where('project_id', '=', projectId)
+    .where('id', '=', id)
+    .executeTakeFirst();
+}
+
+/**
+ * The orders of a project, or those of one of its files (`files` holds a JSON array of names).
+ * The file's name is compared with each element, as a parameter, in each dialect's JSON function.
+ */
+function ordersOf(db: Executor, dialect: Dialect, projectId: number, fileName: string | undefined) {
+  const query = db.selectFrom('quote_orders').where('project_id', '=', projectId);
+  if (!fileName) return query;
+  return query.where(
+    dialect === 'postgres'
+      ? sql<boolean>`exists (select 1 from json_array_elements_text(cast(files as json)) as f(name) where f.name = ${fileName})`
+      : sql<boolean>`exists (select 1 from json_each(files) where json_each.value = ${fileName})`,
+  );
+}
+
+export async function countOrders(db: Executor, dialect: Dialect, projectId: number, fileName?: string) {
+  const row = await ordersOf(db, dialect, projectId, fileName)
+    .select(db.fn.countAll<number>().as('n'))
+    .executeTakeFirstOrThrow();
+  return row.n;
+}
+
+/** A page of a project's orders (or of one file's), newest first. */
+export async function pageOfOrders(
+  db: Executor,
+  dialect: Dialect,
+  projectId: number,
+  fileName: string | undefined,
+  limit: number,
+  offset: number,
+): Promise<OrderRow[]> {
+  return ordersOf(db, dialect, projectId, fileName)
+    .selectAll()
+    .orderBy('id', 'desc')
+    .limit(limit)
+    .offset(offset)
+    .execute();
+}
+
+export type AssignmentRow = Selectable<QuoteAssignmentRow>;
+
+/** The assignments of several orders, each order's in the order they were made. */
+export async function assignmentsOf(db: Executor, orderIds: number[]): Promise<Map<number, AssignmentRow[]>> {
+  const byOrder = new Map<number, AssignmentRow[]>(orderIds.map((id) => [id, []]));
+  if (!orderIds.length) return byOrder;
+  const rows = await db
+    .selectFrom('quote_assignments')
+    .selectAll()
+    .where('order_id', 'in', orderIds)
+    .orderBy('id')
+    .execute();
+  for (const row of rows) byOrder.get(row.order_id)?.push(row);
+  return byOrder;
 }
