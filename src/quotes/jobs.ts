@@ -124,7 +124,7 @@ export class ImportQueue {
 
   private async apply(job: Job, reading: Promise<ReadFile>, started: number): Promise<void> {
     try {
-      const outcome = await applyImport(this.db.kysely, this.db.dialect, job, await reading, this.now);
+      const outcome = await applyImport(this.db, job, await reading, this.now);
       this.log.info({ importId: job.id, strings: outcome.strings, ms: this.now() - started }, 'import completed');
     } catch (error) {
       const message = failureMessage(error);

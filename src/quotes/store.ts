@@ -1,5 +1,6 @@
 // All SQL of the quotation service (Kysely, parameterized, same queries on SQLite and PostgreSQL).
 import { sql, type Selectable } from 'kysely';
+import { insertRows, updateRows, type Column } from '../db/bulk.js';
 import type { Dialect, Executor } from '../db/index.js';
 import type { Principal } from '../http/auth.js';
 import type {
@@ -9,6 +10,8 @@ import type {
   QuoteImportRow,
   QuoteOrderRow,
   QuoteProjectRow,
+  QuoteStringRow,
+  QuoteTranslationRow,
 } from './tables.js';
 
 export type Project = Omit<QuoteProjectRow, 'id'> & { id: number };
@@ -197,6 +200,142 @@ export async function pageOfFiles(db: Executor, projectId: number, limit: number
     .offset(offset)
     .execute();
 }
+
+export type NewFile = Omit<FileRow, 'id'>;
+
+export async function insertFile(db: Executor, values: NewFile): Promise<FileRow> {
+  const { id } = await db.insertInto('quote_files').values(values).returning('id').executeTakeFirstOrThrow();
+  return { ...values, id };
+}
+
+/** Sets a file's totals from its strings, after an upload of its source. */
+export async function updateUploadedFile(
+  db: Executor,
+  fileId: number,
+  upload: Pick<FileRow, 'format' | 'meta' | 'uploaded_at' | 'last_import_id'>,
+): Promise<void> {
+  const totals = await db
+    .selectFrom('quote_strings')
+    .select([db.fn.countAll<number>().as('strings'), sql<number>`coalesce(sum(word_count), 0)`.as('words')])
+    .where('file_id', '=', fileId)
+    .executeTakeFirstOrThrow();
+  await db
+    .updateTable('quote_files')
+    .set({ ...upload, string_count: totals.strings, word_count: totals.words })
+    .where('id', '=', fileId)
+    .execute();
+}
+
+export type SourceString = Pick<
+  Selectable<QuoteStringRow>,
+  'id' | 'key' | 'source' | 'source_plural' | 'position' | 'word_count'
+>;
+
+/** The strings of a file by key. */
+export async function stringsByKey(db: Executor, fileId: number): Promise<Map<string, SourceString>> {
+  const rows = await db
+    .selectFrom('quote_strings')
+    .select(['id', 'key', 'source', 'source_plural', 'position', 'word_count'])
+    .where('file_id', '=', fileId)
+    .execute();
+  return new Map(rows.map((row) => [row.key, row]));
+}
+
+export async function deleteStrings(db: Executor, ids: number[]): Promise<void> {
+  for (const batch of chunks(ids)) await db.deleteFrom('quote_strings').where('id', 'in', batch).execute();
+}
+
+export type StoredTranslation = Pick<Selectable<QuoteTranslationRow>, 'forms' | 'fuzzy' | 'stale' | 'previous'>;
+
+/** The translations of a file's strings in one language, by string id. */
+export async function translationsOf(
+  db: Executor,
+  fileId: number,
+  locale: string,
+): Promise<Map<number, StoredTranslation>> {
+  const rows = await db
+    .selectFrom('quote_translations as t')
+    .innerJoin('quote_strings as s', 's.id', 't.string_id')
+    .select(['t.string_id', 't.forms', 't.fuzzy', 't.stale', 't.previous'])
+    .where('s.file_id', '=', fileId)
+    .where('t.locale', '=', locale)
+    .execute();
+  return new Map(rows.map(({ string_id: id, ...translation }) => [id, translation]));
+}
+
+/** Keeps the Plural-Forms header of a file's upload in one language (its counts row exists). */
+export async function setPluralForms(db: Executor, fileId: number, locale: string, pluralForms: string) {
+  await db
+    .updateTable('quote_file_locales')
+    .set({ plural_forms: pluralForms })
+    .where((eb) => eb.and({ file_id: fileId, locale }))
+    .execute();
+}
+
+/** Columns of a bulk write, in the order of its rows' values, with their PostgreSQL types. */
+const columns = (types: Record<string, Column['type']>): Column[] =>
+  Object.entries(types).map(([name, type]) => ({ name, type }));
+
+// The columns of an import's bulk writes.
+const STRING_COLUMNS = columns({
+  file_id: 'bigint',
+  key: 'text',
+  context: 'text',
+  source: 'text',
+  source_plural: 'text',
+  word_count: 'integer',
+  position: 'integer',
+  source_changed_at: 'bigint',
+});
+const ID = columns({ id: 'bigint' });
+const CHANGED_SOURCE = STRING_COLUMNS.slice(3); // source … source_changed_at
+const POSITION = columns({ position: 'integer' });
+const TRANSLATION_KEY = columns({ string_id: 'bigint', locale: 'text' });
+const TRANSLATION_VALUES = columns({
+  forms: 'text',
+  is_empty: 'integer',
+  fuzzy: 'integer',
+  stale: 'integer',
+  previous: 'text',
+  translated_at: 'bigint',
+});
+
+// SQLite runs on this thread: a big import's writes go in slices of SLICE rows with a turn of the
+// event loop between them, so other requests are answered meanwhile (only the database waits).
+const SLICE = 5000;
+
+async function inSlices(values: unknown[], width: number, write: (rows: unknown[]) => Promise<unknown>) {
+  for (let i = 0; i < values.length; i += SLICE * width) {
+    if (i) await new Promise((resolve) => setImmediate(resolve));
+    await write(values.slice(i, i + SLICE * width));
+  }
+}
+
+/**
+ * The bulk writes of an import; each takes its rows' values one after another (db/bulk.ts):
+ * - strings: file_id, key, context, source, source_plural, word_count, position, source_changed_at;
+ * - changedSources: id, source, source_plural, word_count, position, source_changed_at;
+ * - moves: id, position;
+ * - translations (new or changed): string_id, locale, forms, is_empty, fuzzy, stale, previous, translated_at.
+ */
+export const importWrites = {
+  strings: (db: Executor, dialect: Dialect, values: unknown[]) =>
+    inSlices(values, STRING_COLUMNS.length, (rows) => insertRows(db, dialect, 'quote_strings', STRING_COLUMNS, rows)),
+  changedSources: (db: Executor, dialect: Dialect, values: unknown[]) =>
+    inSlices(values, 1 + CHANGED_SOURCE.length, (rows) =>
+      updateRows(db, dialect, 'quote_strings', ID, CHANGED_SOURCE, rows),
+    ),
+  moves: (db: Executor, dialect: Dialect, values: unknown[]) =>
+    inSlices(values, 2, (rows) => updateRows(db, dialect, 'quote_strings', ID, POSITION, rows)),
+  newTranslations: (db: Executor, dialect: Dialect, values: unknown[]) =>
+    inSlices(values, TRANSLATION_KEY.length + TRANSLATION_VALUES.length, (rows) =>
+      insertRows(db, dialect, 'quote_translations', [...TRANSLATION_KEY, ...TRANSLATION_VALUES], rows),
+    ),
+  changedTranslations: (db: Executor, dialect: Dialect, values: unknown[]) =>
+    inSlices(values, TRANSLATION_KEY.length + TRANSLATION_VALUES.length, (rows) =>
+      updateRows(db, dialect, 'quote_translations', TRANSLATION_KEY, TRANSLATION_VALUES, rows),
+    ),
+};
 
 /**
  * The strings of a file in their order with their translation in one language (if any), in
@@ -413,6 +552,31 @@ export async function insertImport(db: Executor, values: NewImport, payload: Buf
   const row = await db.insertInto('quote_imports').values(values).returning('id').executeTakeFirstOrThrow();
   if (payload) await db.insertInto('quote_import_payloads').values({ import_id: row.id, payload }).execute();
   return row.id;
+}
+
+export async function baseLocaleOf(db: Executor, projectId: number): Promise<string | undefined> {
+  const project = await db
+    .selectFrom('quote_projects')
+    .select('base_locale')
+    .where('id', '=', projectId)
+    .executeTakeFirst();
+  return project?.base_locale;
+}
+
+/** Marks an import completed with what it read, and drops its upload. */
+export async function completeImport(db: Executor, id: number, counts: StringTotals, at: number): Promise<void> {
+  await db
+    .updateTable('quote_imports')
+    .set({
+      status: 'completed',
+      message: null,
+      string_count: counts.strings,
+      word_count: counts.words,
+      finished_at: at,
+    })
+    .where('id', '=', id)
+    .execute();
+  await dropPayloads(db, [id]);
 }
 
 /** Drops the stored uploads of imports that have ended. */
