@@ -584,6 +584,86 @@ export async function dropPayloads(db: Executor, importIds: number[]): Promise<v
   if (importIds.length) await db.deleteFrom('quote_import_payloads').where('import_id', 'in', importIds).execute();
 }
 
+// ---- the import queue (jobs.ts) -----------------------------------------------------------------
+
+export type ClaimedImport = ImportRow & { payload: Buffer | null };
+
+/**
+ * Claims the oldest queued import for this process (queued → running, one atomic UPDATE that
+ * another process may win: then the next one is tried, five times at most) with its upload.
+ */
+export async function claimImport(db: Executor, now: number): Promise<ClaimedImport | null> {
+  for (let tries = 0; tries < 5; tries++) {
+    const next = await db
+      .selectFrom('quote_imports')
+      .select('id')
+      .where('status', '=', 'queued')
+      .orderBy('id')
+      .limit(1)
+      .executeTakeFirst();
+    if (!next) return null;
+    const claimed = await db
+      .updateTable('quote_imports')
+      .set((eb) => ({ status: 'running', started_at: now, attempts: eb('attempts', '+', 1) }))
+      .where('id', '=', next.id)
+      .where('status', '=', 'queued')
+      .executeTakeFirst();
+    if (Number(claimed.numUpdatedRows) !== 1) continue;
+    const [job, stored] = await Promise.all([
+      db.selectFrom('quote_imports').selectAll().where('id', '=', next.id).executeTakeFirstOrThrow(),
+      db.selectFrom('quote_import_payloads').select('payload').where('import_id', '=', next.id).executeTakeFirst(),
+    ]);
+    return { ...job, payload: stored?.payload ?? null };
+  }
+  return null;
+}
+
+/** Fails a running import with a message for the uploader and drops its upload; false if it was not running. */
+export async function failImport(db: Executor, id: number, message: string, at: number): Promise<boolean> {
+  const failed = await db
+    .updateTable('quote_imports')
+    .set({ status: 'failed', message, finished_at: at })
+    .where('id', '=', id)
+    .where('status', '=', 'running')
+    .executeTakeFirst();
+  if (!Number(failed.numUpdatedRows)) return false;
+  await dropPayloads(db, [id]);
+  return true;
+}
+
+/** Fails the imports left running since `startedBefore` that have had `maxAttempts`, and drops their uploads. */
+export async function failStaleImports(
+  db: Executor,
+  startedBefore: number,
+  maxAttempts: number,
+  message: string,
+  at: number,
+): Promise<void> {
+  const failed = await db
+    .updateTable('quote_imports')
+    .set({ status: 'failed', message, finished_at: at })
+    .where('status', '=', 'running')
+    .where('started_at', '<=', startedBefore)
+    .where('attempts', '>=', maxAttempts)
+    .returning('id')
+    .execute();
+  await dropPayloads(
+    db,
+    failed.map((row) => row.id),
+  );
+}
+
+/** Queues again the imports left running since `startedBefore` (by a process that died); returns their number. */
+export async function requeueStaleImports(db: Executor, startedBefore: number): Promise<number> {
+  const requeued = await db
+    .updateTable('quote_imports')
+    .set({ status: 'queued' })
+    .where('status', '=', 'running')
+    .where('started_at', '<=', startedBefore)
+    .executeTakeFirst();
+  return Number(requeued.numUpdatedRows);
+}
+
 // ---- orders and the translators' backlog -------------------------------------------------------
 
 /** Each translator's end of assigned work in a language, for work still running at `now`. */
