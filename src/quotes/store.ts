@@ -425,7 +425,7 @@ export async function filesWithCounts(
     .execute();
   return rows.map((row) => {
     const file: FileRow = {
-      id: Number(row.id),
+      id: row.id,
       project_id: row.project_id,
       name: row.name,
       format: row.format,
@@ -436,7 +436,8 @@ export async function filesWithCounts(
       last_import_id: row.last_import_id,
     };
     if (row.c_file_id == null) return { ...file, counts: null };
-    const n = (value: unknown) => Number(value ?? 0);
+    // The left-joined counts are all present when the row is (c_file_id).
+    const n = (value: number | null) => value ?? 0;
     return {
       ...file,
       counts: {
@@ -488,20 +489,20 @@ export async function recountFileLocale(db: Executor, fileId: number, locale: st
     .where('s.file_id', '=', fileId)
     .groupBy(sql`1`) // by position: PostgreSQL would not match the parameterized expression
     .execute();
-  const counts = [0, 1, 2, 3].map((n) => rows.find((row) => Number(row.state) === n));
+  const counts = [0, 1, 2, 3].map((n) => rows.find((row) => row.state === n));
   const latest = rows.reduce<number | null>(
-    (max, row) => (row.latest != null && (max == null || Number(row.latest) > max) ? Number(row.latest) : max),
+    (max, row) => (row.latest != null && (max == null || row.latest > max) ? row.latest : max),
     null,
   );
   const values = {
-    not_translated_strings: Number(counts[0]?.strings ?? 0),
-    not_translated_words: Number(counts[0]?.words ?? 0),
-    not_approved_strings: Number(counts[1]?.strings ?? 0),
-    not_approved_words: Number(counts[1]?.words ?? 0),
-    outdated_strings: Number(counts[2]?.strings ?? 0),
-    outdated_words: Number(counts[2]?.words ?? 0),
-    approved_strings: Number(counts[3]?.strings ?? 0),
-    approved_words: Number(counts[3]?.words ?? 0),
+    not_translated_strings: counts[0]?.strings ?? 0,
+    not_translated_words: counts[0]?.words ?? 0,
+    not_approved_strings: counts[1]?.strings ?? 0,
+    not_approved_words: counts[1]?.words ?? 0,
+    outdated_strings: counts[2]?.strings ?? 0,
+    outdated_words: counts[2]?.words ?? 0,
+    approved_strings: counts[3]?.strings ?? 0,
+    approved_words: counts[3]?.words ?? 0,
     translated_at: latest,
   };
   await db
@@ -675,7 +676,7 @@ export async function backlog(db: Executor, locale: string, now: number): Promis
     .where('busy_until', '>', now)
     .groupBy('translator')
     .execute();
-  return new Map(rows.map((row) => [row.translator, Number(row.until)]));
+  return new Map(rows.map((row) => [row.translator, row.until]));
 }
 
 /** The translator with the most words translated on the project in this language. */
