@@ -167,12 +167,12 @@ export async function languageProgress(
 // ---- files and strings ---------------------------------------------------------------------
 
 export async function findFile(db: Executor, projectId: number, name: string): Promise<FileRow | undefined> {
-  return (await db
+  return db
     .selectFrom('quote_files')
     .selectAll()
     .where('project_id', '=', projectId)
     .where('name', '=', name)
-    .executeTakeFirst()) as FileRow | undefined;
+    .executeTakeFirst();
 }
 
 export async function deleteFile(db: Executor, fileId: number): Promise<void> {
@@ -521,7 +521,7 @@ export async function countedLocales(db: Executor, fileId: number): Promise<stri
 // ---- imports --------------------------------------------------------------------------------
 
 export async function findImport(db: Executor, projectId: number, id: number): Promise<ImportRow | undefined> {
-  return (await db
+  return db
     .selectFrom('quote_imports')
     .select([
       'id',
@@ -543,7 +543,7 @@ export async function findImport(db: Executor, projectId: number, id: number): P
     ])
     .where('project_id', '=', projectId)
     .where('id', '=', id)
-    .executeTakeFirst()) as ImportRow | undefined;
+    .executeTakeFirst();
 }
 
 export type NewImport = Omit<ImportRow, 'id'>;
