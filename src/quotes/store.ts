@@ -738,8 +738,7 @@ export async function findOrder(db: Executor, projectId: number, id: number): Pr
   return db
     .selectFrom('quote_orders')
     .selectAll()
-    .where('project_id', '=', projectId)
-    .where('id', '=', id)
+    .where((eb) => eb.and({ project_id: projectId, id }))
     .executeTakeFirst();
 }
 
