@@ -1,10 +1,11 @@
 // OneSky authentication: `api_key`, `timestamp` (Unix seconds) and `dev_hash` =
 // md5(timestamp + api_secret), in the query string or in the (JSON or multipart) body.
-// An area B bearer token is accepted as well. Every failure is a 401 in the OneSky shape.
+// A bearer token of the users and tasks API is accepted as well. Every failure is a 401 in the OneSky shape.
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
 import { bearerToken, type Identity, type Principal } from '../http/auth.js';
 import { HttpError } from '../http/errors.js';
+import { isRecord } from './params.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -17,13 +18,10 @@ const MAX_FIELD = 256;
 
 /** A credential field from the query, a JSON body, or a multipart field ({value}). */
 function field(request: FastifyRequest, name: string): string | undefined {
-  const fromQuery = (request.query as Record<string, unknown> | undefined)?.[name];
-  const candidates = [fromQuery, (request.body as Record<string, unknown> | undefined)?.[name]];
-  for (let value of candidates) {
+  const valueIn = (fields: unknown) => (isRecord(fields) ? fields[name] : undefined);
+  for (let value of [valueIn(request.query), valueIn(request.body)]) {
     if (Array.isArray(value)) value = value[0];
-    if (value && typeof value === 'object' && Object.hasOwn(value, 'value')) {
-      value = (value as { value: unknown }).value;
-    }
+    if (isRecord(value) && Object.hasOwn(value, 'value')) value = value.value;
     if (typeof value === 'number') value = String(value);
     if (typeof value === 'string' && value !== '') return value.slice(0, MAX_FIELD);
   }

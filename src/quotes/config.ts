@@ -45,8 +45,24 @@ const NAME = 'QUOTES_RATES_FILE';
  * translation_and_review, review_only}}}, "translators": {"default": {...profile}, <locale>: [..]}}`.
  * Both parts are optional and merge over the defaults.
  */
+/** A translator profile as the rates file writes it: every value is checked before use. */
+interface RawProfile {
+  name?: unknown;
+  translators?: unknown;
+  words_per_day_translation?: unknown;
+  words_per_day_review?: unknown;
+  time_zone?: unknown;
+  hours?: unknown[];
+}
+
+/** The rates file as parsed (JSON): checkRateCard and the loop below check each part. */
+interface RawRatesFile {
+  rates?: RateCard;
+  translators?: Record<string, RawProfile | (RawProfile | null)[] | null>;
+}
+
 function readRatesFile(path: string): { rates: RateCard; capacity: CapacityConfig } {
-  let data: any;
+  let data: RawRatesFile | null;
   try {
     data = JSON.parse(readFileSync(path, 'utf8'));
   } catch (error) {
@@ -58,9 +74,9 @@ function readRatesFile(path: string): { rates: RateCard; capacity: CapacityConfi
   if (problem) throw new ConfigError(NAME, problem);
   // Locale keys are the file's: a table without a prototype (`__proto__` would replace one).
   const capacity: CapacityConfig = { default: { ...DEFAULT_CAPACITY.default }, locales: Object.create(null) };
-  for (const [key, value] of Object.entries((data.translators ?? {}) as Record<string, any>)) {
+  for (const [key, value] of Object.entries(data.translators ?? {})) {
     if (key === 'default') {
-      const d = value ?? {};
+      const d: RawProfile = value && !Array.isArray(value) ? value : {};
       capacity.default = {
         translators: positive(d.translators ?? capacity.default.translators, 'translators.default.translators'),
         wordsPerDayTranslation: positive(
@@ -83,7 +99,7 @@ function readRatesFile(path: string): { rates: RateCard; capacity: CapacityConfi
     if (!Array.isArray(value) || value.length === 0) {
       throw new ConfigError(NAME, `translators.${key} must be a non-empty list`);
     }
-    capacity.locales[key] = value.map((t: any, index: number): Translator => {
+    capacity.locales[key] = value.map((t, index): Translator => {
       const where = `translators.${key}[${index}]`;
       if (typeof t?.name !== 'string' || !t.name) throw new ConfigError(NAME, `${where}.name is required`);
       const translator = {

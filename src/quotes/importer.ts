@@ -1,18 +1,22 @@
 // One import: the uploaded bytes, read in their format with their word counts by the import pool
 // (file-worker.ts), are applied in ONE transaction (strings or translations, file totals, state
 // counts, the task's status), so a file is either fully imported or not at all.
-import { sql, type Kysely, type Transaction } from 'kysely';
-import type { Dialect } from '../db/index.js';
-import type { DB } from '../db/schema.js';
-import { insertRows, updateRows, type Column } from '../db/bulk.js';
+import { writeTransaction, type Database, type Dialect, type Executor } from '../db/index.js';
 import { ReadError, type CountedUnit, type ReadFile } from './file-worker.js';
 import {
   addTargetLocales,
-  chunks,
+  baseLocaleOf,
+  completeImport,
   countedLocales,
-  dropPayloads,
+  deleteStrings,
   findFile,
+  importWrites,
+  insertFile,
   recountFileLocale,
+  setPluralForms,
+  stringsByKey,
+  translationsOf,
+  updateUploadedFile,
   type ImportRow,
 } from './store.js';
 
@@ -35,115 +39,39 @@ export function fileNameProblem(name: string): string | null {
   return null;
 }
 
-// Columns of the bulk writes (rows are arrays in this order).
-const STRING_COLUMNS: Column[] = [
-  { name: 'file_id', type: 'bigint' },
-  { name: 'key', type: 'text' },
-  { name: 'context', type: 'text' },
-  { name: 'source', type: 'text' },
-  { name: 'source_plural', type: 'text' },
-  { name: 'word_count', type: 'integer' },
-  { name: 'position', type: 'integer' },
-  { name: 'source_changed_at', type: 'bigint' },
-];
-const ID: Column[] = [{ name: 'id', type: 'bigint' }];
-const CHANGED_SOURCE = STRING_COLUMNS.slice(3); // source … source_changed_at
-const POSITION: Column[] = [{ name: 'position', type: 'integer' }];
-const TRANSLATION_KEY: Column[] = [
-  { name: 'string_id', type: 'bigint' },
-  { name: 'locale', type: 'text' },
-];
-const TRANSLATION_VALUES: Column[] = [
-  { name: 'forms', type: 'text' },
-  { name: 'is_empty', type: 'integer' },
-  { name: 'fuzzy', type: 'integer' },
-  { name: 'stale', type: 'integer' },
-  { name: 'previous', type: 'text' },
-  { name: 'translated_at', type: 'bigint' },
-];
-
-// SQLite runs on this thread: a big import's writes go in slices of SLICE rows with a turn of the
-// event loop between them, so other requests are answered meanwhile (only the database waits).
-const SLICE = 5000;
-type Trx = Transaction<DB>;
-
-async function inSlices(values: unknown[], width: number, write: (rows: unknown[]) => Promise<unknown>) {
-  for (let i = 0; i < values.length; i += SLICE * width) {
-    if (i) await new Promise((resolve) => setImmediate(resolve));
-    await write(values.slice(i, i + SLICE * width));
-  }
-}
-
-function insertSliced(trx: Trx, dialect: Dialect, table: string, columns: Column[], values: unknown[]) {
-  return inSlices(values, columns.length, (rows) => insertRows(trx, dialect, table, columns, rows));
-}
-
-function updateSliced(trx: Trx, dialect: Dialect, table: string, keys: Column[], set: Column[], values: unknown[]) {
-  return inSlices(values, keys.length + set.length, (rows) => updateRows(trx, dialect, table, keys, set, rows));
+/** An import being applied: the job, the units read from its file, in its transaction. */
+interface Applying {
+  trx: Executor;
+  dialect: Dialect;
+  job: ImportRow;
+  units: CountedUnit[];
+  meta: Record<string, unknown>;
+  at: number;
 }
 
 /** Applies a file read by the import pool (file-worker.ts, with its word counts). */
 export async function applyImport(
-  db: Kysely<DB>,
-  dialect: Dialect,
+  db: Database,
   job: ImportRow,
   parsed: ReadFile,
   now: () => number,
 ): Promise<ImportOutcome> {
-  return db.transaction().execute(async (trx) => {
-    const project = await trx
-      .selectFrom('quote_projects')
-      .select(['id', 'base_locale'])
-      .where('id', '=', job.project_id)
-      .executeTakeFirst();
-    if (!project) throw new ImportError('the project was deleted');
+  // Read then write: SQLite's write lock is taken at the start (writeTransaction).
+  return writeTransaction(db, async (trx) => {
+    const baseLocale = await baseLocaleOf(trx, job.project_id);
+    if (baseLocale === undefined) throw new ImportError('the project was deleted');
     const at = now();
-    const outcome =
-      job.locale === project.base_locale
-        ? await importSource(trx, dialect, job, parsed.units, parsed.meta, at)
-        : await importTranslations(trx, dialect, job, parsed.units, parsed.meta, at);
-    await trx
-      .updateTable('quote_imports')
-      .set({
-        status: 'completed',
-        message: null,
-        string_count: outcome.strings,
-        word_count: outcome.words,
-        finished_at: at,
-      })
-      .where('id', '=', job.id)
-      .execute();
-    await dropPayloads(trx, [job.id]);
+    const applying: Applying = { trx, dialect: db.dialect, job, units: parsed.units, meta: parsed.meta, at };
+    const outcome = job.locale === baseLocale ? await importSource(applying) : await importTranslations(applying);
+    await completeImport(trx, job.id, outcome, at);
     return outcome;
   });
 }
 
-async function importSource(
-  trx: Trx,
-  dialect: Dialect,
-  job: ImportRow,
-  units: CountedUnit[],
-  meta: Record<string, unknown>,
-  at: number,
-): Promise<ImportOutcome> {
-  let file = await findFile(trx, job.project_id, job.file_name);
-  if (!file) {
-    const inserted = await trx
-      .insertInto('quote_files')
-      .values({
-        project_id: job.project_id,
-        name: job.file_name,
-        format: job.format,
-        string_count: 0,
-        word_count: 0,
-        meta: '{}',
-        uploaded_at: at,
-        last_import_id: job.id,
-      })
-      .returning('id')
-      .executeTakeFirstOrThrow();
-    file = {
-      id: Number(inserted.id),
+async function importSource({ trx, dialect, job, units, meta, at }: Applying): Promise<ImportOutcome> {
+  const file =
+    (await findFile(trx, job.project_id, job.file_name)) ??
+    (await insertFile(trx, {
       project_id: job.project_id,
       name: job.file_name,
       format: job.format,
@@ -152,23 +80,10 @@ async function importSource(
       meta: '{}',
       uploaded_at: at,
       last_import_id: job.id,
-    };
-  }
+    }));
   const fileId = file.id;
-  const existing = new Map<string, { id: number; source: string; source_plural: string | null; position: number }>();
-  for (const row of await trx
-    .selectFrom('quote_strings')
-    .select(['id', 'key', 'source', 'source_plural', 'position'])
-    .where('file_id', '=', fileId)
-    .execute()) {
-    existing.set(row.key, {
-      id: Number(row.id),
-      source: row.source,
-      source_plural: row.source_plural,
-      position: row.position,
-    });
-  }
-  // Rows for the bulk writes, their values one after another (bulk.ts).
+  const existing = await stringsByKey(trx, fileId);
+  // Rows for the bulk writes, their values one after another (store.ts importWrites).
   const inserts: unknown[] = [];
   // Changed source texts restart the "outdated" clock; unchanged ones keep theirs.
   const changed: unknown[] = [];
@@ -189,30 +104,21 @@ async function importSource(
       moved.push(old.id, position);
     }
   });
-  await insertSliced(trx, dialect, 'quote_strings', STRING_COLUMNS, inserts);
-  await updateSliced(trx, dialect, 'quote_strings', ID, CHANGED_SOURCE, changed);
-  await updateSliced(trx, dialect, 'quote_strings', ID, POSITION, moved);
+  await importWrites.strings(trx, dialect, inserts);
+  await importWrites.changedSources(trx, dialect, changed);
+  await importWrites.moves(trx, dialect, moved);
   if (job.keep_all_strings === 0) {
-    const gone = [...existing.entries()].filter(([key]) => !seen.has(key)).map(([, row]) => row.id);
-    for (const batch of chunks(gone)) await trx.deleteFrom('quote_strings').where('id', 'in', batch).execute();
+    await deleteStrings(
+      trx,
+      [...existing.values()].filter((row) => !seen.has(row.key)).map((row) => row.id),
+    );
   }
-  const totals = await trx
-    .selectFrom('quote_strings')
-    .select([trx.fn.countAll<number>().as('strings'), sql<number>`coalesce(sum(word_count), 0)`.as('words')])
-    .where('file_id', '=', fileId)
-    .executeTakeFirstOrThrow();
-  await trx
-    .updateTable('quote_files')
-    .set({
-      format: job.format,
-      meta: JSON.stringify(meta),
-      string_count: Number(totals.strings),
-      word_count: Number(totals.words),
-      uploaded_at: at,
-      last_import_id: job.id,
-    })
-    .where('id', '=', fileId)
-    .execute();
+  await updateUploadedFile(trx, fileId, {
+    format: job.format,
+    meta: JSON.stringify(meta),
+    uploaded_at: at,
+    last_import_id: job.id,
+  });
   for (const locale of await countedLocales(trx, fileId)) await recountFileLocale(trx, fileId, locale);
   return { strings: units.length, words };
 }
@@ -221,14 +127,7 @@ function sameAsSource(forms: string[], source: string, plural: string | null): b
   return forms[0] === source && (forms.length < 2 || forms.slice(1).every((form) => form === (plural ?? source)));
 }
 
-async function importTranslations(
-  trx: Trx,
-  dialect: Dialect,
-  job: ImportRow,
-  units: CountedUnit[],
-  meta: Record<string, unknown>,
-  at: number,
-): Promise<ImportOutcome> {
+async function importTranslations({ trx, dialect, job, units, meta, at }: Applying): Promise<ImportOutcome> {
   const file = await findFile(trx, job.project_id, job.file_name);
   if (!file) {
     throw new ImportError(
@@ -236,36 +135,8 @@ async function importTranslations(
     );
   }
   await addTargetLocales(trx, job.project_id, [job.locale], at);
-  const strings = new Map<string, { id: number; source: string; source_plural: string | null; word_count: number }>();
-  for (const row of await trx
-    .selectFrom('quote_strings')
-    .select(['id', 'key', 'source', 'source_plural', 'word_count'])
-    .where('file_id', '=', file.id)
-    .execute()) {
-    strings.set(row.key, {
-      id: Number(row.id),
-      source: row.source,
-      source_plural: row.source_plural,
-      word_count: row.word_count,
-    });
-  }
-  const current = new Map<number, { forms: string; fuzzy: number; stale: number; previous: string | null }>();
-  const rows = await trx
-    .selectFrom('quote_translations as t')
-    .innerJoin('quote_strings as s', 's.id', 't.string_id')
-    .select(['t.string_id', 't.forms', 't.fuzzy', 't.stale', 't.previous'])
-    .where('s.file_id', '=', file.id)
-    .where('t.locale', '=', job.locale)
-    .execute();
-  for (const row of rows) {
-    current.set(Number(row.string_id), {
-      forms: row.forms,
-      fuzzy: row.fuzzy,
-      stale: row.stale,
-      previous: row.previous,
-    });
-  }
-
+  const strings = await stringsByKey(trx, file.id);
+  const current = await translationsOf(trx, file.id, job.locale);
   let known = 0;
   let matched = 0;
   let words = 0;
@@ -298,18 +169,11 @@ async function importTranslations(
       `none of the ${units.length} strings matches a string of "${file.name}" in the base language`,
     );
   }
-  await insertSliced(trx, dialect, 'quote_translations', [...TRANSLATION_KEY, ...TRANSLATION_VALUES], inserts);
-  await updateSliced(trx, dialect, 'quote_translations', TRANSLATION_KEY, TRANSLATION_VALUES, updates);
+  await importWrites.newTranslations(trx, dialect, inserts);
+  await importWrites.changedTranslations(trx, dialect, updates);
   await recountFileLocale(trx, file.id, job.locale);
   const pluralForms = (meta.headers as Record<string, string> | undefined)?.['Plural-Forms'];
-  if (pluralForms) {
-    await trx
-      .updateTable('quote_file_locales')
-      .set({ plural_forms: pluralForms })
-      .where('file_id', '=', file.id)
-      .where('locale', '=', job.locale)
-      .execute();
-  }
+  if (pluralForms) await setPluralForms(trx, file.id, job.locale, pluralForms);
   return { strings: matched, words };
 }
 

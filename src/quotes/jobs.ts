@@ -7,15 +7,13 @@
 // thread (file-worker.ts), then applied on this thread in the order the jobs were claimed, so
 // the last upload of a file wins as before. The other jobs wait in the table, not in memory.
 import type { FastifyBaseLogger } from 'fastify';
-import type { Database } from '../db/index.js';
+import { writeTransaction, type Database } from '../db/index.js';
 import type { QuotesConfig } from './config.js';
 import type { FilePool, ReadFile } from './file-worker.js';
 import { applyImport, failureMessage } from './importer.js';
-import { dropPayloads, type ImportRow } from './store.js';
+import { claimImport, failImport, failStaleImports, requeueStaleImports, type ClaimedImport } from './store.js';
 
 const MAX_ATTEMPTS = 3;
-
-type Job = ImportRow & { payload: Buffer | null };
 
 export class ImportQueue {
   private timer: NodeJS.Timeout | null = null;
@@ -79,42 +77,12 @@ export class ImportQueue {
     }
   }
 
-  private async claim(): Promise<Job | null> {
-    const kysely = this.db.kysely;
-    for (let tries = 0; tries < 5; tries++) {
-      const next = await kysely
-        .selectFrom('quote_imports')
-        .select('id')
-        .where('status', '=', 'queued')
-        .orderBy('id')
-        .limit(1)
-        .executeTakeFirst();
-      if (!next) return null;
-      const claimed = await kysely
-        .updateTable('quote_imports')
-        .set((eb) => ({ status: 'running', started_at: this.now(), attempts: eb('attempts', '+', 1) }))
-        .where('id', '=', next.id)
-        .where('status', '=', 'queued')
-        .executeTakeFirst();
-      if (Number(claimed.numUpdatedRows) === 1) {
-        const job = (await kysely
-          .selectFrom('quote_imports')
-          .selectAll()
-          .where('id', '=', next.id)
-          .executeTakeFirstOrThrow()) as ImportRow;
-        const stored = await kysely
-          .selectFrom('quote_import_payloads')
-          .select('payload')
-          .where('import_id', '=', next.id)
-          .executeTakeFirst();
-        return { ...job, payload: stored?.payload ?? null };
-      }
-    }
-    return null;
+  private claim(): Promise<ClaimedImport | null> {
+    return claimImport(this.db.kysely, this.now());
   }
 
   /** Reads the file now, applies it after the previously claimed job. Never rejects. */
-  private process(job: Job): Promise<void> {
+  private process(job: ClaimedImport): Promise<void> {
     const started = this.now();
     const reading = job.payload ? this.pool.read(job.format, job.payload) : Promise.reject(new Error('no payload'));
     reading.catch(() => {}); // awaited in apply, maybe after the previous job: not unhandled meanwhile
@@ -122,9 +90,9 @@ export class ImportQueue {
     return this.applied;
   }
 
-  private async apply(job: Job, reading: Promise<ReadFile>, started: number): Promise<void> {
+  private async apply(job: ClaimedImport, reading: Promise<ReadFile>, started: number): Promise<void> {
     try {
-      const outcome = await applyImport(this.db.kysely, this.db.dialect, job, await reading, this.now);
+      const outcome = await applyImport(this.db, job, await reading, this.now);
       this.log.info({ importId: job.id, strings: outcome.strings, ms: this.now() - started }, 'import completed');
     } catch (error) {
       const message = failureMessage(error);
@@ -136,46 +104,14 @@ export class ImportQueue {
   }
 
   private async fail(id: number, message: string): Promise<void> {
-    await this.db.kysely.transaction().execute(async (trx) => {
-      const failed = await trx
-        .updateTable('quote_imports')
-        .set({ status: 'failed', message, finished_at: this.now() })
-        .where('id', '=', id)
-        .where('status', '=', 'running')
-        .executeTakeFirst();
-      if (Number(failed.numUpdatedRows)) await dropPayloads(trx, [id]);
-    });
+    await writeTransaction(this.db, (trx) => failImport(trx, id, message, this.now()));
   }
 
   private async recoverStale(): Promise<void> {
     const limit = this.now() - this.config.importStaleS * 1000;
-    const kysely = this.db.kysely;
-    await kysely.transaction().execute(async (trx) => {
-      const failed = await trx
-        .updateTable('quote_imports')
-        .set({
-          status: 'failed',
-          message: `the import was interrupted ${MAX_ATTEMPTS} times (server restarts); upload the file again`,
-          finished_at: this.now(),
-        })
-        .where('status', '=', 'running')
-        .where('started_at', '<=', limit)
-        .where('attempts', '>=', MAX_ATTEMPTS)
-        .returning('id')
-        .execute();
-      await dropPayloads(
-        trx,
-        failed.map((row) => Number(row.id)),
-      );
-    });
-    const requeued = await kysely
-      .updateTable('quote_imports')
-      .set({ status: 'queued' })
-      .where('status', '=', 'running')
-      .where('started_at', '<=', limit)
-      .executeTakeFirst();
-    if (Number(requeued.numUpdatedRows)) {
-      this.log.warn({ count: Number(requeued.numUpdatedRows) }, 'interrupted imports queued again');
-    }
+    const message = `the import was interrupted ${MAX_ATTEMPTS} times (server restarts); upload the file again`;
+    await writeTransaction(this.db, (trx) => failStaleImports(trx, limit, MAX_ATTEMPTS, message, this.now()));
+    const requeued = await requeueStaleImports(this.db.kysely, limit);
+    if (requeued) this.log.warn({ count: requeued }, 'interrupted imports queued again');
   }
 }

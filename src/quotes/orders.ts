@@ -1,15 +1,26 @@
 // Orders: a quotation that was accepted. Creating one (in one transaction) stores the order,
 // assigns the work to translators (their backlog from now on), and moves the "outdated"
 // baseline of every ordered file in the target language to the order's time.
-import type { Kysely } from 'kysely';
-import type { DB } from '../db/schema.js';
+import { writeTransaction, type Database, type Executor } from '../db/index.js';
 import type { Principal } from '../http/auth.js';
 import { HttpError } from '../http/errors.js';
 import type { QuotesConfig } from './config.js';
 import { findLanguage } from './locales.js';
 import { makeQuotation, type QuoteRequest } from './quote.js';
 import type { Level } from './rates.js';
-import { recountFileLocale, type OrderRow, type Project } from './store.js';
+import { pageMeta } from './paging.js';
+import {
+  assignmentsOf,
+  countOrders,
+  findOrder,
+  insertOrder,
+  markOrdered,
+  pageOfOrders,
+  recountFileLocale,
+  type AssignmentRow,
+  type OrderRow,
+  type Project,
+} from './store.js';
 import { timeFields } from './time.js';
 
 export type OrderLevel = 'translate-only' | 'translate-review' | 'review-only';
@@ -28,7 +39,7 @@ export interface OrderChoices {
 }
 
 export async function createOrder(
-  db: Kysely<DB>,
+  db: Database,
   config: QuotesConfig,
   project: Project,
   principal: Principal,
@@ -36,7 +47,8 @@ export async function createOrder(
   choices: OrderChoices,
 ): Promise<OrderRow> {
   const now = Date.now();
-  return db.transaction().execute(async (trx) => {
+  // Read then write: the quotation is priced on the counts the order then moves.
+  return writeTransaction(db, async (trx) => {
     const quotation = await makeQuotation(trx, config, project, request, now);
     if (quotation.strings === 0) {
       throw new HttpError(409, 'Nothing to order: no string of these files is in the requested states');
@@ -63,59 +75,61 @@ export async function createOrder(
       per_word_cost: level.perWord,
       ordered_at: now,
     };
-    const inserted = await trx.insertInto('quote_orders').values(values).returning('id').executeTakeFirstOrThrow();
-    const orderId = Number(inserted.id);
-    await trx
-      .insertInto('quote_assignments')
-      .values(
-        plan.assignments.map((a) => ({
-          order_id: orderId,
-          project_id: project.id,
-          locale: request.to.code,
-          translator: a.translator,
-          role: a.role,
-          word_count: a.words,
-          starts_at: a.startsAt,
-          busy_until: a.busyUntil,
-        })),
-      )
-      .execute();
+    const id = await insertOrder(
+      trx,
+      values,
+      plan.assignments.map((a) => ({
+        project_id: project.id,
+        locale: request.to.code,
+        translator: a.translator,
+        role: a.role,
+        word_count: a.words,
+        starts_at: a.startsAt,
+        busy_until: a.busyUntil,
+      })),
+    );
     for (const file of quotation.files) {
-      await trx
-        .insertInto('quote_file_locales')
-        .values({
-          file_id: file.id,
-          locale: request.to.code,
-          ordered_at: now,
-          translated_at: null,
-          plural_forms: null,
-          not_translated_strings: 0,
-          not_translated_words: 0,
-          not_approved_strings: 0,
-          not_approved_words: 0,
-          outdated_strings: 0,
-          outdated_words: 0,
-          approved_strings: 0,
-          approved_words: 0,
-        })
-        .onConflict((oc) => oc.columns(['file_id', 'locale']).doUpdateSet({ ordered_at: now }))
-        .execute();
+      await markOrdered(trx, file.id, request.to.code, now);
       await recountFileLocale(trx, file.id, request.to.code);
     }
-    return { ...values, id: orderId };
+    return { ...values, id };
   });
 }
 
+/** One order of the project with its tasks. */
+export async function showOrder(db: Executor, project: Project, id: number) {
+  const order = await findOrder(db, project.id, id);
+  if (!order) throw new HttpError(404, `order ${id} not found in project ${project.id}`);
+  return orderWithTasks(db, order);
+}
+
+export async function orderWithTasks(db: Executor, order: OrderRow) {
+  return orderBody(order, (await assignmentsOf(db, [order.id])).get(order.id) ?? [], true);
+}
+
+/** A page of a project's orders (or of those of one file), newest first, with the `meta` paging fields. */
+export async function listOrders(db: Database, project: Project, page: number, perPage: number, fileName?: string) {
+  const { kysely, dialect } = db;
+  const [total, orders] = await Promise.all([
+    countOrders(kysely, dialect, project.id, fileName),
+    pageOfOrders(kysely, dialect, project.id, fileName, perPage, (page - 1) * perPage),
+  ]);
+  const assignments = await assignmentsOf(
+    kysely,
+    orders.map((order) => order.id),
+  );
+  const fileParameter = fileName ? `&file_name=${encodeURIComponent(fileName)}` : '';
+  const link = (n: number) => `/1/projects/${project.id}/orders?page=${n}&per_page=${perPage}${fileParameter}`;
+  return {
+    meta: pageMeta({ page, perPage, total, link, prevPastEnd: true }),
+    data: orders.map((order) => orderBody(order, assignments.get(order.id) ?? [], false)),
+  };
+}
+
 /** The order as the API shows it; its status follows the plan: in-progress until done. */
-export async function orderBody(db: Kysely<DB>, order: OrderRow, withTasks: boolean) {
-  const assignments = await db
-    .selectFrom('quote_assignments')
-    .selectAll()
-    .where('order_id', '=', order.id)
-    .orderBy('id')
-    .execute();
+export function orderBody(order: OrderRow, assignments: AssignmentRow[], withTasks: boolean) {
   const now = Date.now();
-  const done = assignments.reduce((max, a) => Math.max(max, Number(a.busy_until)), Number(order.ordered_at));
+  const done = assignments.reduce((max, a) => Math.max(max, a.busy_until), order.ordered_at);
   const status = done <= now ? 'completed' : 'in-progress';
   const to = findLanguage(order.to_locale)!;
   const translator = assignments.find((a) => a.role === 'translate') ?? assignments[0];
@@ -134,7 +148,7 @@ export async function orderBody(db: Kysely<DB>, order: OrderRow, withTasks: bool
     note: order.note,
     string_count: order.string_count,
     word_count: order.word_count,
-    ...timeFields('ordered', Number(order.ordered_at)),
+    ...timeFields('ordered', order.ordered_at),
     ...(withTasks
       ? {
           tasks: [
@@ -146,8 +160,8 @@ export async function orderBody(db: Kysely<DB>, order: OrderRow, withTasks: bool
                 name: a.translator,
                 role: a.role,
                 word_count: a.word_count,
-                ...timeFields('start', Number(a.starts_at)),
-                ...timeFields('busy_until', Number(a.busy_until)),
+                ...timeFields('start', a.starts_at),
+                ...timeFields('busy_until', a.busy_until),
               })),
               string_count: order.string_count,
               word_count: order.word_count,

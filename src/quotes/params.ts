@@ -5,6 +5,29 @@ import { HttpError } from '../http/errors.js';
 
 type Query = Record<string, unknown>;
 
+const QUOTE_BOOLEANS = ['is_including_not_translated', 'is_including_not_approved', 'is_including_outdated'];
+
+/** An object of named values (a parsed query string or body). */
+export const isRecord = (value: unknown): value is Query => typeof value === 'object' && value !== null;
+
+/** preValidation of the quotation route: its lists and booleans in the form its schema validates. */
+export async function normalizeQuotationQuery(request: { query: unknown }): Promise<void> {
+  if (isRecord(request.query)) normalizeQuery(request.query, ['files'], QUOTE_BOOLEANS);
+}
+
+/**
+ * preValidation of the order route: its parameters come in the body (JSON) or the query string, and the body wins.
+ * No prototype: the names are the caller's, and Object.assign would run the `__proto__` setter of a plain object.
+ */
+export async function mergeOrderParameters(request: { query: unknown; body: unknown }): Promise<void> {
+  const merged: Query = Object.assign(Object.create(null), request.query);
+  if (isRecord(request.body)) Object.assign(merged, request.body);
+  const files = readList(merged, 'files');
+  normalizeQuery(merged, ['files'], QUOTE_BOOLEANS);
+  if (files) merged.files = files;
+  request.body = merged;
+}
+
 /**
  * Collects list parameter `name` from any of: name=a&name=b, name[]=a, name[0]=a&name[1]=b,
  * name=["a","b"] (JSON) and name=['a', 'b'] (a Python list literal).

@@ -1,12 +1,11 @@
 // A quotation: the strings of the requested files that are in the requested states in the
 // target language, their words, the price per service level and the completion estimate.
-import type { Kysely } from 'kysely';
-import type { DB } from '../db/schema.js';
+import type { Executor } from '../db/index.js';
 import { HttpError } from '../http/errors.js';
 import type { QuotesConfig } from './config.js';
 import { totalCost } from './decimal.js';
 import { planLevel, poolFor, type LevelPlans } from './estimate.js';
-import type { Language } from './locales.js';
+import { findLanguage, requireLanguage, type Language } from './locales.js';
 import { LEVELS, perWordRate, type Level, type Specialization } from './rates.js';
 import { backlog, filesWithCounts, preferredTranslator, type FileRow, type Project } from './store.js';
 import { oneSkyTime, unixSeconds } from './time.js';
@@ -21,6 +20,33 @@ export interface QuoteRequest {
   specialization: Specialization;
 }
 
+/** The quotation parameters of the API, as the route schemas validate them. */
+export interface QuoteParameters {
+  files: string[];
+  to_locale: string;
+  is_including_not_translated?: boolean;
+  is_including_not_approved?: boolean;
+  is_including_outdated?: boolean;
+  specialization?: Specialization;
+}
+
+export function quoteRequestOf(project: Project, params: QuoteParameters): QuoteRequest {
+  const to = requireLanguage('to_locale', params.to_locale);
+  const from = findLanguage(project.base_locale)!;
+  if (to.code === from.code) {
+    throw new HttpError(400, `to_locale: ${to.code} is the base language of project ${project.id}`);
+  }
+  return {
+    files: params.files,
+    to,
+    from,
+    includeNotTranslated: params.is_including_not_translated ?? true,
+    includeNotApproved: params.is_including_not_approved ?? true,
+    includeOutdated: params.is_including_outdated ?? true,
+    specialization: params.specialization ?? 'general',
+  };
+}
+
 export interface Quotation {
   files: FileRow[];
   strings: number;
@@ -30,7 +56,7 @@ export interface Quotation {
 }
 
 export async function makeQuotation(
-  db: Kysely<DB>,
+  db: Executor,
   config: QuotesConfig,
   project: Project,
   request: QuoteRequest,

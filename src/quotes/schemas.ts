@@ -9,10 +9,13 @@ const Bool = (description: string) => Type.Boolean({ description: `${description
 
 /** The OneSky credentials, accepted in the query string or the body. */
 export const AuthQuery = {
-  api_key: Type.Optional(Str('Public API key (area B: POST /api/users/apikeys)', { maxLength: 256 })),
+  api_key: Type.Optional(Str('Public API key (users and tasks API: POST /api/users/apikeys)', { maxLength: 256 })),
   timestamp: Type.Optional(Str('Unix seconds, UTC', { maxLength: 32 })),
   dev_hash: Type.Optional(Str('md5(timestamp + api_secret), hex', { maxLength: 256 })),
 };
+
+/** The query string of a route that takes nothing but the credentials. */
+export const AuthOnlyQuery = Type.Object(AuthQuery);
 
 export const Language = Type.Object({
   code: Str('language-region, e.g. ja-JP'),
@@ -105,6 +108,24 @@ export const ProjectLanguage = Type.Object({
 export const PageQuery = {
   page: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_PAGE, default: 1 })),
   per_page: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 50 })),
+};
+
+export const FilesQuery = Type.Object({ ...AuthQuery, ...PageQuery });
+
+export const DeleteFileQuery = Type.Object({ ...AuthQuery, file_name: Type.String({ minLength: 1, maxLength: 255 }) });
+
+export const TranslationsQuery = Type.Object({
+  ...AuthQuery,
+  locale: Type.String({ maxLength: 40 }),
+  source_file_name: Type.String({ minLength: 1, maxLength: 255 }),
+  export_file_name: Type.Optional(Type.String({ maxLength: 255 })),
+});
+
+export const ExportedFile = {
+  200: {
+    description: 'The file, in its format',
+    content: { 'application/octet-stream': { schema: { type: 'string', format: 'binary' } } },
+  },
 };
 
 export const FileItem = Type.Object({
@@ -236,6 +257,12 @@ export const OrderBody = Type.Object({
     ),
   ),
   note: Type.Optional(Type.String({ maxLength: 5000 })),
+});
+
+export const OrdersQuery = Type.Object({
+  ...AuthQuery,
+  ...PageQuery,
+  file_name: Type.Optional(Type.String({ maxLength: 255 })),
 });
 
 const Worker = Type.Object({

@@ -1,9 +1,10 @@
-// Area C: translation quotations, OneSky Platform API conventions, under /1.
+// The quotation API: translation quotations, OneSky Platform API conventions, under /1.
 import { errorHandlerFor, oneSkyStyle } from '../http/errors.js';
 import type { ServiceDefinition } from '../services.js';
 import { FilePool } from './file-worker.js';
 import { ImportQueue } from './jobs.js';
-import { registerQuoteRoutes } from './routes.js';
+import { makeAuthenticator } from './auth.js';
+import { registerQuoteRoutes } from './routes/index.js';
 
 export const service: ServiceDefinition = {
   name: 'quotes',
@@ -11,7 +12,7 @@ export const service: ServiceDefinition = {
     title: 'quartet quotation API',
     version: '1',
     description:
-      'OneSky Platform API compatible: projects, localization files, phrase states, quotations and orders. Sign requests with api_key, timestamp and dev_hash = md5(timestamp + api_secret), or send an area B bearer token.',
+      'OneSky Platform API compatible: projects, localization files, phrase states, quotations and orders. Sign requests with api_key, timestamp and dev_hash = md5(timestamp + api_secret), or send a bearer token of the users and tasks API.',
     securitySchemes: {
       oneSkyKey: { type: 'apiKey', in: 'query', name: 'api_key' },
       oneSkyTimestamp: { type: 'apiKey', in: 'query', name: 'timestamp' },
@@ -21,11 +22,13 @@ export const service: ServiceDefinition = {
   },
   async register(app, context) {
     app.setErrorHandler(errorHandlerFor(oneSkyStyle));
-    const { importThreads, importTimeoutS } = context.config.quotes;
+    const { db, identity } = context;
+    const config = context.config.quotes;
     // One pool per process for the CPU work on whole files (imports, exports); its threads start on demand.
-    const pool = new FilePool({ threads: importThreads, timeoutMs: importTimeoutS * 1000 });
-    const queue = new ImportQueue(context.db, context.config.quotes, pool, app.log);
-    await registerQuoteRoutes(app, context, queue, pool);
+    const pool = new FilePool({ threads: config.importThreads, timeoutMs: config.importTimeoutS * 1000 });
+    const queue = new ImportQueue(db, config, pool, app.log);
+    const authenticate = makeAuthenticator(identity, config.timestampWindowS);
+    await registerQuoteRoutes(app, { db, config, authenticate, queue, pool });
     // Start the queue once the app is ready; stop it before the database closes, then the threads.
     app.addHook('onReady', async () => queue.start());
     app.addHook('preClose', async () => queue.close());

@@ -1,8 +1,18 @@
 // All SQL of the quotation service (Kysely, parameterized, same queries on SQLite and PostgreSQL).
-import { sql } from 'kysely';
+import { sql, type Selectable } from 'kysely';
+import { insertRows, updateRows, type Column } from '../db/bulk.js';
 import type { Dialect, Executor } from '../db/index.js';
 import type { Principal } from '../http/auth.js';
-import type { QuoteFileLocaleRow, QuoteFileRow, QuoteImportRow, QuoteOrderRow, QuoteProjectRow } from './tables.js';
+import type {
+  QuoteAssignmentRow,
+  QuoteFileLocaleRow,
+  QuoteFileRow,
+  QuoteImportRow,
+  QuoteOrderRow,
+  QuoteProjectRow,
+  QuoteStringRow,
+  QuoteTranslationRow,
+} from './tables.js';
 
 export type Project = Omit<QuoteProjectRow, 'id'> & { id: number };
 export type FileRow = Omit<QuoteFileRow, 'id'> & { id: number };
@@ -25,23 +35,54 @@ export function chunks<T>(items: T[], size = BATCH): T[][] {
 export async function findProject(db: Executor, id: number, principal: Principal): Promise<Project | undefined> {
   let query = db.selectFrom('quote_projects').selectAll().where('id', '=', id);
   if (principal.role !== 'admin') query = query.where('owner_id', '=', principal.userId);
-  return (await query.executeTakeFirst()) as Project | undefined;
+  return query.executeTakeFirst();
 }
 
 export async function listProjects(db: Executor, principal: Principal): Promise<Project[]> {
   let query = db.selectFrom('quote_projects').selectAll().orderBy('id');
   if (principal.role !== 'admin') query = query.where('owner_id', '=', principal.userId);
-  return (await query.execute()) as Project[];
+  return query.execute();
+}
+
+export async function insertProject(db: Executor, values: Omit<Project, 'id'>): Promise<number> {
+  const row = await db.insertInto('quote_projects').values(values).returning('id').executeTakeFirstOrThrow();
+  return row.id;
+}
+
+export async function updateProject(
+  db: Executor,
+  id: number,
+  values: Pick<Project, 'name' | 'description' | 'base_locale' | 'updated_at'>,
+): Promise<void> {
+  await db.updateTable('quote_projects').set(values).where('id', '=', id).execute();
+}
+
+/** Deletes a project; its languages, files, strings, translations, imports and orders go with it (cascade). */
+export async function deleteProject(db: Executor, id: number): Promise<void> {
+  await db.deleteFrom('quote_projects').where('id', '=', id).execute();
 }
 
 export async function targetLocales(db: Executor, projectId: number): Promise<string[]> {
+  return (await targetLocalesOf(db, [projectId])).get(projectId) ?? [];
+}
+
+/** The target languages of several projects, each project's in code order. */
+export async function targetLocalesOf(db: Executor, projectIds: number[]): Promise<Map<number, string[]>> {
+  const byProject = new Map<number, string[]>();
+  if (!projectIds.length) return byProject;
   const rows = await db
     .selectFrom('quote_project_languages')
-    .select('locale')
-    .where('project_id', '=', projectId)
+    .select(['project_id', 'locale'])
+    .where('project_id', 'in', projectIds)
+    .orderBy('project_id')
     .orderBy('locale')
     .execute();
-  return rows.map((row) => row.locale);
+  for (const row of rows) {
+    const locales = byProject.get(row.project_id) ?? [];
+    if (!locales.length) byProject.set(row.project_id, locales);
+    locales.push(row.locale);
+  }
+  return byProject;
 }
 
 export async function addTargetLocales(db: Executor, projectId: number, locales: string[], now: number): Promise<void> {
@@ -60,16 +101,241 @@ export async function setTargetLocales(db: Executor, projectId: number, locales:
   await addTargetLocales(db, projectId, locales, now);
 }
 
+export interface StringTotals {
+  strings: number;
+  words: number;
+}
+
+/** Strings and words of the files of several projects (projects without files are absent). */
+export async function fileTotalsOf(db: Executor, projectIds: number[]): Promise<Map<number, StringTotals>> {
+  if (!projectIds.length) return new Map();
+  const rows = await db
+    .selectFrom('quote_files')
+    .select(['project_id', sql<number>`sum(string_count)`.as('strings'), sql<number>`sum(word_count)`.as('words')])
+    .where('project_id', 'in', projectIds)
+    .groupBy('project_id')
+    .execute();
+  return new Map(rows.map((row) => [row.project_id, { strings: row.strings, words: row.words }]));
+}
+
+export async function hasFiles(db: Executor, projectId: number): Promise<boolean> {
+  const file = await db
+    .selectFrom('quote_files')
+    .select('id')
+    .where('project_id', '=', projectId)
+    .limit(1)
+    .executeTakeFirst();
+  return file !== undefined;
+}
+
+export interface LanguageCounts {
+  locale: string;
+  approved: number;
+  /** The latest translation of the language in any file of the project. */
+  latest: number | null;
+}
+
+/** The strings of a project's files, their last upload, and the approved strings of each language. */
+export async function languageProgress(
+  db: Executor,
+  projectId: number,
+): Promise<{ strings: number; lastUpload: number | null; languages: LanguageCounts[] }> {
+  const [files, languages] = await Promise.all([
+    db
+      .selectFrom('quote_files')
+      .select([
+        sql<number>`coalesce(sum(string_count), 0)`.as('strings'),
+        sql<number | null>`max(uploaded_at)`.as('last'),
+      ])
+      .where('project_id', '=', projectId)
+      .executeTakeFirstOrThrow(),
+    db
+      .selectFrom('quote_file_locales as c')
+      .innerJoin('quote_files as f', 'f.id', 'c.file_id')
+      .select([
+        'c.locale',
+        sql<number>`sum(c.approved_strings)`.as('approved'),
+        sql<number | null>`max(c.translated_at)`.as('latest'),
+      ])
+      .where('f.project_id', '=', projectId)
+      .groupBy('c.locale')
+      .execute(),
+  ]);
+  return { strings: files.strings, lastUpload: files.last, languages };
+}
+
 // ---- files and strings ---------------------------------------------------------------------
 
 export async function findFile(db: Executor, projectId: number, name: string): Promise<FileRow | undefined> {
-  return (await db
+  return db
     .selectFrom('quote_files')
     .selectAll()
     .where('project_id', '=', projectId)
     .where('name', '=', name)
-    .executeTakeFirst()) as FileRow | undefined;
+    .executeTakeFirst();
 }
+
+export async function deleteFile(db: Executor, fileId: number): Promise<void> {
+  await db.deleteFrom('quote_files').where('id', '=', fileId).execute();
+}
+
+export async function countFiles(db: Executor, projectId: number): Promise<number> {
+  const row = await db
+    .selectFrom('quote_files')
+    .select(db.fn.countAll<number>().as('n'))
+    .where('project_id', '=', projectId)
+    .executeTakeFirstOrThrow();
+  return row.n;
+}
+
+/** A page of a project's files by name, with the status of each one's last import. */
+export async function pageOfFiles(db: Executor, projectId: number, limit: number, offset: number) {
+  return db
+    .selectFrom('quote_files as f')
+    .leftJoin('quote_imports as i', 'i.id', 'f.last_import_id')
+    .select(['f.name', 'f.format', 'f.string_count', 'f.word_count', 'f.uploaded_at', 'f.last_import_id', 'i.status'])
+    .where('f.project_id', '=', projectId)
+    .orderBy('f.name')
+    .limit(limit)
+    .offset(offset)
+    .execute();
+}
+
+export type NewFile = Omit<FileRow, 'id'>;
+
+export async function insertFile(db: Executor, values: NewFile): Promise<FileRow> {
+  const { id } = await db.insertInto('quote_files').values(values).returning('id').executeTakeFirstOrThrow();
+  return { ...values, id };
+}
+
+/** Sets a file's totals from its strings, after an upload of its source. */
+export async function updateUploadedFile(
+  db: Executor,
+  fileId: number,
+  upload: Pick<FileRow, 'format' | 'meta' | 'uploaded_at' | 'last_import_id'>,
+): Promise<void> {
+  const totals = await db
+    .selectFrom('quote_strings')
+    .select([db.fn.countAll<number>().as('strings'), sql<number>`coalesce(sum(word_count), 0)`.as('words')])
+    .where('file_id', '=', fileId)
+    .executeTakeFirstOrThrow();
+  await db
+    .updateTable('quote_files')
+    .set({ ...upload, string_count: totals.strings, word_count: totals.words })
+    .where('id', '=', fileId)
+    .execute();
+}
+
+export type SourceString = Pick<
+  Selectable<QuoteStringRow>,
+  'id' | 'key' | 'source' | 'source_plural' | 'position' | 'word_count'
+>;
+
+/** The strings of a file by key. */
+export async function stringsByKey(db: Executor, fileId: number): Promise<Map<string, SourceString>> {
+  const rows = await db
+    .selectFrom('quote_strings')
+    .select(['id', 'key', 'source', 'source_plural', 'position', 'word_count'])
+    .where('file_id', '=', fileId)
+    .execute();
+  return new Map(rows.map((row) => [row.key, row]));
+}
+
+export async function deleteStrings(db: Executor, ids: number[]): Promise<void> {
+  for (const batch of chunks(ids)) await db.deleteFrom('quote_strings').where('id', 'in', batch).execute();
+}
+
+export type StoredTranslation = Pick<Selectable<QuoteTranslationRow>, 'forms' | 'fuzzy' | 'stale' | 'previous'>;
+
+/** The translations of a file's strings in one language, by string id. */
+export async function translationsOf(
+  db: Executor,
+  fileId: number,
+  locale: string,
+): Promise<Map<number, StoredTranslation>> {
+  const rows = await db
+    .selectFrom('quote_translations as t')
+    .innerJoin('quote_strings as s', 's.id', 't.string_id')
+    .select(['t.string_id', 't.forms', 't.fuzzy', 't.stale', 't.previous'])
+    .where('s.file_id', '=', fileId)
+    .where('t.locale', '=', locale)
+    .execute();
+  return new Map(rows.map(({ string_id: id, ...translation }) => [id, translation]));
+}
+
+/** Keeps the Plural-Forms header of a file's upload in one language (its counts row exists). */
+export async function setPluralForms(db: Executor, fileId: number, locale: string, pluralForms: string) {
+  await db
+    .updateTable('quote_file_locales')
+    .set({ plural_forms: pluralForms })
+    .where((eb) => eb.and({ file_id: fileId, locale }))
+    .execute();
+}
+
+/** Columns of a bulk write, in the order of its rows' values, with their PostgreSQL types. */
+const columns = (types: Record<string, Column['type']>): Column[] =>
+  Object.entries(types).map(([name, type]) => ({ name, type }));
+
+// The columns of an import's bulk writes.
+const STRING_COLUMNS = columns({
+  file_id: 'bigint',
+  key: 'text',
+  context: 'text',
+  source: 'text',
+  source_plural: 'text',
+  word_count: 'integer',
+  position: 'integer',
+  source_changed_at: 'bigint',
+});
+const ID = columns({ id: 'bigint' });
+const CHANGED_SOURCE = STRING_COLUMNS.slice(3); // source … source_changed_at
+const POSITION = columns({ position: 'integer' });
+const TRANSLATION_KEY = columns({ string_id: 'bigint', locale: 'text' });
+const TRANSLATION_VALUES = columns({
+  forms: 'text',
+  is_empty: 'integer',
+  fuzzy: 'integer',
+  stale: 'integer',
+  previous: 'text',
+  translated_at: 'bigint',
+});
+
+// SQLite runs on this thread: a big import's writes go in slices of SLICE rows with a turn of the
+// event loop between them, so other requests are answered meanwhile (only the database waits).
+const SLICE = 5000;
+
+async function inSlices(values: unknown[], width: number, write: (rows: unknown[]) => Promise<unknown>) {
+  for (let i = 0; i < values.length; i += SLICE * width) {
+    if (i) await new Promise((resolve) => setImmediate(resolve));
+    await write(values.slice(i, i + SLICE * width));
+  }
+}
+
+/**
+ * The bulk writes of an import; each takes its rows' values one after another (db/bulk.ts):
+ * - strings: file_id, key, context, source, source_plural, word_count, position, source_changed_at;
+ * - changedSources: id, source, source_plural, word_count, position, source_changed_at;
+ * - moves: id, position;
+ * - translations (new or changed): string_id, locale, forms, is_empty, fuzzy, stale, previous, translated_at.
+ */
+export const importWrites = {
+  strings: (db: Executor, dialect: Dialect, values: unknown[]) =>
+    inSlices(values, STRING_COLUMNS.length, (rows) => insertRows(db, dialect, 'quote_strings', STRING_COLUMNS, rows)),
+  changedSources: (db: Executor, dialect: Dialect, values: unknown[]) =>
+    inSlices(values, 1 + CHANGED_SOURCE.length, (rows) =>
+      updateRows(db, dialect, 'quote_strings', ID, CHANGED_SOURCE, rows),
+    ),
+  moves: (db: Executor, dialect: Dialect, values: unknown[]) =>
+    inSlices(values, 2, (rows) => updateRows(db, dialect, 'quote_strings', ID, POSITION, rows)),
+  newTranslations: (db: Executor, dialect: Dialect, values: unknown[]) =>
+    inSlices(values, TRANSLATION_KEY.length + TRANSLATION_VALUES.length, (rows) =>
+      insertRows(db, dialect, 'quote_translations', [...TRANSLATION_KEY, ...TRANSLATION_VALUES], rows),
+    ),
+  changedTranslations: (db: Executor, dialect: Dialect, values: unknown[]) =>
+    inSlices(values, TRANSLATION_KEY.length + TRANSLATION_VALUES.length, (rows) =>
+      updateRows(db, dialect, 'quote_translations', TRANSLATION_KEY, TRANSLATION_VALUES, rows),
+    ),
+};
 
 /**
  * The strings of a file in their order with their translation in one language (if any), in
@@ -159,7 +425,7 @@ export async function filesWithCounts(
     .execute();
   return rows.map((row) => {
     const file: FileRow = {
-      id: Number(row.id),
+      id: row.id,
       project_id: row.project_id,
       name: row.name,
       format: row.format,
@@ -170,7 +436,8 @@ export async function filesWithCounts(
       last_import_id: row.last_import_id,
     };
     if (row.c_file_id == null) return { ...file, counts: null };
-    const n = (value: unknown) => Number(value ?? 0);
+    // The left-joined counts are all present when the row is (c_file_id).
+    const n = (value: number | null) => value ?? 0;
     return {
       ...file,
       counts: {
@@ -222,20 +489,20 @@ export async function recountFileLocale(db: Executor, fileId: number, locale: st
     .where('s.file_id', '=', fileId)
     .groupBy(sql`1`) // by position: PostgreSQL would not match the parameterized expression
     .execute();
-  const counts = [0, 1, 2, 3].map((n) => rows.find((row) => Number(row.state) === n));
+  const counts = [0, 1, 2, 3].map((n) => rows.find((row) => row.state === n));
   const latest = rows.reduce<number | null>(
-    (max, row) => (row.latest != null && (max == null || Number(row.latest) > max) ? Number(row.latest) : max),
+    (max, row) => (row.latest != null && (max == null || row.latest > max) ? row.latest : max),
     null,
   );
   const values = {
-    not_translated_strings: Number(counts[0]?.strings ?? 0),
-    not_translated_words: Number(counts[0]?.words ?? 0),
-    not_approved_strings: Number(counts[1]?.strings ?? 0),
-    not_approved_words: Number(counts[1]?.words ?? 0),
-    outdated_strings: Number(counts[2]?.strings ?? 0),
-    outdated_words: Number(counts[2]?.words ?? 0),
-    approved_strings: Number(counts[3]?.strings ?? 0),
-    approved_words: Number(counts[3]?.words ?? 0),
+    not_translated_strings: counts[0]?.strings ?? 0,
+    not_translated_words: counts[0]?.words ?? 0,
+    not_approved_strings: counts[1]?.strings ?? 0,
+    not_approved_words: counts[1]?.words ?? 0,
+    outdated_strings: counts[2]?.strings ?? 0,
+    outdated_words: counts[2]?.words ?? 0,
+    approved_strings: counts[3]?.strings ?? 0,
+    approved_words: counts[3]?.words ?? 0,
     translated_at: latest,
   };
   await db
@@ -254,7 +521,7 @@ export async function countedLocales(db: Executor, fileId: number): Promise<stri
 // ---- imports --------------------------------------------------------------------------------
 
 export async function findImport(db: Executor, projectId: number, id: number): Promise<ImportRow | undefined> {
-  return (await db
+  return db
     .selectFrom('quote_imports')
     .select([
       'id',
@@ -276,12 +543,126 @@ export async function findImport(db: Executor, projectId: number, id: number): P
     ])
     .where('project_id', '=', projectId)
     .where('id', '=', id)
-    .executeTakeFirst()) as ImportRow | undefined;
+    .executeTakeFirst();
+}
+
+export type NewImport = Omit<ImportRow, 'id'>;
+
+/** Stores an import and, unless it failed already, the upload it reads (kept until the import ends). */
+export async function insertImport(db: Executor, values: NewImport, payload: Buffer | null): Promise<number> {
+  const row = await db.insertInto('quote_imports').values(values).returning('id').executeTakeFirstOrThrow();
+  if (payload) await db.insertInto('quote_import_payloads').values({ import_id: row.id, payload }).execute();
+  return row.id;
+}
+
+export async function baseLocaleOf(db: Executor, projectId: number): Promise<string | undefined> {
+  const project = await db
+    .selectFrom('quote_projects')
+    .select('base_locale')
+    .where('id', '=', projectId)
+    .executeTakeFirst();
+  return project?.base_locale;
+}
+
+/** Marks an import completed with what it read, and drops its upload. */
+export async function completeImport(db: Executor, id: number, counts: StringTotals, at: number): Promise<void> {
+  await db
+    .updateTable('quote_imports')
+    .set({
+      status: 'completed',
+      message: null,
+      string_count: counts.strings,
+      word_count: counts.words,
+      finished_at: at,
+    })
+    .where('id', '=', id)
+    .execute();
+  await dropPayloads(db, [id]);
 }
 
 /** Drops the stored uploads of imports that have ended. */
 export async function dropPayloads(db: Executor, importIds: number[]): Promise<void> {
   if (importIds.length) await db.deleteFrom('quote_import_payloads').where('import_id', 'in', importIds).execute();
+}
+
+// ---- the import queue (jobs.ts) -----------------------------------------------------------------
+
+export type ClaimedImport = ImportRow & { payload: Buffer | null };
+
+/**
+ * Claims the oldest queued import for this process (queued → running, one atomic UPDATE that
+ * another process may win: then the next one is tried, five times at most) with its upload.
+ */
+export async function claimImport(db: Executor, now: number): Promise<ClaimedImport | null> {
+  for (let tries = 0; tries < 5; tries++) {
+    const next = await db
+      .selectFrom('quote_imports')
+      .select('id')
+      .where('status', '=', 'queued')
+      .orderBy('id')
+      .limit(1)
+      .executeTakeFirst();
+    if (!next) return null;
+    const claimed = await db
+      .updateTable('quote_imports')
+      .set((eb) => ({ status: 'running', started_at: now, attempts: eb('attempts', '+', 1) }))
+      .where('id', '=', next.id)
+      .where('status', '=', 'queued')
+      .executeTakeFirst();
+    if (Number(claimed.numUpdatedRows) !== 1) continue;
+    const [job, stored] = await Promise.all([
+      db.selectFrom('quote_imports').selectAll().where('id', '=', next.id).executeTakeFirstOrThrow(),
+      db.selectFrom('quote_import_payloads').select('payload').where('import_id', '=', next.id).executeTakeFirst(),
+    ]);
+    return { ...job, payload: stored?.payload ?? null };
+  }
+  return null;
+}
+
+/** Fails a running import with a message for the uploader and drops its upload; false if it was not running. */
+export async function failImport(db: Executor, id: number, message: string, at: number): Promise<boolean> {
+  const failed = await db
+    .updateTable('quote_imports')
+    .set({ status: 'failed', message, finished_at: at })
+    .where('id', '=', id)
+    .where('status', '=', 'running')
+    .executeTakeFirst();
+  if (!Number(failed.numUpdatedRows)) return false;
+  await dropPayloads(db, [id]);
+  return true;
+}
+
+/** Fails the imports left running since `startedBefore` that have had `maxAttempts`, and drops their uploads. */
+export async function failStaleImports(
+  db: Executor,
+  startedBefore: number,
+  maxAttempts: number,
+  message: string,
+  at: number,
+): Promise<void> {
+  const failed = await db
+    .updateTable('quote_imports')
+    .set({ status: 'failed', message, finished_at: at })
+    .where('status', '=', 'running')
+    .where('started_at', '<=', startedBefore)
+    .where('attempts', '>=', maxAttempts)
+    .returning('id')
+    .execute();
+  await dropPayloads(
+    db,
+    failed.map((row) => row.id),
+  );
+}
+
+/** Queues again the imports left running since `startedBefore` (by a process that died); returns their number. */
+export async function requeueStaleImports(db: Executor, startedBefore: number): Promise<number> {
+  const requeued = await db
+    .updateTable('quote_imports')
+    .set({ status: 'queued' })
+    .where('status', '=', 'running')
+    .where('started_at', '<=', startedBefore)
+    .executeTakeFirst();
+  return Number(requeued.numUpdatedRows);
 }
 
 // ---- orders and the translators' backlog -------------------------------------------------------
@@ -295,7 +676,7 @@ export async function backlog(db: Executor, locale: string, now: number): Promis
     .where('busy_until', '>', now)
     .groupBy('translator')
     .execute();
-  return new Map(rows.map((row) => [row.translator, Number(row.until)]));
+  return new Map(rows.map((row) => [row.translator, row.until]));
 }
 
 /** The translator with the most words translated on the project in this language. */
@@ -311,4 +692,106 @@ export async function preferredTranslator(db: Executor, projectId: number, local
     .orderBy('translator')
     .executeTakeFirst();
   return row?.translator ?? null;
+}
+
+export type NewOrder = Omit<OrderRow, 'id'>;
+export type NewAssignment = Omit<AssignmentRow, 'id'>;
+
+/** Stores an order with its assignments (the translators' backlog from now on); returns its id. */
+export async function insertOrder(
+  db: Executor,
+  values: NewOrder,
+  assignments: Omit<NewAssignment, 'order_id'>[],
+): Promise<number> {
+  const { id } = await db.insertInto('quote_orders').values(values).returning('id').executeTakeFirstOrThrow();
+  await db
+    .insertInto('quote_assignments')
+    .values(assignments.map((assignment) => ({ ...assignment, order_id: id })))
+    .execute();
+  return id;
+}
+
+/** Moves the "outdated" baseline of a file in a language to the time of an order. */
+export async function markOrdered(db: Executor, fileId: number, locale: string, orderedAt: number): Promise<void> {
+  await db
+    .insertInto('quote_file_locales')
+    .values({
+      file_id: fileId,
+      locale,
+      ordered_at: orderedAt,
+      translated_at: null,
+      plural_forms: null,
+      not_translated_strings: 0,
+      not_translated_words: 0,
+      not_approved_strings: 0,
+      not_approved_words: 0,
+      outdated_strings: 0,
+      outdated_words: 0,
+      approved_strings: 0,
+      approved_words: 0,
+    })
+    .onConflict((oc) => oc.columns(['file_id', 'locale']).doUpdateSet({ ordered_at: orderedAt }))
+    .execute();
+}
+
+export async function findOrder(db: Executor, projectId: number, id: number): Promise<OrderRow | undefined> {
+  return db
+    .selectFrom('quote_orders')
+    .selectAll()
+    .where((eb) => eb.and({ project_id: projectId, id }))
+    .executeTakeFirst();
+}
+
+/**
+ * The orders of a project, or those of one of its files (`files` holds a JSON array of names).
+ * The file's name is compared with each element, as a parameter, in each dialect's JSON function.
+ */
+function ordersOf(db: Executor, dialect: Dialect, projectId: number, fileName: string | undefined) {
+  const query = db.selectFrom('quote_orders').where('project_id', '=', projectId);
+  if (!fileName) return query;
+  return query.where(
+    dialect === 'postgres'
+      ? sql<boolean>`exists (select 1 from json_array_elements_text(cast(files as json)) as f(name) where f.name = ${fileName})`
+      : sql<boolean>`exists (select 1 from json_each(files) where json_each.value = ${fileName})`,
+  );
+}
+
+export async function countOrders(db: Executor, dialect: Dialect, projectId: number, fileName?: string) {
+  const row = await ordersOf(db, dialect, projectId, fileName)
+    .select(db.fn.countAll<number>().as('n'))
+    .executeTakeFirstOrThrow();
+  return row.n;
+}
+
+/** A page of a project's orders (or of one file's), newest first. */
+export async function pageOfOrders(
+  db: Executor,
+  dialect: Dialect,
+  projectId: number,
+  fileName: string | undefined,
+  limit: number,
+  offset: number,
+): Promise<OrderRow[]> {
+  return ordersOf(db, dialect, projectId, fileName)
+    .selectAll()
+    .orderBy('id', 'desc')
+    .limit(limit)
+    .offset(offset)
+    .execute();
+}
+
+export type AssignmentRow = Selectable<QuoteAssignmentRow>;
+
+/** The assignments of several orders, each order's in the order they were made. */
+export async function assignmentsOf(db: Executor, orderIds: number[]): Promise<Map<number, AssignmentRow[]>> {
+  const byOrder = new Map<number, AssignmentRow[]>(orderIds.map((id) => [id, []]));
+  if (!orderIds.length) return byOrder;
+  const rows = await db
+    .selectFrom('quote_assignments')
+    .selectAll()
+    .where('order_id', 'in', orderIds)
+    .orderBy('id')
+    .execute();
+  for (const row of rows) byOrder.get(row.order_id)?.push(row);
+  return byOrder;
 }

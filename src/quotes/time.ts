@@ -9,13 +9,13 @@ export function unixSeconds(ms: number): number {
   return Math.floor(ms / 1000);
 }
 
+export type TimeFields<N extends string> = Record<`${N}_at` | `${N}_at_timestamp`, string | number | null>;
+
 /** `{[name]_at, [name]_at_timestamp}` for a stored time, or nulls. */
-export function timeFields<N extends string>(
-  name: N,
-  ms: number | null | undefined,
-): Record<`${N}_at` | `${N}_at_timestamp`, string | number | null> {
+export function timeFields<N extends string>(name: N, ms: number | null | undefined): TimeFields<N> {
+  // TypeScript widens computed keys to string: the two names are those of the type.
   return {
     [`${name}_at`]: ms == null ? null : oneSkyTime(ms),
     [`${name}_at_timestamp`]: ms == null ? null : unixSeconds(ms),
-  } as any;
+  } as TimeFields<N>;
 }

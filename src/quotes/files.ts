@@ -1,0 +1,135 @@
+// The files of a project: an upload becomes an import task (run by jobs.ts, applied by
+// importer.ts); the list shows each file with its last import; deleting takes its strings along.
+import type { MultipartFile } from '@fastify/multipart';
+import { writeTransaction, type Database, type Executor } from '../db/index.js';
+import { HttpError } from '../http/errors.js';
+import { FILE_FORMATS, isFileFormat } from './formats/index.js';
+import { fileNameProblem } from './importer.js';
+import type { ImportQueue } from './jobs.js';
+import { findLanguage, requireLanguage } from './locales.js';
+import { pageMeta } from './paging.js';
+import { isRecord, readBoolean } from './params.js';
+import { countFiles, deleteFile, findFile, findImport, insertImport, pageOfFiles, type Project } from './store.js';
+import { timeFields } from './time.js';
+
+type Fields = Record<string, unknown>;
+
+const isFilePart = (value: unknown): value is MultipartFile => isRecord(value) && Object.hasOwn(value, 'file');
+
+/** A text parameter of an upload: a form part ({value}) or else the query string; '' counts as absent. */
+function textOf(body: Fields, query: Fields, name: string): string | undefined {
+  const part =
+    (Object.hasOwn(body, name) ? body[name] : undefined) ?? (Object.hasOwn(query, name) ? query[name] : undefined);
+  const value = isRecord(part) && Object.hasOwn(part, 'value') ? part.value : part;
+  return typeof value === 'string' && value !== '' ? value : undefined;
+}
+
+/** The status an import shows: queued and running are both in progress. */
+const importStatus = (status: string | null) =>
+  status === 'completed' || status === 'failed' ? status : ('in-progress' as const);
+
+/**
+ * Stores an upload (a multipart body already read) as an import task and wakes the queue. Problems with the file
+ * itself (too large, a path in its name) end as a failed import, as with any unreadable file.
+ */
+export async function uploadFile(
+  db: Database,
+  queue: ImportQueue,
+  maxFileBytes: number,
+  project: Project,
+  form: unknown,
+  queryString: unknown,
+) {
+  const body = isRecord(form) ? form : {};
+  const query = isRecord(queryString) ? queryString : {};
+  const text = (name: string) => textOf(body, query, name);
+  const file = body.file;
+  if (!isFilePart(file)) throw new HttpError(400, 'file: a "file" part is required');
+  const format = text('file_format');
+  if (!format) throw new HttpError(400, 'file_format: required (one of ' + FILE_FORMATS.join(', ') + ')');
+  if (!isFileFormat(format)) {
+    throw new HttpError(
+      400,
+      `file_format: unknown format "${format.slice(0, 40)}" (one of ${FILE_FORMATS.join(', ')})`,
+    );
+  }
+  const locale = text('locale');
+  const language = locale ? requireLanguage('locale', locale) : findLanguage(project.base_locale)!;
+  const keepAll = readBoolean('is_keeping_all_strings', text('is_keeping_all_strings'), true);
+  const allowSameName = 'is_allow_translation_same_as_original';
+  const allowSame = readBoolean(allowSameName, text(allowSameName), false);
+  const fileName = String(file.filename ?? '');
+  const bytes = await file.toBuffer();
+  const problem = file.file?.truncated
+    ? `the file is larger than the limit of ${maxFileBytes} bytes (QUOTES_MAX_FILE_BYTES)`
+    : fileNameProblem(fileName);
+  const now = Date.now();
+  // The upload is kept, apart from its import row, until the import ends (any process may run it).
+  const id = await writeTransaction(db, (trx) =>
+    insertImport(
+      trx,
+      {
+        project_id: project.id,
+        file_name: fileName.slice(0, 255),
+        format,
+        locale: language.code,
+        keep_all_strings: keepAll ? 1 : 0,
+        allow_same_as_original: allowSame ? 1 : 0,
+        status: problem ? 'failed' : 'queued',
+        message: problem,
+        byte_count: bytes.length,
+        string_count: null,
+        word_count: null,
+        attempts: 0,
+        created_at: now,
+        started_at: null,
+        finished_at: problem ? now : null,
+      },
+      problem ? null : bytes,
+    ),
+  );
+  if (!problem) queue.kick();
+  return { name: fileName, format, language, import: { id, ...timeFields('created', now) } };
+}
+
+export async function importTask(db: Executor, project: Project, id: number) {
+  const job = await findImport(db, project.id, id);
+  if (!job) throw new HttpError(404, `import ${id} not found in project ${project.id}`);
+  const status = importStatus(job.status);
+  return {
+    id: job.id,
+    file: { name: job.file_name, format: job.format, locale: findLanguage(job.locale)! },
+    string_count: job.string_count,
+    word_count: job.word_count,
+    status,
+    message: job.message,
+    ...timeFields('created', job.created_at),
+    ...timeFields('completed', status === 'completed' ? job.finished_at : null),
+  };
+}
+
+/** A page of the project's files by name, with the `meta` paging fields. */
+export async function listFiles(db: Executor, project: Project, page: number, perPage: number) {
+  const [total, rows] = await Promise.all([
+    countFiles(db, project.id),
+    pageOfFiles(db, project.id, perPage, (page - 1) * perPage),
+  ]);
+  const link = (n: number) => `/1/projects/${project.id}/files?page=${n}&per_page=${perPage}`;
+  return {
+    meta: pageMeta({ page, perPage, total, link, prevPastEnd: false }),
+    data: rows.map((row) => ({
+      name: row.name,
+      file_format: row.format,
+      string_count: row.string_count,
+      word_count: row.word_count,
+      last_import: row.last_import_id == null ? null : { id: row.last_import_id, status: importStatus(row.status) },
+      ...timeFields('uploaded', row.uploaded_at),
+    })),
+  };
+}
+
+export async function removeFile(db: Executor, project: Project, name: string): Promise<void> {
+  const file = await findFile(db, project.id, name);
+  if (!file) throw new HttpError(404, `file_name: no file "${name.slice(0, 100)}" in project ${project.id}`);
+  await deleteFile(db, file.id);
+}

@@ -1,0 +1,120 @@
+// /1/projects/:project_id/files, import-tasks and translations: uploads, their imports, the file
+// list and exports.
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
+import type { FastifyInstance } from 'fastify';
+import { HttpError } from '../../http/errors.js';
+import { exportFile } from '../exporter.js';
+import { importTask, listFiles, removeFile, uploadFile } from '../files.js';
+import { requireLanguage } from '../locales.js';
+import * as S from '../schemas.js';
+import { projectOf, security, type QuotesDeps } from './context.js';
+
+export function registerFileRoutes(scope: FastifyInstance, { db, config, queue, pool }: QuotesDeps) {
+  const app = scope.withTypeProvider<TypeBoxTypeProvider>();
+  const tags = ['files'];
+
+  app.post(
+    '/1/projects/:project_id/files',
+    {
+      schema: {
+        summary: 'Upload a file (multipart); the import runs in the background',
+        description:
+          'Answers 201 with the import id; poll GET /1/projects/{project_id}/import-tasks/{import_id}. ' +
+          'Broken files, wrong formats or encodings, oversize files and paths in file names end as a failed ' +
+          'import with a message.',
+        tags,
+        security,
+        params: S.ProjectParams,
+        querystring: S.AuthOnlyQuery,
+        consumes: ['multipart/form-data'],
+        requestBody: S.UploadRequestBody,
+        response: S.envelope(201, S.UploadResult, { 415: 'Not multipart/form-data' }),
+      },
+    },
+    async (request, reply) => {
+      const project = await projectOf(db, request);
+      if (!request.isMultipart()) throw new HttpError(415, 'Upload the file as multipart/form-data with a "file" part');
+      const data = await uploadFile(db, queue, config.maxFileBytes, project, request.body, request.query);
+      return reply.code(201).send({ meta: { status: 201 }, data });
+    },
+  );
+
+  app.get(
+    '/1/projects/:project_id/import-tasks/:import_id',
+    {
+      schema: {
+        summary: 'Status of an import: in-progress, completed or failed (with a message)',
+        tags,
+        security,
+        params: S.ImportParams,
+        querystring: S.AuthOnlyQuery,
+        response: S.envelope(200, S.ImportTask),
+      },
+    },
+    async (request) => {
+      const project = await projectOf(db, request);
+      return { meta: { status: 200 }, data: await importTask(db.kysely, project, request.params.import_id) };
+    },
+  );
+
+  app.get(
+    '/1/projects/:project_id/files',
+    {
+      schema: {
+        summary: 'Uploaded files, paged',
+        tags,
+        security,
+        params: S.ProjectParams,
+        querystring: S.FilesQuery,
+        response: S.envelope(200, Type.Array(S.FileItem)),
+      },
+    },
+    async (request) => {
+      const { page = 1, per_page: perPage = 50 } = request.query;
+      return listFiles(db.kysely, await projectOf(db, request), page, perPage);
+    },
+  );
+
+  app.delete(
+    '/1/projects/:project_id/files',
+    {
+      schema: {
+        summary: 'Delete a file with its strings and translations',
+        tags,
+        security,
+        params: S.ProjectParams,
+        querystring: S.DeleteFileQuery,
+        response: S.envelope(200, Type.Object({ name: Type.String() })),
+      },
+    },
+    async (request) => {
+      const name = request.query.file_name;
+      await removeFile(db.kysely, await projectOf(db, request), name);
+      return { meta: { status: 200 }, data: { name } };
+    },
+  );
+
+  app.get(
+    '/1/projects/:project_id/translations',
+    {
+      schema: {
+        summary: 'Export a file with its translations in one language',
+        tags,
+        security,
+        params: S.ProjectParams,
+        querystring: S.TranslationsQuery,
+        response: S.ExportedFile,
+      },
+    },
+    async (request, reply) => {
+      const project = await projectOf(db, request);
+      const { locale, source_file_name: sourceName, export_file_name: exportName } = request.query;
+      const file = await exportFile(db, pool, project, requireLanguage('locale', locale), sourceName, exportName);
+      return reply
+        .type(file.mime)
+        .header('content-disposition', `attachment; filename="${file.name}"`)
+        .send(file.content);
+    },
+  );
+}
