@@ -46,7 +46,9 @@ export default async function platformBench(): Promise<BenchResult[]> {
         anchor: 'bare Fastify route',
         anchorValue: Math.round(a.requestsPerSec),
         ratio: round(s.requestsPerSec / a.requestsPerSec),
-        notes: `median of ${pairs.length} alternating pairs (ratios ${pairs.map((p) => round(p.ratio)).join(', ')}); p99 ${s.p99Ms.toFixed(2)} ms vs ${a.p99Ms.toFixed(2)} ms; errors ${s.errors}/${a.errors}`,
+        notes:
+          `median of ${pairs.length} alternating pairs (ratios ${pairs.map((p) => round(p.ratio)).join(', ')}); ` +
+          `p99 ${s.p99Ms.toFixed(2)} ms vs ${a.p99Ms.toFixed(2)} ms; errors ${s.errors}/${a.errors}`,
       },
     ];
   } finally {

@@ -109,7 +109,8 @@ export async function updateRows<R = Record<string, unknown>>(
           dialect === 'postgres'
             ? unnest(columns)
             : `(values ${sqliteRows(columns.length, batch.length / columns.length)}) as v`;
-        return `update ${quoted(table)} as t set ${assignments} from ${source} where ${match}${returningClause(options.returning ?? [], dialect === 'postgres' ? 't.' : '')}`;
+        const returning = returningClause(options.returning ?? [], dialect === 'postgres' ? 't.' : '');
+        return `update ${quoted(table)} as t set ${assignments} from ${source} where ${match}${returning}`;
       },
     );
     const result = await db.executeQuery<R>(CompiledQuery.raw(text, parameters(dialect, columns.length, batch)));

@@ -80,10 +80,10 @@ export const FAKE_MODELS = [
   'openai/text-embedding-3-small',
 ];
 
-const WORDS =
-  'lorem ipsum dolor sit amet consectetur adipiscing elit sed do eiusmod tempor incididunt ut labore et dolore magna aliqua'.split(
-    ' ',
-  );
+const WORDS = (
+  'lorem ipsum dolor sit amet consectetur adipiscing elit sed do eiusmod tempor incididunt ut labore et dolore ' +
+  'magna aliqua'
+).split(' ');
 
 /** Tokens of a text: one per started group of four UTF-8 bytes (a stable stand-in for a tokenizer). */
 export function countTokens(text: string): number {
@@ -336,9 +336,8 @@ export async function startFakeUpstream(options: FakeUpstreamOptions = {}): Prom
       };
       if (body.stream !== true) return sendAnswer(res, response);
       res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' });
-      res.write(
-        `event: response.output_text.delta\ndata: ${JSON.stringify({ type: 'response.output_text.delta', delta: text })}\n\n`,
-      );
+      const delta = JSON.stringify({ type: 'response.output_text.delta', delta: text });
+      res.write(`event: response.output_text.delta\ndata: ${delta}\n\n`);
       const completed = faults.omitUsage ? { ...response, usage: null } : response;
       res.end(`event: response.completed\ndata: ${encode({ type: 'response.completed', response: completed })}\n\n`);
     },

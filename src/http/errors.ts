@@ -205,13 +205,11 @@ export function fieldErrorsFromValidation(errors: AjvError[], context: string | 
           type: `${error.params.type}_type`,
         };
         break;
-      case 'enum':
-        field = {
-          loc: [where, ...path],
-          msg: `Input should be one of ${(error.params.allowedValues ?? []).map((v: unknown) => JSON.stringify(v)).join(', ')}`,
-          type: 'enum',
-        };
+      case 'enum': {
+        const allowed = (error.params.allowedValues ?? []).map((v: unknown) => JSON.stringify(v));
+        field = { loc: [where, ...path], msg: `Input should be one of ${allowed.join(', ')}`, type: 'enum' };
         break;
+      }
       case 'anyOf':
       case 'oneOf':
         field = { loc: [where, ...path], msg: 'Input does not match any of the allowed forms', type: 'union' };

@@ -28,8 +28,10 @@ export async function hitRateLimit(
     .values({ key, window_start: now, hits: 1 })
     .onConflict((oc) =>
       oc.column('key').doUpdateSet({
-        hits: sql<number>`case when rate_limits.window_start <= ${expired} then 1 else rate_limits.hits + 1 end`,
-        window_start: sql<number>`case when rate_limits.window_start <= ${expired} then ${now} else rate_limits.window_start end`,
+        hits: sql<number>`case when rate_limits.window_start <= ${expired}
+          then 1 else rate_limits.hits + 1 end`,
+        window_start: sql<number>`case when rate_limits.window_start <= ${expired}
+          then ${now} else rate_limits.window_start end`,
       }),
     )
     .returning(['hits', 'window_start'])
