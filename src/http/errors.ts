@@ -159,7 +159,7 @@ export function errorStyleFor(url: string): ErrorStyle {
 
 const CONTEXT_LOC: Record<string, string> = { body: 'body', querystring: 'query', headers: 'header', params: 'path' };
 
-interface AjvError {
+export interface AjvError {
   keyword: string;
   instancePath: string;
   params: Record<string, any>;

@@ -19,9 +19,8 @@ export function ownerId(user: string | number): number {
   } catch {
     parsed = undefined;
   }
-  const id =
-    plainId(parsed) ??
-    (parsed && typeof parsed === 'object' ? plainId((parsed as any).id ?? (parsed as any)._id) : null);
+  const object = parsed && typeof parsed === 'object' ? (parsed as { id?: unknown; _id?: unknown }) : null;
+  const id = plainId(parsed) ?? (object ? plainId(object.id ?? object._id) : null);
   if (id === null) {
     throw badInput([
       {

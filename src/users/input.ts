@@ -3,7 +3,7 @@
 // body (read by hand for GET, whose body Fastify ignores) checked against the same schema.
 import type { Static, TObject } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
-import { fieldErrorsFromValidation, HttpError, type FieldError } from '../http/errors.js';
+import { fieldErrorsFromValidation, HttpError, type AjvError, type FieldError } from '../http/errors.js';
 import { nestedDeeperThan, tooDeepError } from '../http/json-depth.js';
 import { validatorCompiler } from '../http/validation.js';
 
@@ -16,7 +16,7 @@ export function strictValidator(schema: TObject) {
     validate = validatorCompiler({ schema, httpPart: 'body', method: 'GET', url: '' }) as (value: unknown) => boolean;
     compiled.set(schema, validate);
   }
-  return validate as ((value: unknown) => boolean) & { errors?: any[] };
+  return validate as ((value: unknown) => boolean) & { errors?: AjvError[] };
 }
 
 /** Checks a body that the route could not declare to Fastify (multipart or optional bodies). */

@@ -345,7 +345,7 @@ export async function registerUserRoutes(scope: FastifyInstance, deps: UsersDeps
         results: rows.map((row) => ({
           api_key: row.api_key,
           name: row.name,
-          created_at: new Date(Number(row.created_at)).toISOString(),
+          created_at: new Date(row.created_at).toISOString(),
         })),
       };
     },
