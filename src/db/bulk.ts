@@ -59,7 +59,7 @@ interface LooseColumn<Name extends string = string> {
 type UntypedTable<Name extends string> = [ColumnName] extends [Name] ? string : never;
 
 const SQLITE_MAX_VALUES = 32766;
-// Rows per statement: 500 rows measured as fast as 4,000 on SQLite; 10,000 rows keep a
+// Rows per statement: on SQLite 500 are as fast as more (bench/README.md); 10,000 keep a
 // PostgreSQL statement's arrays a few megabytes.
 const SQLITE_ROWS = 500;
 const POSTGRES_ROWS = 10_000;

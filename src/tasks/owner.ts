@@ -1,5 +1,5 @@
-// The seed sends a task's owner as "a JSON string": the id JSON-encoded ("\"12\""), or a
-// JSON user object ("{\"id\":\"12\",…}"). A plain id ("12" or 12) is accepted as well.
+// The original API (docs/tasks.md) sends a task's owner as "a JSON string": the id JSON-encoded
+// ("\"12\""), or a JSON user object ("{\"id\":\"12\",…}"). A plain id ("12" or 12) is accepted as well.
 import { badInput } from '../users/input.js';
 
 const DIGITS = /^[1-9][0-9]{0,14}$/;

@@ -1,6 +1,7 @@
-// The seed leaves open whether GET and DELETE parameters travel in the query string or in a
-// body: both are accepted. Fastify validates the query string; this merges an optional JSON
-// body (read by hand for GET, whose body Fastify ignores) checked against the same schema.
+// The original API (docs/tasks.md) leaves open whether GET and DELETE parameters travel in the
+// query string or in a body: both are accepted. Fastify validates the query string; this merges an
+// optional JSON body (read by hand for GET, whose body Fastify ignores) checked against the same
+// schema.
 import type { Static, TObject } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
 import { fieldErrorsFromValidation, HttpError, type AjvError, type FieldError } from '../http/errors.js';
