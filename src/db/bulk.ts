@@ -79,14 +79,11 @@ export async function insertRows<T extends TableName, K extends ColumnName<T> = 
   values: readonly ColumnValue<T>[],
   returning?: readonly K[],
 ): Promise<Returned<T, K>[]>;
-/** @deprecated Transitional (see LooseColumn): name the table's columns with `Column<'table'>`. */
+/** @deprecated Transitional (see LooseColumn): type `columns` as `Column<'table'>[]`. */
+// prettier-ignore
 export async function insertRows<R = Record<string, unknown>, Name extends string = ColumnName>(
-  db: Executor,
-  dialect: Dialect,
-  table: UntypedTable<Name>,
-  columns: readonly LooseColumn<Name>[],
-  values: readonly unknown[],
-  returning?: readonly string[],
+  db: Executor, dialect: Dialect, table: UntypedTable<Name>,
+  columns: readonly LooseColumn<Name>[], values: readonly unknown[], returning?: readonly string[],
 ): Promise<R[]>;
 export async function insertRows<R>(
   db: Executor,
@@ -115,25 +112,23 @@ export async function insertRows<R>(
 /**
  * UPDATE table SET the set columns WHERE the key columns match, for each row; `values` as for
  * insertRows, each row's key values first (null for an 'unless-null' column keeps its value).
- * Returns the `returning` columns of the changed rows.
+ * At least one key: without one every row would match. Returns the `returning` columns of the
+ * changed rows.
  */
 export async function updateRows<T extends TableName, K extends ColumnName<T> = never>(
   db: Executor,
   dialect: Dialect,
   table: T,
-  keys: readonly Column<T>[],
+  keys: readonly [Column<T>, ...Column<T>[]],
   set: readonly SetColumn<T>[],
   values: readonly (ColumnValue<T> | null)[],
   options?: UpdateOptions<T, K>,
 ): Promise<Returned<T, K>[]>;
-/** @deprecated Transitional (see LooseColumn): name the table's columns with `Column<'table'>`. */
+/** @deprecated Transitional (see LooseColumn): type `keys` and `set` as `Column<'table'>[]`. */
+// prettier-ignore
 export async function updateRows<R = Record<string, unknown>, Name extends string = ColumnName>(
-  db: Executor,
-  dialect: Dialect,
-  table: UntypedTable<Name>,
-  keys: readonly LooseColumn<Name>[],
-  set: readonly LooseColumn<Name>[],
-  values: readonly unknown[],
+  db: Executor, dialect: Dialect, table: UntypedTable<Name>,
+  keys: readonly LooseColumn<Name>[], set: readonly LooseColumn<Name>[], values: readonly unknown[],
   options?: { where?: string; returning?: readonly string[] },
 ): Promise<R[]>;
 export async function updateRows<R>(
