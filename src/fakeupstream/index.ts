@@ -103,7 +103,8 @@ function textOf(content: unknown): string {
 /** Prompt tokens of a chat request: each message's text plus four tokens of framing, plus three. */
 export function chatPromptTokens(messages: unknown): number {
   if (!Array.isArray(messages)) return 0;
-  return messages.reduce((sum: number, message: any) => sum + countTokens(textOf(message?.content)) + 4, 3);
+  const contentOf = (message: unknown) => (message as { content?: unknown } | null)?.content;
+  return messages.reduce((sum: number, message: unknown) => sum + countTokens(textOf(contentOf(message))) + 4, 3);
 }
 
 /** Completion length: derived from the prompt so that it is stable, capped by max_tokens. */
@@ -215,7 +216,7 @@ export async function startFakeUpstream(options: FakeUpstreamOptions = {}): Prom
         },
       });
     }
-    if (!body || typeof body !== 'object' || typeof (body as any).model !== 'string') {
+    if (!body || typeof body !== 'object' || typeof (body as { model?: unknown }).model !== 'string') {
       return sendJson(res, 400, {
         error: { message: 'you must provide a model parameter', type: 'invalid_request_error', code: null },
       });

@@ -1,5 +1,5 @@
-// The error conventions of the services (DESIGN.md), as one mechanism: a service picks an
-// ErrorStyle and installs `errorHandlerFor(style)`; routes throw HttpError.
+// The error conventions of the services (README.md, "Services, routes and error shapes"), as one
+// mechanism: a service picks an ErrorStyle and installs `errorHandlerFor(style)`; routes throw HttpError.
 //   problem  – users and tasks API: RFC 9457 application/problem+json, with per-field `errors`
 //   fastapi  – proxy node input errors: {"detail":[{loc,msg,type}]} with status 422
 //   openai   – proxy node billing/upstream errors: {"error":{message,type,code}}

@@ -94,7 +94,7 @@ export function loggerOptions(level: string): FastifyServerOptions['logger'] {
     // too (an error may carry headers); the request serializer writes nothing secret.
     formatters: { log: (object: Record<string, unknown>) => redactSecrets(object) as Record<string, unknown> },
     serializers: {
-      req(request: any) {
+      req(request: FastifyRequest) {
         return {
           method: request.method,
           url: redactUrl(request.url),
