@@ -38,11 +38,11 @@ export function badInput(fields: FieldError[]): HttpError {
 }
 
 /** The route's parameters from the query string and/or a JSON body; `required` must be present. */
-export async function queryOrBody<T extends TObject>(
+export async function queryOrBody<T extends TObject, K extends keyof Static<T> & string = never>(
   request: FastifyRequest,
   schema: T,
-  required: (keyof Static<T> & string)[] = [],
-): Promise<Static<T>> {
+  required: K[] = [],
+): Promise<Static<T> & Required<Pick<Static<T>, K>>> {
   const query = (request.query ?? {}) as Record<string, unknown>;
   const body = request.method === 'GET' ? await readGetBody(request) : request.body;
   // No prototype: the names are the caller's (`merged.__proto__ = …` would replace a prototype).
@@ -67,7 +67,7 @@ export async function queryOrBody<T extends TObject>(
   if (missing.length) {
     throw badInput(missing.map((name) => ({ loc: ['query', name], msg: 'Field required', type: 'missing' })));
   }
-  return merged as Static<T>;
+  return merged as Static<T> & Required<Pick<Static<T>, K>>;
 }
 
 async function readGetBody(request: FastifyRequest): Promise<unknown> {

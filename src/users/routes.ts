@@ -297,7 +297,7 @@ export async function registerUserRoutes(scope: FastifyInstance, deps: UsersDeps
     async (request, reply) => {
       await authenticate(identity, request);
       const { email } = await queryOrBody(request, S.EmailFields, ['email']);
-      const photo = await store.photoByEmail(email!.trim());
+      const photo = await store.photoByEmail(email.trim());
       if (!photo) throw new HttpError(404, 'No photo for this email', { code: 'not_found' });
       return reply
         .type(photo.content_type)
@@ -367,7 +367,7 @@ export async function registerUserRoutes(scope: FastifyInstance, deps: UsersDeps
     async (request, reply) => {
       const principal = await authenticate(identity, request);
       const { api_key } = await queryOrBody(request, S.ApiKeyFields, ['api_key']);
-      if (!API_KEY_PATTERN.test(api_key!) || !(await store.deleteApiKey(Number(principal.userId), api_key!))) {
+      if (!API_KEY_PATTERN.test(api_key) || !(await store.deleteApiKey(Number(principal.userId), api_key))) {
         throw new HttpError(404, 'No such API key', { code: 'not_found' });
       }
       return reply.code(204).send();
