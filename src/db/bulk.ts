@@ -17,9 +17,12 @@ export type ColumnName<T extends TableName = TableName> = T extends TableName ? 
 /** A value the table takes in one of its columns (rows are flat lists of them, in column order). */
 export type ColumnValue<T extends TableName> = T extends TableName ? Insertable<DB[T]>[keyof Insertable<DB[T]>] : never;
 
-/** A column of table T and its PostgreSQL type (for the unnest array's cast). */
-export interface Column<T extends TableName = TableName> {
-  name: ColumnName<T>;
+/**
+ * A column of table T and its PostgreSQL type (for the unnest array's cast). Without T, a column of
+ * any name: the untyped form of the callers written before this typing (see LooseColumn).
+ */
+export interface Column<T extends TableName = never> {
+  name: [T] extends [never] ? string : ColumnName<T>;
   type: 'bigint' | 'integer' | 'text';
 }
 
@@ -27,7 +30,7 @@ export interface Column<T extends TableName = TableName> {
  * A column an update sets: to the given value, to the current value plus it ('add'), or to it
  * unless it is null ('unless-null', which keeps the current value).
  */
-export interface SetColumn<T extends TableName = TableName> extends Column<T> {
+export interface SetColumn<T extends TableName = never> extends Column<T> {
   combine?: 'add' | 'unless-null';
 }
 
@@ -43,8 +46,8 @@ export interface UpdateOptions<T extends TableName, K extends ColumnName<T>> {
 
 /**
  * Transitional, for the callers written before this typing: a table name as any string, with a
- * column list typed only as `Column[]` (names of any table) or not at all. It goes once every
- * caller names its table's columns (`Column<'table'>[]`).
+ * column list typed as `Column[]` (any names). It goes once every caller names its table's columns
+ * (`Column<'table'>[]`).
  */
 interface LooseColumn<Name extends string = string> {
   name: Name;
@@ -53,10 +56,10 @@ interface LooseColumn<Name extends string = string> {
 }
 
 /**
- * The loose form's table: `string` when the column list is typed no narrower than every table's names (`Column[]`,
- * plain strings), else `never`, so that literal names or one table's names always meet the typed form's checks.
+ * The loose form's table: `string` when the column names are typed as plain strings (`Column[]`), else `never`,
+ * so that literal names or one table's names always meet the typed form's checks.
  */
-type UntypedTable<Name extends string> = [ColumnName] extends [Name] ? string : never;
+type UntypedTable<Name extends string> = string extends Name ? string : never;
 
 const SQLITE_MAX_VALUES = 32766;
 // Rows per statement: on SQLite 500 are as fast as more (bench/README.md); 10,000 keep a
@@ -81,7 +84,7 @@ export async function insertRows<T extends TableName, K extends ColumnName<T> = 
 ): Promise<Returned<T, K>[]>;
 /** @deprecated Transitional (see LooseColumn): type `columns` as `Column<'table'>[]`. */
 // prettier-ignore
-export async function insertRows<R = Record<string, unknown>, Name extends string = ColumnName>(
+export async function insertRows<R = Record<string, unknown>, Name extends string = string>(
   db: Executor, dialect: Dialect, table: UntypedTable<Name>,
   columns: readonly LooseColumn<Name>[], values: readonly unknown[], returning?: readonly string[],
 ): Promise<R[]>;
@@ -126,7 +129,7 @@ export async function updateRows<T extends TableName, K extends ColumnName<T> = 
 ): Promise<Returned<T, K>[]>;
 /** @deprecated Transitional (see LooseColumn): type `keys` and `set` as `Column<'table'>[]`. */
 // prettier-ignore
-export async function updateRows<R = Record<string, unknown>, Name extends string = ColumnName>(
+export async function updateRows<R = Record<string, unknown>, Name extends string = string>(
   db: Executor, dialect: Dialect, table: UntypedTable<Name>,
   keys: readonly LooseColumn<Name>[], set: readonly LooseColumn<Name>[], values: readonly unknown[],
   options?: { where?: string; returning?: readonly string[] },
