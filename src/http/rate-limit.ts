@@ -36,11 +36,10 @@ export async function hitRateLimit(
     )
     .returning(['hits', 'window_start'])
     .executeTakeFirstOrThrow();
-  const hits = Number(row.hits);
   return {
-    allowed: hits <= rule.limit,
-    hits,
-    retryAfterMs: Math.max(0, Number(row.window_start) + rule.windowMs - now),
+    allowed: row.hits <= rule.limit,
+    hits: row.hits,
+    retryAfterMs: Math.max(0, row.window_start + rule.windowMs - now),
   };
 }
 
