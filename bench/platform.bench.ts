@@ -24,7 +24,7 @@ export default async function platformBench(): Promise<BenchResult[]> {
   const { app } = await buildServer(config, { logger });
   await app.listen({ port: 0, host: '127.0.0.1' });
 
-  const port = (server: typeof bare) => (server.server.address() as { port: number }).port;
+  const port = (server: { server: { address(): unknown } }) => (server.server.address() as { port: number }).port;
   const run = (p: number) =>
     httpLoad({ url: `http://127.0.0.1:${p}/healthz`, connections: 50, durationMs: benchDuration(3000) });
   try {
@@ -33,7 +33,7 @@ export default async function platformBench(): Promise<BenchResult[]> {
     const pairs: { anchor: LoadResult; subject: LoadResult; ratio: number }[] = [];
     for (let i = 0; i < 5; i++) {
       const anchor = await run(port(bare));
-      const subject = await run(port(app as any));
+      const subject = await run(port(app));
       pairs.push({ anchor, subject, ratio: subject.requestsPerSec / anchor.requestsPerSec });
     }
     pairs.sort((x, y) => x.ratio - y.ratio);
@@ -46,7 +46,9 @@ export default async function platformBench(): Promise<BenchResult[]> {
         anchor: 'bare Fastify route',
         anchorValue: Math.round(a.requestsPerSec),
         ratio: round(s.requestsPerSec / a.requestsPerSec),
-        notes: `median of ${pairs.length} alternating pairs (ratios ${pairs.map((p) => round(p.ratio)).join(', ')}); p99 ${s.p99Ms.toFixed(2)} ms vs ${a.p99Ms.toFixed(2)} ms; errors ${s.errors}/${a.errors}`,
+        notes:
+          `median of ${pairs.length} alternating pairs (ratios ${pairs.map((p) => round(p.ratio)).join(', ')}); ` +
+          `p99 ${s.p99Ms.toFixed(2)} ms vs ${a.p99Ms.toFixed(2)} ms; errors ${s.errors}/${a.errors}`,
       },
     ];
   } finally {

@@ -198,10 +198,14 @@ export default async function proxyBench(): Promise<BenchResult[]> {
         ratio: round(best.node.requestsPerSec / best.nginx.requestsPerSec),
         goal: '>= 0.6',
         notes:
-          `${onPostgres ? 'PostgreSQL' : 'SQLite'}, WORKERS=${workers}; median of ${ROUNDS} alternating runs; upstream alone ${Math.round(best.direct.requestsPerSec)} req/s; ` +
-          `bare Node proxy (bench/bare-node-proxy.mjs) ${Math.round(best.bare.requestsPerSec)} req/s = ${round(best.bare.requestsPerSec / best.nginx.requestsPerSec)}× nginx; ` +
-          `saturated p99 node ${best.node.p99Ms.toFixed(1)} ms, nginx ${best.nginx.p99Ms.toFixed(1)} ms; ${errors} errors; ${settled} requests billed and settled; ` +
-          `CPU per request: node ${perRequest('node')} µs, bare Node ${perRequest('bare')} µs, nginx ${perRequest('nginx')} µs`,
+          `${onPostgres ? 'PostgreSQL' : 'SQLite'}, WORKERS=${workers}; median of ${ROUNDS} alternating runs; ` +
+          `upstream alone ${Math.round(best.direct.requestsPerSec)} req/s; ` +
+          `bare Node proxy (bench/bare-node-proxy.mjs) ${Math.round(best.bare.requestsPerSec)} req/s = ` +
+          `${round(best.bare.requestsPerSec / best.nginx.requestsPerSec)}× nginx; ` +
+          `saturated p99 node ${best.node.p99Ms.toFixed(1)} ms, nginx ${best.nginx.p99Ms.toFixed(1)} ms; ` +
+          `${errors} errors; ${settled} requests billed and settled; ` +
+          `CPU per request: node ${perRequest('node')} µs, bare Node ${perRequest('bare')} µs, ` +
+          `nginx ${perRequest('nginx')} µs`,
       },
       {
         name: 'proxy: added latency p50 (billing on)',
@@ -218,7 +222,9 @@ export default async function proxyBench(): Promise<BenchResult[]> {
         anchor: 'nginx added p99',
         anchorValue: added('nginx', 'p99Ms'),
         goal: '<= 2 ms',
-        notes: `${latencyNote('p99Ms')}; CPU per request at this rate: node ${perRequest('node', pacedCpu)} µs, bare Node ${perRequest('bare', pacedCpu)} µs, nginx ${perRequest('nginx', pacedCpu)} µs`,
+        notes:
+          `${latencyNote('p99Ms')}; CPU per request at this rate: node ${perRequest('node', pacedCpu)} µs, ` +
+          `bare Node ${perRequest('bare', pacedCpu)} µs, nginx ${perRequest('nginx', pacedCpu)} µs`,
       },
     ];
   } finally {

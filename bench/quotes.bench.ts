@@ -151,7 +151,10 @@ export default async function quotesBench(): Promise<BenchResult[]> {
         anchorValue: round(anchor.p50Ms),
         ratio: round(hundred.p50Ms / anchor.p50Ms),
         goal: 'p50 ≤ 5 ms',
-        notes: `p99 ${hundred.p99Ms.toFixed(2)} ms; ${Math.round(hundred.requestsPerSec)} req/s; quoted ${q.string_count} strings / ${q.word_count} words; errors ${hundred.errors} (lower is better; ratio = subject / anchor)`,
+        notes:
+          `p99 ${hundred.p99Ms.toFixed(2)} ms; ${Math.round(hundred.requestsPerSec)} req/s; ` +
+          `quoted ${q.string_count} strings / ${q.word_count} words; errors ${hundred.errors} ` +
+          '(lower is better; ratio = subject / anchor)',
       },
       {
         name: 'quotes: quotation p50, 1 file of the 200k-string project (1 connection)',
@@ -174,7 +177,10 @@ export default async function quotesBench(): Promise<BenchResult[]> {
         value: Math.round(BIG_FILE / bigSeconds),
         unit: 'strings/s',
         goal: '≥ 100k strings/s',
-        notes: `${bigSeconds.toFixed(2)} s for ${BIG_FILE} strings (${(big.length / 1e6).toFixed(1)} MB); 100 files × 2,000 strings took ${seedSeconds.toFixed(1)} s (${Math.round((FILES * STRINGS_PER_FILE) / seedSeconds)} strings/s); database ${config.database.kind}`,
+        notes:
+          `${bigSeconds.toFixed(2)} s for ${BIG_FILE} strings (${(big.length / 1e6).toFixed(1)} MB); ` +
+          `100 files × 2,000 strings took ${seedSeconds.toFixed(1)} s ` +
+          `(${Math.round((FILES * STRINGS_PER_FILE) / seedSeconds)} strings/s); database ${config.database.kind}`,
       },
     ];
   } finally {

@@ -46,10 +46,10 @@ const table = [
   '',
   '| benchmark | result | anchor (same run) | ratio | goal | notes |',
   '|---|---|---|---|---|---|',
-  ...results.map(
-    (r) =>
-      `| ${r.name} | ${r.value} ${r.unit} | ${r.anchor ? `${r.anchorValue ?? ''} ${r.unit} (${r.anchor})` : ''} | ${r.ratio ?? ''} | ${r.goal ?? ''} | ${r.notes ?? ''} |`,
-  ),
+  ...results.map((r) => {
+    const anchor = r.anchor ? `${r.anchorValue ?? ''} ${r.unit} (${r.anchor})` : '';
+    return `| ${r.name} | ${r.value} ${r.unit} | ${anchor} | ${r.ratio ?? ''} | ${r.goal ?? ''} | ${r.notes ?? ''} |`;
+  }),
 ].join('\n');
 const readmePath = join(here, 'README.md');
 const readme = readFileSync(readmePath, 'utf8');

@@ -104,8 +104,11 @@ async function compare(
     ratio: Math.round(median(ratios) * 1000) / 1000,
     goal: '>= 0.7',
     notes:
-      `median of ${PAIRS} alternating pairs (pair ratios ${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)}); ${CONNECTIONS} connections; ` +
-      `p50 ${ms(s, 'p50Ms')} vs ${ms(a, 'p50Ms')} ms; p99 ${ms(s, 'p99Ms')} vs ${ms(a, 'p99Ms')} ms; errors ${errors(s)}/${errors(a)}`,
+      `median of ${PAIRS} alternating pairs ` +
+      `(pair ratios ${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)}); ` +
+      `${CONNECTIONS} connections; ` +
+      `p50 ${ms(s, 'p50Ms')} vs ${ms(a, 'p50Ms')} ms; p99 ${ms(s, 'p99Ms')} vs ${ms(a, 'p99Ms')} ms; ` +
+      `errors ${errors(s)}/${errors(a)}`,
   };
 }
 
@@ -226,7 +229,11 @@ async function benchOn(kind: 'sqlite' | 'postgres', withLogin: boolean): Promise
         anchor: 'one scrypt verification alone',
         anchorValue: Math.round(scrypt.p50 * 10) / 10,
         ratio: Math.round((sequential.p50Ms / scrypt.p50) * 100) / 100,
-        notes: `lower is better; p99 ${sequential.p99Ms.toFixed(1)} ms; 8 clients: ${Math.round(parallel.requestsPerSec * 10) / 10} logins/s, p50 ${parallel.p50Ms.toFixed(0)} ms; errors ${sequential.errors + parallel.errors}`,
+        notes:
+          `lower is better; p99 ${sequential.p99Ms.toFixed(1)} ms; ` +
+          `8 clients: ${Math.round(parallel.requestsPerSec * 10) / 10} logins/s, ` +
+          `p50 ${parallel.p50Ms.toFixed(0)} ms; ` +
+          `errors ${sequential.errors + parallel.errors}`,
       });
     }
     return results;

@@ -19,10 +19,10 @@ const TIMEOUT_MS = Number(process.env.VIEWER_BENCH_TIMEOUT_MS ?? 60_000);
 export function stripeLike(resources = 170): Record<string, unknown> {
   let seed = 42;
   const random = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
-  const words =
-    'account balance charge customer dispute event file invoice payment payout price product quote refund review session setup source subscription tax token transfer usage webhook'.split(
-      ' ',
-    );
+  const words = (
+    'account balance charge customer dispute event file invoice payment payout price product quote refund review ' +
+    'session setup source subscription tax token transfer usage webhook'
+  ).split(' ');
   const text = (n: number) => Array.from({ length: n }, () => words[Math.floor(random() * words.length)]).join(' ');
   const names = Array.from(
     { length: resources },
@@ -252,15 +252,16 @@ type ViewerName = 'quartet' | 'swagger-ui' | 'redoc';
 const PAGES: Record<ViewerName, (spec: string) => string> = {
   quartet: (spec) => `<!doctype html><html><head><meta charset="utf-8"><title>quartet</title>${probe('.qv-tag-toggle')}
 <link rel="stylesheet" href="/ours/viewer.css"><script src="/ours/viewer.js"></script></head>
-<body><div id="app"></div><script>new SwaggerUi({ url: '${spec}', dom_id: 'app', validatorUrl: null }).load();</script></body></html>`,
+<body><div id="app"></div>
+<script>new SwaggerUi({ url: '${spec}', dom_id: 'app', validatorUrl: null }).load();</script></body></html>`,
   'swagger-ui': (
     spec,
   ) => `<!doctype html><html><head><meta charset="utf-8"><title>swagger-ui</title>${probe('.opblock-tag')}
 <link rel="stylesheet" href="/sui/swagger-ui.css"><script src="/sui/swagger-ui-bundle.js"></script></head>
-<body><div id="app"></div><script>window.ui = SwaggerUIBundle({ url: '${spec}', dom_id: '#app', validatorUrl: null });</script></body></html>`,
-  redoc: (
-    spec,
-  ) => `<!doctype html><html><head><meta charset="utf-8"><title>redoc</title>${probe('.api-content [data-section-id^="operation/"]')}
+<body><div id="app"></div>
+<script>window.ui = SwaggerUIBundle({ url: '${spec}', dom_id: '#app', validatorUrl: null });</script></body></html>`,
+  redoc: (spec) => `<!doctype html><html><head><meta charset="utf-8"><title>redoc</title>
+${probe('.api-content [data-section-id^="operation/"]')}
 <script src="/redoc/redoc.standalone.js"></script></head>
 <body><div id="app"></div><script>Redoc.init('${spec}', {}, document.getElementById('app'));</script></body></html>`,
 };
@@ -268,19 +269,26 @@ const PAGES: Record<ViewerName, (spec: string) => string> = {
 /** Clicks what opens one operation and returns ms until the next frame after it has rendered. */
 const EXPAND: Record<ViewerName, (op: { tag: string; method: string; path: string; id: string }) => string> = {
   quartet: (op) => `(async () => {
-    const tag = [...document.querySelectorAll('.qv-tag-toggle')].find((b) => b.textContent === ${JSON.stringify(op.tag)});
+    const tag = [...document.querySelectorAll('.qv-tag-toggle')]
+      .find((b) => b.textContent === ${JSON.stringify(op.tag)});
     if (tag.getAttribute('aria-expanded') !== 'true') tag.click();
     await new Promise((r) => requestAnimationFrame(() => setTimeout(r, 50)));
-    const li = [...document.querySelectorAll('.qv-op.qv-${op.method}')].find((el) => el.querySelector('.qv-path').textContent === ${JSON.stringify(op.path)});
+    const li = [...document.querySelectorAll('.qv-op.qv-${op.method}')]
+      .find((el) => el.querySelector('.qv-path').textContent === ${JSON.stringify(op.path)});
     const start = performance.now();
     li.querySelector('.qv-op-head').click();
-    return await waitFrame(() => !li.querySelector('.qv-op-body').hidden && li.querySelector('.qv-op-body').childElementCount > 0, start);
+    const body = () => li.querySelector('.qv-op-body');
+    return await waitFrame(() => !body().hidden && body().childElementCount > 0, start);
   })()`,
   'swagger-ui': (op) => `(async () => {
-    const find = () => [...document.querySelectorAll('.opblock-summary-path')].filter((el) => el.getAttribute('data-path') === ${JSON.stringify(op.path)}).map((el) => el.closest('.opblock')).find((el) => el.classList.contains('opblock-${op.method}'));
+    const find = () => [...document.querySelectorAll('.opblock-summary-path')]
+      .filter((el) => el.getAttribute('data-path') === ${JSON.stringify(op.path)})
+      .map((el) => el.closest('.opblock'))
+      .find((el) => el.classList.contains('opblock-${op.method}'));
     let block = find();
     if (!block) {
-      const tag = [...document.querySelectorAll('.opblock-tag')].find((el) => el.getAttribute('data-tag') === ${JSON.stringify(op.tag)});
+      const tag = [...document.querySelectorAll('.opblock-tag')]
+        .find((el) => el.getAttribute('data-tag') === ${JSON.stringify(op.tag)});
       tag.click();
       await waitFrame(() => !!find(), performance.now());
       block = find();
@@ -364,9 +372,8 @@ async function measure(
     }
     return { firstRenderMs, expandMs };
   } catch (error) {
-    return {
-      error: `${(error as Error).message.split('\n')[0]}${pageErrors.length ? `; page errors: ${pageErrors.slice(0, 2).join(' | ')}` : ''}`,
-    };
+    const errors = pageErrors.length ? `; page errors: ${pageErrors.slice(0, 2).join(' | ')}` : '';
+    return { error: `${(error as Error).message.split('\n')[0]}${errors}` };
   } finally {
     // Closing a page stuck in a long task can itself hang; do not wait for it forever.
     await limited(context.close(), 'close').catch(() => undefined);
@@ -487,6 +494,11 @@ export default async function (): Promise<BenchResult[]> {
           // a lower bound.
           const timedOut = other[key] === undefined && /timed out|Timeout|no answer/.test(other.error ?? '');
           const value = other[key] ?? (timedOut ? TIMEOUT_MS : undefined);
+          const anchorNote = timedOut
+            ? `; anchor did not finish within ${TIMEOUT_MS / 1000} s, ratio is a lower bound`
+            : other.error
+              ? `; anchor: ${other.error}`
+              : '';
           results.push({
             name: `viewer ${metric}, ${input.label}, vs ${anchor}`,
             value: ours[key]!,
@@ -495,7 +507,7 @@ export default async function (): Promise<BenchResult[]> {
             anchorValue: value,
             ratio: value !== undefined ? Math.round((value / Math.max(1, ours[key]!)) * 10) / 10 : undefined,
             goal: metric === 'first render' && anchor === 'swagger-ui' ? '≥ 5× faster (ratio ≥ 5)' : undefined,
-            notes: `ratio = anchor ms / quartet ms${timedOut ? `; anchor did not finish within ${TIMEOUT_MS / 1000} s, ratio is a lower bound` : other.error ? `; anchor: ${other.error}` : ''}`,
+            notes: `ratio = anchor ms / quartet ms${anchorNote}`,
           });
         }
       }

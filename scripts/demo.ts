@@ -15,10 +15,10 @@ import { buildServer } from '../src/server.js';
 
 const MODEL = 'openai/gpt-4o-mini';
 let step = 0;
-const show = (title: string, detail: unknown = '') =>
-  console.log(
-    `\n${++step}. ${title}${detail === '' ? '' : `\n   ${typeof detail === 'string' ? detail : JSON.stringify(detail, null, 2).replace(/\n/g, '\n   ')}`}`,
-  );
+const show = (title: string, detail: unknown = '') => {
+  const text = typeof detail === 'string' ? detail : JSON.stringify(detail, null, 2).replace(/\n/g, '\n   ');
+  console.log(`\n${++step}. ${title}${detail === '' ? '' : `\n   ${text}`}`);
+};
 const short = (token: string) => `${token.slice(0, 24)}…${token.slice(-8)} (${token.length} characters)`;
 
 async function json(response: Response) {

@@ -1,14 +1,11 @@
-// SQLite copies its write-ahead log back into the database file (a checkpoint) on the connection
-// whose commit takes the log past wal_autocheckpoint pages: on the event loop, with two fsyncs.
-// Measured on billing commits one at a time: 73 stalls over 0.5 ms (up to 8.6 ms) per 20,000
-// commits, about a quarter of the commits' time. A worker thread with its own connection copies
-// the log a few times a second instead, while the main connection goes on writing (a passive
-// checkpoint waits for no reader or writer).
-// Under steady writes the worker never sees the log copied to its very end, which is when the
-// next commit starts the log over; so the main connection keeps an autocheckpoint, at 4,000
-// pages instead of 1,000: it finds little left to copy and restarts the log, which stays bounded
-// (also if the worker stops). Measured: a reserve+settle cycle's p99 0.3–0.7 ms instead of
-// 3.1–3.3 ms; its longest stalls, the fallback's fsyncs, 12–16 ms instead of 4–10 ms.
+// SQLite checkpoints (copies its write-ahead log back into the database file, two fsyncs) on the
+// connection whose commit crosses wal_autocheckpoint: on the event loop, stalling requests. A worker
+// thread with its own connection copies the log a few times a second instead (a passive checkpoint
+// waits for no reader or writer).
+// Under steady writes the worker never sees the log copied to its very end, where the next commit
+// starts it over; so the main connection keeps an autocheckpoint, at 4,000 pages instead of 1,000,
+// that finds little left to copy and keeps the log bounded (also if the worker stops).
+// Measurements: bench/README.md (Measurements behind the code).
 import { once } from 'node:events';
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';

@@ -12,6 +12,7 @@ import { quotesMigrations } from '../quotes/migrations.js';
 
 export interface Migration {
   name: string;
+  // Kysely<any>, as Kysely advises for migrations: each one meets the schema as it was then, not DB.
   up(db: Kysely<any>, columns: Columns): Promise<void>;
 }
 

@@ -1,7 +1,7 @@
 // Queries on hot paths, built and compiled by Kysely once and then run with new values.
 // Building and compiling a Kysely query costs several times what SQLite takes to run it
-// (measured on the proxy's billing statements: 70 µs a request built each time, 25 µs
-// prepared), so a query that runs on every request is written once like this:
+// (bench/README.md, Measurements behind the code), so a query that runs on every request is
+// written once like this:
 //
 //   const byId = prepared((p: Params<{ id: number }>, db) => db.selectFrom('t').selectAll().where('id', '=', p.id));
 //   const { rows } = await byId.run(executor, { id: 7 });

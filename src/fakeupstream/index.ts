@@ -80,10 +80,10 @@ export const FAKE_MODELS = [
   'openai/text-embedding-3-small',
 ];
 
-const WORDS =
-  'lorem ipsum dolor sit amet consectetur adipiscing elit sed do eiusmod tempor incididunt ut labore et dolore magna aliqua'.split(
-    ' ',
-  );
+const WORDS = (
+  'lorem ipsum dolor sit amet consectetur adipiscing elit sed do eiusmod tempor incididunt ut labore et dolore ' +
+  'magna aliqua'
+).split(' ');
 
 /** Tokens of a text: one per started group of four UTF-8 bytes (a stable stand-in for a tokenizer). */
 export function countTokens(text: string): number {
@@ -103,7 +103,8 @@ function textOf(content: unknown): string {
 /** Prompt tokens of a chat request: each message's text plus four tokens of framing, plus three. */
 export function chatPromptTokens(messages: unknown): number {
   if (!Array.isArray(messages)) return 0;
-  return messages.reduce((sum: number, message: any) => sum + countTokens(textOf(message?.content)) + 4, 3);
+  const contentOf = (message: unknown) => (message as { content?: unknown } | null)?.content;
+  return messages.reduce((sum: number, message: unknown) => sum + countTokens(textOf(contentOf(message))) + 4, 3);
 }
 
 /** Completion length: derived from the prompt so that it is stable, capped by max_tokens. */
@@ -215,7 +216,7 @@ export async function startFakeUpstream(options: FakeUpstreamOptions = {}): Prom
         },
       });
     }
-    if (!body || typeof body !== 'object' || typeof (body as any).model !== 'string') {
+    if (!body || typeof body !== 'object' || typeof (body as { model?: unknown }).model !== 'string') {
       return sendJson(res, 400, {
         error: { message: 'you must provide a model parameter', type: 'invalid_request_error', code: null },
       });
@@ -336,9 +337,8 @@ export async function startFakeUpstream(options: FakeUpstreamOptions = {}): Prom
       };
       if (body.stream !== true) return sendAnswer(res, response);
       res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' });
-      res.write(
-        `event: response.output_text.delta\ndata: ${JSON.stringify({ type: 'response.output_text.delta', delta: text })}\n\n`,
-      );
+      const delta = JSON.stringify({ type: 'response.output_text.delta', delta: text });
+      res.write(`event: response.output_text.delta\ndata: ${delta}\n\n`);
       const completed = faults.omitUsage ? { ...response, usage: null } : response;
       res.end(`event: response.completed\ndata: ${encode({ type: 'response.completed', response: completed })}\n\n`);
     },

@@ -1,5 +1,5 @@
-// The error conventions of the services (DESIGN.md), as one mechanism: a service picks an
-// ErrorStyle and installs `errorHandlerFor(style)`; routes throw HttpError.
+// The error conventions of the services (README.md, "Services, routes and error shapes"), as one
+// mechanism: a service picks an ErrorStyle and installs `errorHandlerFor(style)`; routes throw HttpError.
 //   problem  – users and tasks API: RFC 9457 application/problem+json, with per-field `errors`
 //   fastapi  – proxy node input errors: {"detail":[{loc,msg,type}]} with status 422
 //   openai   – proxy node billing/upstream errors: {"error":{message,type,code}}
@@ -144,7 +144,7 @@ const PREFIX_STYLES: Record<LocalPrefix, ErrorStyle> = {
 };
 const PREFIXES = Object.entries(PREFIX_STYLES);
 
-/** The error shape of an answer to `url` (a request target, as sent), by the area its path lies in. */
+/** The error shape of an answer to `url` (a request target, as sent), by the service its path belongs to. */
 export function errorStyleFor(url: string): ErrorStyle {
   let path = url.replace(/^[a-z][a-z0-9+.-]*:\/\/[^/?]*/i, '').split('?')[0];
   try {
@@ -159,7 +159,7 @@ export function errorStyleFor(url: string): ErrorStyle {
 
 const CONTEXT_LOC: Record<string, string> = { body: 'body', querystring: 'query', headers: 'header', params: 'path' };
 
-interface AjvError {
+export interface AjvError {
   keyword: string;
   instancePath: string;
   params: Record<string, any>;
@@ -205,13 +205,11 @@ export function fieldErrorsFromValidation(errors: AjvError[], context: string | 
           type: `${error.params.type}_type`,
         };
         break;
-      case 'enum':
-        field = {
-          loc: [where, ...path],
-          msg: `Input should be one of ${(error.params.allowedValues ?? []).map((v: unknown) => JSON.stringify(v)).join(', ')}`,
-          type: 'enum',
-        };
+      case 'enum': {
+        const allowed = (error.params.allowedValues ?? []).map((v: unknown) => JSON.stringify(v));
+        field = { loc: [where, ...path], msg: `Input should be one of ${allowed.join(', ')}`, type: 'enum' };
         break;
+      }
       case 'anyOf':
       case 'oneOf':
         field = { loc: [where, ...path], msg: 'Input does not match any of the allowed forms', type: 'union' };
@@ -281,7 +279,7 @@ export function sendError(reply: FastifyReply, style: ErrorStyle, error: HttpErr
 
 /**
  * The error handler of a service: every failure leaves in that service's shape. Without a
- * style (the root scope: platform routes, local 404s), the path's area decides.
+ * style (the root scope: platform routes, local 404s), the path's service decides.
  */
 export function errorHandlerFor(fixed?: ErrorStyle) {
   return function handleError(
@@ -343,7 +341,7 @@ const FRAMEWORK_MESSAGES = new Map([
   ['FST_ERR_MAX_PARAM_LENGTH', 'A path parameter is too long'],
 ]);
 
-/** Fastify's `frameworkErrors`: a URL the router cannot read, answered in the path's area shape. */
+/** Fastify's `frameworkErrors`: a URL the router cannot read, answered in the shape of the path's service. */
 export function frameworkErrorHandler(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
   reply.header('x-request-id', request.id);
   const status = error.statusCode ?? 500;
@@ -357,7 +355,7 @@ const CLIENT_ERRORS = new Map<string | undefined, [number, string]>([
   ['HPE_HEADER_OVERFLOW', [431, 'The request headers are too large']],
 ]);
 
-/** Answers on a bare socket (no request object exists) in the shape of `target`'s area, then closes it. */
+/** Answers on a bare socket (no request object exists) in the shape of `target`'s service, then closes it. */
 function answerOnSocket(socket: Duplex, target: string, status: number, message: string, headers = '') {
   const rendered = errorStyleFor(target).render(status, message);
   const body = JSON.stringify(rendered.body);
@@ -372,7 +370,7 @@ function answerOnSocket(socket: Duplex, target: string, status: number, message:
 
 /**
  * The server's `clientError` handler: HTTP that Node's parser refuses (unknown method, bad
- * request line, headers too large, too slow) gets an answer in the area's shape, read from the
+ * request line, headers too large, too slow) gets an answer in the service's shape, read from the
  * request line when the refused bytes hold it (else the proxy node's, as for any path outside the
  * local prefixes), and the connection is closed.
  */

@@ -1,7 +1,7 @@
 // A depth limit for JSON from outside (request bodies, upstream answers). JSON.parse is iterative,
 // but JSON.stringify and most walkers recurse: a 12 KB body of 5,000 nested brackets overflowed
 // the stack (a 500). JSON is checked here once, without recursion, before anything walks it; a
-// request body too deep is refused in its area's shape.
+// request body too deep is refused in its service's shape.
 import type { FastifyInstance } from 'fastify';
 import { HttpError } from './errors.js';
 

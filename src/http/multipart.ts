@@ -1,5 +1,5 @@
 // Reading multipart/form-data bodies (a user's photo, the quotation API's uploads) so that every fault of
-// the body is a client error in the area's shape: no boundary, a broken or truncated body and
+// the body is a client error in the service's shape: no boundary, a broken or truncated body and
 // a wrong content type are 400/415, too many or too large parts 413. busboy and
 // @fastify/multipart throw plain errors (a 500) or odd statuses (406) for most of these.
 import type { MultipartValue } from '@fastify/multipart';

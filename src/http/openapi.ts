@@ -32,7 +32,7 @@ export class OpenApiCollector {
       if (schema.hide) return;
       const methods = Array.isArray(route.method) ? route.method : [route.method];
       for (const method of methods) {
-        if (method === 'HEAD' && methods.length === 1 && (route as any).exposeHeadRoute === undefined) continue;
+        if (method === 'HEAD' && methods.length === 1 && route.exposeHeadRoute === undefined) continue;
         this.operations.push({ method: method.toLowerCase(), url: route.url, schema });
       }
     });

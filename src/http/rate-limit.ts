@@ -28,17 +28,18 @@ export async function hitRateLimit(
     .values({ key, window_start: now, hits: 1 })
     .onConflict((oc) =>
       oc.column('key').doUpdateSet({
-        hits: sql<number>`case when rate_limits.window_start <= ${expired} then 1 else rate_limits.hits + 1 end`,
-        window_start: sql<number>`case when rate_limits.window_start <= ${expired} then ${now} else rate_limits.window_start end`,
+        hits: sql<number>`case when rate_limits.window_start <= ${expired}
+          then 1 else rate_limits.hits + 1 end`,
+        window_start: sql<number>`case when rate_limits.window_start <= ${expired}
+          then ${now} else rate_limits.window_start end`,
       }),
     )
     .returning(['hits', 'window_start'])
     .executeTakeFirstOrThrow();
-  const hits = Number(row.hits);
   return {
-    allowed: hits <= rule.limit,
-    hits,
-    retryAfterMs: Math.max(0, Number(row.window_start) + rule.windowMs - now),
+    allowed: row.hits <= rule.limit,
+    hits: row.hits,
+    retryAfterMs: Math.max(0, row.window_start + rule.windowMs - now),
   };
 }
 

@@ -6,10 +6,10 @@ import addFormatsModule from 'ajv-formats';
 import type { FastifySchemaCompiler } from 'fastify';
 
 const Ajv = AjvModule.default ?? AjvModule;
-const addFormats = (addFormatsModule as any).default ?? addFormatsModule;
+const addFormats = addFormatsModule.default ?? addFormatsModule;
 
 function makeAjv(coerce: boolean) {
-  const ajv = new (Ajv as any)({
+  const ajv = new Ajv({
     coerceTypes: coerce ? 'array' : false,
     useDefaults: true,
     removeAdditional: false,
@@ -51,7 +51,7 @@ function boundIntegers(schema: unknown): unknown {
   return copy;
 }
 
-export const validatorCompiler: FastifySchemaCompiler<any> = ({ schema, httpPart }) => {
+export const validatorCompiler: FastifySchemaCompiler<unknown> = ({ schema, httpPart }) => {
   const ajv = httpPart === 'body' ? strict : coercing;
   return ajv.compile(boundIntegers(schema) as object);
 };

@@ -1,5 +1,5 @@
-// The seed sends a task's owner as "a JSON string": the id JSON-encoded ("\"12\""), or a
-// JSON user object ("{\"id\":\"12\",…}"). A plain id ("12" or 12) is accepted as well.
+// The original API (docs/tasks.md) sends a task's owner as "a JSON string": the id JSON-encoded
+// ("\"12\""), or a JSON user object ("{\"id\":\"12\",…}"). A plain id ("12" or 12) is accepted as well.
 import { badInput } from '../users/input.js';
 
 const DIGITS = /^[1-9][0-9]{0,14}$/;
@@ -19,9 +19,8 @@ export function ownerId(user: string | number): number {
   } catch {
     parsed = undefined;
   }
-  const id =
-    plainId(parsed) ??
-    (parsed && typeof parsed === 'object' ? plainId((parsed as any).id ?? (parsed as any)._id) : null);
+  const object = parsed && typeof parsed === 'object' ? (parsed as { id?: unknown; _id?: unknown }) : null;
+  const id = plainId(parsed) ?? (object ? plainId(object.id ?? object._id) : null);
   if (id === null) {
     throw badInput([
       {

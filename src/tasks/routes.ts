@@ -19,10 +19,10 @@ export function publicTask(row: TaskRow) {
     id: String(row.id),
     title: row.title,
     description: row.description,
-    done: Number(row.done) === 1,
+    done: row.done === 1,
     user: String(row.user_id),
-    created_at: new Date(Number(row.created_at)).toISOString(),
-    updated_at: new Date(Number(row.updated_at)).toISOString(),
+    created_at: new Date(row.created_at).toISOString(),
+    updated_at: new Date(row.updated_at).toISOString(),
   };
 }
 

@@ -44,7 +44,7 @@ export class TasksStore {
       where.select(COLUMNS).orderBy('id', 'desc').offset(offset).limit(limit).execute(),
       where.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
     ]);
-    return { rows, total: Number(count.n) };
+    return { rows, total: count.n };
   }
 
   async get(id: number, owner: Owner): Promise<TaskRow | undefined> {
@@ -76,6 +76,6 @@ export class TasksStore {
     let query = this.db.deleteFrom('tasks').where('id', '=', id);
     if (owner !== null) query = query.where('user_id', '=', owner);
     const result = await query.executeTakeFirst();
-    return Number(result.numDeletedRows) > 0;
+    return result.numDeletedRows > 0n;
   }
 }

@@ -95,7 +95,7 @@ export const command: Command = {
         }
         for (const mail of mails) {
           console.log(
-            `--- mail ${mail.id} to ${mail.recipient} at ${new Date(Number(mail.created_at)).toISOString()}` +
+            `--- mail ${mail.id} to ${mail.recipient} at ${new Date(mail.created_at).toISOString()}` +
               (mail.sent_at ? ` (sent)` : mail.last_error ? ` (sending failed: ${mail.last_error})` : ''),
           );
           console.log(`Subject: ${mail.subject}\n\n${mail.body}\n`);

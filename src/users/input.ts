@@ -1,9 +1,10 @@
-// The seed leaves open whether GET and DELETE parameters travel in the query string or in a
-// body: both are accepted. Fastify validates the query string; this merges an optional JSON
-// body (read by hand for GET, whose body Fastify ignores) checked against the same schema.
+// The original API (docs/tasks.md) leaves open whether GET and DELETE parameters travel in the
+// query string or in a body: both are accepted. Fastify validates the query string; this merges an
+// optional JSON body (read by hand for GET, whose body Fastify ignores) checked against the same
+// schema.
 import type { Static, TObject } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
-import { fieldErrorsFromValidation, HttpError, type FieldError } from '../http/errors.js';
+import { fieldErrorsFromValidation, HttpError, type AjvError, type FieldError } from '../http/errors.js';
 import { nestedDeeperThan, tooDeepError } from '../http/json-depth.js';
 import { validatorCompiler } from '../http/validation.js';
 
@@ -16,7 +17,7 @@ export function strictValidator(schema: TObject) {
     validate = validatorCompiler({ schema, httpPart: 'body', method: 'GET', url: '' }) as (value: unknown) => boolean;
     compiled.set(schema, validate);
   }
-  return validate as ((value: unknown) => boolean) & { errors?: any[] };
+  return validate as ((value: unknown) => boolean) & { errors?: AjvError[] };
 }
 
 /** Checks a body that the route could not declare to Fastify (multipart or optional bodies). */
@@ -37,11 +38,11 @@ export function badInput(fields: FieldError[]): HttpError {
 }
 
 /** The route's parameters from the query string and/or a JSON body; `required` must be present. */
-export async function queryOrBody<T extends TObject>(
+export async function queryOrBody<T extends TObject, K extends keyof Static<T> & string = never>(
   request: FastifyRequest,
   schema: T,
-  required: (keyof Static<T> & string)[] = [],
-): Promise<Static<T>> {
+  required: K[] = [],
+): Promise<Static<T> & Required<Pick<Static<T>, K>>> {
   const query = (request.query ?? {}) as Record<string, unknown>;
   const body = request.method === 'GET' ? await readGetBody(request) : request.body;
   // No prototype: the names are the caller's (`merged.__proto__ = …` would replace a prototype).
@@ -66,7 +67,7 @@ export async function queryOrBody<T extends TObject>(
   if (missing.length) {
     throw badInput(missing.map((name) => ({ loc: ['query', name], msg: 'Field required', type: 'missing' })));
   }
-  return merged as Static<T>;
+  return merged as Static<T> & Required<Pick<Static<T>, K>>;
 }
 
 async function readGetBody(request: FastifyRequest): Promise<unknown> {

@@ -1,4 +1,5 @@
-// The /api/users routes: the eight of the original API (docs/tasks.md), plus logout, the reset request and API key pairs.
+// The /api/users routes: the eight of the original API (docs/tasks.md), plus logout, the reset request and
+// API key pairs.
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { bearerToken } from '../http/auth.js';
@@ -37,7 +38,8 @@ export async function registerUserRoutes(scope: FastifyInstance, deps: UsersDeps
         summary: 'Create an account',
         description:
           'Anyone may register; the account gets the role `user` (admins come from the CLI or bootstrap variables). ' +
-          'A taken email or username answers 409 without saying which; registrations are rate-limited per client address.',
+          'A taken email or username answers 409 without saying which; ' +
+          'registrations are rate-limited per client address.',
         tags,
         body: S.RegisterBody,
         response: { 201: S.UserReply, ...S.errors(400, 409, 413, 415, 429) },
@@ -56,7 +58,8 @@ export async function registerUserRoutes(scope: FastifyInstance, deps: UsersDeps
       schema: {
         summary: 'Log in and get an access token',
         description:
-          'Unknown email and wrong password give the same 401. Attempts are limited per account and per client address (429 with Retry-After).',
+          'Unknown email and wrong password give the same 401. ' +
+          'Attempts are limited per account and per client address (429 with Retry-After).',
         tags,
         body: S.LoginBody,
         response: { 200: S.LoginReply, ...S.errors(400, 401, 415, 429) },
@@ -122,7 +125,8 @@ export async function registerUserRoutes(scope: FastifyInstance, deps: UsersDeps
         summary: 'Ask for a password reset code by e-mail',
         description:
           'Always 202, whether or not the email has an account. The mail carries a single-use code valid for ' +
-          `${Math.round(config.resetTtlMs / 60000)} minutes (SMTP when configured, else the outbox read with \`quartet users outbox\`).`,
+          `${Math.round(config.resetTtlMs / 60000)} minutes ` +
+          '(SMTP when configured, else the outbox read with `quartet users outbox`).',
         tags,
         body: S.ResetRequestBody,
         response: { 202: S.Accepted, ...S.errors(400, 415, 429) },
@@ -149,7 +153,8 @@ export async function registerUserRoutes(scope: FastifyInstance, deps: UsersDeps
         summary: 'Set a new password',
         description:
           'Needs proof: either `token` (the reset code from the mail; ends every session), or a bearer token of the ' +
-          'account with `current_password` (ends every other session). An invalid code answers the same whether or not the email exists.',
+          'account with `current_password` (ends every other session). ' +
+          'An invalid code answers the same whether or not the email exists.',
         tags,
         body: S.ResetBody,
         response: { 204: S.noContent('Password changed'), ...S.errors(400, 401, 403, 415, 429) },
@@ -198,7 +203,8 @@ export async function registerUserRoutes(scope: FastifyInstance, deps: UsersDeps
         summary: 'Set or remove the photo',
         description:
           'The email and current password are the proof (limited like login). The photo comes as a multipart file ' +
-          `named \`photo\` or as a base64 data URL in JSON (\`null\` removes it); PNG, JPEG, WebP or GIF by content, at most ${config.photoMaxBytes} bytes.`,
+          'named `photo` or as a base64 data URL in JSON (`null` removes it); ' +
+          `PNG, JPEG, WebP or GIF by content, at most ${config.photoMaxBytes} bytes.`,
         tags,
         requestBody: {
           required: true,
@@ -268,7 +274,8 @@ export async function registerUserRoutes(scope: FastifyInstance, deps: UsersDeps
       schema: {
         summary: "Get a user's photo",
         description:
-          'For any authenticated caller. The stored bytes with their content type and `X-Content-Type-Options: nosniff`; ' +
+          'For any authenticated caller. ' +
+          'The stored bytes with their content type and `X-Content-Type-Options: nosniff`; ' +
           '404 when the email has no photo. `email` travels in the query string or in a JSON body.',
         tags,
         security: S.bearer,
@@ -290,7 +297,7 @@ export async function registerUserRoutes(scope: FastifyInstance, deps: UsersDeps
     async (request, reply) => {
       await authenticate(identity, request);
       const { email } = await queryOrBody(request, S.EmailFields, ['email']);
-      const photo = await store.photoByEmail(email!.trim());
+      const photo = await store.photoByEmail(email.trim());
       if (!photo) throw new HttpError(404, 'No photo for this email', { code: 'not_found' });
       return reply
         .type(photo.content_type)
@@ -338,7 +345,7 @@ export async function registerUserRoutes(scope: FastifyInstance, deps: UsersDeps
         results: rows.map((row) => ({
           api_key: row.api_key,
           name: row.name,
-          created_at: new Date(Number(row.created_at)).toISOString(),
+          created_at: new Date(row.created_at).toISOString(),
         })),
       };
     },
@@ -360,7 +367,7 @@ export async function registerUserRoutes(scope: FastifyInstance, deps: UsersDeps
     async (request, reply) => {
       const principal = await authenticate(identity, request);
       const { api_key } = await queryOrBody(request, S.ApiKeyFields, ['api_key']);
-      if (!API_KEY_PATTERN.test(api_key!) || !(await store.deleteApiKey(Number(principal.userId), api_key!))) {
+      if (!API_KEY_PATTERN.test(api_key) || !(await store.deleteApiKey(Number(principal.userId), api_key))) {
         throw new HttpError(404, 'No such API key', { code: 'not_found' });
       }
       return reply.code(204).send();

@@ -1,5 +1,6 @@
 // The SQL of users, sessions, password resets, photos, the mail outbox and API keys.
-// Every multi-row change runs in one transaction; every query is parameterized by Kysely.
+// Every multi-row change runs in one writeTransaction (SQLite's write lock from the start); every query is
+// parameterized by Kysely.
 import { isUniqueViolation } from '../db/errors.js';
 import { writeTransaction, type Database, type Executor } from '../db/index.js';
 
@@ -42,13 +43,7 @@ function usersWithPhoto(db: Executor) {
 
 function toUserRow(row: Omit<UserRow, 'has_photo'> & { photo_owner: number | null }): UserRow {
   const { photo_owner, ...rest } = row;
-  return {
-    ...rest,
-    id: Number(rest.id),
-    created_at: Number(rest.created_at),
-    updated_at: Number(rest.updated_at),
-    has_photo: photo_owner !== null,
-  };
+  return { ...rest, has_photo: photo_owner !== null };
 }
 
 export class UsersStore {
@@ -82,7 +77,7 @@ export class UsersStore {
         })
         .returning('id')
         .executeTakeFirstOrThrow();
-      return Number(row.id);
+      return row.id;
     } catch (error) {
       if (isUniqueViolation(error)) return null;
       throw error;
@@ -99,8 +94,7 @@ export class UsersStore {
       .selectFrom('users')
       .select(['id', 'email', 'username', 'role', 'password_hash'])
       .where('email_lower', '=', email.toLowerCase())
-      .executeTakeFirst()
-      .then((row) => row && { ...row, id: Number(row.id) });
+      .executeTakeFirst();
   }
 
   async listUsers(offset: number, limit: number): Promise<{ rows: UserRow[]; total: number }> {
@@ -111,13 +105,13 @@ export class UsersStore {
         .select((eb) => eb.fn.countAll<number>().as('n'))
         .executeTakeFirstOrThrow(),
     ]);
-    return { rows: rows.map(toUserRow), total: Number(count.n) };
+    return { rows: rows.map(toUserRow), total: count.n };
   }
 
   /** Deletes the user; photo, sessions, resets, mails, API keys and tasks cascade. */
   async deleteUser(id: number): Promise<boolean> {
     const result = await this.db.deleteFrom('users').where('id', '=', id).executeTakeFirst();
-    return Number(result.numDeletedRows) > 0;
+    return result.numDeletedRows > 0n;
   }
 
   async updatePasswordHash(userId: number, hash: string, now = Date.now()): Promise<void> {
@@ -129,7 +123,7 @@ export class UsersStore {
    * token, all or nothing.
    */
   async replacePassword(userId: number, hash: string, keepSession?: string, now = Date.now()): Promise<void> {
-    await this.db.transaction().execute((trx) => replacePasswordIn(trx, userId, hash, keepSession, now));
+    await writeTransaction(this.database, (trx) => replacePasswordIn(trx, userId, hash, keepSession, now));
   }
 
   /**
@@ -137,13 +131,13 @@ export class UsersStore {
    * transaction: a token works once, and never for another account. False when invalid.
    */
   async resetPassword(email: string, resetTokenHash: string, hash: string, now = Date.now()): Promise<boolean> {
-    return this.db.transaction().execute(async (trx) => {
+    return writeTransaction(this.database, async (trx) => {
       const used = await trx
         .deleteFrom('password_resets')
         .where('token_hash', '=', resetTokenHash)
         .returning(['user_id', 'expires_at'])
         .executeTakeFirst();
-      if (!used || Number(used.expires_at) <= now) return false;
+      if (!used || used.expires_at <= now) return false;
       const owner = await trx
         .selectFrom('users')
         .select('id')
@@ -151,7 +145,7 @@ export class UsersStore {
         .where('email_lower', '=', email.toLowerCase())
         .executeTakeFirst();
       if (!owner) return false;
-      await replacePasswordIn(trx, Number(owner.id), hash, undefined, now);
+      await replacePasswordIn(trx, owner.id, hash, undefined, now);
       return true;
     });
   }
@@ -164,7 +158,7 @@ export class UsersStore {
     mail: { recipient: string; subject: string; body: string },
     now = Date.now(),
   ): Promise<number> {
-    return this.db.transaction().execute(async (trx) => {
+    return writeTransaction(this.database, async (trx) => {
       await trx
         .insertInto('password_resets')
         .values({ token_hash: resetTokenHash, user_id: userId, created_at: now, expires_at: expiresAt })
@@ -174,7 +168,7 @@ export class UsersStore {
         .values({ user_id: userId, ...mail, created_at: now, sent_at: null, last_error: null })
         .returning('id')
         .executeTakeFirstOrThrow();
-      return Number(row.id);
+      return row.id;
     });
   }
 
@@ -197,7 +191,7 @@ export class UsersStore {
   }
 
   async createSession(userId: number, sessionTokenHash: string, expiresAt: number, now = Date.now()): Promise<void> {
-    await this.db.transaction().execute(async (trx) => {
+    await writeTransaction(this.database, async (trx) => {
       // Tidy this user's expired sessions while we are here; expiry is enforced on read anyway.
       await trx.deleteFrom('sessions').where('user_id', '=', userId).where('expires_at', '<=', now).execute();
       await trx
@@ -272,7 +266,7 @@ export class UsersStore {
         .select((eb) => eb.fn.countAll<number>().as('n'))
         .where('user_id', '=', row.user_id)
         .executeTakeFirstOrThrow();
-      if (Number(count.n) >= max) return false;
+      if (count.n >= max) return false;
       await trx.insertInto('api_keys').values(row).execute();
       return true;
     });
@@ -293,7 +287,7 @@ export class UsersStore {
       .where('user_id', '=', userId)
       .where('api_key', '=', apiKey)
       .executeTakeFirst();
-    return Number(result.numDeletedRows) > 0;
+    return result.numDeletedRows > 0n;
   }
 
   async apiKeyWithOwner(apiKey: string) {

@@ -98,8 +98,8 @@ export class ClientAuthorizations {
 
   /**
    * Applies the authorizations that concern an operation: those its security names, all when it
-   * declares none, and always those registered under a name that is no security scheme (the
-   * seed's "header that must go with every request").
+   * declares none, and always those registered under a name that is no security scheme (a
+   * "header that must go with every request", docs/viewer.md).
    */
   apply(request: PendingRequest, security: SecurityRequirement[] | undefined, schemeNames: Set<string>) {
     const named = security && security.length ? new Set(security.flatMap((alt) => Object.keys(alt))) : undefined;

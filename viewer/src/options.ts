@@ -1,4 +1,5 @@
-// The seed's option table, with its defaults. Unknown values fall back the way 2.x did.
+// The option table of docs/viewer.md (Options), with its defaults. Unknown values fall back the way
+// 2.x did.
 import type { Operation, Tag } from './normalize/model.js';
 
 export const SUBMIT_METHODS = ['get', 'put', 'post', 'delete', 'patch', 'options', 'head'];

@@ -123,9 +123,8 @@ export function curlOf(request: BuiltRequest): string {
     parts.push(`--header ${shellQuote(`${name}: ${value}`)}`);
   }
   if (request.cookies.length) {
-    parts.push(
-      `--cookie ${shellQuote(request.cookies.map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(v)}`).join('; '))}`,
-    );
+    const cookies = request.cookies.map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(v)}`);
+    parts.push(`--cookie ${shellQuote(cookies.join('; '))}`);
   }
   const body = request.curlBody;
   if (body?.kind === 'form') {
@@ -196,9 +195,15 @@ function corsMessage(request: BuiltRequest): string {
     // keep the raw address
   }
   const sent = Object.keys(request.headers);
+  // Each phrase stays whole inside t(): the language files are keyed by it.
+  const unreachable = t(
+    'failed before an answer could be read: the server is unreachable, or it does not send cross-origin headers.',
+  );
+  const allowHeaders = `Access-Control-Allow-Headers${sent.length ? ` (${sent.join(', ')})` : ''}`;
+  const allowMethods = `Access-Control-Allow-Methods (${request.method})`;
   return [
     t("Can't read from server. It may not have the appropriate access-control-origin settings."),
-    `${t('The request to')} ${target} ${t('failed before an answer could be read: the server is unreachable, or it does not send cross-origin headers.')}`,
-    `${t('It must answer with')} Access-Control-Allow-Origin, Access-Control-Allow-Methods (${request.method}) ${t('and')} Access-Control-Allow-Headers${sent.length ? ` (${sent.join(', ')})` : ''}.`,
+    `${t('The request to')} ${target} ${unreachable}`,
+    `${t('It must answer with')} Access-Control-Allow-Origin, ${allowMethods} ${t('and')} ${allowHeaders}.`,
   ].join('\n');
 }
