@@ -5,7 +5,7 @@
 // statement (src/db keeps a cache by SQL text), and the values are always bound parameters.
 // - SQLite: multi-row VALUES, at most 32766 bound values a statement;
 // - PostgreSQL: one array parameter per column, expanded by unnest (any number of rows).
-import { CompiledQuery, type Insertable, type SelectType } from 'kysely';
+import { CompiledQuery, type SelectType } from 'kysely';
 import type { Dialect, Executor } from './index.js';
 import type { DB } from './schema.js';
 
@@ -14,15 +14,9 @@ export type TableName = keyof DB & string;
 /** The column names of a table; without one, of every table (distributes over the union). */
 export type ColumnName<T extends TableName = TableName> = T extends TableName ? keyof DB[T] & string : never;
 
-/** A value the table takes in one of its columns (rows are flat lists of them, in column order). */
-export type ColumnValue<T extends TableName> = T extends TableName ? Insertable<DB[T]>[keyof Insertable<DB[T]>] : never;
-
-/**
- * A column of table T and its PostgreSQL type (for the unnest array's cast). Without T, a column of
- * any name: the untyped form of the callers written before this typing (see LooseColumn).
- */
-export interface Column<T extends TableName = never> {
-  name: [T] extends [never] ? string : ColumnName<T>;
+/** A column of table T and its PostgreSQL type (for the unnest array's cast). */
+export interface Column<T extends TableName> {
+  name: ColumnName<T>;
   type: 'bigint' | 'integer' | 'text';
 }
 
@@ -30,7 +24,7 @@ export interface Column<T extends TableName = never> {
  * A column an update sets: to the given value, to the current value plus it ('add'), or to it
  * unless it is null ('unless-null', which keeps the current value).
  */
-export interface SetColumn<T extends TableName = never> extends Column<T> {
+export interface SetColumn<T extends TableName> extends Column<T> {
   combine?: 'add' | 'unless-null';
 }
 
@@ -44,22 +38,14 @@ export interface UpdateOptions<T extends TableName, K extends ColumnName<T>> {
   returning?: readonly K[];
 }
 
-/**
- * Transitional, for the callers written before this typing: a table name as any string, with a
- * column list typed as `Column[]` (any names). It goes once every caller names its table's columns
- * (`Column<'table'>[]`).
- */
-interface LooseColumn<Name extends string = string> {
-  name: Name;
-  type: Column['type'];
-  combine?: SetColumn['combine'];
+/** Columns of `table` in the order given (the order of their values), with their PostgreSQL types. */
+export function columnsOf<T extends TableName>(
+  _table: T,
+  types: { [C in ColumnName<T>]?: Column<T>['type'] },
+): Column<T>[] {
+  const entries = Object.entries(types) as [ColumnName<T>, Column<T>['type']][];
+  return entries.map(([name, type]) => ({ name, type }));
 }
-
-/**
- * The loose form's table: `string` when the column names are typed as plain strings (`Column[]`), else `never`,
- * so that literal names or one table's names always meet the typed form's checks.
- */
-type UntypedTable<Name extends string> = string extends Name ? string : never;
 
 const SQLITE_MAX_VALUES = 32766;
 // Rows per statement: on SQLite 500 are as fast as more (bench/README.md); 10,000 keep a
@@ -79,23 +65,10 @@ export async function insertRows<T extends TableName, K extends ColumnName<T> = 
   dialect: Dialect,
   table: T,
   columns: readonly Column<T>[],
-  values: readonly ColumnValue<T>[],
-  returning?: readonly K[],
-): Promise<Returned<T, K>[]>;
-/** @deprecated Transitional (see LooseColumn): type `columns` as `Column<'table'>[]`. */
-// prettier-ignore
-export async function insertRows<R = Record<string, unknown>, Name extends string = string>(
-  db: Executor, dialect: Dialect, table: UntypedTable<Name>,
-  columns: readonly LooseColumn<Name>[], values: readonly unknown[], returning?: readonly string[],
-): Promise<R[]>;
-export async function insertRows<R>(
-  db: Executor,
-  dialect: Dialect,
-  table: string,
-  columns: readonly LooseColumn[],
   values: readonly unknown[],
-  returning: readonly string[] = [],
-): Promise<R[]> {
+  returning: readonly K[] = [],
+): Promise<Returned<T, K>[]> {
+  type R = Returned<T, K>;
   const out: R[] = [];
   for (const batch of batches(dialect, columns.length, values)) {
     const text = statementText(columns, `${dialect} insert ${table} ${batch.length} ${returning}`, () => {
@@ -124,25 +97,10 @@ export async function updateRows<T extends TableName, K extends ColumnName<T> = 
   table: T,
   keys: readonly [Column<T>, ...Column<T>[]],
   set: readonly SetColumn<T>[],
-  values: readonly (ColumnValue<T> | null)[],
-  options?: UpdateOptions<T, K>,
-): Promise<Returned<T, K>[]>;
-/** @deprecated Transitional (see LooseColumn): type `keys` and `set` as `Column<'table'>[]`. */
-// prettier-ignore
-export async function updateRows<R = Record<string, unknown>, Name extends string = string>(
-  db: Executor, dialect: Dialect, table: UntypedTable<Name>,
-  keys: readonly LooseColumn<Name>[], set: readonly LooseColumn<Name>[], values: readonly unknown[],
-  options?: { where?: string; returning?: readonly string[] },
-): Promise<R[]>;
-export async function updateRows<R>(
-  db: Executor,
-  dialect: Dialect,
-  table: string,
-  keys: readonly LooseColumn[],
-  set: readonly LooseColumn[],
   values: readonly unknown[],
-  options: { where?: string; returning?: readonly string[] } = {},
-): Promise<R[]> {
+  options: UpdateOptions<T, K> = {},
+): Promise<Returned<T, K>[]> {
+  type R = Returned<T, K>;
   const columns = [...keys, ...set];
   const out: R[] = [];
   for (const batch of batches(dialect, columns.length, values)) {
@@ -215,7 +173,7 @@ function batches(dialect: Dialect, width: number, values: readonly unknown[]): (
 }
 
 /** `unnest($1::type[], …) as v(columns)` */
-function unnest(columns: readonly LooseColumn[]): string {
+function unnest(columns: readonly { name: string; type: string }[]): string {
   const arrays = columns.map((column, i) => `$${i + 1}::${column.type}[]`).join(', ');
   return `unnest(${arrays}) as v(${columns.map((column) => quoted(column.name)).join(', ')})`;
 }

@@ -2,7 +2,7 @@
 // the admin page, the proofs the node holds, and billing. Every balance change is one conditional
 // statement, so it is atomic on SQLite and PostgreSQL alike and never a read-modify-write in JavaScript.
 import { CompiledQuery, sql, type Insertable, type Selectable } from 'kysely';
-import { insertRows, updateRows, type Column, type SetColumn } from '../db/bulk.js';
+import { columnsOf, insertRows, updateRows, type Column, type SetColumn } from '../db/bulk.js';
 import type { Dialect, Executor } from '../db/index.js';
 import type { BillingStep, HeldResult } from './billing.js';
 import { prepared, type Params } from '../db/prepared.js';
@@ -550,30 +550,41 @@ interface AccountChange {
   usedAt: number | null;
 }
 
-/** Columns of one PostgreSQL type, in the order given (the order of their values). */
-const typed = (type: Column['type'], ...names: string[]): Column[] => names.map((name) => ({ name, type }));
-
-const ID = typed('bigint', 'id');
-const SETTLED_COLUMNS: SetColumn[] = [
-  ...typed('text', 'status'),
-  ...typed('bigint', 'charged_msat', 'cost_msat', 'input_msat', 'output_msat', 'prompt_tokens', 'completion_tokens'),
-  ...typed('text', 'usage_source'),
-  ...typed('integer', 'upstream_status'),
-  ...typed('bigint', 'settled_at'),
-];
-const ACCOUNT_CHANGE_COLUMNS: SetColumn[] = [
-  ...typed('bigint', 'reserved_msat', 'balance_msat', 'total_spent_msat', 'total_requests').map(
-    (column): SetColumn => ({ ...column, combine: 'add' }),
-  ),
+const REQUEST_KEY: [Column<'proxy_requests'>] = [{ name: 'id', type: 'bigint' }];
+const ACCOUNT_KEY: [Column<'proxy_accounts'>] = [{ name: 'id', type: 'bigint' }];
+const SETTLED_COLUMNS = columnsOf('proxy_requests', {
+  status: 'text',
+  charged_msat: 'bigint',
+  cost_msat: 'bigint',
+  input_msat: 'bigint',
+  output_msat: 'bigint',
+  prompt_tokens: 'bigint',
+  completion_tokens: 'bigint',
+  usage_source: 'text',
+  upstream_status: 'integer',
+  settled_at: 'bigint',
+});
+const ACCOUNT_CHANGE_COLUMNS: SetColumn<'proxy_accounts'>[] = [
+  ...columnsOf('proxy_accounts', {
+    reserved_msat: 'bigint',
+    balance_msat: 'bigint',
+    total_spent_msat: 'bigint',
+    total_requests: 'bigint',
+  }).map((column) => ({ ...column, combine: 'add' as const })),
   { name: 'last_used_at', type: 'bigint', combine: 'unless-null' },
 ];
-const RESERVATION_COLUMNS: Column[] = [
-  ...typed('bigint', 'account_id'),
-  ...typed('text', 'request_id', 'path', 'model'),
-  ...typed('integer', 'stream'),
-  ...typed('text', 'payment', 'status'),
-  ...typed('bigint', 'reserved_msat', 'created_at', 'heartbeat_at'),
-];
+const RESERVATION_COLUMNS = columnsOf('proxy_requests', {
+  account_id: 'bigint',
+  request_id: 'text',
+  path: 'text',
+  model: 'text',
+  stream: 'integer',
+  payment: 'text',
+  status: 'text',
+  reserved_msat: 'bigint',
+  created_at: 'bigint',
+  heartbeat_at: 'bigint',
+});
 const STILL_RESERVED = `t."status" = 'reserved'`;
 // The same text for any number of accounts (SQLite reuses its prepared statement). On SQLite the
 // transaction already holds the write lock (begin immediate).
@@ -628,15 +639,10 @@ export async function applyBillingSteps(trx: Executor, dialect: Dialect, steps: 
       step.upstreamStatus,
       step.now,
     ]);
-    const rows = await updateRows<{ id: number; reserved_msat: number }>(
-      trx,
-      dialect,
-      'proxy_requests',
-      ID,
-      SETTLED_COLUMNS,
-      values,
-      { where: STILL_RESERVED, returning: ['id', 'reserved_msat'] },
-    );
+    const rows = await updateRows(trx, dialect, 'proxy_requests', REQUEST_KEY, SETTLED_COLUMNS, values, {
+      where: STILL_RESERVED,
+      returning: ['id', 'reserved_msat'],
+    });
     const held = new Map(rows.map((row) => [row.id, row.reserved_msat]));
     for (const { step, i } of settles) {
       const reserved = held.get(step.id);
@@ -696,7 +702,7 @@ export async function applyBillingSteps(trx: Executor, dialect: Dialect, steps: 
   );
   if (changes.length) {
     const values = changes.flatMap(([id, c]) => [id, c.reserved, c.balance, c.spent, c.requests, c.usedAt]);
-    await updateRows(trx, dialect, 'proxy_accounts', ID, ACCOUNT_CHANGE_COLUMNS, values);
+    await updateRows(trx, dialect, 'proxy_accounts', ACCOUNT_KEY, ACCOUNT_CHANGE_COLUMNS, values);
   }
 
   // 5. The ledger rows of the new reservations. A multi-row insert numbers its rows in order, so
@@ -718,14 +724,12 @@ export async function applyBillingSteps(trx: Executor, dialect: Dialect, steps: 
         step.now,
       ];
     });
-    const rows = await insertRows<{ id: number; request_id: string; account_id: number; reserved_msat: number }>(
-      trx,
-      dialect,
-      'proxy_requests',
-      RESERVATION_COLUMNS,
-      values,
-      ['id', 'request_id', 'account_id', 'reserved_msat'],
-    );
+    const rows = await insertRows(trx, dialect, 'proxy_requests', RESERVATION_COLUMNS, values, [
+      'id',
+      'request_id',
+      'account_id',
+      'reserved_msat',
+    ]);
     rows.sort((a, b) => a.id - b.id);
     const matches = (row: (typeof rows)[number], hold: (typeof holds)[number]) =>
       row.request_id === hold.step.request.requestId &&

@@ -1,6 +1,6 @@
 // All SQL of the quotation service (Kysely, parameterized, same queries on SQLite and PostgreSQL).
 import { sql, type Selectable } from 'kysely';
-import { insertRows, updateRows, type Column } from '../db/bulk.js';
+import { columnsOf, insertRows, updateRows, type Column } from '../db/bulk.js';
 import type { Dialect, Executor } from '../db/index.js';
 import type { Principal } from '../http/auth.js';
 import type {
@@ -272,12 +272,8 @@ export async function setPluralForms(db: Executor, fileId: number, locale: strin
     .execute();
 }
 
-/** Columns of a bulk write, in the order of its rows' values, with their PostgreSQL types. */
-const columns = (types: Record<string, Column['type']>): Column[] =>
-  Object.entries(types).map(([name, type]) => ({ name, type }));
-
-// The columns of an import's bulk writes.
-const STRING_COLUMNS = columns({
+// The columns of an import's bulk writes, in the order of their rows' values.
+const STRING_COLUMNS = columnsOf('quote_strings', {
   file_id: 'bigint',
   key: 'text',
   context: 'text',
@@ -287,11 +283,14 @@ const STRING_COLUMNS = columns({
   position: 'integer',
   source_changed_at: 'bigint',
 });
-const ID = columns({ id: 'bigint' });
+const STRING_KEY: [Column<'quote_strings'>] = [{ name: 'id', type: 'bigint' }];
 const CHANGED_SOURCE = STRING_COLUMNS.slice(3); // source … source_changed_at
-const POSITION = columns({ position: 'integer' });
-const TRANSLATION_KEY = columns({ string_id: 'bigint', locale: 'text' });
-const TRANSLATION_VALUES = columns({
+const POSITION = columnsOf('quote_strings', { position: 'integer' });
+const TRANSLATION_KEY: [Column<'quote_translations'>, Column<'quote_translations'>] = [
+  { name: 'string_id', type: 'bigint' },
+  { name: 'locale', type: 'text' },
+];
+const TRANSLATION_VALUES = columnsOf('quote_translations', {
   forms: 'text',
   is_empty: 'integer',
   fuzzy: 'integer',
@@ -323,10 +322,10 @@ export const importWrites = {
     inSlices(values, STRING_COLUMNS.length, (rows) => insertRows(db, dialect, 'quote_strings', STRING_COLUMNS, rows)),
   changedSources: (db: Executor, dialect: Dialect, values: unknown[]) =>
     inSlices(values, 1 + CHANGED_SOURCE.length, (rows) =>
-      updateRows(db, dialect, 'quote_strings', ID, CHANGED_SOURCE, rows),
+      updateRows(db, dialect, 'quote_strings', STRING_KEY, CHANGED_SOURCE, rows),
     ),
   moves: (db: Executor, dialect: Dialect, values: unknown[]) =>
-    inSlices(values, 2, (rows) => updateRows(db, dialect, 'quote_strings', ID, POSITION, rows)),
+    inSlices(values, 2, (rows) => updateRows(db, dialect, 'quote_strings', STRING_KEY, POSITION, rows)),
   newTranslations: (db: Executor, dialect: Dialect, values: unknown[]) =>
     inSlices(values, TRANSLATION_KEY.length + TRANSLATION_VALUES.length, (rows) =>
       insertRows(db, dialect, 'quote_translations', [...TRANSLATION_KEY, ...TRANSLATION_VALUES], rows),

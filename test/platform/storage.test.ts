@@ -5,7 +5,7 @@ import { sql } from 'kysely';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseDatabaseUrl } from '../../src/config.js';
-import { insertRows, updateRows } from '../../src/db/bulk.js';
+import { columnsOf, insertRows, updateRows } from '../../src/db/bulk.js';
 import { openDatabase, writeTransaction, type Database } from '../../src/db/index.js';
 import { allMigrations, migrate } from '../../src/db/migrate.js';
 import { prepared, type Params } from '../../src/db/prepared.js';
@@ -68,11 +68,7 @@ describe.each(databaseKinds)('storage on %s', (kind) => {
   it('writes many rows a statement: inserts, conditional and combined updates, bound, rows returned', async () => {
     await migrate(first);
     const hostile = "bulk'); drop table rate_limits; --";
-    const columns = [
-      { name: 'key', type: 'text' as const },
-      { name: 'hits', type: 'integer' as const },
-      { name: 'window_start', type: 'bigint' as const },
-    ];
+    const columns = columnsOf('rate_limits', { key: 'text', hits: 'integer', window_start: 'bigint' });
     const inserted = await insertRows(
       first.kysely,
       first.dialect,
