@@ -168,9 +168,8 @@ export const quotesMigrations: Migration[] = [
         .addColumn('import_id', t.bigint, (c) => c.primaryKey().references('quote_imports.id').onDelete('cascade'))
         .addColumn('payload', t.bytes, (c) => c.notNull())
         .execute();
-      await sql`insert into quote_import_payloads (import_id, payload) select id, payload from quote_imports where payload is not null`.execute(
-        db,
-      );
+      await sql`insert into quote_import_payloads (import_id, payload)
+        select id, payload from quote_imports where payload is not null`.execute(db);
       await db.schema.alterTable('quote_imports').dropColumn('payload').execute();
     },
   },

@@ -12,7 +12,9 @@ export const service: ServiceDefinition = {
     title: 'quartet quotation API',
     version: '1',
     description:
-      'OneSky Platform API compatible: projects, localization files, phrase states, quotations and orders. Sign requests with api_key, timestamp and dev_hash = md5(timestamp + api_secret), or send a bearer token of the users and tasks API.',
+      'OneSky Platform API compatible: projects, localization files, phrase states, quotations and orders. ' +
+      'Sign requests with api_key, timestamp and dev_hash = md5(timestamp + api_secret), ' +
+      'or send a bearer token of the users and tasks API.',
     securitySchemes: {
       oneSkyKey: { type: 'apiKey', in: 'query', name: 'api_key' },
       oneSkyTimestamp: { type: 'apiKey', in: 'query', name: 'timestamp' },

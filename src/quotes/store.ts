@@ -473,7 +473,8 @@ export async function recountFileLocale(db: Executor, fileId: number, locale: st
   // 0 not translated, 1 not approved, 2 outdated, 3 approved and current (first match wins).
   const state = sql<number>`case
       when t.string_id is null or t.is_empty = 1 then 0
-      when (t.stale = 1 and t.translated_at > ${b}) or (s.source_changed_at > t.translated_at and s.source_changed_at > ${b}) then 2
+      when (t.stale = 1 and t.translated_at > ${b})
+        or (s.source_changed_at > t.translated_at and s.source_changed_at > ${b}) then 2
       when t.fuzzy = 1 then 1
       else 3 end`;
   const rows = await db
@@ -750,7 +751,8 @@ function ordersOf(db: Executor, dialect: Dialect, projectId: number, fileName: s
   if (!fileName) return query;
   return query.where(
     dialect === 'postgres'
-      ? sql<boolean>`exists (select 1 from json_array_elements_text(cast(files as json)) as f(name) where f.name = ${fileName})`
+      ? sql<boolean>`exists (select 1 from json_array_elements_text(cast(files as json)) as f(name)
+          where f.name = ${fileName})`
       : sql<boolean>`exists (select 1 from json_each(files) where json_each.value = ${fileName})`,
   );
 }

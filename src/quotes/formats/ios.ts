@@ -71,7 +71,13 @@ export function parseIosStrings(bytes: Buffer): ParsedFile {
 }
 
 function quote(text: string): string {
-  return `"${text.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n').replace(/\t/g, '\\t').replace(/\r/g, '\\r')}"`;
+  const escaped = text
+    .replace(/\\/g, '\\\\')
+    .replace(/"/g, '\\"')
+    .replace(/\n/g, '\\n')
+    .replace(/\t/g, '\\t')
+    .replace(/\r/g, '\\r');
+  return `"${escaped}"`;
 }
 
 export function writeIosStrings(request: ExportRequest): Buffer {

@@ -61,7 +61,8 @@ export function writeXliff(request: ExportRequest): Buffer {
   const lines = [
     '<?xml version="1.0" encoding="UTF-8"?>',
     '<xliff version="1.2" xmlns="urn:oasis:names:tc:xliff:document:1.2">',
-    `  <file original="${escapeXml(request.fileName)}" source-language="${request.sourceLocale}" target-language="${request.locale}" datatype="plaintext">`,
+    `  <file original="${escapeXml(request.fileName)}" source-language="${request.sourceLocale}"` +
+      ` target-language="${request.locale}" datatype="plaintext">`,
     '    <body>',
   ];
   for (const entry of request.entries) {
