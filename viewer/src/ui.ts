@@ -36,6 +36,8 @@ export class SwaggerUi {
   model?: ApiModel;
   private raw?: unknown;
   private root!: HTMLElement;
+  /** The reader picked a theme (the button, or a stored choice): the system setting no longer applies. */
+  private themeChosen = false;
   private message!: HTMLElement;
   private content!: HTMLElement;
   private tagViews: TagView[] = [];
@@ -87,8 +89,19 @@ export class SwaggerUi {
     const host = this.container();
     host.textContent = '';
     this.root = h('div', { class: 'qv' });
-    const theme = storedTheme();
-    if (theme) this.root.dataset.theme = theme;
+    // The theme is always set here, so the stylesheet holds the dark palette once; without a
+    // stored choice it follows the system's setting, also when that changes.
+    const stored = storedTheme();
+    const systemDark = matchMedia('(prefers-color-scheme: dark)');
+    this.root.dataset.theme = stored ?? (systemDark.matches ? 'dark' : 'light');
+    this.themeChosen = Boolean(stored);
+    if (!stored) {
+      systemDark.addEventListener('change', (event) => {
+        if (this.themeChosen) return;
+        this.root.dataset.theme = event.matches ? 'dark' : 'light';
+        this.root.querySelector('.qv-theme')?.setAttribute('aria-pressed', String(event.matches));
+      });
+    }
     this.message = h('div', { class: 'qv-message', role: 'status', 'aria-live': 'polite' });
     this.content = h('main', { class: 'qv-content' });
     this.root.append(this.topBar(), this.message, this.content);
@@ -183,6 +196,7 @@ export class SwaggerUi {
     );
     themeButton.addEventListener('click', () => {
       const dark = !this.isDark();
+      this.themeChosen = true;
       this.root.dataset.theme = dark ? 'dark' : 'light';
       themeButton.setAttribute('aria-pressed', String(dark));
       try {
@@ -196,10 +210,7 @@ export class SwaggerUi {
   }
 
   private isDark() {
-    if (!this.root) return false;
-    return this.root.dataset.theme
-      ? this.root.dataset.theme === 'dark'
-      : matchMedia('(prefers-color-scheme: dark)').matches;
+    return this.root?.dataset.theme === 'dark';
   }
 
   /** Loads another address (address box, selector) and reflects it in ?url=. */

@@ -3,7 +3,6 @@
 import type { Resolver } from '../refs.js';
 import type { ApiModel, Operation, Schema, SecurityRequirement, SecurityScheme, Tag } from './model.js';
 import { HTTP_METHODS, operationKey } from './model.js';
-import { table } from '../own.js';
 
 /** An operation before it is listed under its tags. */
 type UntaggedOperation = Omit<Operation, 'tag' | 'id'>;
@@ -155,29 +154,4 @@ function infoOf(info: any): ApiModel['info'] {
         ? { name: text(value.license.name), url: text(value.license.url) }
         : undefined,
   };
-}
-
-/** The description's security schemes, each read by its version's `read` (after `deref`). */
-export function securitySchemesFrom(
-  defs: any,
-  read: (d: any, base: Pick<SecurityScheme, 'name' | 'description'>) => SecurityScheme,
-  deref: (value: unknown) => any = (value) => value,
-): Record<string, SecurityScheme> {
-  const out = table<SecurityScheme>(); // scheme names are the description's
-  for (const [name, raw] of Object.entries<any>(defs ?? {})) {
-    const d = deref(raw);
-    if (!d || typeof d !== 'object') continue;
-    out[name] = read(d, { name, description: text(d.description) });
-  }
-  return out;
-}
-
-/** An apiKey scheme; `places` are where this version lets the key go besides a header. */
-export function apiKeyScheme(
-  d: any,
-  base: Pick<SecurityScheme, 'name' | 'description'>,
-  places: readonly ('query' | 'cookie')[],
-): SecurityScheme {
-  const place = places.find((where) => where === d.in) ?? 'header';
-  return { ...base, type: 'apiKey', paramName: text(d.name) ?? base.name, in: place };
 }

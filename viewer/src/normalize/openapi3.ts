@@ -1,16 +1,8 @@
 // OpenAPI 3.0 and 3.1 → internal model.
 import type { Resolver } from '../refs.js';
 import type { ApiModel, MediaContent, OAuthFlow, Parameter, Response, Schema, SecurityScheme } from './model.js';
-import {
-  absolute,
-  apiKeyScheme,
-  assembleModel,
-  collectOperations,
-  mergeParameters,
-  namedSchemas,
-  securitySchemesFrom,
-  text,
-} from './common.js';
+import { absolute, assembleModel, collectOperations, mergeParameters, namedSchemas, text } from './common.js';
+import { apiKeyScheme, securitySchemesFrom } from './security.js';
 
 export function normalizeOpenApi3(doc: any, resolver: Resolver): ApiModel {
   const specUrl = resolver.baseUrl;

@@ -10,16 +10,8 @@ import type {
   Schema,
   SecurityScheme,
 } from './model.js';
-import {
-  absolute,
-  apiKeyScheme,
-  assembleModel,
-  collectOperations,
-  mergeParameters,
-  namedSchemas,
-  securitySchemesFrom,
-  text,
-} from './common.js';
+import { absolute, assembleModel, collectOperations, mergeParameters, namedSchemas, text } from './common.js';
+import { apiKeyScheme, securitySchemesFrom } from './security.js';
 import { ownValue } from '../own.js';
 
 const FLOWS: Record<string, OAuthFlow['kind']> = {
