@@ -1,8 +1,28 @@
 import { defineConfig } from 'vitest/config';
 
+// `npm run test:fast` (QUARTET_TEST_FAST=1): SQLite only, no browser, a shorter fuzz run, and without the files
+// that spawn quartet processes or measure latency under load; test/README.md lists them and says why.
+const fast = process.env.QUARTET_TEST_FAST === '1';
+
+const SLOW_FILES = [
+  'test/viewer/**', // Chromium
+  'test/platform/config.test.ts', // .env and CLI processes
+  'test/platform/shutdown.test.ts', // SIGTERM to a child process
+  'test/platform/workers.test.ts', // WORKERS processes
+  'test/users/cli.test.ts', // CLI processes
+  'test/devmint/cli.test.ts', // CLI processes
+  'test/proxy/forward-demo.test.ts', // npm run demo
+  'test/proxy/recovery.test.ts', // a node killed mid-swap
+  'test/proxy/recovery-resend.test.ts', // a node killed mid-swap
+  'test/quotes/export-stall.test.ts', // /healthz latency during big exports
+  'test/quotes/stall.test.ts', // /healthz latency during hostile uploads
+];
+
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
+    exclude: fast ? ['**/node_modules/**', ...SLOW_FILES] : ['**/node_modules/**'],
+    env: fast ? { QUARTET_TEST_DATABASES: 'sqlite', QUARTET_TEST_BROWSER: '0', FUZZ_RUNS: '100' } : {},
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: 'forks',

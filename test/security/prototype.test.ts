@@ -11,6 +11,7 @@ import type { Browser, Page } from 'playwright-core';
 import { parseDocument } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDevMint, type DevMint } from '../../src/devmint/index.js';
+import { browserTests } from '../support/browser.js';
 import { databaseKinds } from '../support/databases.js';
 import type { TestServer } from '../support/server.js';
 import { call, info } from '../proxy/wallet-helpers.js';
@@ -344,7 +345,7 @@ describe.each(databaseKinds)('prototype pollution on %s', (kind) => {
   });
 });
 
-describe('the viewer with hostile descriptions', () => {
+describe.runIf(browserTests)('the viewer with hostile descriptions', () => {
   let browser: Browser;
   let site: StaticServer;
   let page: Page;
