@@ -1,13 +1,10 @@
 // Helpers of the wallet tests: HTTP calls to the node, and a cashu-ts wallet on a mint.
 import { Wallet } from '@cashu/cashu-ts';
+import { request, type Answer } from '../support/http.js';
 
-export interface Answer {
-  status: number;
-  body: any;
-  text: string;
-  headers: Headers;
-}
+export type { Answer };
 
+/** A request to `base + path`; `body` is the answer parsed as JSON (undefined when it is not). */
 export async function call(
   base: string,
   method: string,
@@ -15,15 +12,8 @@ export async function call(
   headers: Record<string, string> = {},
   payload?: string,
 ): Promise<Answer> {
-  const response = await fetch(base + path, { method, headers, body: payload });
-  const text = await response.text();
-  let body: unknown;
-  try {
-    body = JSON.parse(text);
-  } catch {
-    body = undefined;
-  }
-  return { status: response.status, body, text, headers: response.headers };
+  const answer = await request(base + path, method, { headers, body: payload });
+  return { ...answer, body: answer.json };
 }
 
 export const bearer = (credential: string) => ({ authorization: `Bearer ${credential}` });
