@@ -1,5 +1,7 @@
-// The one HTTP client of the tests: a request to a running server over a real socket, its answer
-// read whole. For the status and body shape of an error, prefer `app.inject` (test/support/server.ts).
+// The one HTTP client of the tests: `request` to a running server over a real socket, `inject` into
+// an app without a port (test/support/server.ts buildTestApp), both with the same answer, read whole.
+// Prefer `inject` where a test checks only a status and a body shape.
+import type { FastifyInstance, InjectOptions } from 'fastify';
 
 export interface Answer {
   status: number;
@@ -22,20 +24,49 @@ export interface RequestOptions {
 }
 
 export async function request(url: string, method = 'GET', options: RequestOptions = {}): Promise<Answer> {
+  const { headers, body } = encode(options);
+  const response = await fetch(url, { method, headers, body });
+  return answer(response.status, response.headers, Buffer.from(await response.arrayBuffer()));
+}
+
+/** The same request through `app.inject`: the body is encoded as fetch would (a FormData as multipart). */
+export async function inject(
+  app: FastifyInstance,
+  path: string,
+  method = 'GET',
+  options: RequestOptions = {},
+): Promise<Answer> {
+  const { headers, body } = encode(options);
+  let payload: Buffer | undefined;
+  if (body !== undefined) {
+    const encoded = new Response(body);
+    const type = encoded.headers.get('content-type');
+    if (type && !Object.keys(headers).some((name) => name.toLowerCase() === 'content-type')) {
+      headers['content-type'] = type;
+    }
+    payload = Buffer.from(await encoded.arrayBuffer());
+  }
+  const response = await app.inject({ method: method as InjectOptions['method'], url: path, headers, payload });
+  const answerHeaders = new Headers();
+  for (const [name, value] of Object.entries(response.headers)) {
+    for (const one of [value ?? []].flat()) answerHeaders.append(name, String(one));
+  }
+  return answer(response.statusCode, answerHeaders, response.rawPayload);
+}
+
+function encode(options: RequestOptions): { headers: Record<string, string>; body?: BodyInit } {
   const headers: Record<string, string> = { ...options.headers };
   if (options.token) headers.authorization = `Bearer ${options.token}`;
-  let payload = options.body;
-  if (options.json !== undefined) {
-    headers['content-type'] ??= 'application/json';
-    payload = JSON.stringify(options.json);
-  }
-  const response = await fetch(url, { method, headers, body: payload });
-  const bytes = Buffer.from(await response.arrayBuffer());
+  if (options.json === undefined) return { headers, body: options.body };
+  headers['content-type'] ??= 'application/json';
+  return { headers, body: JSON.stringify(options.json) };
+}
+
+function answer(status: number, headers: Headers, bytes: Buffer): Answer {
   const text = bytes.toString('utf8');
   const json = parseJson(text);
-  const declaredJson = /json/.test(response.headers.get('content-type') ?? '');
-  const body = declaredJson && json !== undefined ? json : text;
-  return { status: response.status, headers: response.headers, body, json, text, bytes };
+  const declaredJson = /json/.test(headers.get('content-type') ?? '');
+  return { status, headers, body: declaredJson && json !== undefined ? json : text, json, text, bytes };
 }
 
 function parseJson(text: string): any {

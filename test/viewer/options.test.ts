@@ -1,17 +1,10 @@
-// Every option of the seed's table changes what the user sees or what is sent.
+// Every option of the viewer's table (docs/viewer.md#options) changes what the user sees or what is sent.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
 import { pathToFileURL } from 'node:url';
 import { join } from 'node:path';
-import {
-  DIST,
-  expandOperation,
-  launchBrowser,
-  openViewer,
-  sendText,
-  startStatic,
-  type StaticServer,
-} from './support.js';
+import { launchBrowser } from '../support/browser.js';
+import { DIST, expandOperation, openViewer, sendText, startStatic, type StaticServer } from './support.js';
 
 let browser: Browser;
 let site: StaticServer;
