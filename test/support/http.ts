@@ -23,6 +23,14 @@ export interface RequestOptions {
   headers?: Record<string, string>;
 }
 
+/** A running server's base URL (a request over a socket) or an app (injected). */
+export type Target = string | FastifyInstance;
+
+/** A request to `path` of `target`. */
+export function send(target: Target, method: string, path: string, options?: RequestOptions): Promise<Answer> {
+  return typeof target === 'string' ? request(target + path, method, options) : inject(target, path, method, options);
+}
+
 export async function request(url: string, method = 'GET', options: RequestOptions = {}): Promise<Answer> {
   const { headers, body } = encode(options);
   const response = await fetch(url, { method, headers, body });
@@ -36,14 +44,14 @@ export async function inject(
   method = 'GET',
   options: RequestOptions = {},
 ): Promise<Answer> {
-  const { headers, body } = encode(options);
+  const { headers: given, body } = encode(options);
+  // Normalized as fetch does (names lowercased, values trimmed), as a server behind a socket sees them.
+  const headers = Object.fromEntries(new Headers(given));
   let payload: Buffer | undefined;
   if (body !== undefined) {
     const encoded = new Response(body);
     const type = encoded.headers.get('content-type');
-    if (type && !Object.keys(headers).some((name) => name.toLowerCase() === 'content-type')) {
-      headers['content-type'] = type;
-    }
+    if (type) headers['content-type'] ??= type;
     payload = Buffer.from(await encoded.arrayBuffer());
   }
   const response = await app.inject({ method: method as InjectOptions['method'], url: path, headers, payload });

@@ -1,7 +1,6 @@
 // Test helpers of the users and tasks API: its server, requests and account factories.
-import type { FastifyInstance } from 'fastify';
 import type { DatabaseKind } from '../support/databases.js';
-import { inject, request, type Answer, type RequestOptions } from '../support/http.js';
+import { send, type Answer, type RequestOptions } from '../support/http.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 export type { Answer, RequestOptions, TestServer };
 
@@ -20,14 +19,8 @@ export function startTasksServer(kind: DatabaseKind, env: Record<string, string>
   return startTestServer(kind, { env: { ...TEST_ENV, ...env } });
 }
 
-/** A request to `base + path`, or injected into an app (test/support/http.ts). */
-export const call = (
-  base: string | FastifyInstance,
-  method: string,
-  path: string,
-  options?: RequestOptions,
-): Promise<Answer> =>
-  typeof base === 'string' ? request(base + path, method, options) : inject(base, path, method, options);
+/** A request to `base + path`, or injected when `base` is an app (test/support/http.ts). */
+export const call = send;
 
 let counter = 0;
 
