@@ -4,8 +4,10 @@ import { readFileSync, existsSync, statSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { extname, join, normalize } from 'node:path';
 import type { Page } from 'playwright-core';
+import { afterAll, beforeAll } from 'vitest';
+import { launchBrowser } from '../support/browser.js';
 
-export { launchBrowser } from '../support/browser.js';
+export { launchBrowser };
 
 export const ROOT = join(import.meta.dirname, '..', '..');
 export const DIST = join(ROOT, 'dist', 'viewer');
@@ -77,6 +79,28 @@ export async function startStatic(routes: Handler[] = [], options: { cors?: bool
         server.close(() => resolve());
       }),
   };
+}
+
+export interface BrowserPage {
+  site: StaticServer;
+  page: Page;
+}
+
+/**
+ * Before the tests of the file (or describe): Chromium with one page, and a static server with
+ * `routes`; both closed after them.
+ */
+export function openBrowserPage(routes: Handler[], ready: (opened: BrowserPage) => void): void {
+  let close = async () => {};
+  beforeAll(async () => {
+    const [browser, site] = await Promise.all([launchBrowser(), startStatic(routes)]);
+    close = async () => {
+      await browser.close();
+      await site.close();
+    };
+    ready({ site, page: await browser.newPage() });
+  });
+  afterAll(() => close());
 }
 
 export function sendText(
