@@ -1,4 +1,5 @@
 // Test helpers of the users and tasks API: its server, requests and account factories.
+import { afterAll, beforeAll } from 'vitest';
 import type { DatabaseKind } from '../support/databases.js';
 import { send, type Answer, type RequestOptions } from '../support/http.js';
 import { startTestServer, type TestServer } from '../support/server.js';
@@ -21,6 +22,22 @@ export function startTasksServer(kind: DatabaseKind, env: Record<string, string>
 
 /** A request to `base + path`, or injected when `base` is an app (test/support/http.ts). */
 export const call = send;
+
+/** Before the describe's tests: a server (`env` on top of TEST_ENV) and an account made with `prefix`; closed after. */
+export function openTasksServer(
+  kind: DatabaseKind,
+  prefix: string,
+  ready: (opened: { server: TestServer; me: Account }) => void,
+  env: Record<string, string> = {},
+): void {
+  let close = async () => {};
+  beforeAll(async () => {
+    const server = await startTasksServer(kind, env);
+    close = () => server.close();
+    ready({ server, me: await registerAndLogin(server.url, prefix) });
+  });
+  afterAll(() => close());
+}
 
 let counter = 0;
 
