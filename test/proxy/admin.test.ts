@@ -1,6 +1,6 @@
 // The admin page in Chromium (playwright-core): the unconfigured page, login, totals that match
 // the database, withdrawal of the node's earnings as a Cashu token; and over HTTP: CSRF, the
-// login rate limit, escaping, and an area B admin's bearer token.
+// login rate limit, escaping, and the bearer token of an admin of the users and tasks API.
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDevMint, type DevMint } from '../../src/devmint/index.js';
@@ -69,75 +69,72 @@ describe('admin page', () => {
     };
   }
 
-  it.runIf(browserTests)(
-    'logs in, shows totals that match the database, and withdraws the earnings as a token',
-    async () => {
-      // A user pays 200 sat into the node and makes two large requests.
-      const key = await openAccount(node.url, await mint.mintToken(200));
-      node.upstream.faults.completionTokens = 800;
-      for (let i = 0; i < 2; i++) {
-        expect(
-          (
-            await postJson(`${node.url}/v1/chat/completions`, chatBody({ max_tokens: 900 }), {
-              authorization: `Bearer ${key}`,
-            })
-          ).status,
-        ).toBe(200);
-      }
-      node.upstream.resetFaults();
-      const before = await dbTotals();
-      expect(before.earnings).toBeGreaterThan(3000);
+  it('logs in, shows totals that match the database, and withdraws the earnings as a token', async ({ skip }) => {
+    skip(!browserTests, 'no browser in the fast loop');
+    // A user pays 200 sat into the node and makes two large requests.
+    const key = await openAccount(node.url, await mint.mintToken(200));
+    node.upstream.faults.completionTokens = 800;
+    for (let i = 0; i < 2; i++) {
+      expect(
+        (
+          await postJson(`${node.url}/v1/chat/completions`, chatBody({ max_tokens: 900 }), {
+            authorization: `Bearer ${key}`,
+          })
+        ).status,
+      ).toBe(200);
+    }
+    node.upstream.resetFaults();
+    const before = await dbTotals();
+    expect(before.earnings).toBeGreaterThan(3000);
 
-      const context = await browser.newContext();
-      const page = await context.newPage();
-      await page.goto(`${node.url}/admin/`);
-      await page.fill('input[name=password]', 'wrong password!!');
-      await page.click('#login-form button');
-      await expect(page.textContent('body')).resolves.toContain('Wrong password.');
-      await page.fill('input[name=password]', PASSWORD);
-      await page.click('#login-form button');
-      await page.waitForSelector('#total-held');
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    await page.goto(`${node.url}/admin/`);
+    await page.fill('input[name=password]', 'wrong password!!');
+    await page.click('#login-form button');
+    await expect(page.textContent('body')).resolves.toContain('Wrong password.');
+    await page.fill('input[name=password]', PASSWORD);
+    await page.click('#login-form button');
+    await page.waitForSelector('#total-held');
 
-      const shown = async (id: string) => Number(await page.getAttribute(`#${id}`, 'data-msat'));
-      expect(await shown('total-held')).toBe(before.held);
-      expect(await shown('total-reserved')).toBe(before.reserved);
-      expect(await shown('total-earned')).toBe(before.earned);
-      expect(await shown('total-earnings')).toBe(before.earnings);
-      expect(Number(await page.getAttribute(`.mint-balance[data-mint="${mint.url}"]`, 'data-amount'))).toBe(200);
-      expect(await page.textContent('body')).toContain(key.slice(0, 12));
-      expect((await page.textContent('body'))!.split('/v1/chat/completions').length - 1).toBeGreaterThanOrEqual(2);
+    const shown = async (id: string) => Number(await page.getAttribute(`#${id}`, 'data-msat'));
+    expect(await shown('total-held')).toBe(before.held);
+    expect(await shown('total-reserved')).toBe(before.reserved);
+    expect(await shown('total-earned')).toBe(before.earned);
+    expect(await shown('total-earnings')).toBe(before.earnings);
+    expect(Number(await page.getAttribute(`.mint-balance[data-mint="${mint.url}"]`, 'data-amount'))).toBe(200);
+    expect(await page.textContent('body')).toContain(key.slice(0, 12));
+    expect((await page.textContent('body'))!.split('/v1/chat/completions').length - 1).toBeGreaterThanOrEqual(2);
 
-      const cookies = await context.cookies();
-      const session = cookies.find((c) => c.name === 'quartet_admin')!;
-      expect(session).toMatchObject({ httpOnly: true, sameSite: 'Strict', path: '/admin' });
+    const cookies = await context.cookies();
+    const session = cookies.find((c) => c.name === 'quartet_admin')!;
+    expect(session).toMatchObject({ httpOnly: true, sameSite: 'Strict', path: '/admin' });
 
-      const sats = Math.floor(before.earnings / 1000);
-      expect(await page.inputValue('input[name=amount_sat]')).toBe(String(sats));
-      await page.click('#withdraw-form button');
-      const token = await page.inputValue('#withdraw-token');
-      expect(token).toMatch(/^cashu[AB]/);
-      expect(await receiveAtMint(mint.url, token)).toBe(sats);
+    const sats = Math.floor(before.earnings / 1000);
+    expect(await page.inputValue('input[name=amount_sat]')).toBe(String(sats));
+    await page.click('#withdraw-form button');
+    const token = await page.inputValue('#withdraw-token');
+    expect(token).toMatch(/^cashu[AB]/);
+    expect(await receiveAtMint(mint.url, token)).toBe(sats);
 
-      const after = await dbTotals();
-      expect(after.withdrawn).toBe(sats * 1000);
-      expect(after.earnings).toBe(before.earnings - sats * 1000);
-      expect(await shown('total-earnings')).toBe(after.earnings);
-      const row = await node.server.db.kysely.selectFrom('proxy_withdrawals').selectAll().executeTakeFirstOrThrow();
-      expect(row).toMatchObject({ status: 'issued', created_by: 'password', amount_msat: sats * 1000 });
+    const after = await dbTotals();
+    expect(after.withdrawn).toBe(sats * 1000);
+    expect(after.earnings).toBe(before.earnings - sats * 1000);
+    expect(await shown('total-earnings')).toBe(after.earnings);
+    const row = await node.server.db.kysely.selectFrom('proxy_withdrawals').selectAll().executeTakeFirstOrThrow();
+    expect(row).toMatchObject({ status: 'issued', created_by: 'password', amount_msat: sats * 1000 });
 
-      // More than the earnings is refused by the server too (not only by the form's max).
-      await page.$eval('input[name=amount_sat]', (input) => input.removeAttribute('max'));
-      await page.fill('input[name=amount_sat]', '1000');
-      await page.click('#withdraw-form button');
-      await expect(page.textContent('body')).resolves.toContain("node's earnings are");
+    // More than the earnings is refused by the server too (not only by the form's max).
+    await page.$eval('input[name=amount_sat]', (input) => input.removeAttribute('max'));
+    await page.fill('input[name=amount_sat]', '1000');
+    await page.click('#withdraw-form button');
+    await expect(page.textContent('body')).resolves.toContain("node's earnings are");
 
-      await page.goto(`${node.url}/admin/`);
-      await page.click('text=Log out');
-      await page.waitForSelector('#login-form');
-      await context.close();
-    },
-    60_000,
-  );
+    await page.goto(`${node.url}/admin/`);
+    await page.click('text=Log out');
+    await page.waitForSelector('#login-form');
+    await context.close();
+  }, 60_000);
 
   it('refuses forms without the CSRF token or from another origin', async () => {
     const login = await fetch(`${node.url}/admin/login`, {
@@ -170,40 +167,37 @@ describe('admin page', () => {
     expect(crossLogin.status).toBe(403);
   });
 
-  it.runIf(browserTests)(
-    'escapes everything it shows',
-    async () => {
-      const db = node.server.db.kysely;
-      await db
-        .insertInto('proxy_accounts')
-        .values({
-          key_hash: 'x'.repeat(64),
-          key_prefix: '<script>alert(1)</script>',
-          balance_msat: 0,
-          mint_url: '"><img src=x onerror=alert(2)>',
-          unit: 'sat',
-          created_at: Date.now(),
-          last_used_at: Date.now(),
-        })
-        .execute();
-      const context = await browser.newContext();
-      const page = await context.newPage();
-      let dialogs = 0;
-      page.on('dialog', (dialog) => {
-        dialogs++;
-        void dialog.dismiss();
-      });
-      await page.goto(`${node.url}/admin/`);
-      await page.fill('input[name=password]', PASSWORD);
-      await page.click('#login-form button');
-      await page.waitForSelector('#total-held');
-      expect(await page.textContent('body')).toContain('<script>alert(1)</script>');
-      expect(await page.locator('img').count()).toBe(0);
-      expect(dialogs).toBe(0);
-      await context.close();
-    },
-    30_000,
-  );
+  it('escapes everything it shows', async ({ skip }) => {
+    skip(!browserTests, 'no browser in the fast loop');
+    const db = node.server.db.kysely;
+    await db
+      .insertInto('proxy_accounts')
+      .values({
+        key_hash: 'x'.repeat(64),
+        key_prefix: '<script>alert(1)</script>',
+        balance_msat: 0,
+        mint_url: '"><img src=x onerror=alert(2)>',
+        unit: 'sat',
+        created_at: Date.now(),
+        last_used_at: Date.now(),
+      })
+      .execute();
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    let dialogs = 0;
+    page.on('dialog', (dialog) => {
+      dialogs++;
+      void dialog.dismiss();
+    });
+    await page.goto(`${node.url}/admin/`);
+    await page.fill('input[name=password]', PASSWORD);
+    await page.click('#login-form button');
+    await page.waitForSelector('#total-held');
+    expect(await page.textContent('body')).toContain('<script>alert(1)</script>');
+    expect(await page.locator('img').count()).toBe(0);
+    expect(dialogs).toBe(0);
+    await context.close();
+  }, 30_000);
 
   it("accepts an area B admin's bearer token, not a plain user's", async () => {
     const accounts = new Accounts(node.server.db, node.server.config.users);
