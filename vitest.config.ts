@@ -1,4 +1,4 @@
-import { defineConfig } from 'vitest/config';
+import { configDefaults, defineConfig } from 'vitest/config';
 
 // `npm run test:fast` (QUARTET_TEST_FAST=1): SQLite only, no browser, a shorter fuzz run, files sharing workers,
 // and without the files that spawn quartet processes or measure latency under load; test/README.md says why.
@@ -22,7 +22,7 @@ const SLOW_FILES = [
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
-    exclude: fast ? ['**/node_modules/**', ...SLOW_FILES] : ['**/node_modules/**'],
+    exclude: fast ? [...configDefaults.exclude, ...SLOW_FILES] : configDefaults.exclude,
     env: fast ? { QUARTET_TEST_DATABASES: 'sqlite', QUARTET_TEST_BROWSER: '0', FUZZ_RUNS: '100' } : {},
     testTimeout: 30_000,
     hookTimeout: 60_000,
