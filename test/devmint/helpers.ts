@@ -2,6 +2,7 @@
 // requests no well-behaved wallet would send.
 import { OutputData, Wallet, type Proof } from '@cashu/cashu-ts';
 import type { DevMint } from '../../src/devmint/index.js';
+import { request, type Answer } from '../support/http.js';
 
 export async function walletFor(mint: DevMint, options: ConstructorParameters<typeof Wallet>[1] = {}): Promise<Wallet> {
   const wallet = new Wallet(mint.url, { unit: mint.unit, ...options });
@@ -39,25 +40,10 @@ export function outputs(keysetId: string, amounts: number[]) {
   };
 }
 
-export async function http(
-  mint: DevMint,
-  method: string,
-  path: string,
-  body?: unknown,
-): Promise<{ status: number; body: any; text: string }> {
-  const response = await fetch(mint.url + path, {
-    method,
-    headers: body === undefined ? {} : { 'content-type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await response.text();
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    parsed = undefined;
-  }
-  return { status: response.status, body: parsed, text };
+/** A request to the mint, `body` sent as JSON; the answer's `body` is its JSON (undefined when it is not). */
+export async function http(mint: DevMint, method: string, path: string, body?: unknown): Promise<Answer> {
+  const answer = await request(mint.url + path, method, { json: body });
+  return { ...answer, body: answer.json };
 }
 
 export async function states(mint: DevMint, proofs: Proof[]): Promise<string[]> {

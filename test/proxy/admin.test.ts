@@ -1,30 +1,16 @@
 // The admin page in Chromium (playwright-core): the unconfigured page, login, totals that match
 // the database, withdrawal of the node's earnings as a Cashu token; and over HTTP: CSRF, the
-// login rate limit, escaping, and an area B admin's bearer token.
-import { chromium, type Browser } from 'playwright-core';
+// login rate limit, escaping, and the bearer token of an admin of the users and tasks API.
+import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDevMint, type DevMint } from '../../src/devmint/index.js';
 import { Accounts } from '../../src/users/accounts.js';
+import { browserTests, launchBrowser } from '../support/browser.js';
 import { databaseKinds } from '../support/databases.js';
 import { chatBody, postJson, startNode, type Node } from './forward-helpers.js';
 import { openAccount, receiveAtMint } from './wallet-helpers.js';
 
 const PASSWORD = 'correct horse battery staple';
-
-async function launch(): Promise<Browser> {
-  return chromium.launch({
-    executablePath: '/usr/bin/chromium',
-    args: [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-      '--no-first-run',
-    ],
-  });
-}
 
 describe('admin page without a password', () => {
   it('says how to set one and shows nothing else', async () => {
@@ -58,7 +44,7 @@ describe('admin page', () => {
     node = await startNode('sqlite', {
       env: { SERVICES: 'proxy,tasks', PROXY_MINTS: mint.url, PROXY_ADMIN_PASSWORD: PASSWORD },
     });
-    browser = await launch();
+    if (browserTests) browser = await launchBrowser();
   }, 60_000);
   afterAll(async () => {
     await browser?.close();
@@ -83,7 +69,8 @@ describe('admin page', () => {
     };
   }
 
-  it('logs in, shows totals that match the database, and withdraws the earnings as a token', async () => {
+  it('logs in, shows totals that match the database, and withdraws the earnings as a token', async ({ skip }) => {
+    skip(!browserTests, 'no browser in the fast loop');
     // A user pays 200 sat into the node and makes two large requests.
     const key = await openAccount(node.url, await mint.mintToken(200));
     node.upstream.faults.completionTokens = 800;
@@ -180,7 +167,8 @@ describe('admin page', () => {
     expect(crossLogin.status).toBe(403);
   });
 
-  it('escapes everything it shows', async () => {
+  it('escapes everything it shows', async ({ skip }) => {
+    skip(!browserTests, 'no browser in the fast loop');
     const db = node.server.db.kysely;
     await db
       .insertInto('proxy_accounts')

@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startFakeUpstream, type FakeUpstream } from '../../src/fakeupstream/index.js';
 import type { DatabaseKind, TestDatabase } from '../support/databases.js';
+import { request } from '../support/http.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 
 /** At PROXY_BTC_USD=100000, 1 USD = 1,000,000 msat: prompt 1 msat/token, completion 2 msat/token, 10 msat per request. */
@@ -120,21 +121,9 @@ export const chatBody = (extra: Record<string, unknown> = {}) => ({
   ...extra,
 });
 
-export async function postJson(url: string, body: unknown, headers: Record<string, string> = {}) {
-  const response = await fetch(url, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', ...headers },
-    body: JSON.stringify(body),
-  });
-  const text = await response.text();
-  let json: any;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    json = undefined;
-  }
-  return { status: response.status, headers: response.headers, text, json };
-}
+/** POSTs `body` as JSON; the answer's `json` is undefined when it is not JSON. */
+export const postJson = (url: string, body: unknown, headers: Record<string, string> = {}) =>
+  request(url, 'POST', { json: body, headers });
 
 export async function waitUntil(what: string, probe: () => Promise<boolean>, timeoutMs = 10_000): Promise<void> {
   const until = Date.now() + timeoutMs;

@@ -3,11 +3,15 @@
 // and the mint: a lost answer is recovered with the dev mint's own NUT-09 restore. Money must
 // end where it belongs: credited once, or the token untouched.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { startDevMint, type DevMint } from '../../src/devmint/index.js';
+import type { DevMint } from '../../src/devmint/index.js';
 import { databaseKinds } from '../support/databases.js';
-import { startTestServer, type TestServer } from '../support/server.js';
+import type { TestServer } from '../support/server.js';
 import { expectMoneyBalanced } from './money.js';
 import { info, openAccount, receiveAtMint, refund, topup, waitFor } from './wallet-helpers.js';
+import { startWalletNode, stopWalletNode } from './wallet-node.js';
+
+/** A short mint timeout and a recovery pass every 200 ms, so faults resolve within a test. */
+const RECOVERY_ENV = { PROXY_MINT_TIMEOUT_MS: '1000', PROXY_RECOVERY_INTERVAL_MS: '200' };
 
 describe.each(databaseKinds)('wallet against a misbehaving mint on %s', (kind) => {
   let mint: DevMint;
@@ -16,24 +20,12 @@ describe.each(databaseKinds)('wallet against a misbehaving mint on %s', (kind) =
   const token = (amount: number) => mint.mintToken(amount);
 
   beforeAll(async () => {
-    mint = await startDevMint({ unit: 'sat', inputFeePpk: 0, port: 0 });
-    server = await startTestServer(kind, {
-      env: {
-        SERVICES: 'proxy',
-        PROXY_MINTS: mint.url,
-        PROXY_MINT_TIMEOUT_MS: '1000',
-        PROXY_RECOVERY_INTERVAL_MS: '200',
-      },
-    });
-    base = server.url;
+    ({ mint, server, base } = await startWalletNode(kind, RECOVERY_ENV));
   });
   afterEach(async () => {
     await mint.faults.clear();
   });
-  afterAll(async () => {
-    await server?.close();
-    await mint?.close();
-  });
+  afterAll(() => stopWalletNode({ mint, server }));
 
   it('a swap whose answer is lost is finished at once from the journal (checkstate + restore)', async () => {
     const key = await openAccount(base, await token(5));
@@ -119,20 +111,9 @@ describe.each(databaseKinds)('a retry with no background recovery on %s', (kind)
   let server: TestServer;
 
   beforeAll(async () => {
-    mint = await startDevMint({ unit: 'sat', inputFeePpk: 0, port: 0 });
-    server = await startTestServer(kind, {
-      env: {
-        SERVICES: 'proxy',
-        PROXY_MINTS: mint.url,
-        PROXY_MINT_TIMEOUT_MS: '1000',
-        PROXY_RECOVERY_INTERVAL_MS: '86400000',
-      },
-    });
+    ({ mint, server } = await startWalletNode(kind, { ...RECOVERY_ENV, PROXY_RECOVERY_INTERVAL_MS: '86400000' }));
   });
-  afterAll(async () => {
-    await server?.close();
-    await mint?.close();
-  });
+  afterAll(() => stopWalletNode({ mint, server }));
 
   it('failing swaps (500): pending, and a retry of the same request finishes it', async () => {
     const base = server.url;

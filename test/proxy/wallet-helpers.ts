@@ -1,39 +1,29 @@
 // Helpers of the wallet tests: HTTP calls to the node, and a cashu-ts wallet on a mint.
 import { Wallet } from '@cashu/cashu-ts';
+import { send, type Answer, type Target } from '../support/http.js';
 
-export interface Answer {
-  status: number;
-  body: any;
-  text: string;
-  headers: Headers;
-}
+export type { Answer };
 
+/** A request to `base + path` (or injected into an app); `body` is the answer parsed as JSON (undefined when it is not). */
 export async function call(
-  base: string,
+  base: Target,
   method: string,
   path: string,
   headers: Record<string, string> = {},
   payload?: string,
 ): Promise<Answer> {
-  const response = await fetch(base + path, { method, headers, body: payload });
-  const text = await response.text();
-  let body: unknown;
-  try {
-    body = JSON.parse(text);
-  } catch {
-    body = undefined;
-  }
-  return { status: response.status, body, text, headers: response.headers };
+  const answer = await send(base, method, path, { headers, body: payload });
+  return { ...answer, body: answer.json };
 }
 
 export const bearer = (credential: string) => ({ authorization: `Bearer ${credential}` });
 
-export const topup = (base: string, key: string, token: string) =>
+export const topup = (base: Target, key: string, token: string) =>
   call(base, 'POST', `/v1/wallet/topup?ecash_token=${encodeURIComponent(token)}`, bearer(key));
 
-export const info = (base: string, key: string) => call(base, 'GET', '/v1/wallet/', bearer(key));
+export const info = (base: Target, key: string) => call(base, 'GET', '/v1/wallet/', bearer(key));
 
-export const refund = (base: string, key: string) => call(base, 'POST', '/v1/wallet/refund', bearer(key));
+export const refund = (base: Target, key: string) => call(base, 'POST', '/v1/wallet/refund', bearer(key));
 
 /** Opens an account with a token as the bearer; returns its sk- key. */
 export async function openAccount(base: string, token: string): Promise<string> {

@@ -1,6 +1,6 @@
 // Bad input: a table of broken tokens with the precise answer each gets, fees, mixed mints, and
 // a fuzz of the Authorization header and of ecash_token (1 200 generated cases): never a 5xx,
-// never a wrong credit.
+// never a wrong credit. Both go through app.inject: no socket per request.
 import { getDecodedToken, getEncodedToken } from '@cashu/cashu-ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDevMint, type DevMint } from '../../src/devmint/index.js';
@@ -146,16 +146,16 @@ describe.each(databaseKinds)('bad input on %s', (kind) => {
     ];
     const got: unknown[] = [];
     for (const [name, token] of cases) {
-      const answer = await topup(base, key, token);
+      const answer = await topup(server.app, key, token);
       got.push([name, answer.status, answer.body?.error?.code, answer.body?.error?.type]);
     }
     expect(got).toEqual(cases.map(([name, , status, code]) => [name, status, code, 'invalid_request_error']));
-    const untrusted = await topup(base, key, cases.find((c) => c[0] === 'untrusted mint')![1]);
+    const untrusted = await topup(server.app, key, cases.find((c) => c[0] === 'untrusted mint')![1]);
     expect(untrusted.body.error.message).toContain(mint.url);
     expect(untrusted.body.error.message).toContain('PROXY_MINTS');
     expect(await balance()).toBe(10_000);
     // The real proof used in the broken tokens above was never spent: it still tops up.
-    const honest = await topup(base, key, getEncodedToken({ mint: mint.url, unit: 'sat', proofs: good.proofs }));
+    const honest = await topup(server.app, key, getEncodedToken({ mint: mint.url, unit: 'sat', proofs: good.proofs }));
     expect(honest.status).toBe(200);
     expect(await balance()).toBe(18_000);
   });
@@ -227,9 +227,9 @@ describe.each(databaseKinds)('bad input on %s', (kind) => {
       for (let i = 0; i < cases; i += 20) {
         const batch = Array.from({ length: 20 }, (_, j) => {
           const n = i + j;
-          if (n % 2 === 0) return call(base, 'GET', '/v1/wallet/', { authorization: header() });
+          if (n % 2 === 0) return call(server.app, 'GET', '/v1/wallet/', { authorization: header() });
           return call(
-            base,
+            server.app,
             'POST',
             `/v1/wallet/topup?ecash_token=${encodeURIComponent(credential())}`,
             n % 3 === 0 ? { authorization: header() } : bearer(key),

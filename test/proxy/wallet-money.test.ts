@@ -11,6 +11,7 @@ import { startTestServer, type TestServer } from '../support/server.js';
 import { chatBody, postJson, startNode, type Node } from './forward-helpers.js';
 import { expectMoneyBalanced } from './money.js';
 import { bearer, call, info, openAccount, receiveAtMint, refund, topup, waitFor } from './wallet-helpers.js';
+import { startWalletNode, stopWalletNode } from './wallet-node.js';
 import type { Answer } from './wallet-helpers.js';
 
 const tokenSats = (token: string) => Number(getTokenMetadata(token).amount);
@@ -50,10 +51,7 @@ describe.each(databaseKinds)('refund tokens finished by the recovery on %s', (ki
     base = server.url;
   });
   afterEach(() => mint.faults.clear());
-  afterAll(async () => {
-    await server?.close();
-    await mint?.close();
-  });
+  afterAll(() => stopWalletNode({ mint, server }));
 
   it('the mint goes down during a refund and finishes it later: that token is handed out, not stranded', async () => {
     const key = await openAccount(base, await mint.mintToken(20));
@@ -179,13 +177,9 @@ describe.each(databaseKinds)('refunds at a mint that charges input fees on %s', 
   let server: TestServer;
 
   beforeAll(async () => {
-    mint = await startDevMint({ unit: 'sat', inputFeePpk: 400, port: 0 });
-    server = await startTestServer(kind, { env: { SERVICES: 'proxy', PROXY_MINTS: mint.url } });
+    ({ mint, server } = await startWalletNode(kind, {}, { inputFeePpk: 400 }));
   });
-  afterAll(async () => {
-    await server?.close();
-    await mint?.close();
-  });
+  afterAll(() => stopWalletNode({ mint, server }));
 
   it('every user can leave, the last one too: the token is worth the refund minus the fee', async () => {
     const base = server.url;
@@ -220,16 +214,13 @@ describe.each(databaseKinds)('a mint without NUT-09 restore on %s', (kind) => {
   let base: string;
 
   beforeAll(async () => {
-    mint = await startDevMint({ unit: 'sat', inputFeePpk: 0, port: 0 });
-    const env = { PROXY_MINTS: mint.url, PROXY_MINT_TIMEOUT_MS: '1000', PROXY_RECOVERY_INTERVAL_MS: '200' };
-    server = await startTestServer(kind, { env: { SERVICES: 'proxy', ...env } });
-    base = server.url;
+    ({ mint, server, base } = await startWalletNode(kind, {
+      PROXY_MINT_TIMEOUT_MS: '1000',
+      PROXY_RECOVERY_INTERVAL_MS: '200',
+    }));
   });
   afterEach(() => mint.faults.clear());
-  afterAll(async () => {
-    await server?.close();
-    await mint?.close();
-  });
+  afterAll(() => stopWalletNode({ mint, server }));
 
   it('a token spent elsewhere: 400 token_already_spent at once, as bearer and as top-up, never retried', async () => {
     const key = await openAccount(base, await mint.mintToken(3));

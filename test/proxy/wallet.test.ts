@@ -5,6 +5,7 @@ import { startDevMint, type DevMint } from '../../src/devmint/index.js';
 import { databaseKinds, postgresAvailable } from '../support/databases.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 import { bearer, call, info, openAccount, receiveAtMint, refund, topup } from './wallet-helpers.js';
+import { accountId, startWalletNode, stopWalletNode } from './wallet-node.js';
 
 describe.each(databaseKinds)('wallet routes on %s', (kind) => {
   let mint: DevMint;
@@ -12,16 +13,9 @@ describe.each(databaseKinds)('wallet routes on %s', (kind) => {
   let base: string;
 
   beforeAll(async () => {
-    mint = await startDevMint({ unit: 'sat', inputFeePpk: 0, port: 0 });
-    server = await startTestServer(kind, {
-      env: { SERVICES: 'proxy', PROXY_MINTS: mint.url, PROXY_NAME: 'test node', PROXY_MINT_TIMEOUT_MS: '2000' },
-    });
-    base = server.url;
+    ({ mint, server, base } = await startWalletNode(kind, { PROXY_NAME: 'test node', PROXY_MINT_TIMEOUT_MS: '2000' }));
   });
-  afterAll(async () => {
-    await server?.close();
-    await mint?.close();
-  });
+  afterAll(() => stopWalletNode({ mint, server }));
 
   it('GET / describes the node', async () => {
     const answer = await call(base, 'GET', '/');
@@ -118,13 +112,7 @@ describe.each(databaseKinds)('wallet routes on %s', (kind) => {
 
   it('refunds whole sats only and keeps the reserved part', async () => {
     const key = await openAccount(base, await mint.mintToken(30));
-    const id = (
-      await server.db.kysely
-        .selectFrom('proxy_accounts')
-        .select('id')
-        .where('key_prefix', '=', key.slice(0, 12))
-        .executeTakeFirstOrThrow()
-    ).id;
+    const id = await accountId(server, key);
     // A request in flight holds 10 500 msat and has spent 1 500 msat already.
     await server.db.kysely
       .updateTable('proxy_accounts')
@@ -139,13 +127,7 @@ describe.each(databaseKinds)('wallet routes on %s', (kind) => {
 
   it('an account with nothing ever refunded and nothing available gets 400', async () => {
     const key = await openAccount(base, await mint.mintToken(2));
-    const id = (
-      await server.db.kysely
-        .selectFrom('proxy_accounts')
-        .select('id')
-        .where('key_prefix', '=', key.slice(0, 12))
-        .executeTakeFirstOrThrow()
-    ).id;
+    const id = await accountId(server, key);
     await server.db.kysely.updateTable('proxy_accounts').set({ reserved_msat: 2000 }).where('id', '=', id).execute();
     const answer = await refund(base, key);
     expect(answer.status).toBe(400);

@@ -1,10 +1,14 @@
-// Helpers of the quotation tests: a server with area B and C, a signed OneSky client, uploads.
+// Helpers of the quotation API tests: a server with the users and tasks API and the quotation
+// API, a signed OneSky client, uploads.
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
-import { startTestServer, type TestServer } from '../support/server.js';
 import type { DatabaseKind } from '../support/databases.js';
+import { request, type Answer } from '../support/http.js';
+import { startTestServer, type TestServer } from '../support/server.js';
+
+export type { Answer };
 
 export const FIXTURES = join(import.meta.dirname, '../fixtures/quotes');
 export const fixture = (name: string) => readFileSync(join(FIXTURES, name));
@@ -26,16 +30,9 @@ export function startQuotesServer(
   return startTestServer(kind, { env: { ...QUOTES_ENV, ...env }, database });
 }
 
-export interface Answer {
-  status: number;
-  headers: Headers;
-  body: any;
-  text: string;
-}
-
 let counter = 0;
 
-/** A user of area B with a OneSky key pair, and a client that signs every request. */
+/** A user of the users and tasks API with a OneSky key pair, and a client that signs every request. */
 export class Client {
   constructor(
     readonly base: string,
@@ -54,24 +51,15 @@ export class Client {
       username: tag,
       password: `long password ${tag} ok`,
     };
-    const registered = await fetch(`${base}/api/users/register`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify(person),
+    const registered = await request(`${base}/api/users/register`, 'POST', { json: person });
+    if (registered.status !== 201) throw new Error(`register ${registered.status} ${registered.text}`);
+    const login = await request(`${base}/api/users/login`, 'POST', {
+      json: { email: person.email, password: person.password },
     });
-    if (registered.status !== 201) throw new Error(`register ${registered.status} ${await registered.text()}`);
-    const login = await fetch(`${base}/api/users/login`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ email: person.email, password: person.password }),
-    });
-    const { token } = (await login.json()) as { token: string };
-    const keys = await fetch(`${base}/api/users/apikeys`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${token}` },
-    });
-    if (keys.status !== 201) throw new Error(`apikeys ${keys.status} ${await keys.text()}`);
-    const { api_key, api_secret } = (await keys.json()) as { api_key: string; api_secret: string };
+    const { token } = login.body as { token: string };
+    const keys = await request(`${base}/api/users/apikeys`, 'POST', { token });
+    if (keys.status !== 201) throw new Error(`apikeys ${keys.status} ${keys.text}`);
+    const { api_key, api_secret } = keys.body as { api_key: string; api_secret: string };
     return new Client(base, api_key, api_secret, token);
   }
 
@@ -99,21 +87,7 @@ export class Client {
     } = {},
   ): Promise<Answer> {
     const url = this.base + (options.auth === null ? path : this.signed(path, options.auth ?? this.auth()));
-    const headers: Record<string, string> = { ...options.headers };
-    let body: BodyInit | undefined;
-    if (options.json !== undefined) {
-      headers['content-type'] = 'application/json';
-      body = JSON.stringify(options.json);
-    } else if (options.form) body = options.form;
-    const response = await fetch(url, { method, headers, body });
-    const text = await response.text();
-    const type = response.headers.get('content-type') ?? '';
-    return {
-      status: response.status,
-      headers: response.headers,
-      body: /json/.test(type) && text ? JSON.parse(text) : text,
-      text,
-    };
+    return request(url, method, { json: options.json, body: options.form, headers: options.headers });
   }
 
   get(path: string) {

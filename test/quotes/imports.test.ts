@@ -350,57 +350,37 @@ describe('oversize uploads and interrupted imports', () => {
     });
 
     // A process died while importing: the row says running, with its payload still stored.
-    const row = await server.db.kysely
-      .insertInto('quote_imports')
-      .values({
-        project_id: project,
-        file_name: 'other.po',
-        format: 'GNU_PO',
-        locale: 'en-US',
-        keep_all_strings: 1,
-        allow_same_as_original: 0,
-        status: 'running',
-        message: null,
-        byte_count: 10,
-        string_count: null,
-        word_count: null,
-        attempts: 1,
-        created_at: Date.now(),
-        started_at: Date.now() - 60_000,
-        finished_at: null,
-      })
-      .returning('id')
-      .executeTakeFirstOrThrow();
-    await server.db.kysely
-      .insertInto('quote_import_payloads')
-      .values({ import_id: Number(row.id), payload: fixture('other.pot') })
-      .execute();
+    const interrupted = async (fileName: string, attempts: number) => {
+      const row = await server.db.kysely
+        .insertInto('quote_imports')
+        .values({
+          project_id: project,
+          file_name: fileName,
+          format: 'GNU_PO',
+          locale: 'en-US',
+          keep_all_strings: 1,
+          allow_same_as_original: 0,
+          status: 'running',
+          message: null,
+          byte_count: 10,
+          string_count: null,
+          word_count: null,
+          attempts,
+          created_at: Date.now(),
+          started_at: Date.now() - 60_000,
+          finished_at: null,
+        })
+        .returning('id')
+        .executeTakeFirstOrThrow();
+      await server.db.kysely
+        .insertInto('quote_import_payloads')
+        .values({ import_id: Number(row.id), payload: fixture('other.pot') })
+        .execute();
+      return row;
+    };
+    const row = await interrupted('other.po', 1);
     // And one interrupted for the third time: it fails.
-    const third = await server.db.kysely
-      .insertInto('quote_imports')
-      .values({
-        project_id: project,
-        file_name: 'third.po',
-        format: 'GNU_PO',
-        locale: 'en-US',
-        keep_all_strings: 1,
-        allow_same_as_original: 0,
-        status: 'running',
-        message: null,
-        byte_count: 10,
-        string_count: null,
-        word_count: null,
-        attempts: 3,
-        created_at: Date.now(),
-        started_at: Date.now() - 60_000,
-        finished_at: null,
-      })
-      .returning('id')
-      .executeTakeFirstOrThrow();
-    await server.db.kysely
-      .insertInto('quote_import_payloads')
-      .values({ import_id: Number(third.id), payload: fixture('other.pot') })
-      .execute();
+    const third = await interrupted('third.po', 3);
     const database = server.database;
     await server.close({ keepDatabase: true });
     server = await startQuotesServer('sqlite', { QUOTES_IMPORT_STALE_S: '0' }, database);

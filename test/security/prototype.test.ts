@@ -7,22 +7,16 @@
 // prototypes at the end of every test file. The viewer runs in a browser, where `__proto__` is live.
 import { request } from 'node:http';
 import * as gettextParser from 'gettext-parser';
-import type { Browser, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { parseDocument } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDevMint, type DevMint } from '../../src/devmint/index.js';
+import { browserTests } from '../support/browser.js';
 import { databaseKinds } from '../support/databases.js';
 import type { TestServer } from '../support/server.js';
 import { call, info } from '../proxy/wallet-helpers.js';
 import { Client, startQuotesServer } from '../quotes/helpers.js';
-import {
-  expandOperation,
-  launchBrowser,
-  openViewer,
-  sendText,
-  startStatic,
-  type StaticServer,
-} from '../viewer/support.js';
+import { expandOperation, openBrowserPage, openViewer, sendText, type StaticServer } from '../viewer/support.js';
 
 /** Every [path, value] leaf of a parsed tree, own keys only, in order. */
 function leaves(node: unknown, path: string[] = []): [string, unknown][] {
@@ -344,8 +338,7 @@ describe.each(databaseKinds)('prototype pollution on %s', (kind) => {
   });
 });
 
-describe('the viewer with hostile descriptions', () => {
-  let browser: Browser;
+describe.runIf(browserTests)('the viewer with hostile descriptions', () => {
   let site: StaticServer;
   let page: Page;
   // Served as text, so the viewer parses them as it would any description (JSON.parse keeps
@@ -364,27 +357,20 @@ describe('the viewer with hostile descriptions', () => {
     "paths": {"/things": {"post": {"tags": ["things"], "requestBody": {"content": {"application/json":
       {"schema": {"$ref": "#/components/schemas/Thing"}}}}, "responses": {"200": {"description": "ok"}}}}}}`;
 
-  beforeAll(async () => {
-    [browser, site] = await Promise.all([
-      launchBrowser(),
-      startStatic([
-        (req, res) => {
-          const text = new Map([
-            ['/hostile12.json', SWAGGER_12],
-            ['/hostile3.json', OPENAPI_3],
-          ]).get(req.url ?? '');
-          if (text === undefined) return false;
-          sendText(res, 200, text, 'application/json');
-          return true;
-        },
-      ]),
-    ]);
-    page = await browser.newPage();
-  });
-  afterAll(async () => {
-    await browser?.close();
-    await site?.close();
-  });
+  openBrowserPage(
+    [
+      (req, res) => {
+        const text = new Map([
+          ['/hostile12.json', SWAGGER_12],
+          ['/hostile3.json', OPENAPI_3],
+        ]).get(req.url ?? '');
+        if (text === undefined) return false;
+        sendText(res, 200, text, 'application/json');
+        return true;
+      },
+    ],
+    (opened) => ({ site, page } = opened),
+  );
 
   /** Own properties of the page's prototypes that a fresh frame's do not have. */
   const addedToPrototypes = (p: Page) =>

@@ -1,6 +1,7 @@
 // The databases every storage test runs on: a fresh SQLite file, and a fresh PostgreSQL
 // database when a server is reachable. With QUARTET_REQUIRE_PG=1 (set by .ci/run) an
-// unreachable PostgreSQL is an error instead of a skip.
+// unreachable PostgreSQL is an error instead of a skip; QUARTET_TEST_DATABASES=sqlite (the fast
+// loop, test/README.md) runs on SQLite only without trying PostgreSQL.
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -18,6 +19,8 @@ export interface TestDatabase {
 
 export const PG_ADMIN_URL = process.env.TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 
+const sqliteOnly = process.env.QUARTET_TEST_DATABASES === 'sqlite';
+
 async function postgresReachable(): Promise<boolean> {
   const client = new pg.Client({ connectionString: PG_ADMIN_URL, connectionTimeoutMillis: 2000 });
   try {
@@ -31,9 +34,9 @@ async function postgresReachable(): Promise<boolean> {
   }
 }
 
-export const postgresAvailable = await postgresReachable();
+export const postgresAvailable = !sqliteOnly && (await postgresReachable());
 
-if (!postgresAvailable) {
+if (!postgresAvailable && !sqliteOnly) {
   if (process.env.QUARTET_REQUIRE_PG === '1') {
     throw new Error(
       `PostgreSQL is required (QUARTET_REQUIRE_PG=1) but ${PG_ADMIN_URL.replace(/\/\/[^@]*@/, '//')} is unreachable`,

@@ -1,19 +1,23 @@
-// Starts the real quartet server on a loopback port for black-box HTTP tests.
+// Builds the real quartet server for black-box tests: on a loopback port (startTestServer), or in
+// process for `app.inject` (buildTestApp), which needs no port, for checks of a status and a body shape.
 import type { FastifyInstance } from 'fastify';
 import { loadConfig, type Config } from '../../src/config.js';
 import type { Database } from '../../src/db/index.js';
 import { buildServer } from '../../src/server.js';
 import { createTestDatabase, type DatabaseKind, type TestDatabase } from './databases.js';
 
-export interface TestServer {
-  /** Base URL without a trailing slash, e.g. http://127.0.0.1:41234 */
-  url: string;
+export interface TestApp {
   app: FastifyInstance;
   db: Database;
   config: Config;
   database: TestDatabase;
   /** Closes the server; drops the database unless `keepDatabase`. */
   close(options?: { keepDatabase?: boolean }): Promise<void>;
+}
+
+export interface TestServer extends TestApp {
+  /** Base URL without a trailing slash, e.g. http://127.0.0.1:41234 */
+  url: string;
 }
 
 export interface TestServerOptions {
@@ -24,7 +28,8 @@ export interface TestServerOptions {
   logger?: unknown;
 }
 
-export async function startTestServer(kind: DatabaseKind, options: TestServerOptions = {}): Promise<TestServer> {
+/** The server, ready for `app.inject`, not listening. */
+export async function buildTestApp(kind: DatabaseKind, options: TestServerOptions = {}): Promise<TestApp> {
   const database = options.database ?? (await createTestDatabase(kind));
   const config = loadConfig({
     PORT: '0',
@@ -34,11 +39,7 @@ export async function startTestServer(kind: DatabaseKind, options: TestServerOpt
     ...options.env,
   });
   const { app, db } = await buildServer(config, { logger: options.logger });
-  await app.listen({ port: 0, host: '127.0.0.1' });
-  const address = app.server.address();
-  if (!address || typeof address === 'string') throw new Error('server has no TCP address');
   return {
-    url: `http://127.0.0.1:${address.port}`,
     app,
     db,
     config,
@@ -48,4 +49,12 @@ export async function startTestServer(kind: DatabaseKind, options: TestServerOpt
       if (!keepDatabase && !options.database) await database.drop();
     },
   };
+}
+
+export async function startTestServer(kind: DatabaseKind, options: TestServerOptions = {}): Promise<TestServer> {
+  const built = await buildTestApp(kind, options);
+  await built.app.listen({ port: 0, host: '127.0.0.1' });
+  const address = built.app.server.address();
+  if (!address || typeof address === 'string') throw new Error('server has no TCP address');
+  return { ...built, url: `http://127.0.0.1:${address.port}` };
 }

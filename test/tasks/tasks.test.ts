@@ -1,15 +1,15 @@
-// Tasks as their users expect them: the seed's owner forms, listing with pages and a done
+// Tasks as their users expect them (docs/tasks.md): the owner forms, listing with pages and a done
 // filter, reading and changing one task, and admins acting for others.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { databaseKinds } from '../support/databases.js';
 import {
+  type Account,
   ADMIN,
   ADMIN_ENV,
-  type Account,
   call,
   login,
+  openTasksServer,
   registerAndLogin,
-  startTasksServer,
   type TestServer,
 } from '../users/helpers.js';
 
@@ -17,13 +17,9 @@ describe.each(databaseKinds)('tasks on %s', (kind) => {
   let server: TestServer;
   let me: Account;
   let adminToken: string;
+  openTasksServer(kind, 'tasker', (opened) => ({ server, me } = opened), ADMIN_ENV);
   beforeAll(async () => {
-    server = await startTasksServer(kind, ADMIN_ENV);
-    me = await registerAndLogin(server.url, 'tasker');
     adminToken = (await login(server.url, ADMIN.email, ADMIN.password)).token;
-  });
-  afterAll(async () => {
-    await server?.close();
   });
 
   const create = (json: unknown, token = me.token) => call(server.url, 'POST', '/api/tasks/create', { token, json });

@@ -1,17 +1,33 @@
 // Account details that need more than one process or a restart: hash upgrades, the bootstrap
 // admin, and single-use reset codes under concurrent use.
 import { describe, expect, it } from 'vitest';
-import { databaseKinds } from '../support/databases.js';
-import { startTestServer } from '../support/server.js';
+import { databaseKinds, type DatabaseKind } from '../support/databases.js';
+import { startTestServer, type TestServer } from '../support/server.js';
 import { UsersStore } from '../../src/users/store.js';
-import { call, login, newPerson, registerAndLogin, resetCodeFor, TEST_ENV } from './helpers.js';
+import { call, login, newPerson, registerAndLogin, resetCodeFor, startTasksServer, TEST_ENV } from './helpers.js';
+
+/** A newly registered person of the users and tasks API. */
+async function register(base: string, prefix: string) {
+  const person = newPerson(prefix);
+  await call(base, 'POST', '/api/users/register', { json: person });
+  return person;
+}
+
+/** Runs `test` against a fresh server, then closes it and drops its database. */
+async function withServer(kind: DatabaseKind, test: (server: TestServer) => Promise<void>): Promise<void> {
+  const server = await startTasksServer(kind);
+  try {
+    await test(server);
+  } finally {
+    await server.close();
+  }
+}
 
 describe.each(databaseKinds)('accounts on %s', (kind) => {
   it('upgrades a hash to a higher configured cost at the next login', async () => {
     const first = await startTestServer(kind, { env: TEST_ENV });
-    const person = newPerson('rehash');
     try {
-      await call(first.url, 'POST', '/api/users/register', { json: person });
+      const person = await register(first.url, 'rehash');
       const stored = async () =>
         (
           await first.db.kysely
@@ -37,11 +53,9 @@ describe.each(databaseKinds)('accounts on %s', (kind) => {
     }
   });
 
-  it('creates the bootstrap admin once, and never promotes an existing account', async () => {
-    const server = await startTestServer(kind, { env: TEST_ENV });
-    try {
-      const person = newPerson('squatter');
-      await call(server.url, 'POST', '/api/users/register', { json: person });
+  it('creates the bootstrap admin once, and never promotes an existing account', () =>
+    withServer(kind, async (server) => {
+      const person = await register(server.url, 'squatter');
       const env = {
         ...TEST_ENV,
         USERS_ADMIN_EMAIL: person.email,
@@ -68,16 +82,11 @@ describe.each(databaseKinds)('accounts on %s', (kind) => {
       } finally {
         await Promise.all([a.close({ keepDatabase: true }), b.close({ keepDatabase: true })]);
       }
-    } finally {
-      await server.close();
-    }
-  });
+    }));
 
-  it('a reset code used by many requests at once works exactly once', async () => {
-    const server = await startTestServer(kind, { env: TEST_ENV });
-    try {
-      const person = newPerson('race');
-      await call(server.url, 'POST', '/api/users/register', { json: person });
+  it('a reset code used by many requests at once works exactly once', () =>
+    withServer(kind, async (server) => {
+      const person = await register(server.url, 'race');
       await call(server.url, 'POST', '/api/users/forgotpassword/request', { json: { email: person.email } });
       const code = await resetCodeFor(server, person.email);
       const answers = await Promise.all(
@@ -91,14 +100,10 @@ describe.each(databaseKinds)('accounts on %s', (kind) => {
       expect(statuses).toEqual([204, 400, 400, 400, 400, 400, 400, 400]);
       const winner = answers.findIndex((a) => a.status === 204);
       await login(server.url, person.email, `racing passphrase ${winner}`);
-    } finally {
-      await server.close();
-    }
-  });
+    }));
 
-  it('prunes expired sessions and reset codes but keeps live ones', async () => {
-    const server = await startTestServer(kind, { env: TEST_ENV });
-    try {
+  it('prunes expired sessions and reset codes but keeps live ones', () =>
+    withServer(kind, async (server) => {
       const stale = await registerAndLogin(server.url, 'stale');
       const live = await registerAndLogin(server.url, 'live');
       await server.db.kysely
@@ -110,8 +115,5 @@ describe.each(databaseKinds)('accounts on %s', (kind) => {
       const left = await server.db.kysely.selectFrom('sessions').select('user_id').execute();
       expect(left.map((row) => String(row.user_id))).toEqual([live.id]);
       expect((await call(server.url, 'GET', '/api/tasks', { token: live.token })).status).toBe(200);
-    } finally {
-      await server.close();
-    }
-  });
+    }));
 });

@@ -1,22 +1,16 @@
 // OneSky-style key pairs for area C, and the Identity contract other services rely on.
 import { statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createIdentity } from '../../src/users/identity.js';
 import { databaseKinds, postgresAvailable } from '../support/databases.js';
 import { startTestServer } from '../support/server.js';
-import { type Account, call, registerAndLogin, startTasksServer, TEST_ENV, type TestServer } from './helpers.js';
+import { type Account, call, openTasksServer, registerAndLogin, TEST_ENV, type TestServer } from './helpers.js';
 
 describe.each(databaseKinds)('API keys and identity on %s', (kind) => {
   let server: TestServer;
   let me: Account;
-  beforeAll(async () => {
-    server = await startTasksServer(kind);
-    me = await registerAndLogin(server.url, 'keys');
-  });
-  afterAll(async () => {
-    await server?.close();
-  });
+  openTasksServer(kind, 'keys', (opened) => ({ server, me } = opened));
 
   it('creates a pair whose secret is shown once, stored encrypted, and recovered by Identity', async () => {
     const created = await call(server.url, 'POST', '/api/users/apikeys', {

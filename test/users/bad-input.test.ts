@@ -1,5 +1,5 @@
 // Table-driven bad input: each case gets a clear 4xx in problem+json, naming the field where
-// there is one, and leaves nothing half-written.
+// there is one, and leaves nothing half-written. The cases go through app.inject: no port needed.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { databaseKinds } from '../support/databases.js';
 import {
@@ -533,19 +533,19 @@ describe.each(databaseKinds)('bad input on %s', (kind) => {
     const json = typeof c.json === 'function' ? (c.json as (ctx: Ctx) => unknown)(ctx) : c.json;
     const answer =
       c.raw && c.raw.body !== ''
-        ? await call(server.url, c.method, path, {
+        ? await call(server.app, c.method, path, {
             token,
             body: c.raw.body as BodyInit,
             headers: { 'content-type': c.raw.type ?? 'application/json' },
           })
         : c.raw
-          ? await call(server.url, c.method, path, {
+          ? await call(server.app, c.method, path, {
               token,
               headers: c.method === 'GET' ? {} : { 'content-type': 'application/json' },
             })
           : c.form
-            ? await call(server.url, c.method, path, { token, body: c.form(ctx) })
-            : await call(server.url, c.method, path, { token, json });
+            ? await call(server.app, c.method, path, { token, body: c.form(ctx) })
+            : await call(server.app, c.method, path, { token, json });
     expect(answer.status).toBe(c.status);
     expect(answer.headers.get('content-type')).toMatch(/^application\/problem\+json/);
     expect(answer.body).toMatchObject({ status: c.status, title: expect.any(String), detail: expect.any(String) });

@@ -1,7 +1,9 @@
-// Test helpers: a tiny HTTP client and account factories. Everything goes over real HTTP.
-import { startTestServer, type TestServer } from '../support/server.js';
-export type { TestServer };
+// Test helpers of the users and tasks API: its server, requests and account factories.
+import { afterAll, beforeAll } from 'vitest';
 import type { DatabaseKind } from '../support/databases.js';
+import { send, type Answer, type RequestOptions } from '../support/http.js';
+import { startTestServer, type TestServer } from '../support/server.js';
+export type { Answer, RequestOptions, TestServer };
 
 /** Lower scrypt cost through the documented variable; a fixed key so PostgreSQL has API keys. */
 export const TEST_ENV: Record<string, string> = {
@@ -18,33 +20,23 @@ export function startTasksServer(kind: DatabaseKind, env: Record<string, string>
   return startTestServer(kind, { env: { ...TEST_ENV, ...env } });
 }
 
-export interface Answer {
-  status: number;
-  headers: Headers;
-  body: any;
-  bytes: Buffer;
-}
+/** A request to `base + path`, or injected when `base` is an app (test/support/http.ts). */
+export const call = send;
 
-export interface RequestOptions {
-  token?: string;
-  json?: unknown;
-  body?: BodyInit;
-  headers?: Record<string, string>;
-}
-
-export async function call(base: string, method: string, path: string, options: RequestOptions = {}): Promise<Answer> {
-  const headers: Record<string, string> = { ...options.headers };
-  if (options.token) headers.authorization = `Bearer ${options.token}`;
-  let body = options.body;
-  if (options.json !== undefined) {
-    headers['content-type'] ??= 'application/json';
-    body = JSON.stringify(options.json);
-  }
-  const response = await fetch(base + path, { method, headers, body });
-  const bytes = Buffer.from(await response.arrayBuffer());
-  const type = response.headers.get('content-type') ?? '';
-  const parsed = /json/.test(type) && bytes.length ? JSON.parse(bytes.toString('utf8')) : bytes.toString('utf8');
-  return { status: response.status, headers: response.headers, body: parsed, bytes };
+/** Before the describe's tests: a server (`env` on top of TEST_ENV) and an account made with `prefix`; closed after. */
+export function openTasksServer(
+  kind: DatabaseKind,
+  prefix: string,
+  ready: (opened: { server: TestServer; me: Account }) => void,
+  env: Record<string, string> = {},
+): void {
+  let close = async () => {};
+  beforeAll(async () => {
+    const server = await startTasksServer(kind, env);
+    close = () => server.close();
+    ready({ server, me: await registerAndLogin(server.url, prefix) });
+  });
+  afterAll(() => close());
 }
 
 let counter = 0;

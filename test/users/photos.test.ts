@@ -1,20 +1,14 @@
 // Photos: the four accepted types by both encodings, served back byte for byte and safely.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { databaseKinds } from '../support/databases.js';
-import { type Account, call, dataUrl, IMAGES, registerAndLogin, startTasksServer, type TestServer } from './helpers.js';
+import { type Account, call, dataUrl, IMAGES, openTasksServer, type TestServer } from './helpers.js';
 
 const TYPES = Object.entries(IMAGES).map(([name, bytes]) => ({ name, type: `image/${name}`, bytes }));
 
 describe.each(databaseKinds)('photos on %s', (kind) => {
   let server: TestServer;
   let me: Account;
-  beforeAll(async () => {
-    server = await startTasksServer(kind);
-    me = await registerAndLogin(server.url, 'photo');
-  });
-  afterAll(async () => {
-    await server?.close();
-  });
+  openTasksServer(kind, 'photo', (opened) => ({ server, me } = opened));
 
   const image = () =>
     call(server.url, 'GET', `/api/users/getimage?email=${encodeURIComponent(me.email)}`, { token: me.token });

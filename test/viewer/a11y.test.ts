@@ -2,39 +2,21 @@
 // search, deep links and themes.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Browser, Page } from 'playwright-core';
-import {
-  expandOperation,
-  launchBrowser,
-  openViewer,
-  ROOT,
-  sendText,
-  startStatic,
-  type StaticServer,
-} from './support.js';
+import { describe, expect, it } from 'vitest';
+import type { Page } from 'playwright-core';
+import { expandOperation, openBrowserPage, openViewer, ROOT, sendText, type StaticServer } from './support.js';
 
 const AXE = readFileSync(join(ROOT, 'node_modules', 'axe-core', 'axe.min.js'), 'utf8');
-let browser: Browser;
 let site: StaticServer;
 let page: Page;
 
-beforeAll(async () => {
-  [browser, site] = await Promise.all([
-    launchBrowser(),
-    startStatic([
-      (req, res) =>
-        req.url?.startsWith('/v2/')
-          ? (sendText(res, 200, '{"id":7,"name":"doggie"}', 'application/json'), true)
-          : false,
-    ]),
-  ]);
-  page = await browser.newPage();
-});
-afterAll(async () => {
-  await browser?.close();
-  await site?.close();
-});
+openBrowserPage(
+  [
+    (req, res) =>
+      req.url?.startsWith('/v2/') ? (sendText(res, 200, '{"id":7,"name":"doggie"}', 'application/json'), true) : false,
+  ],
+  (opened) => ({ site, page } = opened),
+);
 
 async function seriousViolations(p: Page) {
   await p.addScriptTag({ content: AXE });

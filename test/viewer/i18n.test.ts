@@ -2,9 +2,9 @@
 // sw-translate elements, learn/translate. All 14 languages cover every phrase the viewer shows.
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Browser, Page } from 'playwright-core';
-import { expandOperation, launchBrowser, ROOT, sendText, startStatic, type StaticServer } from './support.js';
+import { describe, expect, it } from 'vitest';
+import type { Page } from 'playwright-core';
+import { expandOperation, openBrowserPage, ROOT, sendText, type StaticServer } from './support.js';
 
 const LANG_DIR = join(ROOT, 'viewer', 'lang');
 const english = JSON.parse(readFileSync(join(LANG_DIR, 'en.json'), 'utf8')) as Record<string, string>;
@@ -54,7 +54,6 @@ describe('language files', () => {
   });
 });
 
-let browser: Browser;
 let site: StaticServer;
 let page: Page;
 
@@ -106,27 +105,20 @@ window.SwaggerTranslator.learn({
   "Explore": "Set sail"
 });`;
 
-beforeAll(async () => {
-  [browser, site] = await Promise.all([
-    launchBrowser(),
-    startStatic([
-      (req, res) => {
-        if (req.url === '/legacy-ru.html') {
-          return (sendText(res, 200, legacyPage('/viewer/lang/ru.js'), 'text/html'), true);
-        }
-        if (req.url === '/legacy-pirate.html') return (sendText(res, 200, legacyPage('/pirate.js'), 'text/html'), true);
-        if (req.url === '/pirate.js') return (sendText(res, 200, CUSTOM_LANG, 'text/javascript'), true);
-        if (req.url === '/legacy-init.js') return (sendText(res, 200, LEGACY_INIT, 'text/javascript'), true);
-        return false;
-      },
-    ]),
-  ]);
-  page = await browser.newPage();
-});
-afterAll(async () => {
-  await browser?.close();
-  await site?.close();
-});
+openBrowserPage(
+  [
+    (req, res) => {
+      if (req.url === '/legacy-ru.html') {
+        return (sendText(res, 200, legacyPage('/viewer/lang/ru.js'), 'text/html'), true);
+      }
+      if (req.url === '/legacy-pirate.html') return (sendText(res, 200, legacyPage('/pirate.js'), 'text/html'), true);
+      if (req.url === '/pirate.js') return (sendText(res, 200, CUSTOM_LANG, 'text/javascript'), true);
+      if (req.url === '/legacy-init.js') return (sendText(res, 200, LEGACY_INIT, 'text/javascript'), true);
+      return false;
+    },
+  ],
+  (opened) => ({ site, page } = opened),
+);
 
 describe('localization in the browser', () => {
   it('a 2.x page works by swapping its script tags, translated by lang/ru.js', async () => {

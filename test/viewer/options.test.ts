@@ -1,8 +1,9 @@
-// Every option of the seed's table changes what the user sees or what is sent.
+// Every option of the viewer's table (docs/viewer.md#options) changes what the user sees or what is sent.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { pathToFileURL } from 'node:url';
 import { join } from 'node:path';
+import { launchBrowser } from '../support/browser.js';
 import { DIST, expandOperation, openViewer, sendText, startStatic, type StaticServer } from './support.js';
 
 let browser: Browser;
@@ -51,20 +52,7 @@ const echo = (req: any, res: any) => {
 beforeAll(async () => {
   site = await startStatic([echo]);
   // spec.test resolves to loopback: a description that is not "localhost" for the badge rule.
-  browser = await chromium.launch({
-    executablePath: '/usr/bin/chromium',
-    args: [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-      '--host-resolver-rules=MAP spec.test 127.0.0.1',
-    ],
-  });
+  browser = await launchBrowser(['--host-resolver-rules=MAP spec.test 127.0.0.1']);
   page = await browser.newPage();
 });
 afterAll(async () => {

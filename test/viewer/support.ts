@@ -1,29 +1,17 @@
-// Browser-test support: one Debian Chromium per test file (playwright-core), and a loopback
-// static server for the built viewer, the fixtures and whatever routes a test adds.
+// Browser-test support: one Debian Chromium per test file (test/support/browser.ts), and a
+// loopback static server for the built viewer, the fixtures and whatever routes a test adds.
 import { readFileSync, existsSync, statSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { extname, join, normalize } from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
+import { afterAll, beforeAll } from 'vitest';
+import { launchBrowser } from '../support/browser.js';
+
+export { launchBrowser };
 
 export const ROOT = join(import.meta.dirname, '..', '..');
 export const DIST = join(ROOT, 'dist', 'viewer');
 export const FIXTURES = join(ROOT, 'test', 'fixtures', 'viewer');
-
-export async function launchBrowser(): Promise<Browser> {
-  return chromium.launch({
-    executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
-    args: [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
-  });
-}
 
 const TYPES: Record<string, string> = {
   '.html': 'text/html; charset=utf-8',
@@ -91,6 +79,28 @@ export async function startStatic(routes: Handler[] = [], options: { cors?: bool
         server.close(() => resolve());
       }),
   };
+}
+
+export interface BrowserPage {
+  site: StaticServer;
+  page: Page;
+}
+
+/**
+ * Before the tests of the file (or describe): Chromium with one page, and a static server with
+ * `routes`; both closed after them.
+ */
+export function openBrowserPage(routes: Handler[], ready: (opened: BrowserPage) => void): void {
+  let close = async () => {};
+  beforeAll(async () => {
+    const [browser, site] = await Promise.all([launchBrowser(), startStatic(routes)]);
+    close = async () => {
+      await browser.close();
+      await site.close();
+    };
+    ready({ site, page: await browser.newPage() });
+  });
+  afterAll(() => close());
 }
 
 export function sendText(

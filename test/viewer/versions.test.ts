@@ -1,21 +1,13 @@
 // Each description version renders: Swagger 1.2 (listing + fetched declarations), 2.0, OpenAPI
 // 3.0 (YAML, remote $ref, oneOf/allOf, recursion) and 3.1.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Browser, Page } from 'playwright-core';
-import { expandOperation, launchBrowser, openViewer, startStatic, type StaticServer } from './support.js';
+import { describe, expect, it } from 'vitest';
+import type { Page } from 'playwright-core';
+import { expandOperation, openBrowserPage, openViewer, type StaticServer } from './support.js';
 
-let browser: Browser;
 let site: StaticServer;
 let page: Page;
 
-beforeAll(async () => {
-  [browser, site] = await Promise.all([launchBrowser(), startStatic()]);
-  page = await browser.newPage();
-});
-afterAll(async () => {
-  await browser?.close();
-  await site?.close();
-});
+openBrowserPage([], (opened) => ({ site, page } = opened));
 
 describe('description versions', () => {
   it('renders a Swagger 2.0 description with tags, operations, models and examples', async () => {

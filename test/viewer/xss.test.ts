@@ -3,43 +3,37 @@
 // response bodies and header values) must never run script or leave an active element.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Browser, Page } from 'playwright-core';
-import { FIXTURES, launchBrowser, openViewer, sendText, startStatic, type StaticServer } from './support.js';
+import { describe, expect, it } from 'vitest';
+import type { Page } from 'playwright-core';
+import { FIXTURES, openBrowserPage, openViewer, sendText, type StaticServer } from './support.js';
 
-let browser: Browser;
 let site: StaticServer;
 let page: Page;
 const EVIL = `<img src=x onerror="__xss('body')"><script>__xss('body.script')</script>`;
 
-beforeAll(async () => {
-  [browser, site] = await Promise.all([
-    launchBrowser(),
-    startStatic([
-      (req, res) => {
-        if (!req.url?.startsWith('/evil/')) return false;
-        const html = req.url.includes('html');
-        sendText(
-          res,
-          200,
-          html ? EVIL : JSON.stringify({ html: EVIL, '<img src=x onerror=__xss(1)>': 1 }),
-          html ? 'text/html' : 'application/json',
-          {
-            'X-Evil': `<img src=x onerror="__xss('header.value')">`,
-            'Access-Control-Expose-Headers': 'X-Evil',
-          },
-        );
-        return true;
-      },
-    ]),
-  ]);
-  page = await browser.newPage();
-  page.on('dialog', (dialog) => dialog.dismiss());
-});
-afterAll(async () => {
-  await browser?.close();
-  await site?.close();
-});
+openBrowserPage(
+  [
+    (req, res) => {
+      if (!req.url?.startsWith('/evil/')) return false;
+      const html = req.url.includes('html');
+      sendText(
+        res,
+        200,
+        html ? EVIL : JSON.stringify({ html: EVIL, '<img src=x onerror=__xss(1)>': 1 }),
+        html ? 'text/html' : 'application/json',
+        {
+          'X-Evil': `<img src=x onerror="__xss('header.value')">`,
+          'Access-Control-Expose-Headers': 'X-Evil',
+        },
+      );
+      return true;
+    },
+  ],
+  (opened) => {
+    ({ site, page } = opened);
+    page.on('dialog', (dialog) => dialog.dismiss());
+  },
+);
 
 async function assertInert(p: Page) {
   await p.waitForTimeout(150); // let any injected image error handler fire
