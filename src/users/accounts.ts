@@ -72,7 +72,7 @@ export class Accounts {
     if (id === null) {
       throw new HttpError(409, 'An account with this email or username already exists', { code: 'account_exists' });
     }
-    return (await this.store.userById(id))!;
+    return this.existingUser(id);
   }
 
   /**
@@ -94,12 +94,19 @@ export class Accounts {
     return user;
   }
 
+  /** The user as stored now; a 409 when a concurrent request deleted the account meanwhile. */
+  async existingUser(id: number): Promise<UserRow> {
+    const user = await this.store.userById(id);
+    if (!user) throw new HttpError(409, 'A resource this request refers to was deleted meanwhile');
+    return user;
+  }
+
   async login(email: string, password: string, address: string) {
     const user = await this.checkPassword(email, password, address);
     const token = newToken();
     const expiresAt = Date.now() + this.config.tokenTtlMs;
     await this.store.createSession(user.id, tokenHash(token), expiresAt);
-    return { token, expiresAt, user: (await this.store.userById(user.id))! };
+    return { token, expiresAt, user: await this.existingUser(user.id) };
   }
 
   async logout(token: string): Promise<void> {

@@ -213,7 +213,7 @@ export async function registerUserRoutes(scope: FastifyInstance, deps: UsersDeps
             'multipart/form-data': { schema: S.UpdateMultipartBody },
           },
         },
-        response: { 200: S.UserReply, ...S.errors(400, 401, 413, 415, 429) },
+        response: { 200: S.UserReply, ...S.errors(400, 401, 409, 413, 415, 429) },
       },
     },
     async (request) => {
@@ -222,7 +222,7 @@ export async function registerUserRoutes(scope: FastifyInstance, deps: UsersDeps
       const user = await accounts.checkPassword(input.email, input.password, request.ip);
       if (input.photo && contentType) await store.setPhoto(user.id, contentType, input.photo.bytes);
       else await store.deletePhoto(user.id);
-      return { user: publicUser((await store.userById(user.id))!) };
+      return { user: publicUser(await accounts.existingUser(user.id)) };
     },
   );
 
