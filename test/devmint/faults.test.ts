@@ -147,7 +147,7 @@ describe('dev mint faults', () => {
     expect((await http(mint, 'POST', '/v1/restore', { outputs: made.wire })).body.signatures).toHaveLength(1);
   });
 
-  test('holdSwaps: swaps wait unperformed; released they are performed, even for a client that hung up meanwhile', async () => {
+  test('holdSwaps: held swaps wait; released, they are performed even for a client that hung up', async () => {
     const [a, b] = [await mintProofs(await walletFor(mint), mint, 4), await mintProofs(await walletFor(mint), mint, 2)];
     await mint.faults.set({ holdSwaps: true });
     const answered = http(mint, 'POST', '/v1/swap', { inputs: wire(a), outputs: outputs(mint.keysetId(), [4]).wire });

@@ -20,7 +20,7 @@ beforeAll(async () => {
 });
 afterAll(() => mint.close());
 
-test('400 mutated bodies over the POST routes: 4xx with {detail, code}, never 5xx; only valid swaps spend', async () => {
+test('400 mutated POST bodies: 4xx with {detail, code}, never 5xx; only valid swaps spend', async () => {
   const proofs = await mintProofs(await walletFor(mint), mint, 31); // 16 8 4 2 1
   const good = { inputs: wire(proofs), outputs: outputs(mint.keysetId(), [16, 8, 4, 2, 1]).wire };
   const next = random(20261122);

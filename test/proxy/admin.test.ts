@@ -229,7 +229,7 @@ describe('admin page', () => {
     expect(asUser).not.toContain('total-held');
   });
 
-  it('keeps sessions in the database (another process honours them) and marks cookies Secure behind https', async () => {
+  it('keeps sessions in the database (another process honours them), cookies Secure behind https', async () => {
     const other = await startNode('sqlite', {
       database: node.server.database,
       upstream: node.upstream,

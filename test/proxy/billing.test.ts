@@ -44,8 +44,9 @@ describe.each(databaseKinds)('billing on %s', (kind) => {
     for (const row of ledger) expect(Number(row.charged_msat)).toBeLessThanOrEqual(Number(row.reserved_msat));
   });
 
-  it('lets a small balance afford a small request by lowering max_tokens, and refuses one it cannot afford', async () => {
-    // Prompt bound = body bytes (~90 msat at 1 msat/token) + 10 msat per request: 200 msat affords ~50 output tokens, not 4096.
+  it('lowers max_tokens so a small balance affords a small request, and refuses one it cannot afford', async () => {
+    // Prompt bound = body bytes (~90 msat at 1 msat/token) + 10 msat per request:
+    // 200 msat affords ~50 output tokens, not 4096.
     const key = await node.account(200);
     const answer = await postJson(`${node.url}/v1/chat/completions`, chatBody(), auth(key));
     expect(answer.status).toBe(200);
@@ -96,7 +97,7 @@ describe.each(databaseKinds)('billing on %s', (kind) => {
     expect(await node.balance(key)).toEqual({ balance: 100_000, reserved: 0, spent: 0, requests: 0 });
   });
 
-  it('serves at most what the balance covers to 200 concurrent requests, and charges exactly what it spends', async () => {
+  it('serves 200 concurrent requests at most what the balance covers, charging exactly what it spends', async () => {
     const probe = await node.account(1_000_000);
     const one = await postJson(`${node.url}/v1/chat/completions`, chatBody(), auth(probe));
     const cost = testCost(one.json.usage);

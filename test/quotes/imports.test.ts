@@ -146,7 +146,10 @@ describe.each(databaseKinds)('file imports on %s', (kind) => {
     [
       'billion laughs',
       'a.xlf',
-      '<?xml version="1.0"?>\n<!DOCTYPE lolz [<!ENTITY lol "lol"><!ENTITY lol2 "&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;">]>\n<xliff version="1.2"><file><body><trans-unit id="a"><source>&lol2;</source></trans-unit></body></file></xliff>',
+      '<?xml version="1.0"?>\n' +
+        '<!DOCTYPE lolz [<!ENTITY lol "lol"><!ENTITY lol2 "&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;">]>\n' +
+        '<xliff version="1.2"><file><body>' +
+        '<trans-unit id="a"><source>&lol2;</source></trans-unit></body></file></xliff>',
       'XLIFF',
       /DOCTYPE or ENTITY declaration is refused/,
     ],
@@ -175,7 +178,11 @@ describe.each(databaseKinds)('file imports on %s', (kind) => {
     [
       'YAML alias bomb',
       'a.yml',
-      'a: &a ["x","x","x","x","x","x","x","x","x"]\nb: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a]\nc: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b]\nd: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c]\ne: [*d,*d,*d,*d,*d,*d,*d,*d,*d]\n',
+      'a: &a ["x","x","x","x","x","x","x","x","x"]\n' +
+        'b: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a]\n' +
+        'c: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b]\n' +
+        'd: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c]\n' +
+        'e: [*d,*d,*d,*d,*d,*d,*d,*d,*d]\n',
       'YAML',
       /YAML refused/,
     ],
@@ -279,7 +286,8 @@ describe.each(databaseKinds)('file imports on %s', (kind) => {
       ].join('\n');
     const entry = (i: number, forms: string, plural = '') =>
       i % 100 === 0
-        ? `msgid "String number ${i}"\nmsgid_plural "Strings number ${i}${plural}"\nmsgstr[0] "${forms}"\nmsgstr[1] "${forms}"\n`
+        ? `msgid "String number ${i}"\nmsgid_plural "Strings number ${i}${plural}"\n` +
+          `msgstr[0] "${forms}"\nmsgstr[1] "${forms}"\n`
         : `msgid "String number ${i}"\nmsgstr "${forms}"\n`;
     const german = (i: number, fuzzy: boolean, text = `Zeichenkette ${i}`) =>
       `${fuzzy ? '#, fuzzy\n' : ''}${entry(i, text)}`;

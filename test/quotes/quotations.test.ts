@@ -90,7 +90,8 @@ describe.each(databaseKinds)('quotations on %s', (kind) => {
     'not translated %s, not approved %s, outdated %s → %i strings, %i words',
     async (nt, na, od, strings, words) => {
       const answer = await quote(
-        `files=messages.po&to_locale=de-DE&is_including_not_translated=${nt}&is_including_not_approved=${na ? 1 : 0}&is_including_outdated=${od}`,
+        `files=messages.po&to_locale=de-DE&is_including_not_translated=${nt}` +
+          `&is_including_not_approved=${na ? 1 : 0}&is_including_outdated=${od}`,
       );
       expect(answer.status).toBe(200);
       const data = answer.body.data;

@@ -143,7 +143,8 @@ describe('try it out', () => {
     });
     await openViewer(page, site.url, `{ spec: ${spec} }`);
     await page.evaluate(
-      `window.ui.api.clientAuthorizations.add('custom', new SwaggerClient.ApiKeyAuthorization('api key&x', 'a b&c=d/é', 'query'))`,
+      `window.ui.api.clientAuthorizations.add('custom', ` +
+        `new SwaggerClient.ApiKeyAuthorization('api key&x', 'a b&c=d/é', 'query'))`,
     );
     const op = await expandOperation(page, 'default', 'get', '/files/echo');
     await op.locator('input[name=q]').fill('x y');
@@ -219,7 +220,8 @@ describe('try it out', () => {
     await openViewer(
       page,
       site.url,
-      `{ url: '/fixtures/openapi-3.0.yaml', authorizations: { basicAuth: new SwaggerClient.PasswordAuthorization('ünï', 'p:w') } }`,
+      `{ url: '/fixtures/openapi-3.0.yaml', ` +
+        `authorizations: { basicAuth: new SwaggerClient.PasswordAuthorization('ünï', 'p:w') } }`,
     );
     const op = await expandOperation(page, 'keepers', 'get', '/keepers');
     await op.locator('.qv-submit').click();

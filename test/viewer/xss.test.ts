@@ -62,7 +62,8 @@ describe('XSS corpus', () => {
     await page.goto(`${site.url}/harness.html`);
     await page.evaluate(`window.__hits = []; window.__xss = (where) => window.__hits.push(String(where));`);
     await page.evaluate(
-      `new Promise((resolve) => { window.ui = new SwaggerUi({ spec: ${JSON.stringify(corpus)}, docExpansion: 'full', onComplete: resolve, onFailure: resolve }); window.ui.load(); })`,
+      `new Promise((resolve) => { window.ui = new SwaggerUi({ spec: ${JSON.stringify(corpus)}, ` +
+        `docExpansion: 'full', onComplete: resolve, onFailure: resolve }); window.ui.load(); })`,
     );
     await page.waitForFunction(() => document.querySelectorAll('.qv-op-body:not([hidden])').length === 1);
     // Text stays text: the title shows the markup literally.
