@@ -42,7 +42,10 @@ function bearerAuth(op: Operation): fc.Arbitrary<Credential> {
   );
 }
 
-/** Area C: a signed OneSky request, area B's bearer token, a stale or wrong signature, or none. */
+/**
+ * Quotation API: a signed OneSky request, the users and tasks API's bearer token, a stale or wrong
+ * signature, or none.
+ */
 function oneSkyAuth(op: Operation): fc.Arbitrary<Credential> {
   if (!op.security.length) return fc.constant(NONE);
   const signed = (timestamp: string, hash: string): Credential =>
@@ -83,7 +86,7 @@ function proxyAuth(op: Operation): fc.Arbitrary<Credential> {
 }
 
 /**
- * The body the proxy forwards is not described (the seed: "not shown"); billed paths are
+ * The body the proxy forwards is not described (its specification says only "not shown"); billed paths are
  * metered from these OpenAI fields, so the catch-all's writes get them.
  */
 const FORWARDED_BODY = {

@@ -73,12 +73,12 @@ function expectShape(shape: Shape, answer: Answer, status: number) {
 
 /** One path per area, and the shape its errors take. */
 const AREAS: { area: string; path: string; shape: Shape }[] = [
-  { area: 'B /api', path: '/api/tasks', shape: 'problem' },
-  { area: 'C /1', path: '/1/projects', shape: 'onesky' },
-  { area: 'D /docs', path: '/docs/index.html', shape: 'problem' },
+  { area: 'users and tasks API /api', path: '/api/tasks', shape: 'problem' },
+  { area: 'quotation API /1', path: '/1/projects', shape: 'onesky' },
+  { area: 'viewer /docs', path: '/docs/index.html', shape: 'problem' },
   { area: '/openapi', path: '/openapi/tasks.json', shape: 'problem' },
-  { area: 'A /v1', path: '/v1/models', shape: 'openai' },
-  { area: 'A /', path: '/', shape: 'openai' },
+  { area: 'proxy node /v1', path: '/v1/models', shape: 'openai' },
+  { area: 'proxy node /', path: '/', shape: 'openai' },
   { area: 'platform /healthz', path: '/healthz', shape: 'openai' },
 ];
 
@@ -116,10 +116,10 @@ const get = (name: string, shape: Shape, status: number, path: string): Case => 
   return { name, shape, status, method: 'GET', path };
 };
 const BODY_PATHS: { area: string; path: string; shape: Shape }[] = [
-  { area: 'B', path: '/api/users/register', shape: 'problem' },
-  { area: 'C', path: '/1/projects', shape: 'onesky' },
-  { area: 'C unknown path', path: '/1/nothing', shape: 'onesky' },
-  { area: 'D', path: '/docs/upload', shape: 'problem' },
+  { area: 'users and tasks API', path: '/api/users/register', shape: 'problem' },
+  { area: 'quotation API', path: '/1/projects', shape: 'onesky' },
+  { area: 'quotation API unknown path', path: '/1/nothing', shape: 'onesky' },
+  { area: 'viewer', path: '/docs/upload', shape: 'problem' },
   { area: 'openapi', path: '/openapi/upload', shape: 'problem' },
 ];
 
@@ -180,8 +180,14 @@ const file = (name: string, content: string) =>
   `Content-Type: application/octet-stream\r\n\r\n${content}`;
 
 const MULTIPART_ROUTES = [
-  { area: 'B', method: 'PUT', path: () => '/api/users/update', shape: 'problem' as Shape, fileField: 'photo' },
-  { area: 'C', method: 'POST', path: inProject('files'), shape: 'onesky' as Shape, fileField: 'file' },
+  {
+    area: 'users and tasks API',
+    method: 'PUT',
+    path: () => '/api/users/update',
+    shape: 'problem' as Shape,
+    fileField: 'photo',
+  },
+  { area: 'quotation API', method: 'POST', path: inProject('files'), shape: 'onesky' as Shape, fileField: 'file' },
 ];
 const MULTIPART: Case[] = MULTIPART_ROUTES.flatMap(({ area, method, path, shape, fileField }) =>
   (
@@ -199,7 +205,16 @@ const MULTIPART: Case[] = MULTIPART_ROUTES.flatMap(({ area, method, path, shape,
     ] as const
   ).map(([fault, status, type, body]): Case => {
     const headers = { 'content-type': type ?? `multipart/form-data; boundary=${BOUNDARY}` };
-    return { name: `${area}: multipart ${fault}`, shape, status, method, path, headers, body, auth: area === 'C' };
+    return {
+      name: `${area}: multipart ${fault}`,
+      shape,
+      status,
+      method,
+      path,
+      headers,
+      body,
+      auth: shape === 'onesky',
+    };
   }),
 );
 

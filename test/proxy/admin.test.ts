@@ -199,7 +199,7 @@ describe('admin page', () => {
     await context.close();
   }, 30_000);
 
-  it("accepts an area B admin's bearer token, not a plain user's", async () => {
+  it("accepts a users and tasks API admin's bearer token, not a plain user's", async () => {
     const accounts = new Accounts(node.server.db, node.server.config.users);
     await accounts.register(
       {

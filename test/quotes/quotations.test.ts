@@ -261,7 +261,7 @@ describe.each(databaseKinds)('quotations on %s', (kind) => {
     const missing = await client.call('GET', path, { auth: null });
     expect(missing.status).toBe(401);
     expect(missing.body.meta.message).toMatch(/api_key/);
-    // Within the window is fine; an area B bearer token is accepted too.
+    // Within the window is fine; a users and tasks API bearer token is accepted too.
     expect((await client.call('GET', path, { auth: client.auth(now - 500) })).status).toBe(200);
     expect(
       (await client.call('GET', path, { auth: null, headers: { authorization: `Bearer ${client.token}` } })).status,
