@@ -3,16 +3,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { databaseKinds } from '../support/databases.js';
 import {
-  ADMIN,
-  ADMIN_ENV,
   type Account,
   call,
   dataUrl,
   IMAGES,
-  login,
   newPerson,
   registerAndLogin,
-  startTasksServer,
+  startTasksServerWithAdmin,
   type TestServer,
 } from './helpers.js';
 
@@ -500,14 +497,10 @@ describe.each(databaseKinds)('bad input on %s', (kind) => {
   let server: TestServer;
   const ctx = {} as Ctx;
   beforeAll(async () => {
-    server = await startTasksServer(kind, { ...ADMIN_ENV, USERS_PHOTO_MAX_BYTES: String(PHOTO_MAX) });
+    ({ server, admin: ctx.admin } = await startTasksServerWithAdmin(kind, {
+      USERS_PHOTO_MAX_BYTES: String(PHOTO_MAX),
+    }));
     ctx.user = await registerAndLogin(server.url, 'baduser');
-    ctx.admin = {
-      id: '1',
-      email: ADMIN.email,
-      password: ADMIN.password,
-      ...(await login(server.url, ADMIN.email, ADMIN.password)),
-    };
     ctx.taskId = (
       await call(server.url, 'POST', '/api/tasks/create', { token: ctx.user.token, json: { title: 'mine' } })
     ).body.task.id;

@@ -82,6 +82,17 @@ export async function login(base: string, email: string, password: string): Prom
 export const ADMIN = { email: 'root@example.test', password: 'admin password for tests' };
 export const ADMIN_ENV = { USERS_ADMIN_EMAIL: ADMIN.email, USERS_ADMIN_PASSWORD: ADMIN.password };
 
+/** A server (`env` on top of TEST_ENV and ADMIN_ENV) and its bootstrap admin, logged in. */
+export async function startTasksServerWithAdmin(
+  kind: DatabaseKind,
+  env: Record<string, string> = {},
+): Promise<{ server: TestServer; admin: Account }> {
+  const server = await startTasksServer(kind, { ...ADMIN_ENV, ...env });
+  const { token } = await login(server.url, ADMIN.email, ADMIN.password);
+  const id = (await call(server.url, 'GET', '/api/users/all', { token })).body.results[0].id;
+  return { server, admin: { id, email: ADMIN.email, password: ADMIN.password, token } };
+}
+
 /** Smallest real images of each accepted type. */
 export const IMAGES = {
   png: Buffer.from(
