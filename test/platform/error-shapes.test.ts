@@ -5,6 +5,7 @@
 import { request as httpRequest } from 'node:http';
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openForSuite } from '../support/lifecycle.js';
 import { databaseKinds } from '../support/databases.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 import { writeModelsFile } from '../proxy/forward-helpers.js';
@@ -308,12 +309,10 @@ describe.each(databaseKinds)('error shapes on %s', (kind) => {
 
 describe('error shapes of a refused CORS preflight', () => {
   let server: TestServer;
-  beforeAll(async () => {
-    server = await start({ CORS_ORIGINS: 'https://allowed.example' });
-  });
-  afterAll(async () => {
-    await server?.close();
-  });
+  openForSuite(
+    () => start({ CORS_ORIGINS: 'https://allowed.example' }),
+    (opened) => (server = opened),
+  );
 
   it.each(AREAS)('$area: 403 in its shape', async ({ path, shape }) => {
     const preflight = { origin: 'https://evil.example', 'access-control-request-method': 'POST' };

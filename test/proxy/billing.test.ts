@@ -1,7 +1,8 @@
 // Billing over HTTP: exact charges from usage, reservations released on failures, small
 // balances, never negative, and concurrency in one process and in two processes sharing
 // PostgreSQL. Callers who disconnect: disconnect.test.ts.
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { openForSuite } from '../support/lifecycle.js';
 import { createTestDatabase, databaseKinds, postgresAvailable } from '../support/databases.js';
 import { startFakeUpstream } from '../../src/fakeupstream/index.js';
 import { Billing } from '../../src/proxy/billing.js';
@@ -11,12 +12,10 @@ const auth = (key: string) => ({ authorization: `Bearer ${key}` });
 
 describe.each(databaseKinds)('billing on %s', (kind) => {
   let node: Node;
-  beforeAll(async () => {
-    node = await startNode(kind, { env: { PROXY_UPSTREAM_TIMEOUT_MS: '1000' } });
-  });
-  afterAll(async () => {
-    await node?.close();
-  });
+  openForSuite(
+    () => startNode(kind, { env: { PROXY_UPSTREAM_TIMEOUT_MS: '1000' } }),
+    (opened) => (node = opened),
+  );
   beforeEach(() => node.upstream.resetFaults());
 
   it('charges exactly the usage at the model price, request after request', async () => {
