@@ -126,13 +126,13 @@ const BODY_PATHS: { area: string; path: string; shape: Shape }[] = [
 
 const LOCAL: Case[] = [
   // Unknown routes under the local prefixes never go upstream.
-  get('B: unknown route', 'problem', 404, '/api/no/such/route'),
-  get('C: unknown route', 'onesky', 404, '/1/no/such/route'),
-  get('D: unknown file', 'problem', 404, '/docs/no/such/file.js'),
+  get('users and tasks API: unknown route', 'problem', 404, '/api/no/such/route'),
+  get('quotation API: unknown route', 'onesky', 404, '/1/no/such/route'),
+  get('viewer: unknown file', 'problem', 404, '/docs/no/such/file.js'),
   get('openapi: unknown document', 'problem', 404, '/openapi/nothing.json'),
   // A path parameter longer than the router keeps matches no route.
-  get('B: path parameter too long', 'problem', 404, `/api/tasks/${'1'.repeat(600)}`),
-  get('C: path parameter too long', 'onesky', 404, `/1/projects/${'1'.repeat(600)}`),
+  get('users and tasks API: path parameter too long', 'problem', 404, `/api/tasks/${'1'.repeat(600)}`),
+  get('quotation API: path parameter too long', 'onesky', 404, `/1/projects/${'1'.repeat(600)}`),
   // Bodies refused while parsing, on routes and on unknown paths (parsed before the 404).
   ...BODY_PATHS.flatMap(({ area, path, shape }) =>
     [
@@ -145,7 +145,7 @@ const LOCAL: Case[] = [
     }),
   ),
   {
-    name: 'A: billed body too large',
+    name: 'proxy node: billed body too large',
     shape: 'openai',
     status: 413,
     method: 'POST',
@@ -160,18 +160,39 @@ const HUGE = ['99999999999999999999999', '9223372036854775808', '900719925474099
 const inProject = (tail: string) => (c: Ctx) => `/1/projects/${c.projectId}/${tail}`;
 const RANGES: Case[] = HUGE.flatMap((n): Case[] =>
   [
-    { name: `B: task id ${n}`, shape: 'problem' as Shape, method: 'GET', path: `/api/tasks/${n}` },
-    { name: `B: page ${n}`, shape: 'problem' as Shape, method: 'GET', path: `/api/tasks?page=${n}` },
-    { name: `C: project id ${n}`, shape: 'onesky' as Shape, method: 'GET', path: `/1/projects/${n}` },
-    { name: `C: project id ${n} (delete)`, shape: 'onesky' as Shape, method: 'DELETE', path: `/1/projects/${n}` },
-    { name: `C: import id ${n}`, shape: 'onesky' as Shape, method: 'GET', path: inProject(`import-tasks/${n}`) },
-    { name: `C: order id ${n}`, shape: 'onesky' as Shape, method: 'GET', path: inProject(`orders/${n}`) },
-    { name: `C: files page ${n}`, shape: 'onesky' as Shape, method: 'GET', path: inProject(`files?page=${n}`) },
-    { name: `C: orders page ${n}`, shape: 'onesky' as Shape, method: 'GET', path: inProject(`orders?page=${n}`) },
+    { name: `users and tasks API: task id ${n}`, shape: 'problem' as Shape, method: 'GET', path: `/api/tasks/${n}` },
+    { name: `users and tasks API: page ${n}`, shape: 'problem' as Shape, method: 'GET', path: `/api/tasks?page=${n}` },
+    { name: `quotation API: project id ${n}`, shape: 'onesky' as Shape, method: 'GET', path: `/1/projects/${n}` },
+    {
+      name: `quotation API: project id ${n} (delete)`,
+      shape: 'onesky' as Shape,
+      method: 'DELETE',
+      path: `/1/projects/${n}`,
+    },
+    {
+      name: `quotation API: import id ${n}`,
+      shape: 'onesky' as Shape,
+      method: 'GET',
+      path: inProject(`import-tasks/${n}`),
+    },
+    { name: `quotation API: order id ${n}`, shape: 'onesky' as Shape, method: 'GET', path: inProject(`orders/${n}`) },
+    {
+      name: `quotation API: files page ${n}`,
+      shape: 'onesky' as Shape,
+      method: 'GET',
+      path: inProject(`files?page=${n}`),
+    },
+    {
+      name: `quotation API: orders page ${n}`,
+      shape: 'onesky' as Shape,
+      method: 'GET',
+      path: inProject(`orders?page=${n}`),
+    },
   ].map((c) => ({ ...c, status: 400, auth: true })),
 );
 
-// Malformed multipart bodies on every multipart route: B's photo update and C's upload.
+// Malformed multipart bodies on every multipart route: the users and tasks API's photo update
+// and the quotation API's upload.
 const BOUNDARY = 'XyZzY';
 const form = (parts: string[], end = true) =>
   parts.map((part) => `--${BOUNDARY}\r\n${part}\r\n`).join('') + (end ? `--${BOUNDARY}--\r\n` : '');
