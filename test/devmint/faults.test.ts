@@ -1,8 +1,8 @@
 // The fault switch: each mode behaves as documented, and the books stay right under it.
 import { getEncodedToken, Wallet } from '@cashu/cashu-ts';
-import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
-import { startDevMint, type DevMint } from '../../src/devmint/index.js';
-import { http, mintProofs, outputs, states, total, walletFor, wire } from './helpers.js';
+import { afterEach, describe, expect, test } from 'vitest';
+import { startDevMint, type DevMint, type FaultChange } from '../../src/devmint/index.js';
+import { http, mintProofs, openMint, outputs, states, total, walletFor, wire } from './helpers.js';
 
 async function networkError(promise: Promise<unknown>): Promise<string> {
   const error = await promise.then(
@@ -30,11 +30,20 @@ async function refusedWhileDown(url: string): Promise<string[]> {
 
 describe('dev mint faults', () => {
   let mint: DevMint;
-  beforeAll(async () => {
-    mint = await startDevMint();
-  });
+  openMint((opened) => (mint = opened));
   afterEach(() => mint.faults.clear());
-  afterAll(() => mint.close());
+
+  /** A swap of 8 sat of fresh proofs under `fault`, whose connection is cut; the fault cleared after. */
+  async function cutSwap(fault: FaultChange) {
+    const proofs = await mintProofs(await walletFor(mint), mint, 8);
+    const made = outputs(mint.keysetId(), [8]);
+    await mint.faults.set(fault);
+    expect(await networkError(http(mint, 'POST', '/v1/swap', { inputs: wire(proofs), outputs: made.wire }))).toMatch(
+      CUT,
+    );
+    await mint.faults.clear();
+    return { proofs, made };
+  }
 
   test('down: connections refused, open keep-alive connections cut; back at the same URL after clear()', async () => {
     const wallet = await walletFor(mint); // holds a keep-alive connection now
@@ -90,13 +99,7 @@ describe('dev mint faults', () => {
   });
 
   test('dropSwaps: the connection is cut before the swap; the proofs stay unspent, the outputs unsigned', async () => {
-    const proofs = await mintProofs(await walletFor(mint), mint, 8);
-    const made = outputs(mint.keysetId(), [8]);
-    await mint.faults.set({ dropSwaps: true });
-    expect(await networkError(http(mint, 'POST', '/v1/swap', { inputs: wire(proofs), outputs: made.wire }))).toMatch(
-      CUT,
-    );
-    await mint.faults.clear();
+    const { proofs, made } = await cutSwap({ dropSwaps: true });
     expect(await states(mint, proofs)).toEqual(['UNSPENT']);
     expect((await http(mint, 'POST', '/v1/restore', { outputs: made.wire })).body).toEqual({
       outputs: [],
@@ -106,13 +109,7 @@ describe('dev mint faults', () => {
   });
 
   test('loseSwapResponses: the swap happens, the answer never comes; POST /v1/restore recovers it', async () => {
-    const proofs = await mintProofs(await walletFor(mint), mint, 8);
-    const made = outputs(mint.keysetId(), [8]);
-    await mint.faults.set({ loseSwapResponses: true });
-    expect(await networkError(http(mint, 'POST', '/v1/swap', { inputs: wire(proofs), outputs: made.wire }))).toMatch(
-      CUT,
-    );
-    await mint.faults.clear();
+    const { proofs, made } = await cutSwap({ loseSwapResponses: true });
     expect(await states(mint, proofs)).toEqual(['SPENT']);
     const retry = await http(mint, 'POST', '/v1/swap', { inputs: wire(proofs), outputs: made.wire });
     expect(retry.body.code).toBe(11001);
@@ -147,7 +144,7 @@ describe('dev mint faults', () => {
     expect((await http(mint, 'POST', '/v1/restore', { outputs: made.wire })).body.signatures).toHaveLength(1);
   });
 
-  test('holdSwaps: swaps wait unperformed; released they are performed, even for a client that hung up meanwhile', async () => {
+  test('holdSwaps: held swaps wait; released, they are performed even for a client that hung up', async () => {
     const [a, b] = [await mintProofs(await walletFor(mint), mint, 4), await mintProofs(await walletFor(mint), mint, 2)];
     await mint.faults.set({ holdSwaps: true });
     const answered = http(mint, 'POST', '/v1/swap', { inputs: wire(a), outputs: outputs(mint.keysetId(), [4]).wire });

@@ -1,8 +1,8 @@
 // Garbage in: every NUT route answers malformed and hostile bodies with 4xx {detail, code},
 // never 5xx; a mutation that happens to be a valid, balanced swap is the only thing that spends.
-import { afterAll, beforeAll, expect, test } from 'vitest';
-import { startDevMint, type DevMint } from '../../src/devmint/index.js';
-import { http, mintProofs, outputs, states, walletFor, wire } from './helpers.js';
+import { expect, test } from 'vitest';
+import type { DevMint } from '../../src/devmint/index.js';
+import { http, mintProofs, openMint, outputs, states, walletFor, wire } from './helpers.js';
 
 /** A small seeded PRNG (mulberry32), so a failure can be replayed. */
 function random(seed: number) {
@@ -15,12 +15,9 @@ function random(seed: number) {
 }
 
 let mint: DevMint;
-beforeAll(async () => {
-  mint = await startDevMint();
-});
-afterAll(() => mint.close());
+openMint((opened) => (mint = opened));
 
-test('400 mutated bodies over the POST routes: 4xx with {detail, code}, never 5xx; only valid swaps spend', async () => {
+test('400 mutated POST bodies: 4xx with {detail, code}, never 5xx; only valid swaps spend', async () => {
   const proofs = await mintProofs(await walletFor(mint), mint, 31); // 16 8 4 2 1
   const good = { inputs: wire(proofs), outputs: outputs(mint.keysetId(), [16, 8, 4, 2, 1]).wire };
   const next = random(20261122);

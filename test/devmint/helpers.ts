@@ -1,8 +1,14 @@
 // Shared helpers of the dev mint tests: a cashu-ts wallet on the mint, and raw HTTP for the
 // requests no well-behaved wallet would send.
 import { OutputData, Wallet, type Proof } from '@cashu/cashu-ts';
-import type { DevMint } from '../../src/devmint/index.js';
+import { startDevMint, type DevMint, type DevMintOptions } from '../../src/devmint/index.js';
 import { request, type Answer } from '../support/http.js';
+import { openForSuite } from '../support/lifecycle.js';
+
+/** A dev mint started before the describe's tests (handed to `ready`) and closed after them. */
+export function openMint(ready: (mint: DevMint) => void, options: DevMintOptions = {}): void {
+  openForSuite(() => startDevMint(options), ready);
+}
 
 export async function walletFor(mint: DevMint, options: ConstructorParameters<typeof Wallet>[1] = {}): Promise<Wallet> {
   const wallet = new Wallet(mint.url, { unit: mint.unit, ...options });

@@ -7,9 +7,9 @@ import {
   MintOperationError,
   type Proof,
 } from '@cashu/cashu-ts';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { startDevMint, type DevMint } from '../../src/devmint/index.js';
-import { mintProofs, states, total, walletFor } from './helpers.js';
+import { describe, expect, test } from 'vitest';
+import type { DevMint } from '../../src/devmint/index.js';
+import { mintProofs, openMint, states, total, walletFor } from './helpers.js';
 
 async function codeOf(promise: Promise<unknown>): Promise<number> {
   const error = await promise.then(
@@ -22,10 +22,7 @@ async function codeOf(promise: Promise<unknown>): Promise<number> {
 
 describe('dev mint with cashu-ts, no fees', () => {
   let mint: DevMint;
-  beforeAll(async () => {
-    mint = await startDevMint();
-  });
-  afterAll(() => mint.close());
+  openMint((opened) => (mint = opened));
 
   test('mint: quote UNPAID → paid → proofs for the amount, quote ISSUED', async () => {
     const wallet = await walletFor(mint);
@@ -186,10 +183,7 @@ describe('dev mint with cashu-ts, no fees', () => {
 
 describe('dev mint with cashu-ts, input fees (input_fee_ppk 250)', () => {
   let mint: DevMint;
-  beforeAll(async () => {
-    mint = await startDevMint({ inputFeePpk: 250 });
-  });
-  afterAll(() => mint.close());
+  openMint((opened) => (mint = opened), { inputFeePpk: 250 });
 
   test('keysets announce the fee; swaps charge ceil(inputs × ppk / 1000)', async () => {
     const wallet = await walletFor(mint);
@@ -220,10 +214,7 @@ describe('dev mint with cashu-ts, input fees (input_fee_ppk 250)', () => {
 
 describe('dev mint with cashu-ts, unit msat', () => {
   let mint: DevMint;
-  beforeAll(async () => {
-    mint = await startDevMint({ unit: 'msat' });
-  });
-  afterAll(() => mint.close());
+  openMint((opened) => (mint = opened), { unit: 'msat' });
 
   test('mint, send, receive and melt in msat', async () => {
     const wallet = await walletFor(mint);

@@ -25,24 +25,32 @@ const BATCH = 50;
 
 const credential = (headers: [string, string][], query: [string, string][] = []): Credential => ({ headers, query });
 const NONE = credential([]);
-const weighted = <T>(weight: number, arbitrary: fc.Arbitrary<T>) => ({ weight, arbitrary });
+const authorization = (value: string) => credential([['authorization', value]]);
+/** One of the credentials, by weight; a fixed one stands for itself. */
+const mix = (...choices: [weight: number, choice: Credential | fc.Arbitrary<Credential>][]) =>
+  fc.oneof(
+    ...choices.map(([weight, choice]) => ({
+      weight,
+      arbitrary: choice instanceof fc.Arbitrary ? choice : fc.constant(choice),
+    })),
+  );
 
-/** Area B: the user's or the admin's bearer token, a wrong one or none. */
+/** Users and tasks API: the user's or the admin's bearer token, a wrong one or none. */
 function bearerAuth(op: Operation): fc.Arbitrary<Credential> {
   if (!op.security.length) return fc.constant(NONE);
   const wrong = fc.constantFrom('Bearer x', 'Bearer ', 'bearer ~~token~~ ~~token~~', 'Token ~~token~~');
-  return fc.oneof(
-    weighted(6, fc.constant(credential([['authorization', 'Bearer ~~token~~']]))),
-    weighted(2, fc.constant(credential([['authorization', 'Bearer ~~admin~~']]))),
-    weighted(1, fc.constant(NONE)),
-    weighted(
-      1,
-      wrong.map((value) => credential([['authorization', value]])),
-    ),
+  return mix(
+    [6, authorization('Bearer ~~token~~')],
+    [2, authorization('Bearer ~~admin~~')],
+    [1, NONE],
+    [1, wrong.map(authorization)],
   );
 }
 
-/** Area C: a signed OneSky request, area B's bearer token, a stale or wrong signature, or none. */
+/**
+ * Quotation API: a signed OneSky request, the users and tasks API's bearer token, a stale or wrong
+ * signature, or none.
+ */
 function oneSkyAuth(op: Operation): fc.Arbitrary<Credential> {
   if (!op.security.length) return fc.constant(NONE);
   const signed = (timestamp: string, hash: string): Credential =>
@@ -55,35 +63,29 @@ function oneSkyAuth(op: Operation): fc.Arbitrary<Credential> {
       ],
     );
   const wrong = fc.constantFrom(['1', '~~dev_hash~~'], ['~~timestamp~~', '0'.repeat(32)], ['9'.repeat(20), 'x']);
-  return fc.oneof(
-    weighted(6, fc.constant(signed('~~timestamp~~', '~~dev_hash~~'))),
-    weighted(2, fc.constant(credential([['authorization', 'Bearer ~~token~~']]))),
-    weighted(1, fc.constant(NONE)),
-    weighted(
-      1,
-      wrong.map(([timestamp, hash]) => signed(timestamp, hash)),
-    ),
+  return mix(
+    [6, signed('~~timestamp~~', '~~dev_hash~~')],
+    [2, authorization('Bearer ~~token~~')],
+    [1, NONE],
+    [1, wrong.map(([timestamp, hash]) => signed(timestamp, hash))],
   );
 }
 
-/** Area A: the catch-all has no credential parameter; billed paths take a key or X-Cashu. */
+/** Proxy node: the catch-all has no credential parameter; billed paths take a key or X-Cashu. */
 function proxyAuth(op: Operation): fc.Arbitrary<Credential> {
   if (op.parameters.some((p) => p.name === 'authorization')) return fc.constant(NONE);
   const wrong = fc.constantFrom('Bearer sk-unknown', 'Bearer cashuBgarbage', 'Bearer ');
-  return fc.oneof(
-    weighted(12, fc.constant(credential([['authorization', 'Bearer ~~sk~~']]))),
+  return mix(
+    [12, authorization('Bearer ~~sk~~')],
     // Each fresh token is minted at the dev mint: a few of them go a long way.
-    weighted(1, fc.constant(credential([['x-cashu', '~~cashu~~']]))),
-    weighted(2, fc.constant(NONE)),
-    weighted(
-      2,
-      wrong.map((value) => credential([['authorization', value]])),
-    ),
+    [1, credential([['x-cashu', '~~cashu~~']])],
+    [2, NONE],
+    [2, wrong.map(authorization)],
   );
 }
 
 /**
- * The body the proxy forwards is not described (the seed: "not shown"); billed paths are
+ * The body the proxy forwards is not described (its specification says only "not shown"); billed paths are
  * metered from these OpenAI fields, so the catch-all's writes get them.
  */
 const FORWARDED_BODY = {
@@ -115,7 +117,10 @@ function withForwardedBodies(operations: Operation[]): Operation[] {
   });
 }
 
-/** Area D and the platform routes have no description of their own: the listing and the viewer's page name them. */
+/**
+ * The viewer and the platform routes have no description of their own: the listing and the viewer's
+ * page name them.
+ */
 async function platformOperations(world: World): Promise<Operation[]> {
   const listing = (await (await fetch(`${world.url}/openapi/`)).json()) as { descriptions: { name: string }[] };
   const page = await (await fetch(`${world.url}/docs/`)).text();

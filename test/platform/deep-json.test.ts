@@ -4,6 +4,7 @@
 import { createServer, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openForSuite } from '../support/lifecycle.js';
 import { databaseKinds } from '../support/databases.js';
 import { Client, QUOTES_ENV } from '../quotes/helpers.js';
 import { chatBody, startNode, testCost, TEST_MODEL, type Node } from '../proxy/forward-helpers.js';
@@ -49,12 +50,10 @@ const TOO_DEEP = { loc: ['body'], msg: 'JSON nested deeper than 128 levels', typ
 
 describe.each(databaseKinds)('deeply nested JSON on %s', (kind) => {
   let node: Node;
-  beforeAll(async () => {
-    node = await startNode(kind, { env: { ...QUOTES_ENV, SERVICES: 'proxy,tasks,quotes' } });
-  });
-  afterAll(async () => {
-    await node?.close();
-  });
+  openForSuite(
+    () => startNode(kind, { env: { ...QUOTES_ENV, SERVICES: 'proxy,tasks,quotes' } }),
+    (opened) => (node = opened),
+  );
 
   it("proxy node: a billed body nested too deep is a 422 in FastAPI's shape, credential or not", async () => {
     const key = await node.account(1_000_000);

@@ -5,6 +5,7 @@
 import { request as httpRequest } from 'node:http';
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openForSuite } from '../support/lifecycle.js';
 import { databaseKinds } from '../support/databases.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 import { writeModelsFile } from '../proxy/forward-helpers.js';
@@ -73,12 +74,12 @@ function expectShape(shape: Shape, answer: Answer, status: number) {
 
 /** One path per area, and the shape its errors take. */
 const AREAS: { area: string; path: string; shape: Shape }[] = [
-  { area: 'B /api', path: '/api/tasks', shape: 'problem' },
-  { area: 'C /1', path: '/1/projects', shape: 'onesky' },
-  { area: 'D /docs', path: '/docs/index.html', shape: 'problem' },
+  { area: 'users and tasks API /api', path: '/api/tasks', shape: 'problem' },
+  { area: 'quotation API /1', path: '/1/projects', shape: 'onesky' },
+  { area: 'viewer /docs', path: '/docs/index.html', shape: 'problem' },
   { area: '/openapi', path: '/openapi/tasks.json', shape: 'problem' },
-  { area: 'A /v1', path: '/v1/models', shape: 'openai' },
-  { area: 'A /', path: '/', shape: 'openai' },
+  { area: 'proxy node /v1', path: '/v1/models', shape: 'openai' },
+  { area: 'proxy node /', path: '/', shape: 'openai' },
   { area: 'platform /healthz', path: '/healthz', shape: 'openai' },
 ];
 
@@ -116,22 +117,22 @@ const get = (name: string, shape: Shape, status: number, path: string): Case => 
   return { name, shape, status, method: 'GET', path };
 };
 const BODY_PATHS: { area: string; path: string; shape: Shape }[] = [
-  { area: 'B', path: '/api/users/register', shape: 'problem' },
-  { area: 'C', path: '/1/projects', shape: 'onesky' },
-  { area: 'C unknown path', path: '/1/nothing', shape: 'onesky' },
-  { area: 'D', path: '/docs/upload', shape: 'problem' },
+  { area: 'users and tasks API', path: '/api/users/register', shape: 'problem' },
+  { area: 'quotation API', path: '/1/projects', shape: 'onesky' },
+  { area: 'quotation API unknown path', path: '/1/nothing', shape: 'onesky' },
+  { area: 'viewer', path: '/docs/upload', shape: 'problem' },
   { area: 'openapi', path: '/openapi/upload', shape: 'problem' },
 ];
 
 const LOCAL: Case[] = [
   // Unknown routes under the local prefixes never go upstream.
-  get('B: unknown route', 'problem', 404, '/api/no/such/route'),
-  get('C: unknown route', 'onesky', 404, '/1/no/such/route'),
-  get('D: unknown file', 'problem', 404, '/docs/no/such/file.js'),
+  get('users and tasks API: unknown route', 'problem', 404, '/api/no/such/route'),
+  get('quotation API: unknown route', 'onesky', 404, '/1/no/such/route'),
+  get('viewer: unknown file', 'problem', 404, '/docs/no/such/file.js'),
   get('openapi: unknown document', 'problem', 404, '/openapi/nothing.json'),
   // A path parameter longer than the router keeps matches no route.
-  get('B: path parameter too long', 'problem', 404, `/api/tasks/${'1'.repeat(600)}`),
-  get('C: path parameter too long', 'onesky', 404, `/1/projects/${'1'.repeat(600)}`),
+  get('users and tasks API: path parameter too long', 'problem', 404, `/api/tasks/${'1'.repeat(600)}`),
+  get('quotation API: path parameter too long', 'onesky', 404, `/1/projects/${'1'.repeat(600)}`),
   // Bodies refused while parsing, on routes and on unknown paths (parsed before the 404).
   ...BODY_PATHS.flatMap(({ area, path, shape }) =>
     [
@@ -144,7 +145,7 @@ const LOCAL: Case[] = [
     }),
   ),
   {
-    name: 'A: billed body too large',
+    name: 'proxy node: billed body too large',
     shape: 'openai',
     status: 413,
     method: 'POST',
@@ -159,18 +160,39 @@ const HUGE = ['99999999999999999999999', '9223372036854775808', '900719925474099
 const inProject = (tail: string) => (c: Ctx) => `/1/projects/${c.projectId}/${tail}`;
 const RANGES: Case[] = HUGE.flatMap((n): Case[] =>
   [
-    { name: `B: task id ${n}`, shape: 'problem' as Shape, method: 'GET', path: `/api/tasks/${n}` },
-    { name: `B: page ${n}`, shape: 'problem' as Shape, method: 'GET', path: `/api/tasks?page=${n}` },
-    { name: `C: project id ${n}`, shape: 'onesky' as Shape, method: 'GET', path: `/1/projects/${n}` },
-    { name: `C: project id ${n} (delete)`, shape: 'onesky' as Shape, method: 'DELETE', path: `/1/projects/${n}` },
-    { name: `C: import id ${n}`, shape: 'onesky' as Shape, method: 'GET', path: inProject(`import-tasks/${n}`) },
-    { name: `C: order id ${n}`, shape: 'onesky' as Shape, method: 'GET', path: inProject(`orders/${n}`) },
-    { name: `C: files page ${n}`, shape: 'onesky' as Shape, method: 'GET', path: inProject(`files?page=${n}`) },
-    { name: `C: orders page ${n}`, shape: 'onesky' as Shape, method: 'GET', path: inProject(`orders?page=${n}`) },
+    { name: `users and tasks API: task id ${n}`, shape: 'problem' as Shape, method: 'GET', path: `/api/tasks/${n}` },
+    { name: `users and tasks API: page ${n}`, shape: 'problem' as Shape, method: 'GET', path: `/api/tasks?page=${n}` },
+    { name: `quotation API: project id ${n}`, shape: 'onesky' as Shape, method: 'GET', path: `/1/projects/${n}` },
+    {
+      name: `quotation API: project id ${n} (delete)`,
+      shape: 'onesky' as Shape,
+      method: 'DELETE',
+      path: `/1/projects/${n}`,
+    },
+    {
+      name: `quotation API: import id ${n}`,
+      shape: 'onesky' as Shape,
+      method: 'GET',
+      path: inProject(`import-tasks/${n}`),
+    },
+    { name: `quotation API: order id ${n}`, shape: 'onesky' as Shape, method: 'GET', path: inProject(`orders/${n}`) },
+    {
+      name: `quotation API: files page ${n}`,
+      shape: 'onesky' as Shape,
+      method: 'GET',
+      path: inProject(`files?page=${n}`),
+    },
+    {
+      name: `quotation API: orders page ${n}`,
+      shape: 'onesky' as Shape,
+      method: 'GET',
+      path: inProject(`orders?page=${n}`),
+    },
   ].map((c) => ({ ...c, status: 400, auth: true })),
 );
 
-// Malformed multipart bodies on every multipart route: B's photo update and C's upload.
+// Malformed multipart bodies on every multipart route: the users and tasks API's photo update
+// and the quotation API's upload.
 const BOUNDARY = 'XyZzY';
 const form = (parts: string[], end = true) =>
   parts.map((part) => `--${BOUNDARY}\r\n${part}\r\n`).join('') + (end ? `--${BOUNDARY}--\r\n` : '');
@@ -180,8 +202,14 @@ const file = (name: string, content: string) =>
   `Content-Type: application/octet-stream\r\n\r\n${content}`;
 
 const MULTIPART_ROUTES = [
-  { area: 'B', method: 'PUT', path: () => '/api/users/update', shape: 'problem' as Shape, fileField: 'photo' },
-  { area: 'C', method: 'POST', path: inProject('files'), shape: 'onesky' as Shape, fileField: 'file' },
+  {
+    area: 'users and tasks API',
+    method: 'PUT',
+    path: () => '/api/users/update',
+    shape: 'problem' as Shape,
+    fileField: 'photo',
+  },
+  { area: 'quotation API', method: 'POST', path: inProject('files'), shape: 'onesky' as Shape, fileField: 'file' },
 ];
 const MULTIPART: Case[] = MULTIPART_ROUTES.flatMap(({ area, method, path, shape, fileField }) =>
   (
@@ -199,7 +227,16 @@ const MULTIPART: Case[] = MULTIPART_ROUTES.flatMap(({ area, method, path, shape,
     ] as const
   ).map(([fault, status, type, body]): Case => {
     const headers = { 'content-type': type ?? `multipart/form-data; boundary=${BOUNDARY}` };
-    return { name: `${area}: multipart ${fault}`, shape, status, method, path, headers, body, auth: area === 'C' };
+    return {
+      name: `${area}: multipart ${fault}`,
+      shape,
+      status,
+      method,
+      path,
+      headers,
+      body,
+      auth: shape === 'onesky',
+    };
   }),
 );
 
@@ -293,12 +330,10 @@ describe.each(databaseKinds)('error shapes on %s', (kind) => {
 
 describe('error shapes of a refused CORS preflight', () => {
   let server: TestServer;
-  beforeAll(async () => {
-    server = await start({ CORS_ORIGINS: 'https://allowed.example' });
-  });
-  afterAll(async () => {
-    await server?.close();
-  });
+  openForSuite(
+    () => start({ CORS_ORIGINS: 'https://allowed.example' }),
+    (opened) => (server = opened),
+  );
 
   it.each(AREAS)('$area: 403 in its shape', async ({ path, shape }) => {
     const preflight = { origin: 'https://evil.example', 'access-control-request-method': 'POST' };

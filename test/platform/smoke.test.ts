@@ -1,15 +1,14 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { openForSuite } from '../support/lifecycle.js';
 import { databaseKinds } from '../support/databases.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 
 describe.each(databaseKinds)('health and readiness on %s', (kind) => {
   let server: TestServer;
-  beforeAll(async () => {
-    server = await startTestServer(kind);
-  });
-  afterAll(async () => {
-    await server?.close();
-  });
+  openForSuite(
+    () => startTestServer(kind),
+    (opened) => (server = opened),
+  );
 
   it('answers /healthz and /readyz', async () => {
     const health = await fetch(`${server.url}/healthz`);

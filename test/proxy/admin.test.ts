@@ -199,7 +199,7 @@ describe('admin page', () => {
     await context.close();
   }, 30_000);
 
-  it("accepts an area B admin's bearer token, not a plain user's", async () => {
+  it("accepts a users and tasks API admin's bearer token, not a plain user's", async () => {
     const accounts = new Accounts(node.server.db, node.server.config.users);
     await accounts.register(
       {
@@ -229,7 +229,7 @@ describe('admin page', () => {
     expect(asUser).not.toContain('total-held');
   });
 
-  it('keeps sessions in the database (another process honours them) and marks cookies Secure behind https', async () => {
+  it('keeps sessions in the database (another process honours them), cookies Secure behind https', async () => {
     const other = await startNode('sqlite', {
       database: node.server.database,
       upstream: node.upstream,

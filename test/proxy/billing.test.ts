@@ -1,7 +1,8 @@
 // Billing over HTTP: exact charges from usage, reservations released on failures, small
 // balances, never negative, and concurrency in one process and in two processes sharing
 // PostgreSQL. Callers who disconnect: disconnect.test.ts.
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { openForSuite } from '../support/lifecycle.js';
 import { createTestDatabase, databaseKinds, postgresAvailable } from '../support/databases.js';
 import { startFakeUpstream } from '../../src/fakeupstream/index.js';
 import { Billing } from '../../src/proxy/billing.js';
@@ -11,12 +12,10 @@ const auth = (key: string) => ({ authorization: `Bearer ${key}` });
 
 describe.each(databaseKinds)('billing on %s', (kind) => {
   let node: Node;
-  beforeAll(async () => {
-    node = await startNode(kind, { env: { PROXY_UPSTREAM_TIMEOUT_MS: '1000' } });
-  });
-  afterAll(async () => {
-    await node?.close();
-  });
+  openForSuite(
+    () => startNode(kind, { env: { PROXY_UPSTREAM_TIMEOUT_MS: '1000' } }),
+    (opened) => (node = opened),
+  );
   beforeEach(() => node.upstream.resetFaults());
 
   it('charges exactly the usage at the model price, request after request', async () => {
@@ -44,8 +43,9 @@ describe.each(databaseKinds)('billing on %s', (kind) => {
     for (const row of ledger) expect(Number(row.charged_msat)).toBeLessThanOrEqual(Number(row.reserved_msat));
   });
 
-  it('lets a small balance afford a small request by lowering max_tokens, and refuses one it cannot afford', async () => {
-    // Prompt bound = body bytes (~90 msat at 1 msat/token) + 10 msat per request: 200 msat affords ~50 output tokens, not 4096.
+  it('lowers max_tokens so a small balance affords a small request, and refuses one it cannot afford', async () => {
+    // Prompt bound = body bytes (~90 msat at 1 msat/token) + 10 msat per request:
+    // 200 msat affords ~50 output tokens, not 4096.
     const key = await node.account(200);
     const answer = await postJson(`${node.url}/v1/chat/completions`, chatBody(), auth(key));
     expect(answer.status).toBe(200);
@@ -96,7 +96,7 @@ describe.each(databaseKinds)('billing on %s', (kind) => {
     expect(await node.balance(key)).toEqual({ balance: 100_000, reserved: 0, spent: 0, requests: 0 });
   });
 
-  it('serves at most what the balance covers to 200 concurrent requests, and charges exactly what it spends', async () => {
+  it('serves 200 concurrent requests at most what the balance covers, charging exactly what it spends', async () => {
     const probe = await node.account(1_000_000);
     const one = await postJson(`${node.url}/v1/chat/completions`, chatBody(), auth(probe));
     const cost = testCost(one.json.usage);

@@ -2,7 +2,8 @@
 // cancelled or never sent; the operator's limit of requests in flight answers 503 at once; and
 // without a limit, hundreds of live streams reach the upstream together (known defect 18).
 import { request as httpRequest, type IncomingMessage } from 'node:http';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { openForSuite } from '../support/lifecycle.js';
 import { databaseKinds } from '../support/databases.js';
 import { chatBody, postJson, startNode, testCost, waitUntil, type Node } from './forward-helpers.js';
 
@@ -48,12 +49,10 @@ function send(node: Node, key: string, body: Record<string, unknown>) {
 
 describe.each(databaseKinds)('a caller who leaves, on %s', (kind) => {
   let node: Node;
-  beforeAll(async () => {
-    node = await startNode(kind);
-  });
-  afterAll(async () => {
-    await node?.close();
-  });
+  openForSuite(
+    () => startNode(kind),
+    (opened) => (node = opened),
+  );
   beforeEach(() => {
     node.upstream.resetFaults();
     node.upstream.resetStats();
@@ -118,12 +117,10 @@ describe.each(databaseKinds)('a caller who leaves, on %s', (kind) => {
 
 describe.each(databaseKinds)("the operator's limit of requests in flight, on %s", (kind) => {
   let node: Node;
-  beforeAll(async () => {
-    node = await startNode(kind, { env: { PROXY_UPSTREAM_CONNECTIONS: '2' } });
-  });
-  afterAll(async () => {
-    await node?.close();
-  });
+  openForSuite(
+    () => startNode(kind, { env: { PROXY_UPSTREAM_CONNECTIONS: '2' } }),
+    (opened) => (node = opened),
+  );
 
   it('answers 503 with Retry-After at once beyond the limit, bills nothing, and frees each slot', async () => {
     node.upstream.faults.delayMs = 1500;

@@ -9,7 +9,10 @@ import type { DatabaseKind, TestDatabase } from '../support/databases.js';
 import { request } from '../support/http.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 
-/** At PROXY_BTC_USD=100000, 1 USD = 1,000,000 msat: prompt 1 msat/token, completion 2 msat/token, 10 msat per request. */
+/**
+ * At PROXY_BTC_USD=100000, 1 USD = 1,000,000 msat: prompt 1 msat/token, completion 2 msat/token,
+ * 10 msat per request.
+ */
 export const TEST_MODEL = 'test/model';
 export const PRICES = { prompt: 1, completion: 2, request: 10 };
 

@@ -1,7 +1,8 @@
 // An upstream whose `usage` lies or is broken (absurd, negative, fractional, non-numeric, missing):
 // never a 500, the charge never above the reservation, unreadable counts estimated, in JSON
 // answers and streams alike, on both databases (PostgreSQL once failed on counts above 2^31).
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { openForSuite } from '../support/lifecycle.js';
 import { databaseKinds } from '../support/databases.js';
 import { chatBody, PRICES, startNode, TEST_MODEL, type Node } from './forward-helpers.js';
 
@@ -24,12 +25,10 @@ const LIES: [string, string, Expected][] = [
 
 describe.each(databaseKinds)('lying upstream usage on %s', (kind) => {
   let node: Node;
-  beforeAll(async () => {
-    node = await startNode(kind);
-  });
-  afterAll(async () => {
-    await node?.close();
-  });
+  openForSuite(
+    () => startNode(kind),
+    (opened) => (node = opened),
+  );
   beforeEach(() => node.upstream.resetFaults());
 
   async function post(key: string, path: string, body: Record<string, unknown>) {

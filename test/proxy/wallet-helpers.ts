@@ -4,7 +4,10 @@ import { send, type Answer, type Target } from '../support/http.js';
 
 export type { Answer };
 
-/** A request to `base + path` (or injected into an app); `body` is the answer parsed as JSON (undefined when it is not). */
+/**
+ * A request to `base + path` (or injected into an app); `body` is the answer parsed as JSON
+ * (undefined when it is not).
+ */
 export async function call(
   base: Target,
   method: string,

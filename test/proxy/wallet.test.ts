@@ -94,7 +94,7 @@ describe.each(databaseKinds)('wallet routes on %s', (kind) => {
     expect((await info(base, key)).body.balance).toBe(65_000);
   });
 
-  it('refunds the available balance as a token of the mint, redeemable with cashu-ts; a repeated call returns it again', async () => {
+  it('refunds the balance as a mint token redeemable with cashu-ts; a repeated call returns it again', async () => {
     const key = await openAccount(base, await mint.mintToken(50));
     expect((await topup(base, key, await mint.mintToken(7))).status).toBe(200);
     const first = await refund(base, key);

@@ -24,17 +24,21 @@ describe.each(databaseKinds)('file imports on %s', (kind) => {
     expect(answer.status, answer.text).toBe(200);
     return [answer.body.data.translation_only.string_count, answer.body.data.translation_only.word_count];
   };
+  /** What a finished import reports: its strings and, where given, their words. */
+  const completed = (strings: number, words?: number) => ({
+    status: 'completed',
+    string_count: strings,
+    ...(words === undefined ? {} : { word_count: words }),
+  });
   const NT = '&is_including_not_approved=0&is_including_outdated=0';
   const NA = '&is_including_not_translated=0&is_including_outdated=0';
   const OD = '&is_including_not_translated=0&is_including_not_approved=0';
 
   it('HIERARCHICAL_JSON: translations, same-as-original, changed sources become outdated, removal', async () => {
     const project = await client.createProject('en-US', ['de-DE']);
-    expect(await client.importFile(project, 'app.json', fixture('app.json'), 'HIERARCHICAL_JSON')).toMatchObject({
-      status: 'completed',
-      string_count: 5,
-      word_count: 13,
-    });
+    expect(await client.importFile(project, 'app.json', fixture('app.json'), 'HIERARCHICAL_JSON')).toMatchObject(
+      completed(5, 13),
+    );
     // "unknown" is not in the source; "Open {{name}}" equals the source and is not a translation.
     expect(
       await client.importFile(project, 'app.json', fixture('app.de.json'), 'HIERARCHICAL_JSON', { locale: 'de-DE' }),
@@ -68,19 +72,11 @@ describe.each(databaseKinds)('file imports on %s', (kind) => {
 
   it('XLIFF 1.2 and 2.0: states of targets', async () => {
     const project = await client.createProject('en-US', ['de-DE', 'ja-JP']);
-    expect(await client.importFile(project, 'app.xlf', fixture('app.xlf'), 'XLIFF')).toMatchObject({
-      status: 'completed',
-      string_count: 4,
-      word_count: 11,
-    });
+    expect(await client.importFile(project, 'app.xlf', fixture('app.xlf'), 'XLIFF')).toMatchObject(completed(4, 11));
     await client.importFile(project, 'app.xlf', fixture('app.xlf'), 'XLIFF', { locale: 'de-DE' });
     expect(await counts(project, 'app.xlf', 'de-DE', NT)).toEqual([2, 5]);
     expect(await counts(project, 'app.xlf', 'de-DE', NA)).toEqual([1, 2]);
-    expect(await client.importFile(project, 'app2.xlf', fixture('app2.xlf'), 'XLIFF')).toMatchObject({
-      status: 'completed',
-      string_count: 2,
-      word_count: 10,
-    });
+    expect(await client.importFile(project, 'app2.xlf', fixture('app2.xlf'), 'XLIFF')).toMatchObject(completed(2, 10));
     await client.importFile(project, 'app2.xlf', fixture('app2.xlf'), 'XLIFF', { locale: 'ja-JP' });
     expect(await counts(project, 'app2.xlf', 'ja-JP')).toEqual([1, 7]);
     const exported = await client.get(`/1/projects/${project}/translations?locale=de-DE&source_file_name=app.xlf`);
@@ -92,22 +88,14 @@ describe.each(databaseKinds)('file imports on %s', (kind) => {
 
   it('ANDROID_XML, YAML and IOS_STRINGS in UTF-8 and UTF-16', async () => {
     const project = await client.createProject('en-US', ['de-DE']);
-    expect(await client.importFile(project, 'strings.xml', fixture('strings.xml'), 'ANDROID_XML')).toMatchObject({
-      status: 'completed',
-      string_count: 7,
-      word_count: 18,
-    });
-    expect(await client.importFile(project, 'en.yml', fixture('en.yml'), 'YAML')).toMatchObject({
-      status: 'completed',
-      string_count: 3,
-      word_count: 12,
-    });
+    expect(await client.importFile(project, 'strings.xml', fixture('strings.xml'), 'ANDROID_XML')).toMatchObject(
+      completed(7, 18),
+    );
+    expect(await client.importFile(project, 'en.yml', fixture('en.yml'), 'YAML')).toMatchObject(completed(3, 12));
     const strings = fixture('Localizable.strings');
-    expect(await client.importFile(project, 'Localizable.strings', strings, 'IOS_STRINGS')).toMatchObject({
-      status: 'completed',
-      string_count: 3,
-      word_count: 7,
-    });
+    expect(await client.importFile(project, 'Localizable.strings', strings, 'IOS_STRINGS')).toMatchObject(
+      completed(3, 7),
+    );
     const utf16 = Buffer.concat([
       Buffer.from([0xff, 0xfe]),
       Buffer.from(strings.toString('utf8').replace('Main window', 'Hauptfenster'), 'utf16le'),
@@ -146,7 +134,10 @@ describe.each(databaseKinds)('file imports on %s', (kind) => {
     [
       'billion laughs',
       'a.xlf',
-      '<?xml version="1.0"?>\n<!DOCTYPE lolz [<!ENTITY lol "lol"><!ENTITY lol2 "&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;">]>\n<xliff version="1.2"><file><body><trans-unit id="a"><source>&lol2;</source></trans-unit></body></file></xliff>',
+      '<?xml version="1.0"?>\n' +
+        '<!DOCTYPE lolz [<!ENTITY lol "lol"><!ENTITY lol2 "&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;">]>\n' +
+        '<xliff version="1.2"><file><body>' +
+        '<trans-unit id="a"><source>&lol2;</source></trans-unit></body></file></xliff>',
       'XLIFF',
       /DOCTYPE or ENTITY declaration is refused/,
     ],
@@ -175,7 +166,11 @@ describe.each(databaseKinds)('file imports on %s', (kind) => {
     [
       'YAML alias bomb',
       'a.yml',
-      'a: &a ["x","x","x","x","x","x","x","x","x"]\nb: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a]\nc: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b]\nd: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c]\ne: [*d,*d,*d,*d,*d,*d,*d,*d,*d]\n',
+      'a: &a ["x","x","x","x","x","x","x","x","x"]\n' +
+        'b: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a]\n' +
+        'c: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b]\n' +
+        'd: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c]\n' +
+        'e: [*d,*d,*d,*d,*d,*d,*d,*d,*d]\n',
       'YAML',
       /YAML refused/,
     ],
@@ -254,10 +249,7 @@ describe.each(databaseKinds)('file imports on %s', (kind) => {
       language: { code: 'en-US' },
       import: { id: expect.any(Number), created_at: expect.stringMatching(/\+0000$/) },
     });
-    expect(await client.waitImport(project, answer.body.data.import.id)).toMatchObject({
-      status: 'completed',
-      string_count: 2,
-    });
+    expect(await client.waitImport(project, answer.body.data.import.id)).toMatchObject(completed(2));
     const deleted = await client.call('DELETE', `/1/projects/${project}/files?file_name=other.po`);
     expect(deleted.status).toBe(200);
     expect((await client.call('DELETE', `/1/projects/${project}/files?file_name=other.po`)).status).toBe(404);
@@ -279,29 +271,26 @@ describe.each(databaseKinds)('file imports on %s', (kind) => {
       ].join('\n');
     const entry = (i: number, forms: string, plural = '') =>
       i % 100 === 0
-        ? `msgid "String number ${i}"\nmsgid_plural "Strings number ${i}${plural}"\nmsgstr[0] "${forms}"\nmsgstr[1] "${forms}"\n`
+        ? `msgid "String number ${i}"\nmsgid_plural "Strings number ${i}${plural}"\n` +
+          `msgstr[0] "${forms}"\nmsgstr[1] "${forms}"\n`
         : `msgid "String number ${i}"\nmsgstr "${forms}"\n`;
     const german = (i: number, fuzzy: boolean, text = `Zeichenkette ${i}`) =>
       `${fuzzy ? '#, fuzzy\n' : ''}${entry(i, text)}`;
-    expect(await client.importFile(project, 'big.po', po(ids.map((i) => entry(i, ''))), 'GNU_PO')).toMatchObject({
-      status: 'completed',
-      string_count: 1200,
-      word_count: 3636,
-    });
+    expect(await client.importFile(project, 'big.po', po(ids.map((i) => entry(i, ''))), 'GNU_PO')).toMatchObject(
+      completed(1200, 3636),
+    );
     // Every other translation fuzzy, the last 100 missing (empty).
     const first = ids.map((i) => german(i, i % 2 === 0, i >= 1100 ? '' : undefined));
-    expect(await client.importFile(project, 'big.po', po(first), 'GNU_PO', { locale: 'de-DE' })).toMatchObject({
-      status: 'completed',
-      string_count: 1200,
-    });
+    expect(await client.importFile(project, 'big.po', po(first), 'GNU_PO', { locale: 'de-DE' })).toMatchObject(
+      completed(1200),
+    );
     expect(await counts(project, 'big.po', 'de-DE', NA)).toEqual([550, 1683]);
     expect(await counts(project, 'big.po', 'de-DE', NT)).toEqual([100, 303]);
     // No longer fuzzy, a third reworded, the missing ones translated: all approved.
     const second = ids.map((i) => german(i, false, i % 3 === 0 ? `Text Nummer ${i}` : undefined));
-    expect(await client.importFile(project, 'big.po', po(second), 'GNU_PO', { locale: 'de-DE' })).toMatchObject({
-      status: 'completed',
-      string_count: 1200,
-    });
+    expect(await client.importFile(project, 'big.po', po(second), 'GNU_PO', { locale: 'de-DE' })).toMatchObject(
+      completed(1200),
+    );
     expect(await counts(project, 'big.po', 'de-DE')).toEqual([0, 0]);
     // The source in reverse order, the plurals changed: their translations are outdated.
     const reversed = [...ids].reverse();

@@ -9,7 +9,8 @@ import { parsePo } from '../../src/quotes/formats/po.js';
 import { readPlainEntries } from '../../src/quotes/formats/po-plain.js';
 
 const HEADER =
-  'msgid ""\nmsgstr ""\n"Content-Type: text/plain; charset=UTF-8\\n"\n"Plural-Forms: nplurals=2; plural=(n != 1);\\n"\n';
+  'msgid ""\nmsgstr ""\n' +
+  '"Content-Type: text/plain; charset=UTF-8\\n"\n"Plural-Forms: nplurals=2; plural=(n != 1);\\n"\n';
 
 function outcome(text: string, plainReader: boolean): unknown {
   try {
@@ -35,7 +36,9 @@ describe('the plain PO reader', () => {
     ],
     [
       'contexts, empty and numeric ones, and numeric msgids',
-      'msgid "b"\nmsgstr ""\n\nmsgctxt "menu"\nmsgid "Open"\nmsgstr "x"\n\nmsgctxt ""\nmsgid "Open"\nmsgstr "y"\n\nmsgctxt "9"\nmsgid "10"\nmsgstr ""\n\nmsgid "2"\nmsgstr ""\n\nmsgid "1"\nmsgstr ""\n',
+      'msgid "b"\nmsgstr ""\n\n' +
+        'msgctxt "menu"\nmsgid "Open"\nmsgstr "x"\n\nmsgctxt ""\nmsgid "Open"\nmsgstr "y"\n\n' +
+        'msgctxt "9"\nmsgid "10"\nmsgstr ""\n\nmsgid "2"\nmsgstr ""\n\nmsgid "1"\nmsgstr ""\n',
       true,
     ],
     [

@@ -90,7 +90,8 @@ describe.each(databaseKinds)('quotations on %s', (kind) => {
     'not translated %s, not approved %s, outdated %s → %i strings, %i words',
     async (nt, na, od, strings, words) => {
       const answer = await quote(
-        `files=messages.po&to_locale=de-DE&is_including_not_translated=${nt}&is_including_not_approved=${na ? 1 : 0}&is_including_outdated=${od}`,
+        `files=messages.po&to_locale=de-DE&is_including_not_translated=${nt}` +
+          `&is_including_not_approved=${na ? 1 : 0}&is_including_outdated=${od}`,
       );
       expect(answer.status).toBe(200);
       const data = answer.body.data;
@@ -260,7 +261,7 @@ describe.each(databaseKinds)('quotations on %s', (kind) => {
     const missing = await client.call('GET', path, { auth: null });
     expect(missing.status).toBe(401);
     expect(missing.body.meta.message).toMatch(/api_key/);
-    // Within the window is fine; an area B bearer token is accepted too.
+    // Within the window is fine; a users and tasks API bearer token is accepted too.
     expect((await client.call('GET', path, { auth: client.auth(now - 500) })).status).toBe(200);
     expect(
       (await client.call('GET', path, { auth: null, headers: { authorization: `Bearer ${client.token}` } })).status,

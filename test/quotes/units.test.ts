@@ -197,7 +197,10 @@ describe('PO reading', () => {
 
   it('keeps obsolete entries out and reads #| previous msgids', () => {
     const text =
-      'msgid "a"\nmsgstr "b"\n\n#, fuzzy\n#| msgctxt "old"\n#| msgid "Old "\n#| "text"\nmsgid "New text"\nmsgstr "x"\n\n#, fuzzy\n#| msgid "Same"\nmsgid "Same"\nmsgstr "y"\n\n#~ msgid "gone"\n#~ msgstr "weg"\n';
+      'msgid "a"\nmsgstr "b"\n\n' +
+      '#, fuzzy\n#| msgctxt "old"\n#| msgid "Old "\n#| "text"\nmsgid "New text"\nmsgstr "x"\n\n' +
+      '#, fuzzy\n#| msgid "Same"\nmsgid "Same"\nmsgstr "y"\n\n' +
+      '#~ msgid "gone"\n#~ msgstr "weg"\n';
     const units = parsePo(Buffer.from(text), 'GNU_PO').units;
     expect(units.map((u) => [u.source, u.fuzzy, u.stale])).toEqual([
       ['a', false, false],

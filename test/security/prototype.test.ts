@@ -330,7 +330,7 @@ describe.each(databaseKinds)('prototype pollution on %s', (kind) => {
     form.append('file', new Blob(['{"b": "B"}']), 'b.json');
     const upload = await client.call('POST', `/1/projects/${project}/files`, { form });
     expect(upload).toMatchObject({ status: 400, body: { meta: { status: 400 } } });
-    // Area B: a GET body merged with the query string.
+    // Users and tasks API: a GET body merged with the query string.
     const find = `${server.url}/api/users/find?__proto__=1`;
     const found = await getWithBody(find, client.token, '{"__proto__": {"id": 1}}');
     expect(found).toMatchObject({ status: 400, type: expect.stringMatching(/problem\+json/) });

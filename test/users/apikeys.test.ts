@@ -1,4 +1,4 @@
-// OneSky-style key pairs for area C, and the Identity contract other services rely on.
+// OneSky-style key pairs for the quotation API, and the Identity contract other services rely on.
 import { statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';

@@ -3,8 +3,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { databaseKinds } from '../support/databases.js';
 import {
-  ADMIN,
-  ADMIN_ENV,
   type Account,
   call,
   dataUrl,
@@ -13,7 +11,7 @@ import {
   newPerson,
   type RequestOptions,
   registerAndLogin,
-  startTasksServer,
+  startTasksServerWithAdmin,
   type TestServer,
 } from './helpers.js';
 
@@ -190,10 +188,7 @@ describe.each(databaseKinds)('authorization matrix on %s', (kind) => {
   }
 
   beforeAll(async () => {
-    server = await startTasksServer(kind, ADMIN_ENV);
-    const adminLogin = await login(server.url, ADMIN.email, ADMIN.password);
-    const adminId = (await call(server.url, 'GET', '/api/users/all', { token: adminLogin.token })).body.results[0].id;
-    admin = { id: adminId, email: ADMIN.email, password: ADMIN.password, token: adminLogin.token };
+    ({ server, admin } = await startTasksServerWithAdmin(kind));
     other = await registerAndLogin(server.url, 'other');
   });
   afterAll(async () => {

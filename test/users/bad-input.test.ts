@@ -3,16 +3,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { databaseKinds } from '../support/databases.js';
 import {
-  ADMIN,
-  ADMIN_ENV,
   type Account,
   call,
   dataUrl,
   IMAGES,
-  login,
   newPerson,
   registerAndLogin,
-  startTasksServer,
+  startTasksServerWithAdmin,
   type TestServer,
 } from './helpers.js';
 
@@ -51,6 +48,39 @@ function form(ctx: Ctx, parts: [string, string | Blob, string?][]): FormData {
   return data;
 }
 
+/** A registration refused with 400, naming `field`. */
+const registration = (name: string, json: unknown, field: string): Case => ({
+  name,
+  method: 'POST',
+  path: '/api/users/register',
+  json,
+  status: 400,
+  field,
+});
+/** A task creation by the user refused with 400, naming `field`. */
+const newTask = (name: string, json: unknown, field: string): Case => ({
+  name,
+  method: 'POST',
+  path: '/api/tasks/create',
+  as: 'user',
+  json,
+  status: 400,
+  field,
+});
+/** An update of the user's task refused with 400, naming `field` where given. */
+const taskUpdate = (name: string, json: unknown, field?: string): Case => ({
+  name,
+  method: 'PATCH',
+  path: (c) => `/api/tasks/${c.taskId}`,
+  as: 'user',
+  json,
+  status: 400,
+  ...(field && { field }),
+});
+/** A multipart photo update with the user's own credentials and `parts`. */
+const updateForm = (ctx: Ctx, parts: [string, string | Blob, string?][]) =>
+  form(ctx, [['email', ctx.user.email], ['password', ctx.user.password], ...parts]);
+
 const CASES: Case[] = [
   // register
   { name: 'malformed JSON', method: 'POST', path: '/api/users/register', raw: { body: '{"email": ' }, status: 400 },
@@ -84,86 +114,20 @@ const CASES: Case[] = [
     json: reg({ first_name: 'x'.repeat(2 * 1024 * 1024) }),
     status: 413,
   },
-  {
-    name: 'missing username',
-    method: 'POST',
-    path: '/api/users/register',
-    json: without('username'),
-    status: 400,
-    field: 'username',
-  },
-  {
-    name: 'unknown field',
-    method: 'POST',
-    path: '/api/users/register',
-    json: reg({ is_admin: true }),
-    status: 400,
-    field: 'is_admin',
-  },
-  {
-    name: 'email of wrong type',
-    method: 'POST',
-    path: '/api/users/register',
-    json: reg({ email: 5 }),
-    status: 400,
-    field: 'email',
-  },
-  {
-    name: 'invalid email',
-    method: 'POST',
-    path: '/api/users/register',
-    json: reg({ email: 'not-an-email' }),
-    status: 400,
-    field: 'email',
-  },
-  {
-    name: 'blank first name',
-    method: 'POST',
-    path: '/api/users/register',
-    json: reg({ first_name: '   ' }),
-    status: 400,
-    field: 'first_name',
-  },
-  {
-    name: 'username with spaces',
-    method: 'POST',
-    path: '/api/users/register',
-    json: reg({ username: 'a b c' }),
-    status: 400,
-    field: 'username',
-  },
-  {
-    name: 'short password',
-    method: 'POST',
-    path: '/api/users/register',
-    json: reg({ password: 'Ab1!xyz' }),
-    status: 400,
-    field: 'password',
-  },
-  {
-    name: 'common password',
-    method: 'POST',
-    path: '/api/users/register',
-    json: reg({ password: 'qwertyuiop' }),
-    status: 400,
-    field: 'password',
-  },
-  {
-    name: 'password of 129 characters',
-    method: 'POST',
-    path: '/api/users/register',
-    json: reg({ password: 'x'.repeat(64) + 'y'.repeat(65) }),
-    status: 400,
-    field: 'password',
-  },
-  {
-    name: 'password equal to the username',
-    method: 'POST',
-    path: '/api/users/register',
-    json: reg({ username: 'longusername1', password: 'LongUsername1' }),
-    status: 400,
-    field: 'password',
-  },
+  registration('missing username', without('username'), 'username'),
+  registration('unknown field', reg({ is_admin: true }), 'is_admin'),
+  registration('email of wrong type', reg({ email: 5 }), 'email'),
+  registration('invalid email', reg({ email: 'not-an-email' }), 'email'),
+  registration('blank first name', reg({ first_name: '   ' }), 'first_name'),
+  registration('username with spaces', reg({ username: 'a b c' }), 'username'),
+  registration('short password', reg({ password: 'Ab1!xyz' }), 'password'),
+  registration('common password', reg({ password: 'qwertyuiop' }), 'password'),
+  registration('password of 129 characters', reg({ password: 'x'.repeat(64) + 'y'.repeat(65) }), 'password'),
+  registration(
+    'password equal to the username',
+    reg({ username: 'longusername1', password: 'LongUsername1' }),
+    'password',
+  ),
   // login
   {
     name: 'login password as number',
@@ -331,11 +295,7 @@ const CASES: Case[] = [
     path: '/api/users/update',
     status: 413,
     form: (c) =>
-      form(c, [
-        ['email', c.user.email],
-        ['password', c.user.password],
-        ['photo', new Blob([IMAGES.png, Buffer.alloc(PHOTO_MAX)], { type: 'image/png' }), 'big.png'],
-      ]),
+      updateForm(c, [['photo', new Blob([IMAGES.png, Buffer.alloc(PHOTO_MAX)], { type: 'image/png' }), 'big.png']]),
   },
   {
     name: 'multipart without the photo',
@@ -343,11 +303,7 @@ const CASES: Case[] = [
     path: '/api/users/update',
     status: 400,
     field: 'photo',
-    form: (c) =>
-      form(c, [
-        ['email', c.user.email],
-        ['password', c.user.password],
-      ]),
+    form: (c) => updateForm(c, []),
   },
   {
     name: 'multipart with an unknown field',
@@ -356,9 +312,7 @@ const CASES: Case[] = [
     status: 400,
     field: 'role',
     form: (c) =>
-      form(c, [
-        ['email', c.user.email],
-        ['password', c.user.password],
+      updateForm(c, [
         ['role', 'admin'],
         ['photo', new Blob([IMAGES.png], { type: 'image/png' }), 'a.png'],
       ]),
@@ -369,77 +323,16 @@ const CASES: Case[] = [
     path: '/api/users/update',
     status: 400,
     field: 'avatar',
-    form: (c) =>
-      form(c, [
-        ['email', c.user.email],
-        ['password', c.user.password],
-        ['avatar', new Blob([IMAGES.png], { type: 'image/png' }), 'a.png'],
-      ]),
+    form: (c) => updateForm(c, [['avatar', new Blob([IMAGES.png], { type: 'image/png' }), 'a.png']]),
   },
   // tasks
-  {
-    name: 'task without title',
-    method: 'POST',
-    path: '/api/tasks/create',
-    as: 'user',
-    json: { description: 'x' },
-    status: 400,
-    field: 'title',
-  },
-  {
-    name: 'task with blank title',
-    method: 'POST',
-    path: '/api/tasks/create',
-    as: 'user',
-    json: { title: '  ' },
-    status: 400,
-    field: 'title',
-  },
-  {
-    name: 'task title of 201 characters',
-    method: 'POST',
-    path: '/api/tasks/create',
-    as: 'user',
-    json: { title: 'x'.repeat(201) },
-    status: 400,
-    field: 'title',
-  },
-  {
-    name: 'task description as number',
-    method: 'POST',
-    path: '/api/tasks/create',
-    as: 'user',
-    json: { title: 't', description: 5 },
-    status: 400,
-    field: 'description',
-  },
-  {
-    name: 'task user that is no id',
-    method: 'POST',
-    path: '/api/tasks/create',
-    as: 'user',
-    json: { title: 't', user: 'somebody' },
-    status: 400,
-    field: 'user',
-  },
-  {
-    name: 'task user JSON without id',
-    method: 'POST',
-    path: '/api/tasks/create',
-    as: 'user',
-    json: { title: 't', user: '{"name":"x"}' },
-    status: 400,
-    field: 'user',
-  },
-  {
-    name: 'task with mass-assigned done',
-    method: 'POST',
-    path: '/api/tasks/create',
-    as: 'user',
-    json: { title: 't', done: true },
-    status: 400,
-    field: 'done',
-  },
+  newTask('task without title', { description: 'x' }, 'title'),
+  newTask('task with blank title', { title: '  ' }, 'title'),
+  newTask('task title of 201 characters', { title: 'x'.repeat(201) }, 'title'),
+  newTask('task description as number', { title: 't', description: 5 }, 'description'),
+  newTask('task user that is no id', { title: 't', user: 'somebody' }, 'user'),
+  newTask('task user JSON without id', { title: 't', user: '{"name":"x"}' }, 'user'),
+  newTask('task with mass-assigned done', { title: 't', done: true }, 'done'),
   {
     name: 'task for an unknown user (admin)',
     method: 'POST',
@@ -448,32 +341,9 @@ const CASES: Case[] = [
     json: { title: 't', user: '999999' },
     status: 404,
   },
-  {
-    name: 'task update with nothing',
-    method: 'PATCH',
-    path: (c) => `/api/tasks/${c.taskId}`,
-    as: 'user',
-    json: {},
-    status: 400,
-  },
-  {
-    name: 'task update done="yes"',
-    method: 'PATCH',
-    path: (c) => `/api/tasks/${c.taskId}`,
-    as: 'user',
-    json: { done: 'yes' },
-    status: 400,
-    field: 'done',
-  },
-  {
-    name: 'task update of owner',
-    method: 'PATCH',
-    path: (c) => `/api/tasks/${c.taskId}`,
-    as: 'user',
-    json: { user: '1' },
-    status: 400,
-    field: 'user',
-  },
+  taskUpdate('task update with nothing', {}),
+  taskUpdate('task update done="yes"', { done: 'yes' }, 'done'),
+  taskUpdate('task update of owner', { user: '1' }, 'user'),
   { name: 'task id that is no number', method: 'GET', path: '/api/tasks/abc', as: 'user', status: 400, field: 'id' },
   { name: 'unknown task', method: 'GET', path: '/api/tasks/999999', as: 'user', status: 404 },
   { name: 'delete unknown task', method: 'DELETE', path: '/api/tasks/delete?id=999999', as: 'user', status: 404 },
@@ -500,14 +370,10 @@ describe.each(databaseKinds)('bad input on %s', (kind) => {
   let server: TestServer;
   const ctx = {} as Ctx;
   beforeAll(async () => {
-    server = await startTasksServer(kind, { ...ADMIN_ENV, USERS_PHOTO_MAX_BYTES: String(PHOTO_MAX) });
+    ({ server, admin: ctx.admin } = await startTasksServerWithAdmin(kind, {
+      USERS_PHOTO_MAX_BYTES: String(PHOTO_MAX),
+    }));
     ctx.user = await registerAndLogin(server.url, 'baduser');
-    ctx.admin = {
-      id: '1',
-      email: ADMIN.email,
-      password: ADMIN.password,
-      ...(await login(server.url, ADMIN.email, ADMIN.password)),
-    };
     ctx.taskId = (
       await call(server.url, 'POST', '/api/tasks/create', { token: ctx.user.token, json: { title: 'mine' } })
     ).body.task.id;

@@ -1,6 +1,7 @@
 // No account enumeration (same answers, similar time) and brute-force limits that hold across
 // processes sharing one database.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openForSuite } from '../support/lifecycle.js';
 import { databaseKinds } from '../support/databases.js';
 import { startTestServer } from '../support/server.js';
 import {
@@ -104,12 +105,10 @@ describe.each(databaseKinds)('no enumeration on %s', (kind) => {
 describe.each(databaseKinds)('brute-force limits on %s', (kind) => {
   let server: TestServer;
   const limits = { USERS_LOGIN_ACCOUNT_LIMIT: '3', USERS_LOGIN_ADDRESS_LIMIT: '12', USERS_RESET_MAIL_LIMIT: '2' };
-  beforeAll(async () => {
-    server = await startTestServer(kind, { env: { ...TEST_ENV, ...limits } });
-  });
-  afterAll(async () => {
-    await server?.close();
-  });
+  openForSuite(
+    () => startTestServer(kind, { env: { ...TEST_ENV, ...limits } }),
+    (opened) => (server = opened),
+  );
 
   it('locks an account after too many attempts, known or unknown, across two processes', async () => {
     // A second process on the same database: the limit is shared, not per process.

@@ -2,7 +2,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { databaseKinds } from '../support/databases.js';
 import type { TestServer } from '../support/server.js';
-import { call, IMAGES, newPerson, resetCodeFor, startTasksServer } from './helpers.js';
+import { call, IMAGES, login, newPerson, resetCodeFor, startTasksServer } from './helpers.js';
 
 describe.each(databaseKinds)('account life cycle on %s', (kind) => {
   let server: TestServer;
@@ -136,12 +136,8 @@ describe.each(databaseKinds)('account life cycle on %s', (kind) => {
   it('changes a password with the current one and keeps only the calling session', async () => {
     const person = newPerson('change');
     await call(base, 'POST', '/api/users/register', { json: person });
-    const first = (
-      await call(base, 'POST', '/api/users/login', { json: { email: person.email, password: person.password } })
-    ).body.token;
-    const second = (
-      await call(base, 'POST', '/api/users/login', { json: { email: person.email, password: person.password } })
-    ).body.token;
+    const first = (await login(base, person.email, person.password)).token;
+    const second = (await login(base, person.email, person.password)).token;
     const wrong = await call(base, 'PUT', '/api/users/forgotpassword', {
       token: first,
       json: { email: person.email, password: 'new secret words 1', current_password: 'not it at all' },
@@ -164,9 +160,7 @@ describe.each(databaseKinds)('account life cycle on %s', (kind) => {
   it('logs out: the token stops working', async () => {
     const person = newPerson('logout');
     await call(base, 'POST', '/api/users/register', { json: person });
-    const token = (
-      await call(base, 'POST', '/api/users/login', { json: { email: person.email, password: person.password } })
-    ).body.token;
+    const token = (await login(base, person.email, person.password)).token;
     expect((await call(base, 'POST', '/api/users/logout', { token })).status).toBe(204);
     expect((await call(base, 'GET', '/api/tasks', { token })).status).toBe(401);
   });

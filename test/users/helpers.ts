@@ -82,15 +82,33 @@ export async function login(base: string, email: string, password: string): Prom
 export const ADMIN = { email: 'root@example.test', password: 'admin password for tests' };
 export const ADMIN_ENV = { USERS_ADMIN_EMAIL: ADMIN.email, USERS_ADMIN_PASSWORD: ADMIN.password };
 
+/** A server (`env` on top of TEST_ENV and ADMIN_ENV) and its bootstrap admin, logged in. */
+export async function startTasksServerWithAdmin(
+  kind: DatabaseKind,
+  env: Record<string, string> = {},
+): Promise<{ server: TestServer; admin: Account }> {
+  const server = await startTasksServer(kind, { ...ADMIN_ENV, ...env });
+  const { token } = await login(server.url, ADMIN.email, ADMIN.password);
+  const id = (await call(server.url, 'GET', '/api/users/all', { token })).body.results[0].id;
+  return { server, admin: { id, email: ADMIN.email, password: ADMIN.password, token } };
+}
+
 /** Smallest real images of each accepted type. */
 export const IMAGES = {
   png: Buffer.from(
-    '89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c4890000000d49444154789c6360000002000154a24f5d0000000049454e44ae426082',
+    '89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c489' +
+      '0000000d49444154789c6360000002000154a24f5d0000000049454e44ae426082',
     'hex',
   ),
   gif: Buffer.from('47494638396101000100800000ffffff00000021f90401000000002c00000000010001000002024401003b', 'hex'),
   jpeg: Buffer.from(
-    'ffd8ffe000104a46494600010100000100010000ffdb004300080606070605080707070909080a0c140d0c0b0b0c1912130f141d1a1f1e1d1a1c1c20242e2720222c231c1c2837292c30313434341f27393d38323c2e333432ffc0000b080001000101011100ffc4001f0000010501010101010100000000000000000102030405060708090a0bffda0008010100003f00d2cf20ffd9',
+    'ffd8ffe000104a46494600010100000100010000' +
+      'ffdb004300080606070605080707070909080a0c140d0c0b0b0c1912130f141d1a1f1e1d1a1c1c20242e2720222c231c1c2837' +
+      '292c30313434341f27393d38323c2e333432' +
+      'ffc0000b080001000101011100' +
+      'ffc4001f0000010501010101010100000000000000000102030405060708090a0b' +
+      'ffda0008010100003f00d2cf20' +
+      'ffd9',
     'hex',
   ),
   webp: Buffer.from('524946461a000000574542505650384c0d0000002f0000001007101111888808', 'hex'),

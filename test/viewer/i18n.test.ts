@@ -57,6 +57,10 @@ describe('language files', () => {
 let site: StaticServer;
 let page: Page;
 
+// The 2.x header's URL field and Explore button, kept on one line of the page as in 2.x.
+const API_SELECTOR_FIELDS =
+  '<input id="input_baseUrl" name="baseUrl" type="text"><button id="explore" data-sw-translate>Explore</button>';
+
 /** A page laid out like a 2.x index.html: translator, language file, its own translated header. */
 function legacyPage(langScript: string) {
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>2.x page</title>
@@ -66,7 +70,7 @@ function legacyPage(langScript: string) {
 <script src="/viewer/viewer.js"></script>
 <script src="/legacy-init.js"></script>
 </head><body>
-<div id="header"><form id="api_selector"><input id="input_baseUrl" name="baseUrl" type="text"><button id="explore" data-sw-translate>Explore</button></form></div>
+<div id="header"><form id="api_selector">${API_SELECTOR_FIELDS}</form></div>
 <div id="message-bar" class="swagger-ui-wrap" data-sw-translate>&nbsp;</div>
 <div id="swagger-ui-container" class="swagger-ui-wrap"></div>
 </body></html>`;
@@ -80,7 +84,9 @@ window.swaggerUi = new SwaggerUi({
   dom_id: 'swagger-ui-container',
   supportedSubmitMethods: ['get', 'post', 'put', 'delete', 'patch'],
   onComplete: function (swaggerApi, swaggerUi) {
-    if (typeof initOAuth == 'function') initOAuth({ clientId: 'your-client-id', realm: 'your-realms', appName: 'your-app-name' });
+    if (typeof initOAuth == 'function') {
+      initOAuth({ clientId: 'your-client-id', realm: 'your-realms', appName: 'your-app-name' });
+    }
     if (window.SwaggerTranslator) window.SwaggerTranslator.translate();
     window.completed = true;
   },

@@ -38,7 +38,8 @@ function authorizationServer(req: any, res: any, body: string) {
       const token = `implicit-${randomBytes(4).toString('hex')}`;
       tokens.add(token);
       res.writeHead(302, {
-        Location: `${redirect.href}#access_token=${token}&token_type=Bearer&state=${encodeURIComponent(q.get('state')!)}`,
+        Location:
+          `${redirect.href}#access_token=${token}&token_type=Bearer` + `&state=${encodeURIComponent(q.get('state')!)}`,
       });
     }
     res.end();

@@ -67,7 +67,8 @@ describe('options', () => {
     const result = await openViewer(
       page,
       site.url,
-      `{ spec: { openapi: '3.0.0', info: { title: 'Inline only', version: '1' }, paths: { '/ping': { get: { responses: { 200: { description: 'pong' } } } } } } }`,
+      `{ spec: { openapi: '3.0.0', info: { title: 'Inline only', version: '1' }, ` +
+        `paths: { '/ping': { get: { responses: { 200: { description: 'pong' } } } } } } }`,
     );
     expect(result.failure).toBeUndefined();
     await expect(page.locator('.qv-title').textContent()).resolves.toContain('Inline only');
@@ -98,7 +99,8 @@ describe('options', () => {
     await openViewer(
       page,
       site.url,
-      `{ url: ${PET}, apisSorter: (a, b) => b.name.localeCompare(a.name), operationsSorter: 'alpha', docExpansion: 'list' }`,
+      `{ url: ${PET}, apisSorter: (a, b) => b.name.localeCompare(a.name), ` +
+        `operationsSorter: 'alpha', docExpansion: 'list' }`,
     );
     expect(await page.locator('.qv-tag-toggle').allTextContents()).toEqual(['user', 'store', 'pet']);
     const paths = await page.locator('#resource_pet .qv-path').allTextContents();
@@ -134,7 +136,8 @@ describe('options', () => {
     await openViewer(
       page,
       site.url,
-      `{ url: ${PET}, onComplete: (api, ui) => { window.seen = [api.info.title, ui === window.ui || ui instanceof SwaggerUi] } }`,
+      `{ url: ${PET}, ` +
+        `onComplete: (api, ui) => { window.seen = [api.info.title, ui === window.ui || ui instanceof SwaggerUi] } }`,
     );
     expect(await page.evaluate('window.seen')).toEqual(['Petstore Two', true]);
   });
@@ -170,7 +173,8 @@ describe('options', () => {
     await openViewer(
       page,
       site.url,
-      `{ url: ${PET}, showRequestHeaders: true, authorizations: { api_key: new SwaggerClient.ApiKeyAuthorization('api_key', 'secret-1', 'header') } }`,
+      `{ url: ${PET}, showRequestHeaders: true, ` +
+        `authorizations: { api_key: new SwaggerClient.ApiKeyAuthorization('api_key', 'secret-1', 'header') } }`,
     );
     expect(site.seen.slice(before).find((r) => r.url.includes('petstore-2.0.json'))?.headers.api_key).toBe('secret-1');
     const op = await expandOperation(page, 'pet', 'get', '/pet/{petId}');
@@ -188,7 +192,9 @@ describe('options', () => {
   });
 
   it('highlightSizeThreshold: large responses stay plain text; absent highlights all', async () => {
-    const spec = `{ openapi: '3.0.0', info: { title: 'Big', version: '1' }, servers: [{ url: '${site.url}' }], paths: { '/big': { get: { responses: { 200: { description: 'ok' } } } } } }`;
+    const spec =
+      `{ openapi: '3.0.0', info: { title: 'Big', version: '1' }, servers: [{ url: '${site.url}' }], ` +
+      `paths: { '/big': { get: { responses: { 200: { description: 'ok' } } } } } }`;
     await openViewer(page, site.url, `{ spec: ${spec}, highlightSizeThreshold: 1000 }`);
     let op = await expandOperation(page, 'default', 'get', '/big');
     await op.locator('.qv-submit').click();
@@ -202,7 +208,9 @@ describe('options', () => {
   });
 
   it('highlights a multi-megabyte (pretty-printed) response in slices, keeping the page responsive', async () => {
-    const spec = `{ openapi: '3.0.0', info: { title: 'Huge', version: '1' }, servers: [{ url: '${site.url}' }], paths: { '/huge': { get: { responses: { 200: { description: 'ok' } } } } } }`;
+    const spec =
+      `{ openapi: '3.0.0', info: { title: 'Huge', version: '1' }, servers: [{ url: '${site.url}' }], ` +
+      `paths: { '/huge': { get: { responses: { 200: { description: 'ok' } } } } } }`;
     await openViewer(page, site.url, `{ spec: ${spec} }`);
     const op = await expandOperation(page, 'default', 'get', '/huge');
     await op.locator('.qv-submit').click();
@@ -272,7 +280,8 @@ describe('options', () => {
       `http://spec.test:${port}/validator?url=${encodeURIComponent(specUrl)}`,
     );
     await page.evaluate(
-      `new Promise((resolve) => { new SwaggerUi({ url: '${specUrl}', validatorUrl: null, onComplete: resolve }).load(); })`,
+      `new Promise((resolve) => { ` +
+        `new SwaggerUi({ url: '${specUrl}', validatorUrl: null, onComplete: resolve }).load(); })`,
     );
     await expect(page.locator('.qv-validator-badge').count()).resolves.toBe(0);
     await openViewer(page, site.url, `{ url: ${PET}, validatorUrl: 'http://spec.test:${port}/validator' }`);
@@ -285,7 +294,8 @@ describe('options', () => {
     await openViewer(
       page,
       site.url,
-      `{ spec: { swagger: '2.0', info: { title: 'Broken' }, paths: { 'items/{id}': { get: { responses: { 200: { description: 'x', schema: { $ref: '#/definitions/Nope' } } } } } } } }`,
+      `{ spec: { swagger: '2.0', info: { title: 'Broken' }, paths: { 'items/{id}': { get: { responses: ` +
+        `{ 200: { description: 'x', schema: { $ref: '#/definitions/Nope' } } } } } } } }`,
     );
     await page.locator('.qv-validation summary').click();
     await page.waitForFunction(() =>

@@ -114,6 +114,17 @@ export function sendText(
   res.end(body);
 }
 
+/** An OpenAPI 3.0.0 description as JSON, for an inline `spec`: its title, one server, the paths. */
+export function openApiSpec(title: string, server: string, paths: object, extra: object = {}): string {
+  return JSON.stringify({
+    openapi: '3.0.0',
+    info: { title, version: '1' },
+    servers: [{ url: server }],
+    paths,
+    ...extra,
+  });
+}
+
 /**
  * Opens the harness and creates the viewer with `options` (a JS object literal source, so tests
  * can pass functions), waiting for onComplete or onFailure.

@@ -4,7 +4,15 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
 import { startTestServer, type TestServer } from '../support/server.js';
-import { expandOperation, launchBrowser, openViewer, sendText, startStatic, type StaticServer } from './support.js';
+import {
+  expandOperation,
+  launchBrowser,
+  openApiSpec,
+  openViewer,
+  sendText,
+  startStatic,
+  type StaticServer,
+} from './support.js';
 
 let browser: Browser;
 let site: StaticServer;
@@ -143,7 +151,8 @@ describe('try it out', () => {
     });
     await openViewer(page, site.url, `{ spec: ${spec} }`);
     await page.evaluate(
-      `window.ui.api.clientAuthorizations.add('custom', new SwaggerClient.ApiKeyAuthorization('api key&x', 'a b&c=d/é', 'query'))`,
+      `window.ui.api.clientAuthorizations.add('custom', ` +
+        `new SwaggerClient.ApiKeyAuthorization('api key&x', 'a b&c=d/é', 'query'))`,
     );
     const op = await expandOperation(page, 'default', 'get', '/files/echo');
     await op.locator('input[name=q]').fill('x y');
@@ -165,16 +174,11 @@ describe('try it out', () => {
   });
 
   it('says clearly when a server sends no cross-origin headers', async () => {
-    const spec = JSON.stringify({
-      openapi: '3.0.0',
-      info: { title: 'bare', version: '1' },
-      servers: [{ url: bare.url }],
-      paths: {
-        '/thing': {
-          post: {
-            requestBody: { content: { 'application/json': { schema: { type: 'object' } } } },
-            responses: { 200: { description: 'ok' } },
-          },
+    const spec = openApiSpec('bare', bare.url, {
+      '/thing': {
+        post: {
+          requestBody: { content: { 'application/json': { schema: { type: 'object' } } } },
+          responses: { 200: { description: 'ok' } },
         },
       },
     });
@@ -190,15 +194,10 @@ describe('try it out', () => {
   });
 
   it('shows images inline, offers binary bodies as downloads and HTML as text', async () => {
-    const spec = JSON.stringify({
-      openapi: '3.0.0',
-      info: { title: 'files', version: '1' },
-      servers: [{ url: site.url }],
-      paths: {
-        '/files/pixel.png': { get: { responses: { 200: { description: 'png' } } } },
-        '/files/report.bin': { get: { responses: { 200: { description: 'bin' } } } },
-        '/files/page.html': { get: { responses: { 200: { description: 'html' } } } },
-      },
+    const spec = openApiSpec('files', site.url, {
+      '/files/pixel.png': { get: { responses: { 200: { description: 'png' } } } },
+      '/files/report.bin': { get: { responses: { 200: { description: 'bin' } } } },
+      '/files/page.html': { get: { responses: { 200: { description: 'html' } } } },
     });
     await openViewer(page, site.url, `{ spec: ${spec} }`);
     const png = await expandOperation(page, 'default', 'get', '/files/pixel.png');
@@ -219,7 +218,8 @@ describe('try it out', () => {
     await openViewer(
       page,
       site.url,
-      `{ url: '/fixtures/openapi-3.0.yaml', authorizations: { basicAuth: new SwaggerClient.PasswordAuthorization('ünï', 'p:w') } }`,
+      `{ url: '/fixtures/openapi-3.0.yaml', ` +
+        `authorizations: { basicAuth: new SwaggerClient.PasswordAuthorization('ünï', 'p:w') } }`,
     );
     const op = await expandOperation(page, 'keepers', 'get', '/keepers');
     await op.locator('.qv-submit').click();
@@ -229,11 +229,10 @@ describe('try it out', () => {
   });
 
   it('sends cookie api keys and cookie parameters as cookies to a same-site API', async () => {
-    const spec = JSON.stringify({
-      openapi: '3.0.0',
-      info: { title: 'cookies', version: '1' },
-      servers: [{ url: site.url }],
-      paths: {
+    const spec = openApiSpec(
+      'cookies',
+      site.url,
+      {
         '/files/echo/c': {
           get: {
             security: [{ session: [] }],
@@ -242,8 +241,8 @@ describe('try it out', () => {
           },
         },
       },
-      components: { securitySchemes: { session: { type: 'apiKey', in: 'cookie', name: 'sid' } } },
-    });
+      { components: { securitySchemes: { session: { type: 'apiKey', in: 'cookie', name: 'sid' } } } },
+    );
     await openViewer(page, site.url, `{ spec: ${spec} }`);
     await page.locator('.qv-authorize').click();
     const form = page.locator('form.qv-auth-scheme[aria-label=session]');

@@ -5,7 +5,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
-import { FIXTURES, openBrowserPage, openViewer, sendText, type StaticServer } from './support.js';
+import { FIXTURES, openApiSpec, openBrowserPage, openViewer, sendText, type StaticServer } from './support.js';
 
 let site: StaticServer;
 let page: Page;
@@ -62,7 +62,8 @@ describe('XSS corpus', () => {
     await page.goto(`${site.url}/harness.html`);
     await page.evaluate(`window.__hits = []; window.__xss = (where) => window.__hits.push(String(where));`);
     await page.evaluate(
-      `new Promise((resolve) => { window.ui = new SwaggerUi({ spec: ${JSON.stringify(corpus)}, docExpansion: 'full', onComplete: resolve, onFailure: resolve }); window.ui.load(); })`,
+      `new Promise((resolve) => { window.ui = new SwaggerUi({ spec: ${JSON.stringify(corpus)}, ` +
+        `docExpansion: 'full', onComplete: resolve, onFailure: resolve }); window.ui.load(); })`,
     );
     await page.waitForFunction(() => document.querySelectorAll('.qv-op-body:not([hidden])').length === 1);
     // Text stays text: the title shows the markup literally.
@@ -78,14 +79,9 @@ describe('XSS corpus', () => {
   });
 
   it('shows hostile response bodies and header values as text', async () => {
-    const spec = JSON.stringify({
-      openapi: '3.0.0',
-      info: { title: 'evil server', version: '1' },
-      servers: [{ url: `${site.url}/evil` }],
-      paths: {
-        '/json': { get: { responses: { 200: { description: 'j' } } } },
-        '/html': { get: { responses: { 200: { description: 'h' } } } },
-      },
+    const spec = openApiSpec('evil server', `${site.url}/evil`, {
+      '/json': { get: { responses: { 200: { description: 'j' } } } },
+      '/html': { get: { responses: { 200: { description: 'h' } } } },
     });
     await openViewer(page, site.url, `{ spec: ${spec}, docExpansion: 'full', showRequestHeaders: true }`);
     await page.evaluate(`window.__hits = []; window.__xss = (where) => window.__hits.push(String(where));`);
