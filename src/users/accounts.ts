@@ -1,5 +1,6 @@
 // Accounts: registration, password checks with brute-force limits, sessions and the reset
 // flow. Used by the HTTP routes, the CLI and the admin bootstrap alike.
+import { isForeignKeyViolation } from '../db/errors.js';
 import type { Database } from '../db/index.js';
 import { HttpError } from '../http/errors.js';
 import type { UsersConfig } from './config.js';
@@ -130,8 +131,14 @@ export class Accounts {
     if (!user) return null;
     const token = newToken();
     const mail = makeMail(user.email, token);
-    const outboxId = await this.store.createReset(user.id, tokenHash(token), Date.now() + this.config.resetTtlMs, mail);
-    return { outboxId, mail };
+    const expiresAt = Date.now() + this.config.resetTtlMs;
+    try {
+      return { outboxId: await this.store.createReset(user.id, tokenHash(token), expiresAt, mail), mail };
+    } catch (error) {
+      // The account was deleted since it was looked up: as for an unknown email, no mail.
+      if (isForeignKeyViolation(error)) return null;
+      throw error;
+    }
   }
 
   async limitResetRequests(address: string): Promise<void> {
