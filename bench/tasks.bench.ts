@@ -202,24 +202,18 @@ async function benchOn(kind: 'sqlite' | 'postgres', withLogin: boolean): Promise
       };
       await timeScrypt();
       const loginBody = JSON.stringify({ email: person.email, password: person.password });
-      const sequential = await httpLoad({
-        url: `${url}/api/users/login`,
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: loginBody,
-        connections: 1,
-        durationMs: benchDuration(5000),
-        warmupMs: 200,
-      });
-      const parallel = await httpLoad({
-        url: `${url}/api/users/login`,
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: loginBody,
-        connections: 8,
-        durationMs: benchDuration(5000),
-        warmupMs: 200,
-      });
+      const logins = (connections: number) =>
+        httpLoad({
+          url: `${url}/api/users/login`,
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: loginBody,
+          connections,
+          durationMs: benchDuration(5000),
+          warmupMs: 200,
+        });
+      const sequential = await logins(1);
+      const parallel = await logins(8);
       await timeScrypt(); // before and after the logins, so machine drift hits both
       const scrypt = percentiles(scryptMs);
       results.push({
