@@ -2,6 +2,7 @@
 // `/v1/wallet/…` and the catch-all that forwards every unclaimed path upstream. Its parts are
 // built here, once, and handed to the routes that use them.
 import { errorHandlerFor, openAiStyle } from '../http/errors.js';
+import { installJsonParser } from '../http/json-depth.js';
 import type { ServiceDefinition } from '../services.js';
 import { Authenticator, parseAuthorization } from './accounts.js';
 import { registerAdminRoutes } from './admin.js';
@@ -20,6 +21,8 @@ export const service: ServiceDefinition = {
   openapi: { title: 'quartet proxy node', version: '0.0.1' },
   async register(app, context) {
     app.setErrorHandler(errorHandlerFor(openAiStyle));
+    // Routstr's clients POST `Content-Type: application/json` with no body to top up and refund.
+    installJsonParser(app, { emptyIsNoBody: true });
     const { db } = context;
     const config = context.config.proxy;
 

@@ -3,6 +3,7 @@
 // own GET /v1/info and model list.
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { request } from '../support/http.js';
+import { startTestServer } from '../support/server.js';
 import { chatBody, startNode, type Node } from './forward-helpers.js';
 
 const ROUTSTR_HEADERS = {
@@ -51,5 +52,39 @@ describe('Routstr clients', () => {
     const headers = lastUpstreamHeaders();
     for (const name of Object.keys(ROUTSTR_HEADERS)) expect(headers).not.toHaveProperty(name);
     expect(headers['x-custom']).toBe('kept');
+  });
+});
+
+describe('an empty JSON body on the proxy node', () => {
+  let node: Node;
+  let key: string;
+  beforeAll(async () => {
+    node = await startNode('sqlite');
+    key = await node.account(10_000_000);
+  });
+  afterAll(async () => {
+    await node?.close();
+  });
+
+  const emptyJson = { 'content-type': 'application/json' };
+
+  it('is no body for the wallet routes, as Routstr SDK sends it', async () => {
+    // The test mint (port 9) is unreachable: the refund gets as far as the mint, past body parsing.
+    const refund = await request(`${node.url}/v1/wallet/refund`, 'POST', { token: key, body: '', headers: emptyJson });
+    expect(refund.status).toBe(503);
+    expect(refund.body.error.code).toBe('mint_unreachable');
+    const topup = await request(`${node.url}/v1/wallet/topup`, 'POST', { token: key, body: '', headers: emptyJson });
+    expect(topup.status).toBe(422);
+    expect(topup.body.detail[0].loc).toEqual(['query', 'ecash_token']);
+  });
+
+  it('stays an error for the users and tasks API', async () => {
+    const server = await startTestServer('sqlite', { env: { SERVICES: 'tasks' } });
+    try {
+      const answer = await request(`${server.url}/api/users/login`, 'POST', { body: '', headers: emptyJson });
+      expect(answer.status).toBe(400);
+    } finally {
+      await server.close();
+    }
   });
 });
