@@ -30,6 +30,16 @@ export const NodeInfo = Type.Object(
   { additionalProperties: true, description: 'Node information, with `models` and their pricing' },
 );
 
+export const RoutstrInfo = Type.Object({
+  name: Type.String(),
+  description: Type.String(),
+  version: Type.String(),
+  npub: Type.Union([Type.String(), Type.Null()], { description: "The node's Nostr key; null: it has none" }),
+  mints: Type.Array(Type.String(), { description: 'Trusted mints (PROXY_MINTS)' }),
+  http_url: Type.Union([Type.String(), Type.Null()], { description: 'PROXY_HTTP_URL; null when unset' }),
+  onion_url: Type.Union([Type.String(), Type.Null()], { description: 'PROXY_ONION_URL; null when unset' }),
+});
+
 export const WalletInfo = Type.Object({
   api_key: Type.String({
     description: 'The key naming this account: the one sent, or the `sk-…` key a Cashu bearer token names',

@@ -9,7 +9,7 @@ import { registerAdminRoutes } from './admin.js';
 import { Billing } from './billing.js';
 import { Upstream } from './forward.js';
 import { registerForwardRoutes } from './forward-routes.js';
-import { registerNodeInfoRoute } from './node-info.js';
+import { registerNodeInfoRoutes } from './node-info.js';
 import { Pricing } from './pricing.js';
 import { startRecovery } from './recovery.js';
 import { RedemptionLimit } from './redeem-limit.js';
@@ -49,7 +49,7 @@ export const service: ServiceDefinition = {
       if (credential?.kind === 'token') await redemptionLimit.countToken(request.ip, credential.token);
     });
 
-    registerNodeInfoRoute(app, { config, wallet, pricing });
+    registerNodeInfoRoutes(app, { config, wallet, pricing });
     await registerWalletRoutes(app, { db, wallet, authenticator, redemptionLimit });
     await registerForwardRoutes(app, {
       db,

@@ -88,3 +88,38 @@ describe('an empty JSON body on the proxy node', () => {
     }
   });
 });
+
+describe('GET /v1/info', () => {
+  it('is answered by the node without a key, as a Routstr node answers it', async () => {
+    const node = await startNode('sqlite', {
+      env: { PROXY_NAME: 'routstr test', PROXY_HTTP_URL: 'https://node.example', PROXY_ONION_URL: 'http://abc.onion' },
+    });
+    try {
+      const answer = await request(`${node.url}/v1/info`);
+      expect(answer.status).toBe(200);
+      expect(answer.body).toEqual({
+        name: 'routstr test',
+        description: expect.any(String),
+        version: '0.0.1',
+        npub: null,
+        mints: ['http://127.0.0.1:9'],
+        http_url: 'https://node.example',
+        onion_url: 'http://abc.onion',
+      });
+      expect(node.upstream.requests).toHaveLength(0);
+      const openapi = await request(`${node.url}/openapi/proxy.json`);
+      expect(openapi.body.paths['/v1/info'].get.responses['200']).toBeDefined();
+    } finally {
+      await node.close();
+    }
+  });
+
+  it('shows onion_url null when PROXY_ONION_URL is unset', async () => {
+    const node = await startNode('sqlite');
+    try {
+      expect((await request(`${node.url}/v1/info`)).body).toMatchObject({ http_url: null, onion_url: null });
+    } finally {
+      await node.close();
+    }
+  });
+});
