@@ -9,7 +9,10 @@ import type { DatabaseKind, TestDatabase } from '../support/databases.js';
 import { request } from '../support/http.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 
-/** At PROXY_BTC_USD=100000, 1 USD = 1,000,000 msat: prompt 1 msat/token, completion 2 msat/token, 10 msat per request. */
+/**
+ * At PROXY_BTC_USD=100000, 1 USD = 1,000,000 msat: prompt 1 msat/token, completion 2 msat/token,
+ * 10 msat per request.
+ */
 export const TEST_MODEL = 'test/model';
 export const PRICES = { prompt: 1, completion: 2, request: 10 };
 
@@ -114,6 +117,9 @@ export async function startNode(kind: DatabaseKind, options: NodeOptions = {}): 
 export function testCost(usage: { prompt_tokens: number; completion_tokens: number }): number {
   return usage.prompt_tokens * PRICES.prompt + usage.completion_tokens * PRICES.completion + PRICES.request;
 }
+
+/** A path forwarded free to a valid key (GET /v1/models itself is the node's own list). */
+export const FREE_PATH = '/v1/models/openai/gpt-4o-mini';
 
 export const chatBody = (extra: Record<string, unknown> = {}) => ({
   model: TEST_MODEL,
