@@ -219,9 +219,7 @@ describe.each(databaseKinds)('forwarding on %s', (kind) => {
     );
   });
 
-  const slowOrBroken =
-    'answers 504 when the upstream is too slow and 502 when it errs at the socket, releasing the reservation';
-  it(slowOrBroken, async () => {
+  it('answers 504 when the upstream is too slow and 502 when it errs at the socket, releasing the reservation', async () => {
     const before = await node.balance(key);
     node.upstream.faults.hang = true;
     const slow = await postJson(`${node.url}/v1/chat/completions`, chatBody(), { authorization: `Bearer ${key}` });
