@@ -189,11 +189,14 @@ export async function startFakeUpstream(options: FakeUpstreamOptions = {}): Prom
     if (url.pathname === '/debug/stream') {
       return slowStream(res, Number(url.searchParams.get('n') ?? 3), Number(url.searchParams.get('delay') ?? 20));
     }
+    const modelEntry = (id: string) => ({ id, object: 'model', created: 1700000000, owned_by: 'fake-upstream' });
     if ((req.method === 'GET' || req.method === 'HEAD') && url.pathname === '/v1/models') {
-      return sendJson(res, 200, {
-        object: 'list',
-        data: FAKE_MODELS.map((id) => ({ id, object: 'model', created: 1700000000, owned_by: 'fake-upstream' })),
-      });
+      return sendJson(res, 200, { object: 'list', data: FAKE_MODELS.map(modelEntry) });
+    }
+    // One model (OpenAI's GET /v1/models/{model}): a free path the proxy node forwards.
+    const modelId = url.pathname.startsWith('/v1/models/') ? url.pathname.slice('/v1/models/'.length) : null;
+    if ((req.method === 'GET' || req.method === 'HEAD') && modelId !== null && FAKE_MODELS.includes(modelId)) {
+      return sendJson(res, 200, modelEntry(modelId));
     }
     const route = req.method === 'POST' ? MODEL_ROUTES[url.pathname] : undefined;
     if (!route) {

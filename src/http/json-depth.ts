@@ -38,11 +38,15 @@ export function tooDeepError(): HttpError {
   return new HttpError(422, msg, { fields: [{ loc: ['body'], msg, type: 'json_too_deep' }] });
 }
 
-/** Fastify's own JSON body parser (prototype poisoning refused), plus the depth limit. */
-export function installJsonParser(app: FastifyInstance) {
+/**
+ * Fastify's own JSON body parser (prototype poisoning refused), plus the depth limit. With
+ * `emptyIsNoBody`, an empty body is no body (Fastify refuses it: "Body cannot be empty").
+ */
+export function installJsonParser(app: FastifyInstance, options: { emptyIsNoBody?: boolean } = {}) {
   const parse = app.getDefaultJsonParser('error', 'error');
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    if (options.emptyIsNoBody && body === '') return done(null, undefined);
     parse(request, body as string, (error, value) => {
       if (error) return done(error, undefined);
       if (nestedDeeperThan(value)) return done(tooDeepError(), undefined);

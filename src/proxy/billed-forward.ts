@@ -14,7 +14,14 @@ import {
   upstreamFailure,
   upstreamRequestHeaders,
 } from './forward.js';
-import { type BilledKind, meterRequest, planReservation, type ReservationPlan, upstreamBody } from './metering.js';
+import {
+  type BilledKind,
+  meterRequest,
+  outputLimits,
+  planReservation,
+  type ReservationPlan,
+  upstreamBody,
+} from './metering.js';
 import { identifyPayer } from './payer.js';
 import { reserve } from './reservation.js';
 
@@ -41,11 +48,7 @@ export async function forwardBilled(deps: ForwardDeps, call: BilledCall) {
     );
   }
   const price = await pricing.price(model);
-  const limits = {
-    maxOutputTokens: config.maxOutputTokens,
-    minOutputTokens: config.minOutputTokens,
-    modelMaxTokens: model.maxCompletionTokens,
-  };
+  const limits = outputLimits(model, config);
   // A node at its operator's limit says so before a token is swapped or a reservation made.
   deps.upstream.checkCapacity();
 

@@ -8,8 +8,10 @@ export interface ProxyConfig {
   mints: string[];
   name: string;
   description: string;
-  /** Public URL of this node, shown in `GET /`; null when unset. */
+  /** Public URL of this node, shown in `GET /` and `GET /v1/info`; null when unset. */
   httpUrl: string | null;
+  /** This node's Tor onion URL, shown in `GET /v1/info`; null when unset. */
+  onionUrl: string | null;
   /** Time limit of one request to a mint. */
   mintTimeoutMs: number;
   /** How often pending mint operations are retried in the background. */
@@ -33,6 +35,7 @@ export function loadProxyConfig(env: Env): ProxyConfig {
     name: str(env, 'PROXY_NAME', 'quartet proxy node'),
     description: str(env, 'PROXY_DESCRIPTION', 'A Cashu-prepaid proxy to an OpenAI-compatible upstream'),
     httpUrl: httpUrl(env, 'PROXY_HTTP_URL') ?? null,
+    onionUrl: httpUrl(env, 'PROXY_ONION_URL') ?? null,
     mintTimeoutMs: int(env, 'PROXY_MINT_TIMEOUT_MS', 10_000, 100, 300_000),
     recoveryIntervalMs: int(env, 'PROXY_RECOVERY_INTERVAL_MS', 30_000, 100, 86_400_000),
     maxTopupMsat: int(env, 'PROXY_MAX_TOPUP_MSAT', 1_000_000_000_000, 1000, Number.MAX_SAFE_INTEGER),

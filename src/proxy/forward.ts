@@ -21,10 +21,15 @@ const HOP_BY_HOP = new Set([
   'host',
   'http2-settings',
 ]);
-/** The caller's credentials and identity never reach the upstream (this node is anonymous by design). */
+/**
+ * The caller's credentials and identity never reach the upstream (this node is anonymous by design), nor
+ * what Routstr's clients tell the node alone: a refund address, a key's expiry, the X-Routstr-* headers.
+ */
 const CALLER_ONLY = new Set([
   'authorization',
   'x-cashu',
+  'refund-lnurl',
+  'key-expiry-time',
   'cookie',
   'x-api-key',
   'api_key',
@@ -35,6 +40,8 @@ const CALLER_ONLY = new Set([
   'x-real-ip',
   'x-request-id',
 ]);
+/** Routstr's clients address these to the node (docs/proxy-wallet.md#routstr-clients). */
+const ROUTSTR_PREFIX = 'x-routstr-';
 /** The node's cost headers on billed answers (docs/proxy-billing.md). */
 export const COST_HEADERS = {
   total: 'x-cashu-cost-msat',
@@ -67,6 +74,7 @@ export function upstreamRequestHeaders(
   const headers: Record<string, string | string[]> = {};
   for (const [name, value] of Object.entries(incoming)) {
     if (value === undefined || HOP_BY_HOP.has(name) || CALLER_ONLY.has(name) || named.has(name)) continue;
+    if (name.startsWith(ROUTSTR_PREFIX)) continue;
     if (replaceBody && (name === 'content-length' || name === 'content-encoding' || name === 'accept-encoding')) {
       continue;
     }

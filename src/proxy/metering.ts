@@ -4,7 +4,8 @@
 import { HttpError, type FieldError } from '../http/errors.js';
 import { nestedDeeperThan, tooDeepError } from '../http/json-depth.js';
 import { field, fieldAt } from './json-fields.js';
-import { ceilTimes, MAX_AMOUNT, unitsAffordable, type Cost, type Price } from './pricing.js';
+import type { ForwardConfig } from './forward-config.js';
+import { ceilTimes, MAX_AMOUNT, unitsAffordable, type Cost, type Model, type Price } from './pricing.js';
 
 export type BilledKind = 'chat' | 'completions' | 'embeddings' | 'responses';
 
@@ -160,13 +161,26 @@ export interface OutputLimits {
   maxOutputTokens: number;
   minOutputTokens: number;
   modelMaxTokens: number | null;
+  /** The model's context length: no prompt is longer, whatever its bytes (see promptTokenBound). */
+  modelContextLength?: number | null;
+}
+
+/** The limits of a request to `model` under the operator's settings. */
+export function outputLimits(model: Model, config: ForwardConfig): OutputLimits {
+  return {
+    maxOutputTokens: config.maxOutputTokens,
+    minOutputTokens: config.minOutputTokens,
+    modelMaxTokens: model.maxCompletionTokens,
+    modelContextLength: model.contextLength,
+  };
 }
 
 /**
- * The reservation for a request: the prompt's upper bound plus the output cap (the caller's
- * max_tokens, else PROXY_MAX_OUTPUT_TOKENS, never above the model's own limit) at the model's
- * prices. When the balance cannot cover it but covers the prompt and at least `minOutputTokens`,
- * the cap is lowered to what the balance affords and the whole available balance is reserved.
+ * The reservation for a request: the prompt's upper bound (never above the model's context length)
+ * plus the output cap (the caller's max_tokens, else PROXY_MAX_OUTPUT_TOKENS, never above the model's
+ * own limit) at the model's prices. When the balance cannot cover it but covers the prompt and at
+ * least `minOutputTokens`, the cap is lowered to what the balance affords and the whole available
+ * balance is reserved.
  * Null: not even that is affordable (the 402 then states `minimumMsat`).
  */
 export function planReservation(
@@ -175,7 +189,9 @@ export function planReservation(
   availableMsat: number,
   limits: OutputLimits,
 ): ReservationPlanning {
-  const fixed = ceilTimes(metered.promptBound, price.prompt) + ceilTimes(1, price.request);
+  const context = limits.modelContextLength ?? null;
+  const promptTokens = context === null ? metered.promptBound : Math.min(metered.promptBound, context);
+  const fixed = ceilTimes(promptTokens, price.prompt) + ceilTimes(1, price.request);
   if (metered.kind === 'embeddings') {
     return {
       plan: fixed <= availableMsat ? { reserveMsat: fixed, maxTokens: null, clamped: false } : null,
@@ -202,6 +218,35 @@ export function planReservation(
     fullMsat,
     minimumMsat,
   };
+}
+
+/** The most one request can cost, in msat: its prompt, its output and the whole (with the request fee). */
+export interface MaximalCost {
+  promptMsat: number;
+  completionMsat: number;
+  totalMsat: number;
+}
+
+/**
+ * What the node reserves for the largest request `model` takes: a prompt filling its context (without
+ * one, the largest body, PROXY_MAX_BODY_BYTES, whose bytes bound its tokens) and the longest output it
+ * allows (its own limit, else its context length, else PROXY_MAX_OUTPUT_TOKENS). A caller holding this
+ * much is never refused for a request's cost (GET /v1/models, `max_cost`).
+ */
+export function maximalCost(model: Model, price: Price, config: ForwardConfig): MaximalCost {
+  const maximal: MeteredRequest = {
+    kind: 'chat',
+    model: model.id,
+    stream: false,
+    promptBound: model.contextLength ?? config.maxBodyBytes,
+    raw: Buffer.alloc(0),
+    requestedMaxTokens: model.maxCompletionTokens ?? model.contextLength ?? config.maxOutputTokens,
+    choices: 1,
+    body: {},
+  };
+  const { plan, fullMsat } = planReservation(maximal, price, MAX_AMOUNT, outputLimits(model, config));
+  const promptMsat = ceilTimes(maximal.promptBound, price.prompt);
+  return { promptMsat, completionMsat: ceilTimes(plan?.maxTokens ?? 0, price.completion), totalMsat: fullMsat };
 }
 
 /** The body sent upstream: the output cap the reservation covers, and usage forced on streams. */

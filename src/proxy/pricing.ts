@@ -182,14 +182,14 @@ export function rateFromFeed(json: unknown, fragment: string): string | null {
   return null;
 }
 
-export interface InfoModel {
+export interface InfoModel<Extra extends object = object> {
   id: string;
   name: string;
   context_length: number | null;
   /** USD per token, as in the models file. */
   pricing: { prompt: string; completion: string; request: string };
   /** Satoshis per token (per request for `request`) at the current rate; null while no rate is known. */
-  sats_pricing: { prompt: number; completion: number; request: number } | null;
+  sats_pricing: ({ prompt: number; completion: number; request: number } & Extra) | null;
 }
 
 interface Rate {
@@ -309,10 +309,15 @@ export class Pricing {
     return price;
   }
 
-  /** The models with their prices, for `GET /`; sats pricing is null while no rate is known. */
-  async infoModels(): Promise<{ btc_usd: string | null; models: InfoModel[] }> {
+  /**
+   * The models with their prices, for `GET /` and `GET /v1/models`; sats pricing is null while no rate
+   * is known. `extra` adds fields to each model's sats pricing (what one request can cost at most).
+   */
+  async infoModels<Extra extends object = object>(
+    extra?: (model: Model, price: Price) => Extra,
+  ): Promise<{ btc_usd: string | null; models: InfoModel<Extra>[] }> {
     const rate = await this.currentRate().catch(() => null);
-    const models: InfoModel[] = [];
+    const models: InfoModel<Extra>[] = [];
     for (const model of this.models.values()) {
       const price = rate ? await this.price(model) : null;
       const sats = (f: Fraction) => Number(f.num) / Number(f.den) / 1000;
@@ -322,7 +327,12 @@ export class Pricing {
         context_length: model.contextLength,
         pricing: model.usd,
         sats_pricing: price
-          ? { prompt: sats(price.prompt), completion: sats(price.completion), request: sats(price.request) }
+          ? {
+              prompt: sats(price.prompt),
+              completion: sats(price.completion),
+              request: sats(price.request),
+              ...(extra?.(model, price) as Extra),
+            }
           : null,
       });
     }

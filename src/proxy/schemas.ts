@@ -30,6 +30,44 @@ export const NodeInfo = Type.Object(
   { additionalProperties: true, description: 'Node information, with `models` and their pricing' },
 );
 
+export const RoutstrInfo = Type.Object({
+  name: Type.String(),
+  description: Type.String(),
+  version: Type.String(),
+  npub: Type.Union([Type.String(), Type.Null()], { description: "The node's Nostr key; null: it has none" }),
+  mints: Type.Array(Type.String(), { description: 'Trusted mints (PROXY_MINTS)' }),
+  http_url: Type.Union([Type.String(), Type.Null()], { description: 'PROXY_HTTP_URL; null when unset' }),
+  onion_url: Type.Union([Type.String(), Type.Null()], { description: 'PROXY_ONION_URL; null when unset' }),
+});
+
+const UsdAmount = Type.Union([Type.String(), Type.Number()]);
+const Sats = (description: string) => Type.Number({ description: `${description} (sats)` });
+
+export const RoutstrModels = Type.Object({
+  data: Type.Array(
+    Type.Object({
+      id: Type.String(),
+      name: Type.String(),
+      context_length: Type.Union([Type.Integer(), Type.Null()]),
+      pricing: Type.Object(
+        { prompt: UsdAmount, completion: UsdAmount, request: UsdAmount },
+        { description: 'USD per token (per request for `request`), as in the models file' },
+      ),
+      sats_pricing: Type.Union([
+        Type.Object({
+          prompt: Sats('Per prompt token'),
+          completion: Sats('Per completion token'),
+          request: Sats('Per request'),
+          max_prompt_cost: Sats('A prompt filling the context length, rounded up'),
+          max_completion_cost: Sats("The longest output: the model's limit, else its context length; rounded up"),
+          max_cost: Sats('What the node reserves for the largest request, with the request fee; rounded up'),
+        }),
+        Type.Null(),
+      ]),
+    }),
+  ),
+});
+
 export const WalletInfo = Type.Object({
   api_key: Type.String({
     description: 'The key naming this account: the one sent, or the `sk-…` key a Cashu bearer token names',

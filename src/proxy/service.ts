@@ -2,13 +2,14 @@
 // `/v1/wallet/…` and the catch-all that forwards every unclaimed path upstream. Its parts are
 // built here, once, and handed to the routes that use them.
 import { errorHandlerFor, openAiStyle } from '../http/errors.js';
+import { installJsonParser } from '../http/json-depth.js';
 import type { ServiceDefinition } from '../services.js';
 import { Authenticator, parseAuthorization } from './accounts.js';
 import { registerAdminRoutes } from './admin.js';
 import { Billing } from './billing.js';
 import { Upstream } from './forward.js';
 import { registerForwardRoutes } from './forward-routes.js';
-import { registerNodeInfoRoute } from './node-info.js';
+import { registerNodeInfoRoutes } from './node-info.js';
 import { Pricing } from './pricing.js';
 import { startRecovery } from './recovery.js';
 import { RedemptionLimit } from './redeem-limit.js';
@@ -20,6 +21,8 @@ export const service: ServiceDefinition = {
   openapi: { title: 'quartet proxy node', version: '0.0.1' },
   async register(app, context) {
     app.setErrorHandler(errorHandlerFor(openAiStyle));
+    // Routstr's clients POST `Content-Type: application/json` with no body to top up and refund.
+    installJsonParser(app, { emptyIsNoBody: true });
     const { db } = context;
     const config = context.config.proxy;
 
@@ -46,7 +49,7 @@ export const service: ServiceDefinition = {
       if (credential?.kind === 'token') await redemptionLimit.countToken(request.ip, credential.token);
     });
 
-    registerNodeInfoRoute(app, { config, wallet, pricing });
+    registerNodeInfoRoutes(app, { config, wallet, pricing });
     await registerWalletRoutes(app, { db, wallet, authenticator, redemptionLimit });
     await registerForwardRoutes(app, {
       db,

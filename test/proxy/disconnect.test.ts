@@ -5,7 +5,7 @@ import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { openForSuite } from '../support/lifecycle.js';
 import { databaseKinds } from '../support/databases.js';
-import { chatBody, postJson, startNode, testCost, waitUntil, type Node } from './forward-helpers.js';
+import { chatBody, FREE_PATH, postJson, startNode, testCost, waitUntil, type Node } from './forward-helpers.js';
 
 /**
  * A chat completion on a connection of its own, which `leave()` closes as a caller who gives up
@@ -135,7 +135,7 @@ describe.each(databaseKinds)("the operator's limit of requests in flight, on %s"
     expect(refused.json.error).toMatchObject({ code: 'node_busy', type: expect.any(String) });
     expect(refused.json.error.message).toContain('(2)');
     const models = (method = 'GET') =>
-      fetch(`${node.url}/v1/models`, { method, headers: { authorization: `Bearer ${other}` } });
+      fetch(`${node.url}${FREE_PATH}`, { method, headers: { authorization: `Bearer ${other}` } });
     const free = await models();
     expect(free.status).toBe(503);
     await free.text();

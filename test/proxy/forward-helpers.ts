@@ -118,6 +118,9 @@ export function testCost(usage: { prompt_tokens: number; completion_tokens: numb
   return usage.prompt_tokens * PRICES.prompt + usage.completion_tokens * PRICES.completion + PRICES.request;
 }
 
+/** A path forwarded free to a valid key (GET /v1/models itself is the node's own list). */
+export const FREE_PATH = '/v1/models/openai/gpt-4o-mini';
+
 export const chatBody = (extra: Record<string, unknown> = {}) => ({
   model: TEST_MODEL,
   messages: [{ role: 'user', content: 'Hello there, node!' }],

@@ -5,7 +5,7 @@ import http from 'node:http';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { databaseKinds } from '../support/databases.js';
-import { chatBody, postJson, startNode, testCost, TEST_MODEL, type Node } from './forward-helpers.js';
+import { chatBody, FREE_PATH, postJson, startNode, testCost, TEST_MODEL, type Node } from './forward-helpers.js';
 
 describe.each(databaseKinds)('forwarding on %s', (kind) => {
   let node: Node;
@@ -125,29 +125,35 @@ describe.each(databaseKinds)('forwarding on %s', (kind) => {
   });
 
   it("forwards free paths to a valid key only, with the operator key instead of the caller's", async () => {
+    // GET /v1/models is the node's own list (routstr.test.ts); one model's entry is forwarded.
     const models = await client.models.list();
     expect(models.data.length).toBeGreaterThan(0);
+    const free = await fetch(`${node.url}${FREE_PATH}`, { headers: { authorization: `Bearer ${key}` } });
+    expect(free.status).toBe(200);
     const sent = node.upstream.requests.at(-1)!;
-    expect(sent.url).toBe('/v1/models');
+    expect(sent.url).toBe(FREE_PATH);
     expect(sent.headers.authorization).toBe('Bearer operator-key');
-    const head = await fetch(`${node.url}/v1/models`, { method: 'HEAD', headers: { authorization: `Bearer ${key}` } });
+    const head = await fetch(`${node.url}${FREE_PATH}`, {
+      method: 'HEAD',
+      headers: { authorization: `Bearer ${key}` },
+    });
     expect(head.status).toBe(200);
     expect(node.upstream.requests.at(-1)!.method).toBe('HEAD');
-    const missing = await fetch(`${node.url}/v1/models`);
+    const missing = await fetch(`${node.url}${FREE_PATH}`);
     expect(missing.status).toBe(422);
     expect(await missing.json()).toEqual({
       detail: [{ loc: ['header', 'authorization'], msg: 'Field required', type: 'missing' }],
     });
-    const unknown = await fetch(`${node.url}/v1/models`, { headers: { authorization: 'Bearer sk-unknown' } });
+    const unknown = await fetch(`${node.url}${FREE_PATH}`, { headers: { authorization: 'Bearer sk-unknown' } });
     expect(unknown.status).toBe(401);
-    const malformed = await fetch(`${node.url}/v1/models`, { headers: { authorization: 'Basic abc' } });
+    const malformed = await fetch(`${node.url}${FREE_PATH}`, { headers: { authorization: 'Basic abc' } });
     expect(malformed.status).toBe(401);
   });
 
   it("strips hop-by-hop headers, the caller's credentials and identity, and keeps the query", async () => {
     // node:http, because fetch refuses to send a Connection header.
     await new Promise<void>((resolve, reject) => {
-      const req = http.request(`${node.url}/v1/models?limit=2&after=x%20y`, {
+      const req = http.request(`${node.url}${FREE_PATH}?limit=2&after=x%20y`, {
         headers: {
           authorization: `Bearer ${key}`,
           connection: 'keep-alive, x-hop',
@@ -163,7 +169,7 @@ describe.each(databaseKinds)('forwarding on %s', (kind) => {
       req.end();
     });
     const sent = node.upstream.requests.at(-1)!;
-    expect(sent.url).toBe('/v1/models?limit=2&after=x%20y');
+    expect(sent.url).toBe(`${FREE_PATH}?limit=2&after=x%20y`);
     expect(sent.headers['x-custom']).toBe('kept');
     for (const name of ['x-hop', 'x-forwarded-for', 'cookie']) expect(sent.headers[name]).toBeUndefined();
     expect(JSON.stringify(sent.headers)).not.toContain(key);
@@ -242,7 +248,7 @@ describe('forwarding to an unreachable upstream', () => {
       expect(await node.balance(key)).toMatchObject({ balance: 1_000_000, reserved: 0, requests: 0 });
       const ledger = await node.ledger();
       expect(ledger.at(-1)).toMatchObject({ status: 'released', charged_msat: 0 });
-      const free = await fetch(`${node.url}/v1/models`, { headers: { authorization: `Bearer ${key}` } });
+      const free = await fetch(`${node.url}${FREE_PATH}`, { headers: { authorization: `Bearer ${key}` } });
       expect(free.status).toBe(502);
     } finally {
       await node.close();
