@@ -79,17 +79,14 @@ export async function registerAdminRoutes(app: FastifyInstance, context: Service
     request.session = { csrfSecret: session.csrf };
   }
 
-  /** The Set-Cookie of the session (an empty value and no age end it). */
-  function sessionCookie(scope: FastifyInstance, request: FastifyRequest, value: string, maxAgeSeconds: number) {
-    const cookie = scope.serializeCookie(COOKIE, value, {
-      path: '/admin',
-      maxAge: maxAgeSeconds,
-      httpOnly: true,
-      sameSite: 'strict',
-    });
-    // Secure appended last, where this page has always written it (the plugin puts it before SameSite).
-    return request.protocol === 'https' ? `${cookie}; Secure` : cookie;
-  }
+  /** The session cookie's attributes (an empty value and no age end it). */
+  const sessionCookie = (request: FastifyRequest, maxAgeSeconds: number) => ({
+    path: '/admin',
+    maxAge: maxAgeSeconds,
+    httpOnly: true,
+    sameSite: 'strict' as const,
+    secure: request.protocol === 'https',
+  });
 
   await app.register(async (scope) => {
     await scope.register(fastifyCookie);
@@ -193,7 +190,7 @@ export async function registerAdminRoutes(app: FastifyInstance, context: Service
         return sendPage(reply.code(401), 'Admin login', loginHtml('Wrong password.'));
       }
       const session = await createSession(db, 'password', config.adminSessionMs);
-      reply.header('set-cookie', sessionCookie(scope, request, session.id, Math.floor(config.adminSessionMs / 1000)));
+      reply.setCookie(COOKIE, session.id, sessionCookie(request, Math.floor(config.adminSessionMs / 1000)));
       return reply.redirect('/admin/', 303);
     });
 
@@ -202,7 +199,7 @@ export async function registerAdminRoutes(app: FastifyInstance, context: Service
     scope.post('/admin/logout', sessionForm, async (request, reply) => {
       const sessionId = request.proxyAdmin?.sessionId;
       if (sessionId) await deleteSession(db, sessionId);
-      reply.header('set-cookie', sessionCookie(scope, request, '', 0));
+      reply.setCookie(COOKIE, '', sessionCookie(request, 0));
       return reply.redirect('/admin/', 303);
     });
 
