@@ -6,7 +6,7 @@
 import { PassThrough, type Readable } from 'node:stream';
 import { type BilledExchange, type Settled, settle } from './billed-exchange.js';
 import { changeFields } from './change.js';
-import { callerResponseHeaders } from './forward.js';
+import { callerResponseHeaders, ROUTSTR_REQUEST_ID_HEADER } from './forward.js';
 import { costJson, estimateUsage } from './metering.js';
 import { SseMeter, withFields } from './metering-stream.js';
 
@@ -22,6 +22,9 @@ export async function sendBilledStream(
     .code(status)
     .headers(callerResponseHeaders(headers, { dropLength: true }))
     .header('cache-control', 'no-cache')
+    // The cost is not known yet: Routstr's node buffers the stream to send it as headers; quartet
+    // does not (docs/proxy-billing.md, "Cost in answers").
+    .header(ROUTSTR_REQUEST_ID_HEADER, request.id)
     .send(out);
 
   const write = async (text: string) => {
