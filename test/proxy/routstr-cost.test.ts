@@ -26,7 +26,7 @@ describe.each(databaseKinds)('Routstr cost fields on %s', (kind) => {
   const chat = (body: Record<string, unknown>, headers: Record<string, string>) =>
     postJson(`${node.url}/v1/chat/completions`, chatBody(body), headers);
 
-  it('sends the cost headers on a JSON answer, beside quartet’s own', async () => {
+  it('sends the cost headers and usage.cost on a JSON answer, beside quartet’s own', async () => {
     const answer = await chat({}, { authorization: `Bearer ${key}` });
     expect(answer.status).toBe(200);
     expect(answer.headers.get('content-type')).toContain('application/json');
@@ -44,6 +44,17 @@ describe.each(databaseKinds)('Routstr cost fields on %s', (kind) => {
     expect(h('x-routstr-request-id')).toBeTruthy();
     expect(Number(h('x-cashu-cost-msat'))).toBe(total);
 
+    expect(json.usage.cost).toEqual({
+      total_msats: total,
+      input_msats: Number(h('x-routstr-input-cost-msats')),
+      output_msats: Number(h('x-routstr-output-cost-msats')),
+      total_usd: usdOf(total),
+      total_msat: total,
+      input_msat: Number(h('x-cost-input-msat')),
+      output_msat: Number(h('x-cost-output-msat')),
+      request_msat: Number(h('x-cost-request-msat')),
+    });
+    expect(json.cost).toEqual(json.usage.cost);
     expect(json.usage.prompt_tokens).toBeGreaterThan(0);
   });
 
@@ -55,7 +66,7 @@ describe.each(databaseKinds)('Routstr cost fields on %s', (kind) => {
     expect(ids.size).toBe(2);
   });
 
-  it('streams without the cost headers (not known yet)', async () => {
+  it('streams without the cost headers (not known yet) and puts usage.cost in the usage chunk', async () => {
     const answer = await chat({ stream: true }, { authorization: `Bearer ${key}` });
     expect(answer.status).toBe(200);
     expect(answer.headers.get('content-type')).toContain('text/event-stream');
@@ -63,13 +74,19 @@ describe.each(databaseKinds)('Routstr cost fields on %s', (kind) => {
     expect(answer.headers.get('x-routstr-cost-msats')).toBeNull();
     const events = answer.text.split('\n\n').filter((e) => e.trim());
     expect(events.at(-1)).toBe('data: [DONE]');
+    const usageChunk = JSON.parse(events.at(-2)!.slice(6));
+    const total = testCost(usageChunk.usage);
+    expect(usageChunk.usage.cost).toMatchObject({ total_msats: total, total_usd: usdOf(total), total_msat: total });
+    expect(usageChunk.cost).toEqual(usageChunk.usage.cost);
+    for (const e of events.slice(0, -2)) expect(JSON.parse(e.slice(6)).usage?.cost).toBeUndefined();
   });
 
   it('keeps the X-Cashu change header with the Routstr cost headers', async () => {
     const answer = await chat({}, { 'x-cashu': await mint.mintToken(100) });
     expect(answer.status).toBe(200);
+    const json = answer.json;
     const charged = Number(answer.headers.get('x-routstr-cost-msats'));
-    expect(charged).toBe(Number(answer.headers.get('x-cashu-cost-msat')));
+    expect(charged).toBe(json.usage.cost.total_msats);
     expect(charged % 1000).toBe(0); // X-Cashu charges round up to whole sats
     expect(answer.headers.get('x-cashu')).toBeTruthy();
   });
