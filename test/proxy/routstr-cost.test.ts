@@ -13,14 +13,14 @@ describe.each(databaseKinds)('Routstr cost fields on %s', (kind) => {
   let node: Node;
   let mint: DevMint;
   let key: string;
+  afterAll(async () => {
+    await node?.close();
+    await mint?.close();
+  });
   beforeAll(async () => {
     mint = await startDevMint({ unit: 'sat', inputFeePpk: 0, port: 0 });
     node = await startNode(kind, { env: { PROXY_MINTS: mint.url, PROXY_MINT_TIMEOUT_MS: '2000' } });
     key = await node.account(10_000_000);
-  });
-  afterAll(async () => {
-    await node?.close();
-    await mint?.close();
   });
 
   const chat = (body: Record<string, unknown>, headers: Record<string, string>) =>
