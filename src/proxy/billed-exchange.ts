@@ -6,10 +6,16 @@ import type { Database } from '../db/index.js';
 import type { Authenticator } from './accounts.js';
 import type { Billing, Reservation } from './billing.js';
 import type { ForwardConfig } from './forward-config.js';
-import { type CallerConnection, COST_HEADERS, type Upstream } from './forward.js';
+import {
+  type CallerConnection,
+  COST_HEADERS,
+  ROUTSTR_COST_HEADERS,
+  ROUTSTR_REQUEST_ID_HEADER,
+  type Upstream,
+} from './forward.js';
 import { billedUsage, type MeteredRequest, type ReportedUsage, type Usage } from './metering.js';
 import type { Payer } from './payer.js';
-import { costOf, type Cost, type Model, type Price, type Pricing } from './pricing.js';
+import { costOf, type Cost, type Fraction, type Model, type Price, type Pricing, usdOf } from './pricing.js';
 import type { RedemptionLimit } from './redeem-limit.js';
 import type { NodeWallet } from './wallet.js';
 
@@ -34,6 +40,8 @@ export interface BilledExchange {
   metered: MeteredRequest;
   model: Model;
   price: Price;
+  /** The BTC/USD rate `price` was computed at: the charge is stated in USD at it. */
+  btcUsd: Fraction;
   reservation: Reservation;
   payer: Payer;
   roundToSat: boolean;
@@ -42,6 +50,8 @@ export interface BilledExchange {
 export interface Settled {
   cost: Cost;
   charged: number;
+  /** The charge in US dollars at the rate of the price. */
+  chargedUsd: number;
 }
 
 /** Settles from the upstream's usage, its missing or unreadable counts estimated (see billedUsage). */
@@ -63,14 +73,20 @@ export async function settle(
     upstreamStatus,
     roundToSat: billed.roundToSat,
   });
-  return { cost, charged };
+  return { cost, charged, chargedUsd: usdOf(charged, billed.btcUsd) };
 }
 
-export function setCostHeaders(reply: FastifyReply, { cost, charged }: Settled) {
+/** Quartet's cost headers and, beside them, Routstr's (what its clients read). */
+export function setCostHeaders(reply: FastifyReply, { cost, charged, chargedUsd }: Settled) {
   reply.headers({
+    [ROUTSTR_REQUEST_ID_HEADER]: reply.request.id,
     [COST_HEADERS.total]: String(charged),
     [COST_HEADERS.input]: String(cost.inputMsat),
     [COST_HEADERS.output]: String(cost.outputMsat),
     [COST_HEADERS.request]: String(cost.requestMsat),
+    [ROUTSTR_COST_HEADERS.total]: String(charged),
+    [ROUTSTR_COST_HEADERS.input]: String(cost.inputMsat),
+    [ROUTSTR_COST_HEADERS.output]: String(cost.outputMsat),
+    [ROUTSTR_COST_HEADERS.usd]: String(chargedUsd),
   });
 }

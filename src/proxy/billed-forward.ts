@@ -47,7 +47,7 @@ export async function forwardBilled(deps: ForwardDeps, call: BilledCall) {
       { code: 'model_not_found' },
     );
   }
-  const price = await pricing.price(model);
+  const { price, btcUsd } = await pricing.quote(model);
   const limits = outputLimits(model, config);
   // A node at its operator's limit says so before a token is swapped or a reservation made.
   deps.upstream.checkCapacity();
@@ -70,6 +70,7 @@ export async function forwardBilled(deps: ForwardDeps, call: BilledCall) {
     metered,
     model,
     price,
+    btcUsd,
     reservation,
     payer,
     roundToSat: payer.payment === 'x-cashu',
@@ -104,7 +105,8 @@ async function serveReserved(billed: BilledExchange, pathAndQuery: string, plan:
   if (response.statusCode < 200 || response.statusCode >= 300) {
     // The upstream refused or failed: nothing is charged, its answer is passed on.
     await billing.release(reservation, `upstream answered ${response.statusCode}`, response.statusCode);
-    setCostHeaders(reply, { cost: { inputMsat: 0, outputMsat: 0, requestMsat: 0, totalMsat: 0 }, charged: 0 });
+    const nothing = { inputMsat: 0, outputMsat: 0, requestMsat: 0, totalMsat: 0 };
+    setCostHeaders(reply, { cost: nothing, charged: 0, chargedUsd: 0 });
     await setChangeHeader(reply, billed);
     return reply.code(response.statusCode).headers(callerResponseHeaders(response.headers)).send(response.body);
   }

@@ -6,7 +6,7 @@ import { nestedDeeperThan } from '../http/json-depth.js';
 import { type BilledExchange, setCostHeaders, settle } from './billed-exchange.js';
 import { setChangeHeader, withChange } from './change.js';
 import { callerResponseHeaders, readBody, upstreamFailure } from './forward.js';
-import { costJson, estimateUsage, readUsage } from './metering.js';
+import { costJson, estimateUsage, readUsage, withUsageCost } from './metering.js';
 
 export async function sendBilledJson(
   billed: BilledExchange,
@@ -38,7 +38,8 @@ export async function sendBilledJson(
     // re-serialize safely: passed on unchanged (the cost is in the headers).
     return reply.code(status).headers(callerResponseHeaders(headers)).send(raw);
   }
-  const out = Buffer.from(JSON.stringify({ ...json, cost: { ...costJson(settled.cost, settled.charged), ...change } }));
+  const cost = costJson(settled);
+  const out = Buffer.from(JSON.stringify({ ...json, cost: { ...cost, ...change }, ...withUsageCost(json, cost) }));
   return reply
     .code(status)
     .headers(callerResponseHeaders(headers, { dropLength: true }))

@@ -6,8 +6,8 @@
 import { PassThrough, type Readable } from 'node:stream';
 import { type BilledExchange, type Settled, settle } from './billed-exchange.js';
 import { changeFields } from './change.js';
-import { callerResponseHeaders } from './forward.js';
-import { costJson, estimateUsage } from './metering.js';
+import { callerResponseHeaders, ROUTSTR_REQUEST_ID_HEADER } from './forward.js';
+import { costJson, estimateUsage, withUsageCost } from './metering.js';
 import { SseMeter, withFields } from './metering-stream.js';
 
 export async function sendBilledStream(
@@ -22,6 +22,9 @@ export async function sendBilledStream(
     .code(status)
     .headers(callerResponseHeaders(headers, { dropLength: true }))
     .header('cache-control', 'no-cache')
+    // The cost is not known yet: Routstr's node buffers the stream to send it as headers; quartet
+    // sends it in the usage chunk only (docs/proxy-billing.md, "Cost in answers").
+    .header(ROUTSTR_REQUEST_ID_HEADER, request.id)
     .send(out);
 
   const write = async (text: string) => {
@@ -40,9 +43,10 @@ export async function sendBilledStream(
       if (settled === null && event.usage) {
         settled = await settle(billed, event.usage, estimate, status);
         const change = await changeFields(billed);
+        const cost = costJson(settled);
         await write(
           event.json
-            ? withFields(event, { cost: { ...costJson(settled.cost, settled.charged), ...change } })
+            ? withFields(event, { cost: { ...cost, ...change }, ...withUsageCost(event.json, cost) })
             : event.text,
         );
       } else {

@@ -49,9 +49,26 @@ export const COST_HEADERS = {
   output: 'x-cost-output-msat',
   request: 'x-cost-request-msat',
 } as const;
+/** Routstr's names for the cost, sent beside quartet's own (its clients read these). */
+export const ROUTSTR_COST_HEADERS = {
+  total: 'x-routstr-cost-msats',
+  input: 'x-routstr-input-cost-msats',
+  output: 'x-routstr-output-cost-msats',
+  usd: 'x-routstr-cost-usd',
+} as const;
+/** The request's id as Routstr's clients read it (Fastify's request id). */
+export const ROUTSTR_REQUEST_ID_HEADER = 'x-routstr-request-id';
 export const RESERVED_HEADER = 'x-cashu-reserved-msat';
 /** Headers of the upstream's answer the node replaces with its own. */
-const NODE_OWNED = new Set(['x-cashu', ...Object.values(COST_HEADERS), RESERVED_HEADER, 'set-cookie', 'x-request-id']);
+const NODE_OWNED = new Set([
+  'x-cashu',
+  ...Object.values(COST_HEADERS),
+  ...Object.values(ROUTSTR_COST_HEADERS),
+  ROUTSTR_REQUEST_ID_HEADER,
+  RESERVED_HEADER,
+  'set-cookie',
+  'x-request-id',
+]);
 
 function connectionTokens(headers: IncomingHttpHeaders | Record<string, unknown>): Set<string> {
   const value = headers.connection;

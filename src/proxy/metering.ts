@@ -330,8 +330,26 @@ export function billedUsage(
   return { usage, source: 'estimate' };
 }
 
-/** The cost object added to JSON answers (and to a stream's usage chunk). */
-export function costJson(cost: Cost, chargedMsat: number) {
+/** The answer's `usage` with `cost` in it (Routstr's `usage.cost`); nothing when it has no usage object. */
+export function withUsageCost(json: object, cost: object): object {
+  const usage = field(json, 'usage');
+  if (!usage || typeof usage !== 'object' || Array.isArray(usage)) return {};
+  return { usage: { ...usage, cost } };
+}
+
+/**
+ * The cost object added to JSON answers and to a stream's usage chunk, as `cost` and as `usage.cost`:
+ * quartet's fields and Routstr's (`*_msats`, `total_usd`, what its clients read).
+ */
+export function costJson({
+  cost,
+  charged: chargedMsat,
+  chargedUsd,
+}: {
+  cost: Cost;
+  charged: number;
+  chargedUsd: number;
+}) {
   return {
     total_msat: chargedMsat,
     input_msat: cost.inputMsat,
@@ -340,5 +358,9 @@ export function costJson(cost: Cost, chargedMsat: number) {
     // Above the reservation the node absorbs the rest; X-Cashu payments round up to whole sats.
     ...(chargedMsat < cost.totalMsat ? { uncharged_msat: cost.totalMsat - chargedMsat } : {}),
     ...(chargedMsat > cost.totalMsat ? { rounding_msat: chargedMsat - cost.totalMsat } : {}),
+    total_msats: chargedMsat,
+    input_msats: cost.inputMsat,
+    output_msats: cost.outputMsat,
+    total_usd: chargedUsd,
   };
 }

@@ -71,6 +71,12 @@ const MAX_AMOUNT_BIG = BigInt(MAX_AMOUNT);
 
 const saturated = (n: bigint): number => (n > MAX_AMOUNT_BIG ? MAX_AMOUNT : Number(n));
 
+/** `msat` in US dollars at `btcUsd`, to the nanodollar (Routstr's `total_usd`, X-Routstr-Cost-Usd). */
+export function usdOf(msat: number, btcUsd: Fraction): number {
+  const nanoUsd = (BigInt(msat) * btcUsd.num * 1_000_000_000n) / (btcUsd.den * MSAT_PER_BTC);
+  return Number(nanoUsd) / 1e9;
+}
+
 /** ceil(n × f): what `n` units cost, never rounded in the node's disfavour (at most MAX_AMOUNT). */
 export function ceilTimes(n: number, f: Fraction): number {
   const product = BigInt(n) * f.num;
@@ -293,9 +299,14 @@ export class Pricing {
 
   /** The model's prices in msat at the current rate. */
   async price(model: Model): Promise<Price> {
+    return (await this.quote(model)).price;
+  }
+
+  /** The model's prices in msat and the BTC/USD rate they were computed at (for costs stated in USD). */
+  async quote(model: Model): Promise<{ price: Price; btcUsd: Fraction }> {
     const rate = await this.currentRate();
     const cached = this.prices.get(model.id);
-    if (cached && cached.rate === rate) return cached.price;
+    if (cached && cached.rate === rate) return { price: cached.price, btcUsd: rate.btcUsd };
     const toMsat = (usd: string) => {
       const f = parseDecimal(usd)!;
       return reduce(f.num * MSAT_PER_BTC * rate.btcUsd.den, f.den * rate.btcUsd.num);
@@ -306,7 +317,7 @@ export class Pricing {
       request: toMsat(model.usd.request),
     };
     this.prices.set(model.id, { rate, price });
-    return price;
+    return { price, btcUsd: rate.btcUsd };
   }
 
   /**
