@@ -1,5 +1,6 @@
 // The wallet routes under /v1/wallet/ (docs/proxy-wallet.md): account information, top-up, refund
-// and the list of refund tokens.
+// and the list of refund tokens. Information, top-up and refund are also served under Routstr's
+// /v1/balance/ prefix (issue 13), by the same handlers.
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { HttpError } from '../http/errors.js';
@@ -18,6 +19,9 @@ import {
 } from './schemas.js';
 import { accountById, type Account } from './store.js';
 import type { NodeWallet } from './wallet.js';
+
+// Today's prefix first, then Routstr's name for the same routes.
+const balancePrefixes = ['/v1/wallet', '/v1/balance'];
 
 export interface WalletRoutesDeps {
   db: Database;
@@ -44,72 +48,80 @@ export async function registerWalletRoutes(scope: FastifyInstance, deps: WalletR
     // account() accepted the header, so it parses.
     return walletInfo(apiKeyOf(parseAuthorization(authorization)!), account);
   };
-  app.get('/v1/wallet/', { schema: infoSchema }, (request) => info(request.headers.authorization));
+  for (const prefix of balancePrefixes) registerBalanceRoutes(prefix);
   app.get('/v1/wallet', { schema: { ...infoSchema, hide: true } }, (request) => info(request.headers.authorization));
 
-  app.post(
-    '/v1/wallet/topup',
-    {
-      schema: {
-        summary: 'Top up the balance with a Cashu token',
-        description:
-          'Redeems the token by a swap at its mint (NUT-03), so it cannot be spent again, and credits its value ' +
-          "minus the mint's input fee. The same token credits once, however often and however concurrently it is " +
-          'sent. If the mint is unreachable the token is untouched (503). Token redemptions are limited per client ' +
-          'address (429 with Retry-After).',
-        querystring: TopupQuery,
-        headers: AuthorizationHeader,
-        response: { 200: TopupResult, ...walletErrors([400, 401, 409, 422, 429, 502, 503]) },
-      },
-    },
-    async (request) => {
-      const account = await authenticator.account(request.headers.authorization);
-      const result = await wallet.redeem(request.query.ecash_token, {
-        credit: { accountId: account.id },
-        purpose: 'topup',
-        admit: () => redemptionLimit.count(request.ip),
-      });
-      if (result.creditedAccountId !== account.id) {
-        throw new HttpError(400, 'This token has already been redeemed (it is spent)', { code: 'token_already_spent' });
-      }
-      const after = await accountById(db.kysely, account.id);
-      return { msats: result.amountMsat, fee_msats: result.feeMsat, balance: after!.balanceMsat };
-    },
-  );
+  function registerBalanceRoutes(prefix: string) {
+    app.get(`${prefix}/`, { schema: infoSchema }, (request) => info(request.headers.authorization));
+    app.get(`${prefix}/info`, { schema: infoSchema }, (request) => info(request.headers.authorization));
 
-  app.post(
-    '/v1/wallet/refund',
-    {
-      schema: {
-        summary: 'Refund the available balance as a Cashu token',
-        description:
-          "Pays the whole available balance (in whole units of the account's mint) out as a new Cashu token of " +
-          "the account's mint and unit; the mint's input fee comes out of the token (`fee_msats`). The debit comes " +
-          'first and is given back if the token cannot be made. Amounts reserved by requests in flight stay. A token ' +
-          'finished after its call had answered 503 (the recovery made it) is handed out first, before any new ' +
-          'refund: one per call, the oldest first (`repeated`; `unclaimed` counts the others). With nothing new to ' +
-          "refund, the last refund's token is returned again (`repeated`), so an answer lost on the way can be " +
-          'fetched. GET /v1/wallet/refunds lists every refund token.',
-        headers: AuthorizationHeader,
-        response: { 200: RefundResult, ...walletErrors([400, 401, 409, 422, 429, 502, 503]) },
+    app.post(
+      `${prefix}/topup`,
+      {
+        schema: {
+          summary: 'Top up the balance with a Cashu token',
+          description:
+            'Redeems the token by a swap at its mint (NUT-03), so it cannot be spent again, and credits its value ' +
+            "minus the mint's input fee. The same token credits once, however often and however concurrently it is " +
+            'sent. If the mint is unreachable the token is untouched (503). Token redemptions are limited per client ' +
+            'address (429 with Retry-After).',
+          querystring: TopupQuery,
+          headers: AuthorizationHeader,
+          response: { 200: TopupResult, ...walletErrors([400, 401, 409, 422, 429, 502, 503]) },
+        },
       },
-    },
-    async (request) => {
-      const account = await authenticator.account(request.headers.authorization);
-      const refund = await wallet.refund(account.id);
-      const after = await accountById(db.kysely, account.id);
-      return {
-        msats: refund.msats,
-        fee_msats: refund.feeMsat,
-        token: refund.token,
-        mint: refund.mintUrl,
-        unit: refund.unit,
-        balance: after!.balanceMsat,
-        repeated: refund.repeated,
-        unclaimed: refund.unclaimed,
-      };
-    },
-  );
+      async (request) => {
+        const account = await authenticator.account(request.headers.authorization);
+        const result = await wallet.redeem(request.query.ecash_token, {
+          credit: { accountId: account.id },
+          purpose: 'topup',
+          admit: () => redemptionLimit.count(request.ip),
+        });
+        if (result.creditedAccountId !== account.id) {
+          throw new HttpError(400, 'This token has already been redeemed (it is spent)', {
+            code: 'token_already_spent',
+          });
+        }
+        const after = await accountById(db.kysely, account.id);
+        return { msats: result.amountMsat, fee_msats: result.feeMsat, balance: after!.balanceMsat };
+      },
+    );
+
+    app.post(
+      `${prefix}/refund`,
+      {
+        schema: {
+          summary: 'Refund the available balance as a Cashu token',
+          description:
+            "Pays the whole available balance (in whole units of the account's mint) out as a new Cashu token of " +
+            "the account's mint and unit; the mint's input fee comes out of the token (`fee_msats`). The debit " +
+            'comes first and is given back if the token cannot be made. Amounts reserved by requests in flight ' +
+            'stay. A token finished after its call had answered 503 (the recovery made it) is handed out first, ' +
+            'before any new ' +
+            'refund: one per call, the oldest first (`repeated`; `unclaimed` counts the others). With nothing new to ' +
+            "refund, the last refund's token is returned again (`repeated`), so an answer lost on the way can be " +
+            'fetched. GET /v1/wallet/refunds lists every refund token.',
+          headers: AuthorizationHeader,
+          response: { 200: RefundResult, ...walletErrors([400, 401, 409, 422, 429, 502, 503]) },
+        },
+      },
+      async (request) => {
+        const account = await authenticator.account(request.headers.authorization);
+        const refund = await wallet.refund(account.id);
+        const after = await accountById(db.kysely, account.id);
+        return {
+          msats: refund.msats,
+          fee_msats: refund.feeMsat,
+          token: refund.token,
+          mint: refund.mintUrl,
+          unit: refund.unit,
+          balance: after!.balanceMsat,
+          repeated: refund.repeated,
+          unclaimed: refund.unclaimed,
+        };
+      },
+    );
+  }
 
   app.get(
     '/v1/wallet/refunds',

@@ -1,0 +1,65 @@
+// Routstr's balance routes (issue 13): /v1/balance/… beside today's /v1/wallet/….
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { DevMint } from '../../src/devmint/index.js';
+import { databaseKinds } from '../support/databases.js';
+import type { TestServer } from '../support/server.js';
+import { bearer, call, openAccount } from './wallet-helpers.js';
+import { startWalletNode, stopWalletNode } from './wallet-node.js';
+
+describe.each(databaseKinds)('Routstr balance routes on %s', (kind) => {
+  let mint: DevMint;
+  let server: TestServer;
+  let base: string;
+
+  beforeAll(async () => {
+    ({ mint, server, base } = await startWalletNode(kind, { PROXY_MINT_TIMEOUT_MS: '2000' }));
+  });
+  afterAll(() => stopWalletNode({ mint, server }));
+
+  it('GET /v1/balance/, /v1/balance/info and /v1/wallet/info answer as GET /v1/wallet/', async () => {
+    const key = await openAccount(base, await mint.mintToken(10));
+    const wallet = await call(base, 'GET', '/v1/wallet/', bearer(key));
+    expect(wallet.status).toBe(200);
+    for (const path of ['/v1/balance/', '/v1/balance/info', '/v1/wallet/info']) {
+      const answer = await call(base, 'GET', path, bearer(key));
+      expect(answer.status).toBe(200);
+      expect(answer.body).toEqual(wallet.body);
+    }
+  });
+
+  it('balance includes what is reserved; available is balance − reserved', async () => {
+    const key = await openAccount(base, await mint.mintToken(10));
+    const answer = await call(base, 'GET', '/v1/balance/info', bearer(key));
+    expect(answer.body).toMatchObject({ balance: 10_000, reserved: 0, available: 10_000 });
+  });
+
+  it('POST /v1/balance/topup credits as /v1/wallet/topup does, once per token', async () => {
+    const key = await openAccount(base, await mint.mintToken(10));
+    const token = await mint.mintToken(21);
+    const path = `/v1/balance/topup?ecash_token=${encodeURIComponent(token)}`;
+    const first = await call(base, 'POST', path, bearer(key));
+    expect(first.status).toBe(200);
+    expect(first.body).toEqual({ msats: 21_000, fee_msats: 0, balance: 31_000 });
+    const second = await call(base, 'POST', path, bearer(key));
+    expect(second.status).toBe(400);
+    expect(second.body.error).toMatchObject({ code: 'token_already_spent' });
+  });
+
+  it('POST /v1/balance/refund pays the balance out as /v1/wallet/refund does', async () => {
+    const key = await openAccount(base, await mint.mintToken(10));
+    const answer = await call(base, 'POST', '/v1/balance/refund', bearer(key));
+    expect(answer.status).toBe(200);
+    expect(answer.body).toMatchObject({ msats: 10_000, balance: 0, repeated: false });
+    expect(typeof answer.body.token).toBe('string');
+  });
+
+  it('/openapi/proxy.json describes the /v1/balance routes and keeps the /v1/wallet ones', async () => {
+    const { paths } = (await call(base, 'GET', '/openapi/proxy.json')).body;
+    for (const prefix of ['/v1/wallet', '/v1/balance']) {
+      expect(paths[`${prefix}/`].get).toBeTruthy();
+      expect(paths[`${prefix}/info`].get).toBeTruthy();
+      expect(paths[`${prefix}/topup`].post).toBeTruthy();
+      expect(paths[`${prefix}/refund`].post).toBeTruthy();
+    }
+  });
+});
