@@ -2,7 +2,7 @@
 // and the list of refund tokens. Information, top-up and refund are also served under Routstr's
 // /v1/balance/ prefix (issue 13), by the same handlers.
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { HttpError } from '../http/errors.js';
 import type { Database } from '../db/index.js';
 import { apiKeyOf, parseAuthorization, type Authenticator } from './accounts.js';
@@ -64,11 +64,13 @@ export async function registerWalletRoutes(scope: FastifyInstance, deps: WalletR
             'Redeems the token by a swap at its mint (NUT-03), so it cannot be spent again, and credits its value ' +
             "minus the mint's input fee. The same token credits once, however often and however concurrently it is " +
             'sent. If the mint is unreachable the token is untouched (503). Token redemptions are limited per client ' +
-            'address (429 with Retry-After).',
+            "address (429 with Retry-After). Routstr's `cashu_token`, in the query string or a JSON body " +
+            '`{"cashu_token": …}`, is taken in place of a missing `ecash_token`.',
           querystring: TopupQuery,
           headers: AuthorizationHeader,
           response: { 200: TopupResult, ...walletErrors([400, 401, 409, 422, 429, 502, 503]) },
         },
+        preValidation: async (request) => acceptCashuToken(request),
       },
       async (request) => {
         const account = await authenticator.account(request.headers.authorization);
@@ -157,6 +159,22 @@ export async function registerWalletRoutes(scope: FastifyInstance, deps: WalletR
       };
     },
   );
+}
+
+/**
+ * Routstr's clients send the token as `cashu_token` (query or JSON body): it fills a missing `ecash_token` before the
+ * query is validated, so today's name, answers and 422s stay as they are.
+ */
+function acceptCashuToken(request: FastifyRequest) {
+  const query = request.query as Record<string, unknown>;
+  if (query.ecash_token !== undefined) return;
+  const body = request.body;
+  const fromBody =
+    typeof body === 'object' && body !== null && Object.hasOwn(body, 'cashu_token')
+      ? (body as { cashu_token: unknown }).cashu_token
+      : undefined;
+  const token = query.cashu_token ?? fromBody;
+  if (typeof token === 'string') query.ecash_token = token;
 }
 
 function walletInfo(apiKey: string, account: Account) {

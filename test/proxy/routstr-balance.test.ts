@@ -62,4 +62,30 @@ describe.each(databaseKinds)('Routstr balance routes on %s', (kind) => {
       expect(paths[`${prefix}/refund`].post).toBeTruthy();
     }
   });
+
+  it('takes cashu_token in the query string, answering msats beside quartet’s fields', async () => {
+    const key = await openAccount(base, await mint.mintToken(10));
+    const token = encodeURIComponent(await mint.mintToken(21));
+    const answer = await call(base, 'POST', `/v1/balance/topup?cashu_token=${token}`, bearer(key));
+    expect(answer.status).toBe(200);
+    expect(answer.body).toEqual({ msats: 21_000, fee_msats: 0, balance: 31_000 });
+  });
+
+  it('takes cashu_token in a JSON body, on both prefixes', async () => {
+    const key = await openAccount(base, await mint.mintToken(10));
+    for (const prefix of ['/v1/wallet', '/v1/balance']) {
+      const body = JSON.stringify({ cashu_token: await mint.mintToken(5) });
+      const headers = { ...bearer(key), 'content-type': 'application/json' };
+      const answer = await call(base, 'POST', `${prefix}/topup`, headers, body);
+      expect(answer.status).toBe(200);
+      expect(answer.body.msats).toBe(5_000);
+    }
+    expect((await call(base, 'GET', '/v1/balance/info', bearer(key))).body.balance).toBe(20_000);
+  });
+
+  it('with neither name, answers today’s 422 naming ecash_token', async () => {
+    const answer = await call(base, 'POST', '/v1/balance/topup', bearer('sk-abc'));
+    expect(answer.status).toBe(422);
+    expect(answer.body.detail[0].loc).toEqual(['query', 'ecash_token']);
+  });
 });
