@@ -5,7 +5,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { HttpError } from '../http/errors.js';
 import type { Database } from '../db/index.js';
-import { apiKeyOf, parseAuthorization, type Authenticator } from './accounts.js';
+import { apiKeyForToken, apiKeyOf, parseAuthorization, type Authenticator } from './accounts.js';
 import type { RedemptionLimit } from './redeem-limit.js';
 import {
   AuthorizationHeader,
@@ -102,10 +102,12 @@ export async function registerWalletRoutes(scope: FastifyInstance, deps: WalletR
             'before any new ' +
             'refund: one per call, the oldest first (`repeated`; `unclaimed` counts the others). With nothing new to ' +
             "refund, the last refund's token is returned again (`repeated`), so an answer lost on the way can be " +
-            'fetched. GET /v1/wallet/refunds lists every refund token.',
+            'fetched. GET /v1/wallet/refunds lists every refund token. Without `Authorization`, an `X-Cashu` ' +
+            'header with the token that opened the account names it (Routstr).',
           headers: AuthorizationHeader,
           response: { 200: RefundResult, ...walletErrors([400, 401, 409, 422, 429, 502, 503]) },
         },
+        preValidation: async (request) => authorizeByFundingToken(request),
       },
       async (request) => {
         const account = await authenticator.account(request.headers.authorization);
@@ -175,6 +177,16 @@ function acceptCashuToken(request: FastifyRequest) {
       : undefined;
   const token = query.cashu_token ?? fromBody;
   if (typeof token === 'string') query.ecash_token = token;
+}
+
+/**
+ * Routstr refunds an account by the token that funded it (`X-Cashu`, no Authorization): that account's key is
+ * derived from the token, so the header becomes that key's bearer. A token that funded nothing is an unknown key.
+ */
+function authorizeByFundingToken(request: FastifyRequest) {
+  const token = request.headers['x-cashu'];
+  if (request.headers.authorization !== undefined || typeof token !== 'string' || token === '') return;
+  request.headers.authorization = `Bearer ${apiKeyForToken(token.trim())}`;
 }
 
 function walletInfo(apiKey: string, account: Account) {

@@ -88,4 +88,20 @@ describe.each(databaseKinds)('Routstr balance routes on %s', (kind) => {
     expect(answer.status).toBe(422);
     expect(answer.body.detail[0].loc).toEqual(['query', 'ecash_token']);
   });
+
+  it('POST …/refund with X-Cashu alone refunds the account that token opened', async () => {
+    const funding = await mint.mintToken(10);
+    const key = await openAccount(base, funding);
+    const answer = await call(base, 'POST', '/v1/balance/refund', { 'x-cashu': funding });
+    expect(answer.status).toBe(200);
+    expect(answer.body).toMatchObject({ msats: 10_000, balance: 0 });
+    expect((await call(base, 'GET', '/v1/wallet/', bearer(key))).body.balance).toBe(0);
+  });
+
+  it('X-Cashu with a token that funded nothing answers as an unknown key', async () => {
+    const unknownKey = await call(base, 'POST', '/v1/wallet/refund', bearer('sk-unknown'));
+    const answer = await call(base, 'POST', '/v1/wallet/refund', { 'x-cashu': await mint.mintToken(3) });
+    expect(answer.status).toBe(unknownKey.status);
+    expect(answer.body.error.code).toBe(unknownKey.body.error.code);
+  });
 });
