@@ -9,6 +9,7 @@ import { apiKeyForToken, apiKeyOf, parseAuthorization, type Authenticator } from
 import type { RedemptionLimit } from './redeem-limit.js';
 import {
   AuthorizationHeader,
+  CreateQuery,
   RefundList,
   RefundResult,
   RefundsQuery,
@@ -50,6 +51,24 @@ export async function registerWalletRoutes(scope: FastifyInstance, deps: WalletR
   };
   for (const prefix of balancePrefixes) registerBalanceRoutes(prefix);
   app.get('/v1/wallet', { schema: { ...infoSchema, hide: true } }, (request) => info(request.headers.authorization));
+
+  // Routstr opens an account from a token at /v1/balance/create: the token as the bearer does the same.
+  const createSchema = {
+    summary: 'Open an account with a Cashu token',
+    description:
+      'Redeems `initial_balance_token` once and answers the account it opens, as `GET /v1/wallet/` with that ' +
+      'token as the bearer does.',
+    querystring: CreateQuery,
+    response: { 200: WalletInfo, ...walletErrors([400, 401, 409, 422, 429, 503]) },
+  };
+  for (const method of ['GET', 'POST'] as const) {
+    app.route({
+      method,
+      url: '/v1/balance/create',
+      schema: createSchema,
+      handler: (request) => info(`Bearer ${request.query.initial_balance_token}`),
+    });
+  }
 
   function registerBalanceRoutes(prefix: string) {
     app.get(`${prefix}/`, { schema: infoSchema }, (request) => info(request.headers.authorization));

@@ -104,4 +104,14 @@ describe.each(databaseKinds)('Routstr balance routes on %s', (kind) => {
     expect(answer.status).toBe(unknownKey.status);
     expect(answer.body.error.code).toBe(unknownKey.body.error.code);
   });
+
+  it('GET and POST /v1/balance/create open an account from initial_balance_token', async () => {
+    for (const method of ['GET', 'POST']) {
+      const token = await mint.mintToken(7);
+      const answer = await call(base, method, `/v1/balance/create?initial_balance_token=${encodeURIComponent(token)}`);
+      expect(answer.status).toBe(200);
+      expect(answer.body).toMatchObject({ balance: 7_000 });
+      expect((await call(base, 'GET', '/v1/balance/info', bearer(answer.body.api_key))).body.balance).toBe(7_000);
+    }
+  });
 });
