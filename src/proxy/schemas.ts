@@ -191,3 +191,9 @@ export const ForwardSchema = {
     504: { description: 'The upstream did not answer in time' },
   },
 };
+
+export const CreateQuery = Type.Object({
+  initial_balance_token: Type.String({
+    description: 'A Cashu token of a trusted mint: it is redeemed once and opens the account it names',
+  }),
+});

@@ -1,13 +1,15 @@
 // The wallet routes under /v1/wallet/ (docs/proxy-wallet.md): account information, top-up, refund
-// and the list of refund tokens.
+// and the list of refund tokens. Information, top-up and refund are also served under Routstr's
+// /v1/balance/ prefix (issue 13), by the same handlers.
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { HttpError } from '../http/errors.js';
 import type { Database } from '../db/index.js';
-import { apiKeyOf, parseAuthorization, type Authenticator } from './accounts.js';
+import { apiKeyForToken, apiKeyOf, parseAuthorization, type Authenticator } from './accounts.js';
 import type { RedemptionLimit } from './redeem-limit.js';
 import {
   AuthorizationHeader,
+  CreateQuery,
   RefundList,
   RefundResult,
   RefundsQuery,
@@ -18,6 +20,9 @@ import {
 } from './schemas.js';
 import { accountById, type Account } from './store.js';
 import type { NodeWallet } from './wallet.js';
+
+// Today's prefix first, then Routstr's name for the same routes.
+const balancePrefixes = ['/v1/wallet', '/v1/balance'];
 
 export interface WalletRoutesDeps {
   db: Database;
@@ -44,72 +49,102 @@ export async function registerWalletRoutes(scope: FastifyInstance, deps: WalletR
     // account() accepted the header, so it parses.
     return walletInfo(apiKeyOf(parseAuthorization(authorization)!), account);
   };
-  app.get('/v1/wallet/', { schema: infoSchema }, (request) => info(request.headers.authorization));
+  for (const prefix of balancePrefixes) registerBalanceRoutes(prefix);
   app.get('/v1/wallet', { schema: { ...infoSchema, hide: true } }, (request) => info(request.headers.authorization));
 
-  app.post(
-    '/v1/wallet/topup',
-    {
-      schema: {
-        summary: 'Top up the balance with a Cashu token',
-        description:
-          'Redeems the token by a swap at its mint (NUT-03), so it cannot be spent again, and credits its value ' +
-          "minus the mint's input fee. The same token credits once, however often and however concurrently it is " +
-          'sent. If the mint is unreachable the token is untouched (503). Token redemptions are limited per client ' +
-          'address (429 with Retry-After).',
-        querystring: TopupQuery,
-        headers: AuthorizationHeader,
-        response: { 200: TopupResult, ...walletErrors([400, 401, 409, 422, 429, 502, 503]) },
-      },
-    },
-    async (request) => {
-      const account = await authenticator.account(request.headers.authorization);
-      const result = await wallet.redeem(request.query.ecash_token, {
-        credit: { accountId: account.id },
-        purpose: 'topup',
-        admit: () => redemptionLimit.count(request.ip),
-      });
-      if (result.creditedAccountId !== account.id) {
-        throw new HttpError(400, 'This token has already been redeemed (it is spent)', { code: 'token_already_spent' });
-      }
-      const after = await accountById(db.kysely, account.id);
-      return { msats: result.amountMsat, fee_msats: result.feeMsat, balance: after!.balanceMsat };
-    },
-  );
+  // Routstr opens an account from a token at /v1/balance/create: the token as the bearer does the same.
+  const createSchema = {
+    summary: 'Open an account with a Cashu token',
+    description:
+      'Redeems `initial_balance_token` once and answers the account it opens, as `GET /v1/wallet/` with that ' +
+      'token as the bearer does.',
+    querystring: CreateQuery,
+    response: { 200: WalletInfo, ...walletErrors([400, 401, 409, 422, 429, 503]) },
+  };
+  for (const method of ['GET', 'POST'] as const) {
+    app.route({
+      method,
+      url: '/v1/balance/create',
+      schema: createSchema,
+      handler: (request) => info(`Bearer ${request.query.initial_balance_token}`),
+    });
+  }
 
-  app.post(
-    '/v1/wallet/refund',
-    {
-      schema: {
-        summary: 'Refund the available balance as a Cashu token',
-        description:
-          "Pays the whole available balance (in whole units of the account's mint) out as a new Cashu token of " +
-          "the account's mint and unit; the mint's input fee comes out of the token (`fee_msats`). The debit comes " +
-          'first and is given back if the token cannot be made. Amounts reserved by requests in flight stay. A token ' +
-          'finished after its call had answered 503 (the recovery made it) is handed out first, before any new ' +
-          'refund: one per call, the oldest first (`repeated`; `unclaimed` counts the others). With nothing new to ' +
-          "refund, the last refund's token is returned again (`repeated`), so an answer lost on the way can be " +
-          'fetched. GET /v1/wallet/refunds lists every refund token.',
-        headers: AuthorizationHeader,
-        response: { 200: RefundResult, ...walletErrors([400, 401, 409, 422, 429, 502, 503]) },
+  function registerBalanceRoutes(prefix: string) {
+    app.get(`${prefix}/`, { schema: infoSchema }, (request) => info(request.headers.authorization));
+    app.get(`${prefix}/info`, { schema: infoSchema }, (request) => info(request.headers.authorization));
+
+    app.post(
+      `${prefix}/topup`,
+      {
+        schema: {
+          summary: 'Top up the balance with a Cashu token',
+          description:
+            'Redeems the token by a swap at its mint (NUT-03), so it cannot be spent again, and credits its value ' +
+            "minus the mint's input fee. The same token credits once, however often and however concurrently it is " +
+            'sent. If the mint is unreachable the token is untouched (503). Token redemptions are limited per client ' +
+            "address (429 with Retry-After). Routstr's `cashu_token`, in the query string or a JSON body " +
+            '`{"cashu_token": …}`, is taken in place of a missing `ecash_token`.',
+          querystring: TopupQuery,
+          headers: AuthorizationHeader,
+          response: { 200: TopupResult, ...walletErrors([400, 401, 409, 422, 429, 502, 503]) },
+        },
+        preValidation: async (request) => acceptCashuToken(request),
       },
-    },
-    async (request) => {
-      const account = await authenticator.account(request.headers.authorization);
-      const refund = await wallet.refund(account.id);
-      const after = await accountById(db.kysely, account.id);
-      return {
-        msats: refund.msats,
-        fee_msats: refund.feeMsat,
-        token: refund.token,
-        mint: refund.mintUrl,
-        unit: refund.unit,
-        balance: after!.balanceMsat,
-        repeated: refund.repeated,
-        unclaimed: refund.unclaimed,
-      };
-    },
-  );
+      async (request) => {
+        const account = await authenticator.account(request.headers.authorization);
+        const result = await wallet.redeem(request.query.ecash_token, {
+          credit: { accountId: account.id },
+          purpose: 'topup',
+          admit: () => redemptionLimit.count(request.ip),
+        });
+        if (result.creditedAccountId !== account.id) {
+          throw new HttpError(400, 'This token has already been redeemed (it is spent)', {
+            code: 'token_already_spent',
+          });
+        }
+        const after = await accountById(db.kysely, account.id);
+        return { msats: result.amountMsat, fee_msats: result.feeMsat, balance: after!.balanceMsat };
+      },
+    );
+
+    app.post(
+      `${prefix}/refund`,
+      {
+        schema: {
+          summary: 'Refund the available balance as a Cashu token',
+          description:
+            "Pays the whole available balance (in whole units of the account's mint) out as a new Cashu token of " +
+            "the account's mint and unit; the mint's input fee comes out of the token (`fee_msats`). The debit " +
+            'comes first and is given back if the token cannot be made. Amounts reserved by requests in flight ' +
+            'stay. A token finished after its call had answered 503 (the recovery made it) is handed out first, ' +
+            'before any new ' +
+            'refund: one per call, the oldest first (`repeated`; `unclaimed` counts the others). With nothing new to ' +
+            "refund, the last refund's token is returned again (`repeated`), so an answer lost on the way can be " +
+            'fetched. GET /v1/wallet/refunds lists every refund token. Without `Authorization`, an `X-Cashu` ' +
+            'header with the token that opened the account names it (Routstr).',
+          headers: AuthorizationHeader,
+          response: { 200: RefundResult, ...walletErrors([400, 401, 409, 422, 429, 502, 503]) },
+        },
+        preValidation: async (request) => authorizeByFundingToken(request),
+      },
+      async (request) => {
+        const account = await authenticator.account(request.headers.authorization);
+        const refund = await wallet.refund(account.id);
+        const after = await accountById(db.kysely, account.id);
+        return {
+          msats: refund.msats,
+          fee_msats: refund.feeMsat,
+          token: refund.token,
+          mint: refund.mintUrl,
+          unit: refund.unit,
+          balance: after!.balanceMsat,
+          repeated: refund.repeated,
+          unclaimed: refund.unclaimed,
+        };
+      },
+    );
+  }
 
   app.get(
     '/v1/wallet/refunds',
@@ -145,6 +180,32 @@ export async function registerWalletRoutes(scope: FastifyInstance, deps: WalletR
       };
     },
   );
+}
+
+/**
+ * Routstr's clients send the token as `cashu_token` (query or JSON body): it fills a missing `ecash_token` before the
+ * query is validated, so today's name, answers and 422s stay as they are.
+ */
+function acceptCashuToken(request: FastifyRequest) {
+  const query = request.query as Record<string, unknown>;
+  if (query.ecash_token !== undefined) return;
+  const body = request.body;
+  const fromBody =
+    typeof body === 'object' && body !== null && Object.hasOwn(body, 'cashu_token')
+      ? (body as { cashu_token: unknown }).cashu_token
+      : undefined;
+  const token = query.cashu_token ?? fromBody;
+  if (typeof token === 'string') query.ecash_token = token;
+}
+
+/**
+ * Routstr refunds an account by the token that funded it (`X-Cashu`, no Authorization): that account's key is
+ * derived from the token, so the header becomes that key's bearer. A token that funded nothing is an unknown key.
+ */
+function authorizeByFundingToken(request: FastifyRequest) {
+  const token = request.headers['x-cashu'];
+  if (request.headers.authorization !== undefined || typeof token !== 'string' || token === '') return;
+  request.headers.authorization = `Bearer ${apiKeyForToken(token.trim())}`;
 }
 
 function walletInfo(apiKey: string, account: Account) {
