@@ -118,11 +118,10 @@ export async function registerWalletRoutes(scope: FastifyInstance, deps: WalletR
             "the account's mint and unit; the mint's input fee comes out of the token (`fee_msats`). The debit " +
             'comes first and is given back if the token cannot be made. Amounts reserved by requests in flight ' +
             'stay. A token finished after its call had answered 503 (the recovery made it) is handed out first, ' +
-            'before any new ' +
-            'refund: one per call, the oldest first (`repeated`; `unclaimed` counts the others). With nothing new to ' +
-            "refund, the last refund's token is returned again (`repeated`), so an answer lost on the way can be " +
-            'fetched. GET /v1/wallet/refunds lists every refund token. Without `Authorization`, an `X-Cashu` ' +
-            'header with the token that opened the account names it (Routstr).',
+            'before any new refund: one per call, the oldest first (`repeated`; `unclaimed` counts the others). ' +
+            "With nothing new to refund, the last refund's token is returned again (`repeated`), so an answer lost " +
+            'on the way can be fetched. GET /v1/wallet/refunds lists every refund token. Without `Authorization`, ' +
+            'an `X-Cashu` header with the token that opened the account names it (Routstr).',
           headers: AuthorizationHeader,
           response: { 200: RefundResult, ...walletErrors([400, 401, 409, 422, 429, 502, 503]) },
         },
