@@ -28,6 +28,8 @@ export class HttpError extends Error {
       type?: string;
       fields?: FieldError[];
       headers?: Record<string, string>;
+      /** The proxy node's `detail` as a plain string, where Routstr's clients compare it (else `{error}`). */
+      detail?: string;
       extra?: Record<string, unknown>;
     } = {},
   ) {
@@ -37,8 +39,8 @@ export class HttpError extends Error {
 }
 
 export interface ErrorStyle {
-  /** Renders a non-validation error. */
-  render(status: number, message: string, error?: HttpError): { body: unknown; contentType: string };
+  /** Renders a non-validation error; `requestId` is the request's id, where the shape carries it. */
+  render(status: number, message: string, error?: HttpError, requestId?: string): { body: unknown; contentType: string };
   /** Renders input errors; defaults to `render(400, …)` with the fields attached. */
   renderFields?(fields: FieldError[]): { status: number; body: unknown; contentType: string };
 }
@@ -104,18 +106,28 @@ function toProblemField(field: FieldError) {
   return { field: fieldName(field), in: field.loc[0], message: field.msg, type: field.type };
 }
 
+/**
+ * OpenAI's `{error:{message,type,code}}` and, for Routstr's clients, the same error under `detail`
+ * (older ones read `detail.error.code`, or compare `detail` as a string) and `request_id`: the
+ * envelope of Routstr's node (reference/proxy-node.md, "Routstr today").
+ */
 export const openAiStyle: ErrorStyle = {
-  render: (status, message, error) => ({
-    contentType: 'application/json; charset=utf-8',
-    body: {
-      error: {
-        message,
-        type: error?.options.type ?? (status >= 500 ? 'api_error' : 'invalid_request_error'),
-        code: error?.options.code ?? null,
-        ...(error?.options.extra ?? {}),
+  render: (status, message, error, requestId) => {
+    const body = {
+      message,
+      type: error?.options.type ?? (status >= 500 ? 'api_error' : 'invalid_request_error'),
+      code: error?.options.code ?? null,
+      ...(error?.options.extra ?? {}),
+    };
+    return {
+      contentType: 'application/json; charset=utf-8',
+      body: {
+        error: body,
+        detail: error?.options.detail ?? { error: body },
+        ...(requestId ? { request_id: requestId } : {}),
       },
-    },
-  }),
+    };
+  },
   // FastAPI's shape for input errors, as the proxy node's clients expect (docs/proxy-wallet.md).
   renderFields: (fields) => ({ status: 422, contentType: 'application/json; charset=utf-8', body: { detail: fields } }),
 };
@@ -268,13 +280,19 @@ function send(
   return reply.code(status).type(rendered.contentType).send(JSON.stringify(rendered.body));
 }
 
+/** Renders an error for the request `reply` answers and sends it. */
+function answer(reply: FastifyReply, style: ErrorStyle, error: HttpError) {
+  const rendered = style.render(error.status, error.message, error, reply.request.id);
+  return send(reply, error.status, rendered, error.options.headers);
+}
+
 /** Sends an error in the given style outside the error handler (e.g. from a hook). */
 export function sendError(reply: FastifyReply, style: ErrorStyle, error: HttpError) {
   if (error.options.fields && style.renderFields && error.status === 422) {
     const rendered = style.renderFields(error.options.fields);
     return send(reply, rendered.status, rendered, error.options.headers);
   }
-  return send(reply, error.status, style.render(error.status, error.message, error), error.options.headers);
+  return answer(reply, style, error);
 }
 
 /**
@@ -300,23 +318,23 @@ export function errorHandlerFor(fixed?: ErrorStyle) {
         const rendered = style.renderFields(fields);
         return send(reply, rendered.status, rendered);
       }
-      return send(reply, 400, style.render(400, fields.map((f) => f.msg).join('; ')));
+      return answer(reply, style, new HttpError(400, fields.map((f) => f.msg).join('; ')));
     }
     if (isForeignKeyViolation(error)) {
       // A row this request refers to was deleted by another one meanwhile (a project, a user):
       // the caller's request conflicts with that change.
-      return send(reply, 409, style.render(409, 'A resource this request refers to was deleted meanwhile'));
+      return answer(reply, style, new HttpError(409, 'A resource this request refers to was deleted meanwhile'));
     }
     if (isTransactionConflict(error)) {
       const message = 'This request collided with a concurrent change and was not completed; send it again';
-      return send(reply, 409, style.render(409, message), { 'retry-after': '1' });
+      return answer(reply, style, new HttpError(409, message, { headers: { 'retry-after': '1' } }));
     }
     const status = fastifyError.statusCode ?? 500;
     if (status >= 400 && status < 500) {
-      return send(reply, status, style.render(status, clientMessage(fastifyError)));
+      return answer(reply, style, new HttpError(status, clientMessage(fastifyError)));
     }
     request.log.error({ err: error }, 'unhandled error');
-    return send(reply, 500, style.render(500, 'Internal server error'));
+    return answer(reply, style, new HttpError(500, 'Internal server error'));
   };
 }
 

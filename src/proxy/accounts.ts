@@ -5,7 +5,7 @@
 import { HttpError } from '../http/errors.js';
 import type { Database } from '../db/index.js';
 import { type Account, accountByKeyHash, type Executor } from './store.js';
-import { looksLikeToken, sha256Hex } from './tokens.js';
+import { looksLikeToken, sha256Hex, tokenError } from './tokens.js';
 import type { NodeWallet } from './wallet.js';
 
 export type { Account } from './store.js';
@@ -88,7 +88,7 @@ export class Authenticator {
     const credential = parseAuthorization(authorization);
     if (!credential) {
       throw new HttpError(401, `Invalid authorization header. ${AUTHORIZATION_FORMS}`, {
-        code: 'invalid_authorization',
+        code: 'invalid_api_key',
       });
     }
     const apiKey = apiKeyOf(credential);
@@ -101,11 +101,11 @@ export class Authenticator {
         purpose: 'bearer',
       });
     } catch (error) {
-      if (error instanceof HttpError && error.options.code === 'invalid_token') {
+      if (error instanceof HttpError && error.options.code === 'invalid_cashu_token') {
         throw new HttpError(
           401,
           `Invalid authorization header: the Cashu token cannot be read. ${AUTHORIZATION_FORMS}`,
-          { code: 'invalid_authorization' },
+          { code: 'invalid_api_key' },
         );
       }
       if (error instanceof HttpError && error.options.code === 'redemption_in_progress') {
@@ -113,7 +113,7 @@ export class Authenticator {
         const opened = await this.waitForAccount(apiKey, 2 * this.mintTimeoutMs);
         if (opened) return opened;
       }
-      if (error instanceof HttpError && error.options.code === 'token_already_spent') {
+      if (error instanceof HttpError && error.options.code === 'cashu_token_already_spent') {
         // A parallel request may have opened it between our lookup and our redemption.
         const opened = await this.findByKey(apiKey);
         if (opened) return opened;
@@ -122,7 +122,7 @@ export class Authenticator {
     }
     const created = await this.findByKey(apiKey);
     if (!created) {
-      throw new HttpError(400, 'This token has already been redeemed (it is spent)', { code: 'token_already_spent' });
+      throw tokenError('cashu_token_already_spent', 'This token has already been redeemed (it is spent)');
     }
     return created;
   }

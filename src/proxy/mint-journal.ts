@@ -203,9 +203,9 @@ export class MintJournal {
   /** The inputs were spent, not by this operation: it ends failed (final). */
   private async spentElsewhere(op: MintOp): Promise<never> {
     await this.fail(op, 'inputs spent elsewhere', { releaseInputs: false, inputsSpent: true });
-    if (op.kind === 'redeem') throw tokenError('token_already_spent', 'This token has already been spent');
+    if (op.kind === 'redeem') throw tokenError('cashu_token_already_spent', 'This token has already been spent');
     const message = `The node's proofs at ${op.mint_url} were spent elsewhere; nothing was taken from your balance`;
-    throw new HttpError(502, message, { code: 'mint_error', type: 'api_error' });
+    throw new HttpError(502, message, { code: 'mint_error', type: 'mint_error' });
   }
 
   /** Unblinds, checks, and settles the operation in one transaction (exactly once). */
@@ -298,10 +298,10 @@ export class MintJournal {
     if (op.state === 'done') return op;
     if (op.state === 'failed') {
       throw op.kind === 'redeem'
-        ? tokenError('token_already_spent', 'This token could not be redeemed: ' + (op.error ?? 'failed'))
+        ? tokenError('cashu_token_already_spent', 'This token could not be redeemed: ' + (op.error ?? 'failed'))
         : new HttpError(502, `The token could not be issued: ${op.error ?? 'failed'}`, {
             code: 'mint_error',
-            type: 'api_error',
+            type: 'mint_error',
           });
     }
     throw new HttpError(503, 'The operation is still pending', { code: 'operation_pending', type: 'api_error' });
@@ -316,7 +316,7 @@ export class MintJournal {
     });
     throw new HttpError(502, `The mint ${op.mint_url} returned invalid signatures; nothing was credited`, {
       code: 'mint_error',
-      type: 'api_error',
+      type: 'mint_error',
     });
   }
 
@@ -391,14 +391,14 @@ export class MintJournal {
       return new HttpError(
         502,
         `The mint ${op.mint_url} refused to issue the token; nothing was taken from your balance`,
-        { code: 'mint_refused', type: 'api_error' },
+        { code: 'mint_refused', type: 'mint_error' },
       );
     }
     if (op.kind === 'issue' && failure.status === 503) {
       return new HttpError(
         503,
         `The mint ${op.mint_url} is unreachable; nothing was taken from your balance, try again later`,
-        { code: 'mint_unreachable', type: 'api_error' },
+        { code: 'cashu_mint_unreachable', type: 'mint_unreachable' },
       );
     }
     return failure;

@@ -6,7 +6,7 @@ import type { FastifyRequest } from 'fastify';
 import { HttpError } from '../http/errors.js';
 import type { ForwardDeps } from './billed-exchange.js';
 import type { ReservationPlanning } from './metering.js';
-import { looksLikeToken } from './tokens.js';
+import { looksLikeToken, tokenError } from './tokens.js';
 
 export interface Payer {
   accountId: number;
@@ -28,9 +28,7 @@ export async function identifyPayer(
   if (typeof xCashu === 'string' && xCashu.trim()) {
     const token = xCashu.trim();
     if (!looksLikeToken(token)) {
-      throw new HttpError(400, 'The X-Cashu header must hold a Cashu token (cashuA… or cashuB…)', {
-        code: 'invalid_token',
-      });
+      throw tokenError('invalid_cashu_token', 'The X-Cashu header must hold a Cashu token (cashuA… or cashuB…)');
     }
     // The token is redeemed once into the account it names ("sk-" + sha256 of the token), the
     // same as a token used as bearer: a repeated token finds that account and its remainder.
@@ -68,8 +66,15 @@ function paymentRequired(mints: string[], planned: ReservationPlanning): HttpErr
   );
 }
 
-/** 402: the account's available balance cannot cover the request's minimum. */
-export function insufficientBalance(planned: ReservationPlanning, availableMsat: number): HttpError {
+/**
+ * 402: the account's available balance cannot cover the request's minimum. For an X-Cashu token,
+ * Routstr's type for a token below the model's minimum (its clients then send a bigger one).
+ */
+export function insufficientBalance(
+  planned: ReservationPlanning,
+  availableMsat: number,
+  payment: Payer['payment'],
+): HttpError {
   const { minimumMsat, fullMsat } = planned;
   const available = Math.max(0, availableMsat);
   return new HttpError(
@@ -78,7 +83,7 @@ export function insufficientBalance(planned: ReservationPlanning, availableMsat:
       `max_tokens) and ${available} msat are available`,
     {
       code: 'insufficient_balance',
-      type: 'insufficient_quota',
+      type: payment === 'x-cashu' ? 'minimum_balance_required' : 'insufficient_quota',
       extra: { price_msat: fullMsat, minimum_msat: minimumMsat, available_msat: available },
     },
   );

@@ -65,7 +65,7 @@ export async function reserve(
   }
   if (!reservation || !plan) {
     const planned = planReservation(metered, price, 0, limits);
-    throw await withChange({ deps, payer, request }, insufficientBalance(planned, availableMsat));
+    throw await withChange({ deps, payer, request }, insufficientBalance(planned, availableMsat, payer.payment));
   }
   return { reservation, plan };
 }

@@ -135,8 +135,19 @@ export const RefundList = Type.Object({
   next_before: Type.Union([Type.Integer(), Type.Null()], { description: '`before` of the next page; null at the end' }),
 });
 
+const ErrorObject = Type.Object({
+  message: Type.String(),
+  type: Type.String({ description: "Routstr's error type, on which its clients branch (docs/proxy-wallet.md)" }),
+  code: Type.Union([Type.String(), Type.Null()]),
+});
+
+/** OpenAI's error inside Routstr's envelope. */
 const OpenAiError = Type.Object({
-  error: Type.Object({ message: Type.String(), type: Type.String(), code: Type.Union([Type.String(), Type.Null()]) }),
+  error: ErrorObject,
+  detail: Type.Union([Type.Object({ error: ErrorObject }), Type.String()], {
+    description: 'The same error, for older Routstr clients (a plain string where Routstr sends one)',
+  }),
+  request_id: Type.String(),
 });
 
 const ValidationError = Type.Object(

@@ -41,8 +41,36 @@ export interface ParsedToken {
   tokenHash: string;
 }
 
-export function tokenError(code: string, message: string): HttpError {
-  return new HttpError(400, message, { code, type: 'invalid_request_error' });
+/**
+ * The `error.type` of each token error's `code`, in Routstr's taxonomy, on which its clients branch
+ * (reference/proxy-node.md); the codes Routstr's node has are its own, the others quartet's.
+ */
+const TOKEN_ERROR_TYPES = new Map<string, string>([
+  ['invalid_cashu_token', 'invalid_token'],
+  ['unknown_keyset', 'invalid_token'],
+  ['invalid_amount', 'invalid_token'],
+  ['duplicate_proofs', 'invalid_token'],
+  ['cashu_token_already_spent', 'token_already_spent'],
+  ['cashu_token_swap_fees_exceed_amount', 'mint_error'],
+  ['unsupported_unit', 'invalid_token'],
+  ['amount_too_large', 'cashu_error'],
+  // Routstr's clients try another of their mints on this one (its `shouldFailoverToAnotherMint`).
+  ['cashu_foreign_mint_swap_failed', 'mint_error'],
+]);
+
+export type TokenErrorCode =
+  | 'invalid_cashu_token'
+  | 'unknown_keyset'
+  | 'invalid_amount'
+  | 'duplicate_proofs'
+  | 'cashu_token_already_spent'
+  | 'cashu_token_swap_fees_exceed_amount'
+  | 'unsupported_unit'
+  | 'amount_too_large'
+  | 'cashu_foreign_mint_swap_failed';
+
+export function tokenError(code: TokenErrorCode, message: string): HttpError {
+  return new HttpError(400, message, { code, type: TOKEN_ERROR_TYPES.get(code) });
 }
 
 export function looksLikeToken(value: string): boolean {
@@ -58,20 +86,20 @@ export function mintFailure(error: unknown, mintUrl: string): HttpError {
   if (error instanceof HttpError) return error;
   if (error instanceof MintUnreachableError) {
     return new HttpError(503, `The mint ${mintUrl} is unreachable; your token was not used, try again later`, {
-      code: 'mint_unreachable',
-      type: 'api_error',
+      code: 'cashu_mint_unreachable',
+      type: 'mint_unreachable',
     });
   }
   if (error instanceof MintRejectedError) {
     return new HttpError(error.status >= 500 ? 502 : 400, `The mint ${mintUrl} refused: ${error.detail}`, {
       code: 'mint_refused',
-      type: error.status >= 500 ? 'api_error' : 'invalid_request_error',
+      type: 'mint_error',
     });
   }
   if (error instanceof MintProtocolError) {
     return new HttpError(502, `The mint ${mintUrl} gave an invalid answer; nothing was credited`, {
       code: 'mint_error',
-      type: 'api_error',
+      type: 'mint_error',
     });
   }
   throw error;
@@ -89,24 +117,24 @@ export async function parseToken(
 ): Promise<ParsedToken> {
   const text = raw.trim();
   if (text.length > MAX_TOKEN_LENGTH || !TOKEN_SHAPE.test(text)) {
-    throw tokenError('invalid_token', 'Malformed Cashu token: expected a cashuA… or cashuB… token');
+    throw tokenError('invalid_cashu_token', 'Malformed Cashu token: expected a cashuA… or cashuB… token');
   }
   let meta: { mint: string; unit: string };
   try {
     meta = getTokenMetadata(text);
   } catch {
-    throw tokenError('invalid_token', 'Malformed Cashu token: it cannot be decoded');
+    throw tokenError('invalid_cashu_token', 'Malformed Cashu token: it cannot be decoded');
   }
   let mintUrl: string;
   try {
     if (typeof meta.mint !== 'string') throw new Error('no mint');
     mintUrl = normalizeMintUrl(meta.mint);
   } catch {
-    throw tokenError('invalid_token', 'Malformed Cashu token: it names no valid mint URL');
+    throw tokenError('invalid_cashu_token', 'Malformed Cashu token: it names no valid mint URL');
   }
   if (!trusted.includes(mintUrl)) {
     throw tokenError(
-      'untrusted_mint',
+      'cashu_foreign_mint_swap_failed',
       `Tokens of the mint ${mintUrl.slice(0, 200)} are not accepted here; ` +
         `this node trusts (PROXY_MINTS): ${trusted.join(', ')}`,
     );
@@ -134,11 +162,11 @@ export async function parseToken(
   } catch (error) {
     const message = error instanceof Error ? error.message : '';
     if (/keyset/i.test(message)) throw tokenError('unknown_keyset', 'The token uses a keyset its mint does not know');
-    throw tokenError('invalid_token', 'Malformed Cashu token: it cannot be decoded');
+    throw tokenError('invalid_cashu_token', 'Malformed Cashu token: it cannot be decoded');
   }
   const list = decoded.proofs;
-  if (!Array.isArray(list) || list.length === 0) throw tokenError('invalid_token', 'The token holds no proofs');
-  if (list.length > MAX_PROOFS) throw tokenError('invalid_token', `The token holds more than ${MAX_PROOFS} proofs`);
+  if (!Array.isArray(list) || list.length === 0) throw tokenError('invalid_cashu_token', 'The token holds no proofs');
+  if (list.length > MAX_PROOFS) throw tokenError('invalid_cashu_token', `The token holds more than ${MAX_PROOFS} proofs`);
   const proofs: WireProof[] = [];
   const secrets = new Set<string>();
   let amount = 0;
@@ -146,17 +174,17 @@ export async function parseToken(
     const keyset = keysets.find((k) => k.id === proof.id);
     if (!keyset) throw tokenError('unknown_keyset', 'The token holds a proof of a keyset its mint does not know');
     if (keyset.unit !== unit) {
-      throw tokenError('invalid_token', `The token says unit ${unit} but holds proofs of a ${keyset.unit} keyset`);
+      throw tokenError('invalid_cashu_token', `The token says unit ${unit} but holds proofs of a ${keyset.unit} keyset`);
     }
     const value = amountOf(proof.amount);
     if (value === null) {
       throw tokenError('invalid_amount', 'The token holds a proof whose amount is not a positive power of two');
     }
     if (typeof proof.secret !== 'string' || proof.secret.length === 0 || proof.secret.length > 1024) {
-      throw tokenError('invalid_token', 'The token holds a proof with an invalid secret');
+      throw tokenError('invalid_cashu_token', 'The token holds a proof with an invalid secret');
     }
     if (typeof proof.C !== 'string' || !COMPRESSED_POINT.test(proof.C)) {
-      throw tokenError('invalid_token', 'The token holds a proof with an invalid signature');
+      throw tokenError('invalid_cashu_token', 'The token holds a proof with an invalid signature');
     }
     if (secrets.has(proof.secret)) throw tokenError('duplicate_proofs', 'The token holds the same proof twice');
     secrets.add(proof.secret);
@@ -176,7 +204,7 @@ export async function parseToken(
   try {
     ys = proofs.map((p) => proofY(p.secret));
   } catch {
-    throw tokenError('invalid_token', 'The token holds a proof whose secret cannot be hashed to the curve');
+    throw tokenError('invalid_cashu_token', 'The token holds a proof whose secret cannot be hashed to the curve');
   }
   return {
     mintUrl,

@@ -19,6 +19,7 @@ import {
   walletErrors,
 } from './schemas.js';
 import { accountById, type Account } from './store.js';
+import { tokenError } from './tokens.js';
 import type { NodeWallet } from './wallet.js';
 
 // Today's prefix first, then Routstr's name for the same routes.
@@ -99,9 +100,7 @@ export async function registerWalletRoutes(scope: FastifyInstance, deps: WalletR
           admit: () => redemptionLimit.count(request.ip),
         });
         if (result.creditedAccountId !== account.id) {
-          throw new HttpError(400, 'This token has already been redeemed (it is spent)', {
-            code: 'token_already_spent',
-          });
+          throw tokenError('cashu_token_already_spent', 'This token has already been redeemed (it is spent)');
         }
         const after = await accountById(db.kysely, account.id);
         return { msats: result.amountMsat, fee_msats: result.feeMsat, balance: after!.balanceMsat };

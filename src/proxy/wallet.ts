@@ -201,7 +201,7 @@ export class NodeWallet {
       const holder = await opHoldingProofs(this.db.kysely, parsed.ys);
       if (!holder) continue; // it failed and let go meanwhile: try again
       if (holder.state === 'done' || holder.state === 'failed') {
-        throw tokenError('token_already_spent', 'This token has already been redeemed (it is spent)');
+        throw tokenError('cashu_token_already_spent', 'This token has already been redeemed (it is spent)');
       }
       if (holder.token_hash !== parsed.tokenHash) {
         throw new HttpError(409, 'Some proofs of this token are being redeemed in another token right now', {
@@ -226,7 +226,7 @@ export class NodeWallet {
     const parsed = await parseToken(token, this.mints, (url) => this.client(url), this.config.maxTopupMsat);
     if (parsed.amount - parsed.fee <= 0) {
       throw tokenError(
-        'amount_below_fee',
+        'cashu_token_swap_fees_exceed_amount',
         `The token is worth ${parsed.amount} ${parsed.unit} and the mint's input fee is ` +
           `${parsed.fee} ${parsed.unit}: nothing would remain to credit`,
       );
@@ -338,6 +338,8 @@ export class NodeWallet {
     if (!op) {
       throw new HttpError(400, 'Nothing to refund: the available balance is less than one unit of the mint', {
         code: 'nothing_to_refund',
+        // Routstr's words, which its older clients compare.
+        detail: 'No balance to refund',
       });
     }
     if (op.state !== 'done') {
@@ -458,7 +460,7 @@ export class NodeWallet {
           throw new HttpError(503, message, { code: 'insufficient_node_funds', type: 'api_error', headers });
         }
         if (units - fee <= 0) {
-          throw tokenError('amount_below_fee', `The amount is not more than the mint's input fee (${fee} ${op.unit})`);
+          throw tokenError('cashu_token_swap_fees_exceed_amount', `The amount is not more than the mint's input fee (${fee} ${op.unit})`);
         }
         const reserved = await reserveProofs(
           trx,
@@ -512,7 +514,7 @@ function blankOutputs(amount: number, keyset: KeysetWithKeys, mintUrl: string): 
   } catch {
     throw new HttpError(502, `The keyset of the mint ${mintUrl} cannot represent ${amount} ${keyset.unit}`, {
       code: 'mint_error',
-      type: 'api_error',
+      type: 'mint_error',
     });
   }
 }

@@ -64,9 +64,13 @@ function expectShape(shape: Shape, answer: Answer, status: number) {
     expect(body, context).toEqual({ meta: { status, message: expect.any(String) }, data: {} });
   } else {
     expect(type, context).toMatch(/^application\/json/);
-    expect(Object.keys(body), context).toEqual(['error']);
+    // OpenAI's `error` inside Routstr's envelope: the same error under `detail`, and the request's
+    // id where a request was read (a bare socket's answer has none).
+    expect(['error', 'detail', 'request_id'], context).toEqual(expect.arrayContaining(Object.keys(body)));
     expect(body.error, context).toMatchObject({ message: expect.any(String), type: expect.any(String) });
     expect(body.error.code === null || typeof body.error.code === 'string', context).toBe(true);
+    expect(body.detail, context).toEqual({ error: body.error });
+    if (body.request_id !== undefined) expect(body.request_id, context).toBe(answer.headers['x-request-id']);
   }
   // Nothing of the framework's own bodies: no Fastify error codes or its default fields.
   expect(answer.text, context).not.toMatch(/FST_|"statusCode"/);

@@ -90,7 +90,9 @@ describe('the path → area → shape mapping', () => {
     const answer = clientError('ERR_HTTP_REQUEST_TIMEOUT');
     expect(answer).toMatch(/^HTTP\/1\.1 408 Request Timeout\r\n/);
     const body = JSON.parse(answer.split('\r\n\r\n')[1]);
-    expect(body).toEqual({ error: { message: expect.any(String), type: 'invalid_request_error', code: null } });
+    const error = { message: expect.any(String), type: 'invalid_request_error', code: null };
+    // No request was read, so no request_id; the rest is Routstr's envelope.
+    expect(body).toEqual({ error, detail: { error } });
   });
 
   it('reads the area from the refused bytes when they hold the request line', () => {

@@ -42,7 +42,7 @@ describe.each(databaseKinds)('Routstr balance routes on %s', (kind) => {
     expect(first.body).toEqual({ msats: 21_000, fee_msats: 0, balance: 31_000 });
     const second = await call(base, 'POST', path, bearer(key));
     expect(second.status).toBe(400);
-    expect(second.body.error).toMatchObject({ code: 'token_already_spent' });
+    expect(second.body.error).toMatchObject({ code: 'cashu_token_already_spent', type: 'token_already_spent' });
   });
 
   it('POST /v1/balance/refund pays the balance out as /v1/wallet/refund does', async () => {

@@ -75,7 +75,7 @@ describe('a node for Routstr clients', () => {
         headers: emptyJson,
       });
       expect(refund.status).toBe(503);
-      expect(refund.body.error.code).toBe('mint_unreachable');
+      expect(refund.body.error.code).toBe('cashu_mint_unreachable');
       const topup = await request(`${node.url}/v1/wallet/topup`, 'POST', { token: key, body: '', headers: emptyJson });
       expect(topup.status).toBe(422);
       expect(topup.body.detail[0].loc).toEqual(['query', 'ecash_token']);

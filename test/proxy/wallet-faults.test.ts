@@ -139,7 +139,7 @@ describe.each(databaseKinds)('a retry with no background recovery on %s', (kind)
     expect(retry.body).toMatchObject({ msats: 16_000, balance: 21_000 });
     const again = await topup(base, key, t);
     expect(again.status).toBe(400);
-    expect(again.body.error.code).toBe('token_already_spent');
+    expect(again.body.error.code).toBe('cashu_token_already_spent');
     expect((await info(base, key)).body.balance).toBe(21_000);
     await expectMoneyBalanced(server.db);
   });

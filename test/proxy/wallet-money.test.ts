@@ -230,7 +230,7 @@ describe.each(databaseKinds)('a mint without NUT-09 restore on %s', (kind) => {
     for (let i = 0; i < 2; i++) {
       for (const answer of [await info(base, asBearer), await topup(base, key, asTopup)]) {
         expect(answer.status, answer.text).toBe(400);
-        expect(answer.body.error).toMatchObject({ code: 'token_already_spent', type: 'invalid_request_error' });
+        expect(answer.body.error).toMatchObject({ code: 'cashu_token_already_spent', type: 'token_already_spent' });
       }
     }
     expect(await unfinishedOps(server)).toBe(0);

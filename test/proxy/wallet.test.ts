@@ -80,7 +80,7 @@ describe.each(databaseKinds)('wallet routes on %s', (kind) => {
     expect(first.body).toEqual({ msats: 21_000, fee_msats: 0, balance: 31_000 });
     const second = await topup(base, key, token);
     expect(second.status).toBe(400);
-    expect(second.body.error).toMatchObject({ code: 'token_already_spent', type: 'invalid_request_error' });
+    expect(second.body.error).toMatchObject({ code: 'cashu_token_already_spent', type: 'token_already_spent' });
     expect((await info(base, key)).body.balance).toBe(31_000);
   });
 
@@ -153,7 +153,7 @@ describe.each(databaseKinds)('wallet routes on %s', (kind) => {
     try {
       const down = await topup(base, key, token);
       expect(down.status).toBe(503);
-      expect(down.body.error).toMatchObject({ code: 'mint_unreachable', type: 'api_error' });
+      expect(down.body.error).toMatchObject({ code: 'cashu_mint_unreachable', type: 'mint_unreachable' });
       expect(down.body.error.message).toMatch(/unreachable/);
     } finally {
       await mint.faults.set({ down: false });

@@ -134,7 +134,7 @@ describe.each(databaseKinds)('X-Cashu payments on %s', (kind) => {
   it('refuses what is not a token, and tokens of untrusted mints', async () => {
     const garbage = await postJson(`${node.url}/v1/chat/completions`, chatBody(), { 'x-cashu': 'not-a-token' });
     expect(garbage.status).toBe(400);
-    expect(garbage.json.error.code).toBe('invalid_token');
+    expect(garbage.json.error.code).toBe('invalid_cashu_token');
     const other = await startDevMint({ unit: 'sat', port: 0 });
     try {
       const foreign = await postJson(`${node.url}/v1/chat/completions`, chatBody(), {
