@@ -1,14 +1,17 @@
 // A billed SSE answer, passed on event by event (docs/proxy-billing.md). Billed from the usage
 // event (the node's cost fields are added to it, before `[DONE]`); nothing is sent after
-// `[DONE]`. If the caller leaves after its first event, the upstream is still read to its usage
+// `[DONE]`. An X-Cashu payment gets back in the X-Cashu header what its reservation does not hold;
+// what the reservation holds is settled after the headers left and stays with the token's account,
+// refundable with the same X-Cashu at POST /v1/balance/refund (the stream is never buffered). If the caller leaves after its first event, the upstream is still read to its usage
 // (before it: the upstream request is aborted, nothing is charged); if the upstream ends without
 // usage, what was delivered is billed by estimate (nothing delivered: nothing charged).
 import { PassThrough, type Readable } from 'node:stream';
 import { type BilledExchange, type Settled, settle } from './billed-exchange.js';
-import { changeFields } from './change.js';
+import { setChangeHeader } from './change.js';
 import { callerResponseHeaders, ROUTSTR_REQUEST_ID_HEADER } from './forward.js';
 import { costJson, estimateUsage, withUsageCost } from './metering.js';
 import { SseMeter, withFields } from './metering-stream.js';
+import { availableMsat } from './store.js';
 
 export async function sendBilledStream(
   billed: BilledExchange,
@@ -18,6 +21,8 @@ export async function sendBilledStream(
 ) {
   const { deps, reply, request, reservation, caller } = billed;
   const out = new PassThrough();
+  const xCashu = billed.payer.payment === 'x-cashu';
+  if (xCashu) await setChangeHeader(reply, billed);
   reply
     .code(status)
     .headers(callerResponseHeaders(headers, { dropLength: true }))
@@ -42,11 +47,13 @@ export async function sendBilledStream(
       if (caller.cancelled) return true; // left before its first event: events still buffered are not billed
       if (settled === null && event.usage) {
         settled = await settle(billed, event.usage, estimate, status);
-        const change = await changeFields(billed);
         const cost = costJson(settled);
+        const refundable = xCashu
+          ? { refundable_msat: (await availableMsat(deps.db.kysely, billed.payer.accountId)) ?? 0 }
+          : {};
         await write(
           event.json
-            ? withFields(event, { cost: { ...cost, ...change }, ...withUsageCost(event.json, cost) })
+            ? withFields(event, { cost: { ...cost, ...refundable }, ...withUsageCost(event.json, cost) })
             : event.text,
         );
       } else {

@@ -1,5 +1,6 @@
 // Per-request payment (NUT-24 style): a Cashu token in X-Cashu pays one request; the change
-// comes back as a token in the X-Cashu response header (or in a stream's usage chunk).
+// comes back as a token in the X-Cashu response header (for a stream, what its reservation does not
+// hold; the rest by refund with the same X-Cashu).
 import { getTokenMetadata } from '@cashu/cashu-ts';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -61,13 +62,18 @@ describe.each(databaseKinds)('X-Cashu payments on %s', (kind) => {
     expect(tokenSats(response.headers.get('x-cashu')!) * 1000 + charged).toBe(50_000);
   });
 
-  it("returns a stream's change in its usage chunk", async () => {
+  it("returns a stream's change without buffering it: the unreserved part in X-Cashu, the rest by refund", async () => {
     const token = await mint.mintToken(64);
     const response = await fetch(`${node.url}/v1/chat/completions`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', 'x-cashu': token },
-      body: JSON.stringify(chatBody({ stream: true })),
+      body: JSON.stringify(chatBody({ stream: true, max_tokens: 5000 })),
     });
+    // The header leaves before the first event: it holds what the reservation does not.
+    const reserved = Number(response.headers.get('x-cashu-reserved-msat'));
+    const early = response.headers.get('x-cashu')!;
+    expect(early).toMatch(/^cashu[AB]/);
+    expect(tokenSats(early) * 1000).toBe(64_000 - reserved);
     const text = await response.text();
     const chunks = text
       .split('\n\n')
@@ -75,8 +81,16 @@ describe.each(databaseKinds)('X-Cashu payments on %s', (kind) => {
       .map((e) => JSON.parse(e.slice(6)));
     const cost = chunks.at(-1).cost;
     expect(text.trimEnd().endsWith('data: [DONE]')).toBe(true);
-    expect(cost.total_msat + tokenSats(cost.change) * 1000).toBe(64_000);
-    expect(cost.change_msat).toBe(64_000 - cost.total_msat);
+    // What the reservation held beyond the charge stays with the token's account, and the usage
+    // chunk says how much; the same X-Cashu alone fetches it (Routstr's refund by X-Cashu).
+    expect(cost.refundable_msat).toBe(reserved - cost.total_msat);
+    const refund = await postJson(`${node.url}/v1/balance/refund`, undefined, { 'x-cashu': token });
+    expect(refund.status).toBe(200);
+    expect(tokenSats(refund.json.token) * 1000).toBe(cost.refundable_msat);
+    // Every sat of the payment is accounted for, and both tokens are good at the mint.
+    expect(cost.total_msat + tokenSats(early) * 1000 + tokenSats(refund.json.token) * 1000).toBe(64_000);
+    expect(await receiveAtMint(mint.url, early)).toBe(tokenSats(early));
+    expect(await receiveAtMint(mint.url, refund.json.token)).toBe(tokenSats(refund.json.token));
   });
 
   it('returns the whole payment as change when the upstream fails', async () => {
