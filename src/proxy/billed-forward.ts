@@ -57,10 +57,9 @@ export async function forwardBilled(deps: ForwardDeps, call: BilledCall) {
     request,
     path: call.path,
     payer,
-    metered,
     modelId: model.id,
-    price,
-    limits,
+    stream: metered.stream,
+    planning: (available) => planReservation(metered, price, available, limits),
   });
   const billed: BilledExchange = {
     deps,

@@ -38,8 +38,10 @@ export interface ForwardConfig {
   maxBodyBytes: number;
   /** Largest non-streaming billed response (it is parsed to read its usage). */
   maxResponseBytes: number;
-  /** Forward POST/PUT/PATCH/DELETE on unbilled paths (they spend the operator's upstream account). */
+  /** Forward POST/PUT/PATCH/DELETE on paths without a model price (charged `writePriceMsat` each). */
   forwardUnbilledWrites: boolean;
+  /** The price of one such write, in msat. */
+  writePriceMsat: number;
   /** A reservation whose heartbeat is older than this belongs to a dead process and is released. */
   staleReservationMs: number;
   /** scrypt hash of PROXY_ADMIN_PASSWORD; the password itself is not kept. */
@@ -86,7 +88,8 @@ export function loadForwardConfig(env: Env): ForwardConfig {
     minOutputTokens: Math.min(maxOutputTokens, int(env, 'PROXY_MIN_OUTPUT_TOKENS', 16, 1, 10_000_000)),
     maxBodyBytes: int(env, 'PROXY_MAX_BODY_BYTES', 8 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
     maxResponseBytes: int(env, 'PROXY_MAX_RESPONSE_BYTES', 64 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
-    forwardUnbilledWrites: bool(env, 'PROXY_FORWARD_UNBILLED_WRITES', false),
+    forwardUnbilledWrites: bool(env, 'PROXY_FORWARD_UNBILLED_WRITES', true),
+    writePriceMsat: int(env, 'PROXY_WRITE_PRICE_MSAT', 1000, 1, 1_000_000_000_000),
     staleReservationMs: int(env, 'PROXY_STALE_RESERVATION_SECONDS', 600, 5, 7 * 86_400) * 1000,
     adminPassword: password === undefined ? null : hashAdminPassword(password),
     adminSessionMs: int(env, 'PROXY_ADMIN_SESSION_HOURS', 12, 1, 24 * 90) * 3_600_000,

@@ -1,6 +1,6 @@
 // The catch-all that forwards every unclaimed path upstream (docs/proxy-billing.md). Billed paths
-// (model-using POSTs, see metering.ts) go through billed-forward.ts; every other path is
-// forwarded as a stream, free, to a valid key (free-forward.ts).
+// (model-using POSTs, see metering.ts) go through billed-forward.ts; other writes are charged a flat
+// price (write-forward.ts); reads are forwarded as a stream, free, to a valid key (free-forward.ts).
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { HttpError } from '../http/errors.js';
@@ -8,9 +8,10 @@ import { isUnderPrefix, LOCAL_PREFIXES } from '../services.js';
 import type { ForwardDeps } from './billed-exchange.js';
 import { forwardBilled } from './billed-forward.js';
 import { CallerConnection } from './forward.js';
-import { forwardFree } from './free-forward.js';
+import { forwardFree, READ_METHODS } from './free-forward.js';
 import { billedKind, normalizePath } from './metering.js';
 import { ForwardSchema } from './schemas.js';
+import { forwardWrite } from './write-forward.js';
 
 const FORWARD_METHODS = ['GET', 'PUT', 'POST', 'DELETE', 'OPTIONS', 'HEAD', 'PATCH'] as const;
 /**
@@ -37,8 +38,10 @@ export async function registerForwardRoutes(app: FastifyInstance, deps: ForwardD
         }
         const kind = billedKind(request.method, path);
         const caller = new CallerConnection(reply.raw);
-        if (!kind) return forwardFree(deps, request, reply, path + search, caller);
-        return forwardBilled(deps, { request, reply, caller, kind, path, pathAndQuery: path + search });
+        const call = { request, reply, caller, path, pathAndQuery: path + search };
+        if (kind) return forwardBilled(deps, { ...call, kind });
+        if (READ_METHODS.has(request.method)) return forwardFree(deps, request, reply, call.pathAndQuery, caller);
+        return forwardWrite(deps, call);
       },
     });
   });

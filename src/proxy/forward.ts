@@ -277,3 +277,11 @@ export async function readBody(stream: Readable, limit: number): Promise<Buffer>
   }
   return Buffer.concat(chunks);
 }
+
+/** Whether a request has a body to forward (a length above 0, or chunked). */
+export function hasRequestBody(raw: IncomingMessage): boolean {
+  return (
+    raw.headers['transfer-encoding'] !== undefined ||
+    (raw.headers['content-length'] !== undefined && raw.headers['content-length'] !== '0')
+  );
+}

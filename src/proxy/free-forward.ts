@@ -1,12 +1,12 @@
-// Unbilled paths: streamed both ways to the upstream, no charge, a valid key required
-// (docs/proxy-billing.md).
-import type { IncomingMessage } from 'node:http';
+// Reads (GET, HEAD, OPTIONS) of paths without a price: streamed both ways to the upstream, no
+// charge, a valid key required (docs/proxy-billing.md).
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { HttpError } from '../http/errors.js';
 import type { ForwardDeps } from './billed-exchange.js';
-import { type CallerConnection, callerResponseHeaders, upstreamRequestHeaders } from './forward.js';
+import { type CallerConnection, callerResponseHeaders, hasRequestBody, upstreamRequestHeaders } from './forward.js';
 
-const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+/** The methods forwarded free; every other one is a write (write-forward.ts). */
+export const READ_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
 export async function forwardFree(
   deps: ForwardDeps,
@@ -16,14 +16,6 @@ export async function forwardFree(
   caller: CallerConnection,
 ) {
   const { config } = deps;
-  if (!SAFE_METHODS.has(request.method) && !config.forwardUnbilledWrites) {
-    throw new HttpError(
-      403,
-      `${request.method} ${pathAndQuery.split('?')[0]} is not a billed path, and this node forwards only GET, ` +
-        'HEAD and OPTIONS on unbilled paths (PROXY_FORWARD_UNBILLED_WRITES)',
-      { code: 'not_forwarded' },
-    );
-  }
   if (request.headers.authorization === undefined && typeof request.headers['x-cashu'] === 'string') {
     throw new HttpError(
       401,
@@ -37,15 +29,8 @@ export async function forwardFree(
     method: request.method,
     pathAndQuery,
     headers: upstreamRequestHeaders(raw.headers, config),
-    body: hasBody(raw) ? raw : null,
+    body: hasRequestBody(raw) ? raw : null,
     signal: caller.signal,
   });
   return reply.code(response.statusCode).headers(callerResponseHeaders(response.headers)).send(response.body);
-}
-
-function hasBody(raw: IncomingMessage): boolean {
-  return (
-    raw.headers['transfer-encoding'] !== undefined ||
-    (raw.headers['content-length'] !== undefined && raw.headers['content-length'] !== '0')
-  );
 }

@@ -6,9 +6,8 @@ import { HttpError } from '../http/errors.js';
 import type { ForwardDeps } from './billed-exchange.js';
 import type { Reservation, ReserveRequest } from './billing.js';
 import { withChange } from './change.js';
-import { planReservation, type MeteredRequest, type OutputLimits, type ReservationPlan } from './metering.js';
+import type { ReservationPlan, ReservationPlanning } from './metering.js';
 import { insufficientBalance, type Payer } from './payer.js';
-import type { Price } from './pricing.js';
 
 /** How long, in all, a refused reservation waits for its account's requests in flight to finish. */
 const RESERVATION_WAIT_MS = 2000;
@@ -17,10 +16,20 @@ export interface ReservationWanted {
   request: FastifyRequest;
   path: string;
   payer: Payer;
-  metered: MeteredRequest;
+  /** The model as the ledger records it ('' for a flat-priced request). */
   modelId: string;
-  price: Price;
-  limits: OutputLimits;
+  stream: boolean;
+  /** The plan for what is available (0: the 402's figures); see planReservation. */
+  planning(availableMsat: number): ReservationPlanning;
+}
+
+/** The planning of a request with one fixed price. */
+export function flatPlanning(priceMsat: number): (availableMsat: number) => ReservationPlanning {
+  return (available) => ({
+    plan: priceMsat <= available ? { reserveMsat: priceMsat, maxTokens: null, clamped: false } : null,
+    fullMsat: priceMsat,
+    minimumMsat: priceMsat,
+  });
 }
 
 /**
@@ -32,13 +41,13 @@ export async function reserve(
   wanted: ReservationWanted,
 ): Promise<{ reservation: Reservation; plan: ReservationPlan }> {
   const { billing } = deps;
-  const { request, payer, metered, price, limits } = wanted;
+  const { request, payer } = wanted;
   const roundToSat = payer.payment === 'x-cashu';
   let plan: ReservationPlan | null = null;
   const reserveRequest: ReserveRequest = {
     accountId: payer.accountId,
     amountFor(available) {
-      plan = planReservation(metered, price, available, limits).plan;
+      plan = wanted.planning(available).plan;
       if (plan && roundToSat) {
         plan = { ...plan, reserveMsat: Math.min(Math.ceil(plan.reserveMsat / 1000) * 1000, available) };
       }
@@ -47,7 +56,7 @@ export async function reserve(
     requestId: request.id,
     path: wanted.path,
     model: wanted.modelId,
-    stream: metered.stream,
+    stream: wanted.stream,
     payment: payer.payment,
   };
   let { reservation, availableMsat } = await billing.reserve(reserveRequest);
@@ -64,7 +73,7 @@ export async function reserve(
     throw new HttpError(401, 'Unknown account', { code: 'invalid_api_key' });
   }
   if (!reservation || !plan) {
-    const planned = planReservation(metered, price, 0, limits);
+    const planned = wanted.planning(0);
     throw await withChange({ deps, payer, request }, insufficientBalance(planned, availableMsat, payer.payment));
   }
   return { reservation, plan };

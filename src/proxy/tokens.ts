@@ -166,7 +166,8 @@ export async function parseToken(
   }
   const list = decoded.proofs;
   if (!Array.isArray(list) || list.length === 0) throw tokenError('invalid_cashu_token', 'The token holds no proofs');
-  if (list.length > MAX_PROOFS) throw tokenError('invalid_cashu_token', `The token holds more than ${MAX_PROOFS} proofs`);
+  if (list.length > MAX_PROOFS)
+    throw tokenError('invalid_cashu_token', `The token holds more than ${MAX_PROOFS} proofs`);
   const proofs: WireProof[] = [];
   const secrets = new Set<string>();
   let amount = 0;
@@ -174,7 +175,10 @@ export async function parseToken(
     const keyset = keysets.find((k) => k.id === proof.id);
     if (!keyset) throw tokenError('unknown_keyset', 'The token holds a proof of a keyset its mint does not know');
     if (keyset.unit !== unit) {
-      throw tokenError('invalid_cashu_token', `The token says unit ${unit} but holds proofs of a ${keyset.unit} keyset`);
+      throw tokenError(
+        'invalid_cashu_token',
+        `The token says unit ${unit} but holds proofs of a ${keyset.unit} keyset`,
+      );
     }
     const value = amountOf(proof.amount);
     if (value === null) {

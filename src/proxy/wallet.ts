@@ -460,7 +460,10 @@ export class NodeWallet {
           throw new HttpError(503, message, { code: 'insufficient_node_funds', type: 'api_error', headers });
         }
         if (units - fee <= 0) {
-          throw tokenError('cashu_token_swap_fees_exceed_amount', `The amount is not more than the mint's input fee (${fee} ${op.unit})`);
+          throw tokenError(
+            'cashu_token_swap_fees_exceed_amount',
+            `The amount is not more than the mint's input fee (${fee} ${op.unit})`,
+          );
         }
         const reserved = await reserveProofs(
           trx,

@@ -175,14 +175,36 @@ describe.each(databaseKinds)('forwarding on %s', (kind) => {
     expect(JSON.stringify(sent.headers)).not.toContain(key);
   });
 
-  it('refuses unbilled writes unless PROXY_FORWARD_UNBILLED_WRITES is set', async () => {
-    const answer = await fetch(`${node.url}/debug/echo`, {
+  it('forwards writes on unpriced paths 1:1 and charges each the flat PROXY_WRITE_PRICE_MSAT', async () => {
+    const before = await node.balance(key);
+    const answer = await fetch(`${node.url}/debug/echo?x=1`, {
       method: 'PUT',
-      headers: { authorization: `Bearer ${key}` },
-      body: 'x',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'text/plain' },
+      body: 'file contents',
     });
-    expect(answer.status).toBe(403);
-    expect((await answer.json()).error.code).toBe('not_forwarded');
+    expect(answer.status).toBe(200);
+    expect(answer.headers.get('x-echo-method')).toBe('PUT');
+    expect(await answer.text()).toBe('file contents');
+    // The default price: 1 sat, stated as every billed answer states its cost.
+    expect(answer.headers.get('x-cashu-cost-msat')).toBe('1000');
+    expect(answer.headers.get('x-routstr-cost-msats')).toBe('1000');
+    const after = await node.balance(key);
+    expect(before.balance - after.balance).toBe(1000);
+    expect(after).toMatchObject({ reserved: 0, requests: before.requests + 1 });
+
+    // What the upstream refuses costs nothing, as on billed paths.
+    const refused = await fetch(`${node.url}/v1/files/no-such-file`, {
+      method: 'DELETE',
+      headers: { authorization: `Bearer ${key}` },
+    });
+    expect(refused.status).toBe(404);
+    expect(refused.headers.get('x-cashu-cost-msat')).toBe('0');
+    expect((await node.balance(key)).balance).toBe(after.balance);
+
+    // Without a credential: 402 with the price, like a billed path.
+    const unpaid = await fetch(`${node.url}/debug/echo`, { method: 'POST', body: 'x' });
+    expect(unpaid.status).toBe(402);
+    expect((await unpaid.json()).error).toMatchObject({ code: 'payment_required', price_msat: 1000 });
   });
 
   it('keeps its own namespaces local', async () => {
@@ -256,9 +278,30 @@ describe('forwarding to an unreachable upstream', () => {
   });
 });
 
+describe('an operator who refuses writes on unpriced paths', () => {
+  it('answers 403 not_forwarded with PROXY_FORWARD_UNBILLED_WRITES=false, and never calls the upstream', async () => {
+    const node = await startNode('sqlite', { env: { PROXY_FORWARD_UNBILLED_WRITES: 'false' } });
+    try {
+      const key = await node.account(10_000);
+      const seen = node.upstream.requests.length;
+      const answer = await fetch(`${node.url}/v1/files`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}` },
+        body: 'x',
+      });
+      expect(answer.status).toBe(403);
+      expect((await answer.json()).error.code).toBe('not_forwarded');
+      expect(node.upstream.requests.length).toBe(seen);
+      expect((await node.balance(key)).balance).toBe(10_000);
+    } finally {
+      await node.close();
+    }
+  });
+});
+
 describe('streaming both ways on free paths', () => {
   it('streams request and response bodies without buffering them', async () => {
-    const node = await startNode('sqlite', { env: { PROXY_FORWARD_UNBILLED_WRITES: 'true' } });
+    const node = await startNode('sqlite');
     try {
       const key = await node.account(1_000);
       // Response: the first line arrives long before the last one is written.

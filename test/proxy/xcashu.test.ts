@@ -93,6 +93,19 @@ describe.each(databaseKinds)('X-Cashu payments on %s', (kind) => {
     expect(await receiveAtMint(mint.url, refund.json.token)).toBe(tokenSats(refund.json.token));
   });
 
+  it('pays a write on an unpriced path, the change in X-Cashu', async () => {
+    const token = await mint.mintToken(10);
+    const answer = await fetch(`${node.url}/debug/echo`, {
+      method: 'POST',
+      headers: { 'x-cashu': token, 'content-type': 'text/plain' },
+      body: 'upload',
+    });
+    expect(answer.status).toBe(200);
+    expect(await answer.text()).toBe('upload');
+    expect(answer.headers.get('x-cashu-cost-msat')).toBe('1000');
+    expect(tokenSats(answer.headers.get('x-cashu')!)).toBe(9);
+  });
+
   it('returns the whole payment as change when the upstream fails', async () => {
     node.upstream.faults.status = 500;
     const token = await mint.mintToken(20);
