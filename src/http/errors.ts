@@ -40,7 +40,12 @@ export class HttpError extends Error {
 
 export interface ErrorStyle {
   /** Renders a non-validation error; `requestId` is the request's id, where the shape carries it. */
-  render(status: number, message: string, error?: HttpError, requestId?: string): { body: unknown; contentType: string };
+  render(
+    status: number,
+    message: string,
+    error?: HttpError,
+    requestId?: string,
+  ): { body: unknown; contentType: string };
   /** Renders input errors; defaults to `render(400, …)` with the fields attached. */
   renderFields?(fields: FieldError[]): { status: number; body: unknown; contentType: string };
 }

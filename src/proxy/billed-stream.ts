@@ -2,9 +2,10 @@
 // event (the node's cost fields are added to it, before `[DONE]`); nothing is sent after
 // `[DONE]`. An X-Cashu payment gets back in the X-Cashu header what its reservation does not hold;
 // what the reservation holds is settled after the headers left and stays with the token's account,
-// refundable with the same X-Cashu at POST /v1/balance/refund (the stream is never buffered). If the caller leaves after its first event, the upstream is still read to its usage
-// (before it: the upstream request is aborted, nothing is charged); if the upstream ends without
-// usage, what was delivered is billed by estimate (nothing delivered: nothing charged).
+// refundable with the same X-Cashu at POST /v1/balance/refund (the stream is never buffered).
+// If the caller leaves after its first event, the upstream is still read to its usage (before it:
+// the upstream request is aborted, nothing is charged); if the upstream ends without usage, what
+// was delivered is billed by estimate (nothing delivered: nothing charged).
 import { PassThrough, type Readable } from 'node:stream';
 import { type BilledExchange, type Settled, settle } from './billed-exchange.js';
 import { setChangeHeader } from './change.js';

@@ -166,8 +166,9 @@ export async function parseToken(
   }
   const list = decoded.proofs;
   if (!Array.isArray(list) || list.length === 0) throw tokenError('invalid_cashu_token', 'The token holds no proofs');
-  if (list.length > MAX_PROOFS)
+  if (list.length > MAX_PROOFS) {
     throw tokenError('invalid_cashu_token', `The token holds more than ${MAX_PROOFS} proofs`);
+  }
   const proofs: WireProof[] = [];
   const secrets = new Set<string>();
   let amount = 0;

@@ -3,7 +3,6 @@
 // /v1/balance/ prefix (issue 13), by the same handlers.
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { HttpError } from '../http/errors.js';
 import type { Database } from '../db/index.js';
 import { apiKeyForToken, apiKeyOf, parseAuthorization, type Authenticator } from './accounts.js';
 import type { RedemptionLimit } from './redeem-limit.js';
