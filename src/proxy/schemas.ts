@@ -13,7 +13,22 @@ export const TopupQuery = Type.Object({
   ecash_token: Type.String({
     description: 'A Cashu token (cashuA… or cashuB…) of a trusted mint, redeemed into the account',
   }),
+  cashu_token: Type.Optional(
+    Type.String({
+      description:
+        "Routstr's name for the same token (its clients send it here or in a JSON body): taken when `ecash_token` " +
+        'is absent, which is then not required',
+    }),
+  ),
 });
+
+/** Routstr's top-up body; no body at all (validated as null) is as valid. */
+export const TopupBody = Type.Union([
+  Type.Object({
+    cashu_token: Type.Optional(Type.String({ description: 'The token, as Routstr clients send it in a JSON body' })),
+  }),
+  Type.Null(),
+]);
 
 const Msat = (description: string) => Type.Integer({ description: `${description} (millisatoshis)` });
 

@@ -12,6 +12,7 @@ import {
   RefundList,
   RefundResult,
   RefundsQuery,
+  TopupBody,
   TopupQuery,
   TopupResult,
   WalletInfo,
@@ -86,6 +87,7 @@ export async function registerWalletRoutes(scope: FastifyInstance, deps: WalletR
             "address (429 with Retry-After). Routstr's `cashu_token`, in the query string or a JSON body " +
             '`{"cashu_token": …}`, is taken in place of a missing `ecash_token`.',
           querystring: TopupQuery,
+          body: TopupBody,
           headers: AuthorizationHeader,
           response: { 200: TopupResult, ...walletErrors([400, 401, 409, 422, 429, 502, 503]) },
         },
