@@ -91,6 +91,25 @@ export class Authenticator {
         code: 'invalid_api_key',
       });
     }
+    try {
+      return await this.accountOf(credential);
+    } catch (error) {
+      if (error instanceof HttpError && error.options.code === 'invalid_cashu_token') {
+        throw new HttpError(
+          401,
+          `Invalid authorization header: the Cashu token cannot be read. ${AUTHORIZATION_FORMS}`,
+          { code: 'invalid_api_key' },
+        );
+      }
+      throw error;
+    }
+  }
+
+  /**
+   * The account a credential names, opened when it is a new token (an unreadable token: its 400,
+   * as for X-Cashu; account() turns it into the 401 of a bad header).
+   */
+  async accountOf(credential: Credential): Promise<Account> {
     const apiKey = apiKeyOf(credential);
     const known = await this.findByKey(apiKey);
     if (known) return known;
@@ -101,13 +120,6 @@ export class Authenticator {
         purpose: 'bearer',
       });
     } catch (error) {
-      if (error instanceof HttpError && error.options.code === 'invalid_cashu_token') {
-        throw new HttpError(
-          401,
-          `Invalid authorization header: the Cashu token cannot be read. ${AUTHORIZATION_FORMS}`,
-          { code: 'invalid_api_key' },
-        );
-      }
       if (error instanceof HttpError && error.options.code === 'redemption_in_progress') {
         // A parallel request is opening this very account: wait for it rather than fail.
         const opened = await this.waitForAccount(apiKey, 2 * this.mintTimeoutMs);
@@ -127,15 +139,18 @@ export class Authenticator {
     return created;
   }
 
-  /** The account an Authorization header names, as account() finds or opens it: its id and key hash. */
-  async accountId(authorization: string | undefined): Promise<{ accountId: number; keyHash: string }> {
-    const credential = authorization === undefined ? null : parseAuthorization(authorization);
+  /**
+   * The account an Authorization header (or, for X-Cashu, a credential) names, as account() and
+   * accountOf() find or open it: its id and key hash.
+   */
+  async accountId(from: string | Credential | undefined): Promise<{ accountId: number; keyHash: string }> {
+    const credential = typeof from === 'string' ? parseAuthorization(from) : (from ?? null);
     if (credential) {
       const hash = keyHash(apiKeyOf(credential));
       const id = this.knownAccounts.get(hash);
       if (id !== undefined) return { accountId: id, keyHash: hash };
     }
-    const account = await this.account(authorization);
+    const account = typeof from === 'object' ? await this.accountOf(from) : await this.account(from);
     if (this.knownAccounts.size >= KNOWN_ACCOUNTS_MAX) {
       this.knownAccounts.delete(this.knownAccounts.keys().next().value!);
     }

@@ -33,7 +33,7 @@ export async function identifyPayer(
     // The token is redeemed once into the account it names ("sk-" + sha256 of the token), the
     // same as a token used as bearer: a repeated token finds that account and its remainder.
     await deps.redemptionLimit.countToken(request.ip, token);
-    return { ...(await deps.authenticator.accountId(`Bearer ${token}`)), payment: 'x-cashu' };
+    return { ...(await deps.authenticator.accountId({ kind: 'token', token })), payment: 'x-cashu' };
   }
   if (request.headers.authorization === undefined) throw paymentRequired(deps.wallet.mints, planned());
   return { ...(await deps.authenticator.accountId(request.headers.authorization)), payment: 'key' };
