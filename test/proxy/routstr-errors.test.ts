@@ -48,7 +48,7 @@ describe("errors in Routstr's taxonomy", () => {
     expectRoutstrError(await chat({ authorization: 'Basic x' }), 401, 'invalid_request_error', 'invalid_api_key');
   });
 
-  it('a balance too small: insufficient_quota / insufficient_balance; an X-Cashu token too small: minimum_balance_required', async () => {
+  it('too little: insufficient_quota for a key, minimum_balance_required for an X-Cashu token', async () => {
     const poor = await node.account(1);
     expectRoutstrError(
       await chat({ authorization: `Bearer ${poor}` }),
