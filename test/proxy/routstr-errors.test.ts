@@ -65,7 +65,7 @@ describe("errors in Routstr's taxonomy", () => {
     expect(small.headers.get('x-cashu')).toMatch(/^cashu[AB]/);
   });
 
-  it('a mint this node does not trust: mint_error / cashu_foreign_mint_swap_failed (clients try another mint)', async () => {
+  it('an untrusted mint: mint_error / cashu_foreign_mint_swap_failed (clients try another mint)', async () => {
     const other = await startDevMint({ unit: 'sat', inputFeePpk: 0, port: 0 });
     try {
       const foreign = await other.mintToken(10);
