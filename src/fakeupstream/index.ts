@@ -345,6 +345,45 @@ export async function startFakeUpstream(options: FakeUpstreamOptions = {}): Prom
       const completed = faults.omitUsage ? { ...response, usage: null } : response;
       res.end(`event: response.completed\ndata: ${encode({ type: 'response.completed', response: completed })}\n\n`);
     },
+    // Anthropic's Messages API: usage as input/output tokens (cache tokens apart), and in a stream
+    // the input in message_start, the final output count in message_delta, then message_stop.
+    '/v1/messages': async (body, res, id) => {
+      const system = typeof body.system === 'string' ? body.system : JSON.stringify(body.system ?? '');
+      const inputTokens = chatPromptTokens(body.messages) + (body.system ? countTokens(system) : 0);
+      const { n, finish } = completionLength(inputTokens, body.max_tokens, faults.completionTokens);
+      const words = generate(n);
+      const stopReason = finish === 'length' ? 'max_tokens' : 'end_turn';
+      const usage = { input_tokens: inputTokens, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 };
+      const message = { id: `msg_${id}`, type: 'message', role: 'assistant', model: body.model };
+      if (body.stream !== true) {
+        return sendAnswer(res, {
+          ...message,
+          content: [{ type: 'text', text: words.join('') }],
+          stop_reason: stopReason,
+          stop_sequence: null,
+          usage: { ...usage, output_tokens: n },
+        });
+      }
+      res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' });
+      const send = (event: Record<string, unknown>) => res.write(`event: ${event.type}\ndata: ${encode(event)}\n\n`);
+      send({
+        type: 'message_start',
+        message: { ...message, content: [], stop_reason: null, usage: { ...usage, output_tokens: 1 } },
+      });
+      send({ type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } });
+      for (const word of words) {
+        if (res.destroyed) return;
+        send({ type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: word } });
+        if (faults.chunkDelayMs > 0) await sleep(faults.chunkDelayMs);
+      }
+      send({ type: 'content_block_stop', index: 0 });
+      send({
+        type: 'message_delta',
+        delta: { stop_reason: stopReason, stop_sequence: null },
+        usage: { output_tokens: n },
+      });
+      res.end(`event: message_stop\ndata: ${JSON.stringify({ type: 'message_stop' })}\n\n`);
+    },
   };
 
   /** Writes SSE events, the usage chunk when asked for (and not faulted away), then [DONE]. */

@@ -88,7 +88,8 @@ export function upstreamRequestHeaders(
   replaceBody?: { length: number },
 ): Record<string, string | string[]> {
   const named = connectionTokens(incoming);
-  const headers: Record<string, string | string[]> = {};
+  // Names come from the caller: a null-prototype object, never a plain one.
+  const headers: Record<string, string | string[]> = Object.create(null);
   for (const [name, value] of Object.entries(incoming)) {
     if (value === undefined || HOP_BY_HOP.has(name) || CALLER_ONLY.has(name) || named.has(name)) continue;
     if (name.startsWith(ROUTSTR_PREFIX)) continue;
@@ -103,7 +104,11 @@ export function upstreamRequestHeaders(
     // The node reads billed answers (usage), so it asks for them uncompressed.
     headers['accept-encoding'] = 'identity';
   }
-  if (config.upstreamKey) headers.authorization = `Bearer ${config.upstreamKey}`;
+  if (config.upstreamKey) {
+    headers.authorization = `Bearer ${config.upstreamKey}`;
+    // An Anthropic-style caller's upstream reads its key from x-api-key.
+    if (incoming['x-api-key'] !== undefined) headers['x-api-key'] = config.upstreamKey;
+  }
   return headers;
 }
 
@@ -113,7 +118,7 @@ export function callerResponseHeaders(
   options: { dropLength?: boolean } = {},
 ): Record<string, string | string[]> {
   const named = connectionTokens(upstream);
-  const headers: Record<string, string | string[]> = {};
+  const headers: Record<string, string | string[]> = Object.create(null);
   for (const [name, value] of Object.entries(upstream)) {
     if (value === undefined || HOP_BY_HOP.has(name) || NODE_OWNED.has(name) || named.has(name)) continue;
     if (options.dropLength && (name === 'content-length' || name === 'content-encoding' || name === 'etag')) continue;

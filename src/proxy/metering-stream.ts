@@ -1,10 +1,11 @@
-// Reads an upstream SSE stream event by event: finds the usage (OpenAI's usage chunk, or the
-// responses API's `response.completed`), counts the content delivered (for billing a stream that
-// ends without usage), and notices `data: [DONE]`, after which nothing more may be sent.
+// Reads an upstream SSE stream event by event: finds the usage (OpenAI's usage chunk, the
+// responses API's `response.completed`, Anthropic's `message_delta` with the input of its
+// `message_start`), counts the content delivered (for billing a stream that ends without usage),
+// and notices the end (`data: [DONE]`, Anthropic's `message_stop`), after which nothing more may be sent.
 import { StringDecoder } from 'node:string_decoder';
 import { nestedDeeperThan } from '../http/json-depth.js';
 import { field, fieldAt } from './json-fields.js';
-import { readUsage, type BilledKind, type ReportedUsage } from './metering.js';
+import { anthropicInputTokens, readUsage, type BilledKind, type ReportedUsage } from './metering.js';
 
 export interface SseEvent {
   /** The event's text as received, including its terminating blank line. */
@@ -24,6 +25,8 @@ export class SseMeter {
   /** UTF-8 bytes of the generated text seen so far. */
   contentBytes = 0;
   done = false;
+  /** Anthropic: the input tokens its message_start reported, for the usage of its message_delta. */
+  private anthropicInput: number | null = null;
 
   constructor(private readonly kind: BilledKind) {}
 
@@ -55,6 +58,27 @@ export class SseMeter {
     return events;
   }
 
+  /**
+   * Anthropic reports usage twice: the input in message_start (not billed yet), the final output
+   * count in message_delta, which is the event billed.
+   */
+  private anthropicUsage(json: Record<string, unknown>, event: SseEvent): ReportedUsage | null {
+    const type = field(json, 'type');
+    if (type === 'message_stop') {
+      event.done = true;
+      this.done = true;
+    }
+    if (type === 'message_start') {
+      const usage = fieldAt(json, ['message', 'usage']);
+      if (usage && typeof usage === 'object') this.anthropicInput = anthropicInputTokens(usage);
+      return null;
+    }
+    if (type !== 'message_delta') return null;
+    const usage = readUsage(json, 'messages');
+    if (!usage) return null;
+    return { promptTokens: usage.promptTokens ?? this.anthropicInput, completionTokens: usage.completionTokens };
+  }
+
   private parse(text: string): SseEvent {
     const data = text
       .split(/\r\n|\n|\r/)
@@ -73,7 +97,7 @@ export class SseMeter {
       if (json && typeof json === 'object' && !Array.isArray(json)) {
         // Too deep to re-serialize: billed from, but passed on as it came.
         if (!nestedDeeperThan(json)) event.json = json;
-        event.usage = readUsage(json, this.kind);
+        event.usage = this.kind === 'messages' ? this.anthropicUsage(json, event) : readUsage(json, this.kind);
         this.contentBytes += deliveredBytes(json);
       }
     } catch {
@@ -83,7 +107,7 @@ export class SseMeter {
   }
 }
 
-/** Bytes of generated text in one chunk (chat deltas, completion text, responses API deltas). */
+/** Bytes of generated text in one chunk (chat deltas, completion text, responses API and Anthropic deltas). */
 function deliveredBytes(json: unknown): number {
   let text = '';
   const choices = field(json, 'choices');
@@ -99,6 +123,7 @@ function deliveredBytes(json: unknown): number {
   }
   const delta = field(json, 'delta');
   if (typeof delta === 'string') text += delta;
+  for (const name of ['text', 'partial_json', 'thinking']) text += String(fieldAt(json, ['delta', name]) ?? '');
   return Buffer.byteLength(text, 'utf8');
 }
 

@@ -7,7 +7,7 @@ import { field, fieldAt } from './json-fields.js';
 import type { ForwardConfig } from './forward-config.js';
 import { ceilTimes, MAX_AMOUNT, unitsAffordable, type Cost, type Model, type Price } from './pricing.js';
 
-export type BilledKind = 'chat' | 'completions' | 'embeddings' | 'responses';
+export type BilledKind = 'chat' | 'completions' | 'embeddings' | 'responses' | 'messages';
 
 /** Billed path suffixes (checked on the normalized path, so /v1/… and /api/v1/… upstreams both work). */
 const BILLED_SUFFIXES: [string, BilledKind][] = [
@@ -25,10 +25,17 @@ export function normalizePath(rawUrl: string): { path: string; search: string } 
   return { path, search: url.search };
 }
 
-/** The kind of a model-using request, or null for a path that is forwarded without a charge. */
+/**
+ * Anthropic's Messages API (Claude Code, routstrd): only at /v1/messages itself, since other APIs have
+ * paths ending in /messages that use no model (OpenAI's POST /v1/threads/{id}/messages).
+ */
+const MESSAGES_PATHS = new Set(['/v1/messages', '/messages']);
+
+/** The kind of a model-using request, or null for a path that is not billed by usage. */
 export function billedKind(method: string, path: string): BilledKind | null {
   if (method !== 'POST') return null;
   const lower = path.toLowerCase();
+  if (MESSAGES_PATHS.has(lower)) return 'messages';
   for (const [suffix, kind] of BILLED_SUFFIXES) if (lower.endsWith(suffix)) return kind;
   return null;
 }
@@ -39,6 +46,7 @@ function maxTokensField(kind: BilledKind, body: Record<string, unknown>): string
     case 'chat':
       return Object.hasOwn(body, 'max_completion_tokens') ? 'max_completion_tokens' : 'max_tokens';
     case 'completions':
+    case 'messages':
       return 'max_tokens';
     case 'responses':
       return 'max_output_tokens';
@@ -302,9 +310,25 @@ export function readUsage(json: unknown, kind: BilledKind): ReportedUsage | null
   if (usage === undefined || usage === null) return null;
   const completion = field(usage, 'completion_tokens') ?? field(usage, 'output_tokens');
   return {
-    promptTokens: tokenCount(field(usage, 'prompt_tokens') ?? field(usage, 'input_tokens')),
+    promptTokens:
+      kind === 'messages'
+        ? anthropicInputTokens(usage)
+        : tokenCount(field(usage, 'prompt_tokens') ?? field(usage, 'input_tokens')),
     completionTokens: completion === undefined && kind === 'embeddings' ? 0 : tokenCount(completion),
   };
+}
+
+/**
+ * Anthropic counts cached input apart from `input_tokens` (cache writes and reads): all of it is
+ * input the request used, billed at the input price until models carry cache prices.
+ */
+export function anthropicInputTokens(usage: unknown): number | null {
+  const input = tokenCount(field(usage, 'input_tokens'));
+  if (input === null) return null;
+  const cached = ['cache_creation_input_tokens', 'cache_read_input_tokens'].map(
+    (name) => tokenCount(field(usage, name)) ?? 0,
+  );
+  return Math.min(MAX_AMOUNT, input + cached[0] + cached[1]);
 }
 
 /** When the upstream reports no usage: about four bytes a token, for the prompt and for what was delivered. */

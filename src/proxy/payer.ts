@@ -35,8 +35,15 @@ export async function identifyPayer(
     await deps.redemptionLimit.countToken(request.ip, token);
     return { ...(await deps.authenticator.accountId({ kind: 'token', token })), payment: 'x-cashu' };
   }
-  if (request.headers.authorization === undefined) throw paymentRequired(deps.wallet.mints, planned());
-  return { ...(await deps.authenticator.accountId(request.headers.authorization)), payment: 'key' };
+  const authorization = request.headers.authorization ?? anthropicKey(request);
+  if (authorization === undefined) throw paymentRequired(deps.wallet.mints, planned());
+  return { ...(await deps.authenticator.accountId(authorization)), payment: 'key' };
+}
+
+/** Anthropic's clients (Claude Code with ANTHROPIC_API_KEY) send the key as `x-api-key`. */
+function anthropicKey(request: FastifyRequest): string | undefined {
+  const key = request.headers['x-api-key'];
+  return typeof key === 'string' && key.trim() ? `Bearer ${key.trim()}` : undefined;
 }
 
 function paymentRequired(mints: string[], planned: ReservationPlanning): HttpError {
