@@ -25,16 +25,17 @@ export class MetricsRegistry {
   }
 
   /** The gauge `name`, set from `read()` at each scrape; the first registration of a name wins. */
-  gauge(name: string, help: string, read: () => number): void {
-    if (this.registry.getSingleMetric(name)) return;
-    new Gauge({
+  gauge(name: string, help: string, read: () => number): Gauge {
+    const existing = this.registry.getSingleMetric(name);
+    if (existing) return existing as Gauge;
+    return new Gauge({
       name,
       help,
       registers: [this.registry],
       collect() {
         this.set(read());
       },
-    }); // eslint-disable-line no-new
+    });
   }
 }
 

@@ -5,7 +5,7 @@
 // that, or after waiting its longest, it is answered 503 with Retry-After: never a silent wait.
 // A queued request whose caller leaves gives its place up and is never sent (docs/proxy-billing.md).
 import { HttpError } from '../http/errors.js';
-import type { MetricsRegistry } from '../http/metrics.js';
+import type { Counter, MetricsRegistry } from '../http/metrics.js';
 
 export interface SlotLimits {
   /** Most requests in flight at once; 0: no limit. */
@@ -30,7 +30,7 @@ export class UpstreamSlots {
   private inFlight = 0;
   /** Requests waiting for a place, oldest first (a Set keeps insertion order, deletes in O(1)). */
   private waiters = new Set<Waiter>();
-  private refused?: ReturnType<MetricsRegistry['counter']>;
+  private refused?: Counter;
 
   constructor(
     private limits: SlotLimits,
@@ -102,11 +102,10 @@ export class UpstreamSlots {
 
   private admitNext() {
     if (!this.hasRoom()) return;
-    for (const next of this.waiters) {
-      this.waiters.delete(next);
-      next.admit();
-      return;
-    }
+    const next = this.waiters.values().next();
+    if (next.done) return;
+    this.waiters.delete(next.value);
+    next.value.admit();
   }
 
   private busy(reason: 'full' | 'queue_timeout'): HttpError {

@@ -4,7 +4,9 @@
 // in flight queues up to its bounded queue and answers 503 with Retry-After beyond it. The
 // upstream holds every answer until the test gives it, so nothing here depends on timing.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { getTokenMetadata } from '@cashu/cashu-ts';
 import { loadConfig } from '../../src/config.js';
+import { startDevMint, type DevMint } from '../../src/devmint/index.js';
 import { ConfigError } from '../../src/env.js';
 import { openForSuite } from '../support/lifecycle.js';
 import { databaseKinds } from '../support/databases.js';
@@ -20,15 +22,19 @@ import {
 
 const USAGE: Usage = { prompt_tokens: 12, completion_tokens: 4 };
 
-/** A node in front of a holding upstream of the suite's own, with these variables. */
-function holdingNode(kind: Parameters<typeof startNode>[0], env: Record<string, string> = {}) {
+/** A node in front of a holding upstream of the suite's own, with these variables (`later`: known once the suite starts). */
+function holdingNode(
+  kind: Parameters<typeof startNode>[0],
+  env: Record<string, string> = {},
+  later: () => Record<string, string> = () => ({}),
+) {
   const suite = {} as { node: Node; upstream: HoldingUpstream };
   beforeAll(async () => {
     suite.upstream = await startHoldingUpstream();
   });
   afterAll(() => suite.upstream?.close());
   openForSuite(
-    () => startNode(kind, { env: { PROXY_UPSTREAM_URL: suite.upstream.url, ...env } }),
+    () => startNode(kind, { env: { PROXY_UPSTREAM_URL: suite.upstream.url, ...env, ...later() } }),
     (opened) => (suite.node = opened),
   );
   return suite;
@@ -348,6 +354,38 @@ describe.each(databaseKinds)('a request waiting in the queue too long, on %s', (
     held.answerChat(USAGE);
     expect(await first.done()).toMatchObject({ status: 200 });
     expect(incoming.count).toBe(1);
+  });
+});
+
+describe.each(databaseKinds)('an X-Cashu payer who leaves before the first byte, on %s', (kind) => {
+  let mint: DevMint;
+  // The mint first: the node is started knowing its address (and closed before it).
+  beforeAll(async () => {
+    mint = await startDevMint({ unit: 'sat', inputFeePpk: 0, port: 0 });
+  });
+  afterAll(() => mint?.close());
+  const suite = holdingNode(kind, { PROXY_MINT_TIMEOUT_MS: '2000' }, () => ({ PROXY_MINTS: mint.url }));
+
+  it('keeps the whole payment with the token, which pays for the next request', async () => {
+    const { node, upstream } = suite;
+    const token = await mint.mintToken(100);
+    const before = (await node.ledger()).length;
+    const incoming = arrivals(upstream);
+    const caller = sendChat(node, { xCashu: token });
+    const [held] = await incoming.next(1);
+    caller.leave();
+    expect(await held.closed).toBe(true);
+    const [row] = await ledgerSince(node, before, 1);
+    expect(row).toMatchObject({ status: 'released', payment: 'x-cashu' });
+
+    // No change token went to nobody: the same token still holds all of it.
+    const again = sendChat(node, { xCashu: token });
+    void incoming.next(2).then(([, next]) => next.answerChat(USAGE)); // a 402 never gets there
+    const answer = (await again.done()) as { status: number; headers: Record<string, string>; text: string };
+    expect(answer.status).toBe(200);
+    const charged = Number(answer.headers['x-cashu-cost-msat']);
+    expect(charged).toBe(Math.ceil(testCost(USAGE) / 1000) * 1000);
+    expect(Number(getTokenMetadata(answer.headers['x-cashu']).amount) * 1000 + charged).toBe(100_000);
   });
 });
 

@@ -127,15 +127,17 @@ function held(req: IncomingMessage, res: ServerResponse, body: any, closed: Prom
 }
 
 /**
- * A chat completion on a connection of its own, which `leave()` closes as a caller who gives up
+ * A chat completion, paid by an API key or an X-Cashu token, on a connection of its own, which `leave()` closes as a caller who gives up
  * does (fetch's abort may keep the connection and read on); `done()` reads the answer whole and
  * resolves with it, or with the error of a connection that was closed.
  */
-export function sendChat(node: Node, key: string, extra: Record<string, unknown> = {}) {
+export function sendChat(node: Node, credential: string | { xCashu: string }, extra: Record<string, unknown> = {}) {
   const payload = Buffer.from(JSON.stringify(chatBody(extra)));
+  const paying =
+    typeof credential === 'string' ? { authorization: `Bearer ${credential}` } : { 'x-cashu': credential.xCashu };
   const request = httpRequest(`${node.url}/v1/chat/completions`, {
     method: 'POST',
-    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'content-length': payload.length },
+    headers: { ...paying, 'content-type': 'application/json', 'content-length': payload.length },
     agent: false,
   });
   const response = new Promise<IncomingMessage>((resolve, reject) => {
