@@ -22,7 +22,10 @@ import {
 
 const USAGE: Usage = { prompt_tokens: 12, completion_tokens: 4 };
 
-/** A node in front of a holding upstream of the suite's own, with these variables (`later`: known once the suite starts). */
+/**
+ * A node in front of a holding upstream of the suite's own, with these variables (and those of
+ * `later`, known only once the suite's other parts have started).
+ */
 function holdingNode(
   kind: Parameters<typeof startNode>[0],
   env: Record<string, string> = {},
