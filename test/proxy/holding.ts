@@ -129,8 +129,8 @@ function held(req: IncomingMessage, res: ServerResponse, body: any, closed: Prom
 /**
  * A chat completion, paid by an API key or an X-Cashu token, on a connection of its own, which
  * `leave()` closes as a caller who gives up does (fetch's abort may keep the connection and read
- * on); `done()` reads the answer whole and
- * resolves with it, or with the error of a connection that was closed.
+ * on); `done()` reads the answer whole and resolves with it, or with the error of a connection
+ * that was closed.
  */
 export function sendChat(node: Node, credential: string | { xCashu: string }, extra: Record<string, unknown> = {}) {
   const payload = Buffer.from(JSON.stringify(chatBody(extra)));
