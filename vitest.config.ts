@@ -16,7 +16,6 @@ const SLOW_FILES = [
   'test/proxy/recovery-resend.test.ts', // a node killed mid-swap
   'test/quotes/export-stall.test.ts', // /healthz latency during big exports
   'test/quotes/stall.test.ts', // /healthz latency during hostile uploads
-  'test/proxy/disconnect.test.ts', // hundreds of live streams at once, timed disconnects
 ];
 
 export default defineConfig({

@@ -4,7 +4,7 @@
 // which gathers every worker's and answers with their sum (prom-client's AggregatorRegistry).
 import cluster from 'node:cluster';
 import type { FastifyInstance } from 'fastify';
-import { AggregatorRegistry, collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client';
+import { AggregatorRegistry, collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { HttpError } from './errors.js';
 
 export type { Counter };
@@ -22,6 +22,20 @@ export class MetricsRegistry {
     const existing = this.registry.getSingleMetric(name);
     if (existing) return existing as Counter;
     return new Counter({ name, help, labelNames, registers: [this.registry] });
+  }
+
+  /** The gauge `name`, set from `read()` at each scrape; the first registration of a name wins. */
+  gauge(name: string, help: string, read: () => number): Gauge {
+    const existing = this.registry.getSingleMetric(name);
+    if (existing) return existing as Gauge;
+    return new Gauge({
+      name,
+      help,
+      registers: [this.registry],
+      collect() {
+        this.set(read());
+      },
+    });
   }
 }
 

@@ -3,8 +3,10 @@
 // turns the upstream's usage into a charge (docs/proxy-billing.md).
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Database } from '../db/index.js';
+import type { HttpError } from '../http/errors.js';
 import type { Authenticator } from './accounts.js';
 import type { Billing, Reservation } from './billing.js';
+import { type ChangeFields, setChangeHeader, withChange } from './change.js';
 import type { ForwardConfig } from './forward-config.js';
 import {
   type CallerConnection,
@@ -89,4 +91,20 @@ export function setCostHeaders(reply: FastifyReply, { cost, charged, chargedUsd 
     [ROUTSTR_COST_HEADERS.output]: String(cost.outputMsat),
     [ROUTSTR_COST_HEADERS.usd]: String(chargedUsd),
   });
+}
+
+/*
+ * The X-Cashu change goes only to a caller still there: for one who has left it stays with the
+ * token's account (the same token finds it again, or refunds it at POST /v1/wallet/refund) rather
+ * than being swapped into a token nobody receives.
+ */
+
+/** An error answer, with the change of an X-Cashu payment (see above). */
+export async function errorWithChange(billed: BilledExchange, error: HttpError): Promise<HttpError> {
+  return billed.caller.gone ? error : withChange(billed, error);
+}
+
+/** The change of an X-Cashu payment in its header (see above); returns the fields left for the body. */
+export async function changeHeaderFor(billed: BilledExchange): Promise<Omit<ChangeFields, 'change'>> {
+  return billed.caller.gone ? {} : setChangeHeader(billed.reply, billed);
 }

@@ -2,10 +2,15 @@
 // price reserved, forwarded, and settled from the upstream's usage (docs/proxy-billing.md).
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { HttpError } from '../http/errors.js';
-import { type BilledExchange, type ForwardDeps, setCostHeaders } from './billed-exchange.js';
+import {
+  type BilledExchange,
+  changeHeaderFor,
+  errorWithChange,
+  type ForwardDeps,
+  setCostHeaders,
+} from './billed-exchange.js';
 import { sendBilledJson } from './billed-json.js';
 import { sendBilledStream } from './billed-stream.js';
-import { setChangeHeader, withChange } from './change.js';
 import {
   type CallerConnection,
   callerResponseHeaders,
@@ -60,6 +65,7 @@ export async function forwardBilled(deps: ForwardDeps, call: BilledCall) {
     modelId: model.id,
     stream: metered.stream,
     planning: (available) => planReservation(metered, price, available, limits),
+    signal: call.caller.signal,
   });
   const billed: BilledExchange = {
     deps,
@@ -98,7 +104,7 @@ async function serveReserved(billed: BilledExchange, pathAndQuery: string, plan:
     });
   } catch (error) {
     await billing.release(reservation, (error as Error).message);
-    throw await withChange(billed, upstreamFailure(error));
+    throw await errorWithChange(billed, upstreamFailure(error));
   }
   reply.header(RESERVED_HEADER, String(reservation.reservedMsat));
   if (response.statusCode < 200 || response.statusCode >= 300) {
@@ -106,7 +112,7 @@ async function serveReserved(billed: BilledExchange, pathAndQuery: string, plan:
     await billing.release(reservation, `upstream answered ${response.statusCode}`, response.statusCode);
     const nothing = { inputMsat: 0, outputMsat: 0, requestMsat: 0, totalMsat: 0 };
     setCostHeaders(reply, { cost: nothing, charged: 0, chargedUsd: 0 });
-    await setChangeHeader(reply, billed);
+    await changeHeaderFor(billed);
     return reply.code(response.statusCode).headers(callerResponseHeaders(response.headers)).send(response.body);
   }
   const type = String(response.headers['content-type'] ?? '');

@@ -3,8 +3,7 @@
 import type { Readable } from 'node:stream';
 import { HttpError } from '../http/errors.js';
 import { nestedDeeperThan } from '../http/json-depth.js';
-import { type BilledExchange, setCostHeaders, settle } from './billed-exchange.js';
-import { setChangeHeader, withChange } from './change.js';
+import { type BilledExchange, changeHeaderFor, errorWithChange, setCostHeaders, settle } from './billed-exchange.js';
 import { callerResponseHeaders, readBody, upstreamFailure } from './forward.js';
 import { costJson, estimateUsage, readUsage, withUsageCost } from './metering.js';
 
@@ -20,7 +19,12 @@ export async function sendBilledJson(
     raw = await readBody(body, deps.config.maxResponseBytes);
   } catch (error) {
     await deps.billing.release(reservation, `reading the upstream answer failed: ${(error as Error).message}`, status);
-    throw await withChange(billed, unreadableAnswer(error));
+    throw await errorWithChange(billed, unreadableAnswer(error));
+  }
+  if (billed.caller.cancelled) {
+    // Gone while the answer was read: it is never delivered, so it is not billed.
+    await deps.billing.release(reservation, 'the caller left before the answer began', status);
+    throw upstreamFailure(billed.caller.signal.reason);
   }
   let json: unknown;
   try {
@@ -32,7 +36,7 @@ export async function sendBilledJson(
   const estimate = () => estimateUsage(billed.metered.raw.length, raw.length);
   const settled = await settle(billed, reported, estimate, status);
   setCostHeaders(reply, settled);
-  const change = await setChangeHeader(reply, billed);
+  const change = await changeHeaderFor(billed);
   if (!json || typeof json !== 'object' || Array.isArray(json) || nestedDeeperThan(json)) {
     // Not a JSON object (an upstream ignoring accept-encoding: identity, say), or too deep to
     // re-serialize safely: passed on unchanged (the cost is in the headers).

@@ -18,9 +18,13 @@ export interface ForwardConfig {
   upstreamTimeoutMs: number;
   /**
    * Most requests in flight to the upstream at once (each holds one HTTP/1.1 connection); beyond
-   * it a request is refused with 503 and Retry-After, never queued. 0: no limit.
+   * it a request waits in the queue below, or is refused with 503 and Retry-After. 0: no limit.
    */
   upstreamConnections: number;
+  /** Most requests waiting for a place under `upstreamConnections` (0: none wait, 503 at once). */
+  upstreamQueue: number;
+  /** Longest a request waits in that queue before its 503. */
+  upstreamQueueTimeoutMs: number;
   /** JSON file of models and prices; null uses the bundled models.default.json. */
   modelsFile: string | null;
   /** Fixed BTC/USD rate as a decimal string; null uses the price feeds. */
@@ -72,12 +76,20 @@ export function loadForwardConfig(env: Env): ForwardConfig {
     throw new ConfigError('PROXY_ADMIN_PASSWORD', 'must have at least 12 characters');
   }
   const maxOutputTokens = int(env, 'PROXY_MAX_OUTPUT_TOKENS', 4096, 1, 10_000_000);
+  const upstreamConnections = int(env, 'PROXY_UPSTREAM_CONNECTIONS', 0, 0, 1_000_000);
+  const upstreamQueue = int(env, 'PROXY_UPSTREAM_QUEUE', 0, 0, 1_000_000);
+  if (upstreamQueue > 0 && upstreamConnections === 0) {
+    // Without a limit nothing ever waits: a queue set alone is a mistake worth saying so.
+    throw new ConfigError('PROXY_UPSTREAM_QUEUE', 'needs PROXY_UPSTREAM_CONNECTIONS (a limit) to queue behind');
+  }
   return {
     upstreamUrl: httpUrl(env, 'PROXY_UPSTREAM_URL', 'http://127.0.0.1:8001')!,
     upstreamKey: optionalStr(env, 'PROXY_UPSTREAM_KEY') ?? null,
     connectTimeoutMs: int(env, 'PROXY_UPSTREAM_CONNECT_TIMEOUT_MS', 5_000, 10, 600_000),
     upstreamTimeoutMs: int(env, 'PROXY_UPSTREAM_TIMEOUT_MS', 300_000, 10, 3_600_000),
-    upstreamConnections: int(env, 'PROXY_UPSTREAM_CONNECTIONS', 0, 0, 1_000_000),
+    upstreamConnections,
+    upstreamQueue,
+    upstreamQueueTimeoutMs: int(env, 'PROXY_UPSTREAM_QUEUE_TIMEOUT_MS', 10_000, 10, 600_000),
     modelsFile: optionalStr(env, 'PROXY_MODELS_FILE') ?? null,
     btcUsd: decimal(env, 'PROXY_BTC_USD'),
     priceFeeds: urlList(env, 'PROXY_PRICE_FEEDS', []),

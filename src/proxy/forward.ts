@@ -1,11 +1,14 @@
-// The connection to the upstream: one undici Pool with connect, header and idle timeouts and
-// the operator's limit on requests in flight; the caller's connection, whose leaving cancels the
-// upstream request; the headers that cross in each direction; upstream failures mapped to 502/504.
+// The connection to the upstream: one undici Pool with connect, header and idle timeouts, behind
+// the operator's limit on requests in flight and its queue; the caller's connection, whose leaving
+// cancels the upstream request; the headers that cross in each direction; upstream failures mapped
+// to 502/504.
 import { type IncomingHttpHeaders, IncomingMessage, type ServerResponse } from 'node:http';
 import type { Readable } from 'node:stream';
 import { Pool, errors as undiciErrors, type Dispatcher } from 'undici';
 import { HttpError } from '../http/errors.js';
+import type { MetricsRegistry } from '../http/metrics.js';
 import type { ForwardConfig } from './forward-config.js';
+import { type Release, UpstreamSlots } from './upstream-slots.js';
 
 /** Hop-by-hop headers (RFC 9110 §7.6.1) and those the node sets itself. */
 const HOP_BY_HOP = new Set([
@@ -140,15 +143,14 @@ export interface UpstreamRequest {
  * The upstream's one origin, as a pool of kept-alive connections (an Agent's per-origin lookup is
  * not needed). The pool has no connection limit of its own, so no request ever waits in it for a
  * free connection (HTTP/1.1: one connection per live stream); the operator's limit
- * (PROXY_UPSTREAM_CONNECTIONS) is counted here and answered with 503 at once.
+ * (PROXY_UPSTREAM_CONNECTIONS) and its queue are kept by `slots` (upstream-slots.ts).
  */
 export class Upstream {
   private pool: Pool;
   private basePath: string;
-  /** Requests sent and not yet over: from their sending until their answer's body is closed. */
-  private inFlight = 0;
+  private slots: UpstreamSlots;
 
-  constructor(private config: ForwardConfig) {
+  constructor(config: ForwardConfig, metrics?: MetricsRegistry) {
     const url = new URL(config.upstreamUrl);
     this.basePath = url.pathname.replace(/\/+$/, '');
     this.pool = new Pool(url.origin, {
@@ -158,24 +160,27 @@ export class Upstream {
       connections: null,
       keepAliveTimeout: 30_000,
     });
+    const { upstreamConnections: limit, upstreamQueue: queue, upstreamQueueTimeoutMs: queueTimeoutMs } = config;
+    this.slots = new UpstreamSlots({ limit, queue, queueTimeoutMs }, metrics);
   }
 
-  /** 503 with Retry-After when the operator's limit of requests in flight is reached. */
+  /** 503 with Retry-After when the operator's limit and its queue are both full. */
   checkCapacity(): void {
-    const limit = this.config.upstreamConnections;
-    if (limit > 0 && this.inFlight >= limit) {
-      const message = `This node is forwarding as many requests at once as its operator allows (${limit}); try again`;
-      throw new HttpError(503, message, { code: 'node_busy', headers: { 'retry-after': '1' } });
-    }
+    this.slots.checkCapacity();
   }
 
   /**
-   * Sends a request; failures to connect or to hear back become 502/504 HttpErrors, an aborted
-   * `signal` a 499 (nothing is sent when it is aborted already).
+   * Sends a request once it has a place under the operator's limit; failures to connect or to hear
+   * back become 502/504 HttpErrors, no place 503, an aborted `signal` a 499 (a request whose
+   * `signal` is aborted before it is sent, while queued say, is never sent).
    */
   async request(request: UpstreamRequest): Promise<Dispatcher.ResponseData> {
-    this.checkCapacity();
-    this.inFlight++;
+    let release: Release;
+    try {
+      release = await this.slots.acquire(request.signal);
+    } catch (error) {
+      throw upstreamFailure(error);
+    }
     let response: Dispatcher.ResponseData;
     try {
       response = await this.pool.request({
@@ -186,11 +191,11 @@ export class Upstream {
         signal: request.signal,
       });
     } catch (error) {
-      this.inFlight--;
+      release();
       throw upstreamFailure(error);
     }
     // Read to its end, destroyed or aborted, the body closes (undici's bodies auto-destroy).
-    response.body.once('close', () => this.inFlight--);
+    response.body.once('close', release);
     return response;
   }
 

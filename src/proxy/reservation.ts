@@ -6,6 +6,7 @@ import { HttpError } from '../http/errors.js';
 import type { ForwardDeps } from './billed-exchange.js';
 import type { Reservation, ReserveRequest } from './billing.js';
 import { withChange } from './change.js';
+import { upstreamFailure } from './forward.js';
 import type { ReservationPlan, ReservationPlanning } from './metering.js';
 import { insufficientBalance, type Payer } from './payer.js';
 
@@ -21,6 +22,8 @@ export interface ReservationWanted {
   stream: boolean;
   /** The plan for what is available (0: the 402's figures); see planReservation. */
   planning(availableMsat: number): ReservationPlanning;
+  /** Aborted when the caller leaves: a refused reservation is then not tried again. */
+  signal?: AbortSignal;
 }
 
 /** The planning of a request with one fixed price. */
@@ -64,8 +67,9 @@ export async function reserve(
   // below what they held (a small balance is held whole by one lowered request at a time), so
   // wait for them and try again, as long as some are in flight, for up to RESERVATION_WAIT_MS.
   const deadline = Date.now() + RESERVATION_WAIT_MS;
-  while (!reservation && availableMsat !== null && Date.now() < deadline) {
-    if (!(await billing.freed(payer.accountId, deadline - Date.now()))) break;
+  const left = () => wanted.signal?.aborted === true;
+  while (!reservation && availableMsat !== null && !left() && Date.now() < deadline) {
+    if (!(await billing.freed(payer.accountId, deadline - Date.now())) || left()) break;
     ({ reservation, availableMsat } = await billing.reserve(reserveRequest));
   }
   if (availableMsat === null) {
@@ -73,6 +77,8 @@ export async function reserve(
     throw new HttpError(401, 'Unknown account', { code: 'invalid_api_key' });
   }
   if (!reservation || !plan) {
+    // A caller who left gets no 402: an X-Cashu payment's change stays with its token's account.
+    if (left()) throw upstreamFailure(wanted.signal!.reason);
     const planned = wanted.planning(0);
     throw await withChange({ deps, payer, request }, insufficientBalance(planned, availableMsat, payer.payment));
   }

@@ -30,7 +30,7 @@ export const service: ServiceDefinition = {
     const authenticator = new Authenticator(db, wallet, config.mintTimeoutMs);
     const redemptionLimit = new RedemptionLimit(db, wallet, config.redeemLimitPerMinute);
     const pricing = new Pricing(config.forward, app.log);
-    const upstream = new Upstream(config.forward);
+    const upstream = new Upstream(config.forward, context.metrics);
     const billing = new Billing(db, config.forward, app.log, context.metrics);
 
     // Finish what a crash or an unreachable mint left unfinished: now, then periodically.

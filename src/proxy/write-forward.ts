@@ -43,7 +43,15 @@ export async function forwardWrite(deps: ForwardDeps, call: WriteCall) {
   deps.upstream.checkCapacity();
   const planning = flatPlanning(config.writePriceMsat);
   const payer = await identifyPayer(deps, request, () => planning(0));
-  const { reservation } = await reserve(deps, { request, path, payer, modelId: '', stream: false, planning });
+  const { reservation } = await reserve(deps, {
+    request,
+    path,
+    payer,
+    modelId: '',
+    stream: false,
+    planning,
+    signal: call.caller.signal,
+  });
   return billing.hold(
     serveWrite(deps, call, payer, reservation, btcUsd).finally(() =>
       billing.abandon(reservation, 'the request failed before it was settled'),

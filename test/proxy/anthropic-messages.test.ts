@@ -89,7 +89,7 @@ describe.each(databaseKinds)('POST /v1/messages on %s', (kind) => {
     const poor = await node.account(1_000);
     const answer = await send(messageBody({ max_tokens: 100_000 }), { 'x-api-key': poor });
     expect(answer.status).toBe(200);
-    expect(node.upstream.requests.at(-1)!.body.max_tokens).toBeLessThan(500);
+    expect((node.upstream.requests.at(-1)!.body as { max_tokens: number }).max_tokens).toBeLessThan(500);
   });
 
   it('bills only /v1/messages itself: other paths ending in /messages are writes at the flat price', async () => {
