@@ -23,7 +23,8 @@ export async function sendBilledStream(
   const { deps, reply, request, reservation, caller } = billed;
   const out = new PassThrough();
   const xCashu = billed.payer.payment === 'x-cashu';
-  if (xCashu) await setChangeHeader(reply, billed);
+  // A caller already gone would never receive the token: its change stays with the token's account.
+  if (xCashu && !caller.gone) await setChangeHeader(reply, billed);
   reply
     .code(status)
     .headers(callerResponseHeaders(headers, { dropLength: true }))
