@@ -204,13 +204,20 @@ export const ForwardSchema = {
   summary: 'Forward to the upstream',
   description:
     'Every path no other route claims is forwarded 1:1 to the upstream (PROXY_UPSTREAM_URL). ' +
-    'Model-using POSTs (…/chat/completions, …/completions, …/embeddings, …/responses) are billed from the ' +
-    "upstream's usage: `Authorization: Bearer sk-…` (or a Cashu token as bearer), or a Cashu token in `X-Cashu` " +
-    '(change returned in the X-Cashu response header). Cost headers: x-cashu-cost-msat, x-cost-input-msat, ' +
-    'x-cost-output-msat. Other paths are forwarded free to a valid key. See docs/proxy-billing.md.',
+    "Model-using POSTs (…/chat/completions, …/completions, …/embeddings, …/responses, and Anthropic's " +
+    "/v1/messages) are billed from the upstream's usage: `Authorization: Bearer sk-…` (or a Cashu token as " +
+    'bearer; `x-api-key` too), or a Cashu token in `X-Cashu` (change returned in the X-Cashu response header; for ' +
+    'a stream, what its reservation does not hold, the rest by refund with the same X-Cashu). Other PUT, POST, ' +
+    'DELETE and PATCH are charged a flat PROXY_WRITE_PRICE_MSAT; GET, HEAD and OPTIONS are forwarded free to a ' +
+    "valid key. Cost headers: x-cashu-cost-msat, x-cost-input-msat, x-cost-output-msat and Routstr's " +
+    'X-Routstr-Cost-Msats, X-Routstr-Input-Cost-Msats, X-Routstr-Output-Cost-Msats, X-Routstr-Cost-Usd. ' +
+    'See docs/proxy-billing.md.',
   response: {
     200: { description: 'The upstream answer (JSON, or an SSE stream when `stream` is true)' },
-    402: { description: 'No credential, or the balance cannot cover the request (OpenAI error shape)' },
+    402: {
+      description: "No credential, or the balance cannot cover the request (OpenAI's error in Routstr's envelope)",
+    },
+    403: { description: 'A write on a path without a model price, refused by PROXY_FORWARD_UNBILLED_WRITES=false' },
     422: { description: 'Validation error (FastAPI shape)' },
     502: { description: 'The upstream could not be reached' },
     503: { description: "No BTC/USD rate, or the operator's limit of requests in flight reached (Retry-After)" },
