@@ -113,7 +113,12 @@ export class Authenticator {
     const apiKey = apiKeyOf(credential);
     const known = await this.findByKey(apiKey);
     if (known) return known;
-    if (credential.kind === 'key') throw new HttpError(401, 'Unknown API key', { code: 'invalid_api_key' });
+    if (credential.kind === 'key') {
+      // "Key not found": the words on which Routstr's clients drop a key for good.
+      throw new HttpError(401, 'Key not found: this node has no account for this API key', {
+        code: 'invalid_api_key',
+      });
+    }
     try {
       await this.wallet.redeem(credential.token, {
         credit: { newAccount: { keyHash: keyHash(apiKey), keyPrefix: keyPrefix(apiKey) } },

@@ -1,14 +1,13 @@
 // A billed SSE answer, passed on event by event (docs/proxy-billing.md). Billed from the usage
 // event (the node's cost fields are added to it, before `[DONE]`); nothing is sent after
-// `[DONE]`. An X-Cashu payment gets back in the X-Cashu header what its reservation does not hold;
-// what the reservation holds is settled after the headers left and stays with the token's account,
-// refundable with the same X-Cashu at POST /v1/balance/refund (the stream is never buffered).
+// `[DONE]`. An X-Cashu payment's change is not in the headers, which leave before the cost is
+// known (the stream is never buffered): it waits with the token's account for POST
+// /v1/balance/refund with the same X-Cashu (docs/proxy-billing.md explains why not half of it).
 // If the caller leaves after its first event, the upstream is still read to its usage (before it:
 // the upstream request is aborted, nothing is charged); if the upstream ends without usage, what
 // was delivered is billed by estimate (nothing delivered: nothing charged).
 import { PassThrough, type Readable } from 'node:stream';
 import { type BilledExchange, type Settled, settle } from './billed-exchange.js';
-import { setChangeHeader } from './change.js';
 import { callerResponseHeaders, ROUTSTR_REQUEST_ID_HEADER } from './forward.js';
 import { costJson, estimateUsage, withUsageCost } from './metering.js';
 import { SseMeter, withFields } from './metering-stream.js';
@@ -23,8 +22,6 @@ export async function sendBilledStream(
   const { deps, reply, request, reservation, caller } = billed;
   const out = new PassThrough();
   const xCashu = billed.payer.payment === 'x-cashu';
-  // A caller already gone would never receive the token: its change stays with the token's account.
-  if (xCashu && !caller.gone) await setChangeHeader(reply, billed);
   reply
     .code(status)
     .headers(callerResponseHeaders(headers, { dropLength: true }))

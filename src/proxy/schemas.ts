@@ -185,8 +185,10 @@ export function walletErrors(statuses: number[]): Record<string, TSchema> {
       'Token problem: malformed, already spent, untrusted mint, unsupported unit, unknown keyset, amount below the ' +
       'mint fee or too large; or nothing to refund',
     401: 'Authorization malformed (neither form) or unknown API key',
+    404: 'Refund by X-Cashu: the token paid for nothing at this node that is left to refund',
     409: 'The same token or refund is being processed by another request; retry',
     422: 'A required input is missing',
+    425: 'Refund by X-Cashu: a request the token pays is still running; retry after Retry-After',
     429: 'Too many tokens redeemed from this address (PROXY_REDEEM_LIMIT_PER_MINUTE); see Retry-After',
     502: 'The mint answered nonsense or refused to issue; nothing was taken',
     503: 'The mint is unreachable (the token is untouched), or an operation is pending and will finish later',

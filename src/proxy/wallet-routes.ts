@@ -4,7 +4,8 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Database } from '../db/index.js';
-import { apiKeyForToken, apiKeyOf, parseAuthorization, type Authenticator } from './accounts.js';
+import { HttpError } from '../http/errors.js';
+import { apiKeyForToken, apiKeyOf, findAccountByKey, parseAuthorization, type Authenticator } from './accounts.js';
 import type { RedemptionLimit } from './redeem-limit.js';
 import {
   AuthorizationHeader,
@@ -121,16 +122,24 @@ export async function registerWalletRoutes(scope: FastifyInstance, deps: WalletR
             'before any new refund: one per call, the oldest first (`repeated`; `unclaimed` counts the others). ' +
             "With nothing new to refund, the last refund's token is returned again (`repeated`), so an answer lost " +
             'on the way can be fetched. GET /v1/wallet/refunds lists every refund token. Without `Authorization`, ' +
-            'an `X-Cashu` header with the token that opened the account names it (Routstr).',
+            'an `X-Cashu` header with the token that paid names its account, as Routstr answers it: the change ' +
+            'of that payment (also in the X-Cashu response header), 425 with Retry-After while a request it pays ' +
+            'is still running, 404 when it paid for nothing left to refund.',
           headers: AuthorizationHeader,
-          response: { 200: RefundResult, ...walletErrors([400, 401, 409, 422, 429, 502, 503]) },
+          response: { 200: RefundResult, ...walletErrors([400, 401, 404, 409, 422, 425, 429, 502, 503]) },
         },
         preValidation: async (request) => authorizeByFundingToken(request),
       },
-      async (request) => {
-        const account = await authenticator.account(request.headers.authorization);
-        const refund = await wallet.refund(account.id);
+      async (request, reply) => {
+        const account = refundsByToken.has(request)
+          ? await accountFundedBy(request.headers.authorization)
+          : await authenticator.account(request.headers.authorization);
+        const refund = await wallet.refund(account.id).catch((error) => {
+          throw refundsByToken.has(request) && isNothingToRefund(error) ? refundNotFound() : error;
+        });
         const after = await accountById(db.kysely, account.id);
+        // Routstr's node hands the token out in X-Cashu too, where its clients look for change.
+        if (refundsByToken.has(request)) reply.header('x-cashu', refund.token);
         return {
           msats: refund.msats,
           fee_msats: refund.feeMsat,
@@ -143,6 +152,24 @@ export async function registerWalletRoutes(scope: FastifyInstance, deps: WalletR
         };
       },
     );
+  }
+
+  /**
+   * Refund by X-Cashu, as Routstr's node answers it: the payment's change is fetched with the token that
+   * paid. 404 when that token paid nothing here (its clients then stop asking), 425 while a request it
+   * pays is still running (its remainder is only known once it is settled).
+   */
+  async function accountFundedBy(authorization: string | undefined): Promise<Account> {
+    const account = await findAccountByKey(db.kysely, apiKeyOf(parseAuthorization(authorization!)!));
+    if (!account) throw refundNotFound();
+    if (account.reservedMsat > 0) {
+      throw new HttpError(425, 'Refund is pending: a request this token pays is still running; retry shortly', {
+        code: 'refund_pending',
+        detail: 'Refund is pending; retry shortly.',
+        headers: { 'retry-after': '2' },
+      });
+    }
+    return account;
   }
 
   app.get(
@@ -197,14 +224,30 @@ function acceptCashuToken(request: FastifyRequest) {
   if (typeof token === 'string') query.ecash_token = token;
 }
 
+/** Refund requests that name their account by the token that funded it (X-Cashu alone). */
+const refundsByToken = new WeakSet<FastifyRequest>();
+
 /**
  * Routstr refunds an account by the token that funded it (`X-Cashu`, no Authorization): that account's key is
- * derived from the token, so the header becomes that key's bearer. A token that funded nothing is an unknown key.
+ * derived from the token, so the header becomes that key's bearer (the seed's required header is then there).
  */
 function authorizeByFundingToken(request: FastifyRequest) {
   const token = request.headers['x-cashu'];
-  if (request.headers.authorization !== undefined || typeof token !== 'string' || token === '') return;
+  if (request.headers.authorization !== undefined || typeof token !== 'string' || token.trim() === '') return;
   request.headers.authorization = `Bearer ${apiKeyForToken(token.trim())}`;
+  refundsByToken.add(request);
+}
+
+function isNothingToRefund(error: unknown): boolean {
+  const code = error instanceof HttpError ? error.options.code : undefined;
+  return code === 'no_balance_to_refund' || code === 'balance_too_small_to_refund';
+}
+
+function refundNotFound(): HttpError {
+  return new HttpError(404, 'Refund not found: this token paid for nothing at this node that is left to refund', {
+    code: 'refund_not_found',
+    detail: 'Refund not found',
+  });
 }
 
 function walletInfo(apiKey: string, account: Account) {

@@ -312,34 +312,36 @@ export class NodeWallet {
       const started = await writeTransaction(this.db, async (trx) => {
         const account = await accountById(trx, accountId);
         if (!account) throw new HttpError(401, 'Unknown account', { code: 'invalid_api_key' });
-        const units = msatToUnit(account.balanceMsat - account.reservedMsat, account.unit);
-        if (units <= 0) return { op: null, units: 0 };
+        const availableMsat = account.balanceMsat - account.reservedMsat;
+        const units = msatToUnit(availableMsat, account.unit);
+        if (units <= 0) return { op: null, units: 0, availableMsat };
         const debit = unitToMsat(units, account.unit);
         if (!(await debitAvailable(trx, account.id, debit, now))) throw new Conflict();
         const op = await insertMintOp(
           trx,
           this.issueOpValues(account.mintUrl, account.unit, 'refund', account.id, debit, now),
         );
-        return { op, units };
+        return { op, units, availableMsat };
       }).catch((error) => {
         if (error instanceof Conflict) return null; // the balance moved under us: read it again
         throw error;
       });
       if (started === null) continue;
       if (started.op) return this.refundAnswer(await this.runIssue(started.op, started.units), false);
-      return this.latestRefund(accountId);
+      return this.latestRefund(accountId, started.availableMsat);
     }
     throw new HttpError(409, 'The balance is changing right now; try the refund again', { code: 'balance_changing' });
   }
 
   /** With nothing left to refund: the last refund again (its answer may have been lost). */
-  private async latestRefund(accountId: number): Promise<RefundResult> {
+  private async latestRefund(accountId: number, availableMsat: number): Promise<RefundResult> {
     let [op] = await refundOps(this.db.kysely, accountId, { limit: 1 });
     if (!op) {
+      // Routstr's codes and words, which its clients compare (code first, older ones the detail).
+      const dust = availableMsat > 0;
       throw new HttpError(400, 'Nothing to refund: the available balance is less than one unit of the mint', {
-        code: 'nothing_to_refund',
-        // Routstr's words, which its older clients compare.
-        detail: 'No balance to refund',
+        code: dust ? 'balance_too_small_to_refund' : 'no_balance_to_refund',
+        detail: dust ? 'Balance too small to refund' : 'No balance to refund',
       });
     }
     if (op.state !== 'done') {

@@ -45,6 +45,8 @@ describe("errors in Routstr's taxonomy", () => {
   it('an unknown or malformed key: invalid_api_key', async () => {
     const unknown = await chat({ authorization: `Bearer sk-${'0'.repeat(64)}` });
     expectRoutstrError(unknown, 401, 'invalid_request_error', 'invalid_api_key');
+    // The words on which Routstr's clients drop a key for good.
+    expect(unknown.json.error.message).toContain('Key not found');
     expectRoutstrError(await chat({ authorization: 'Basic x' }), 401, 'invalid_request_error', 'invalid_api_key');
   });
 
@@ -90,7 +92,7 @@ describe("errors in Routstr's taxonomy", () => {
     const empty = await node.account(0);
     const answer = await request(`${node.url}/v1/balance/refund`, 'POST', { token: empty });
     expect(answer.status).toBe(400);
-    expect(answer.json.error.code).toBe('nothing_to_refund');
+    expect(answer.json.error.code).toBe('no_balance_to_refund');
     expect(answer.json.detail).toBe('No balance to refund');
   });
 

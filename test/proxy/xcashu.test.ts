@@ -1,12 +1,12 @@
 // Per-request payment (NUT-24 style): a Cashu token in X-Cashu pays one request; the change
-// comes back as a token in the X-Cashu response header (for a stream, what its reservation does not
-// hold; the rest by refund with the same X-Cashu).
+// comes back as a token in the X-Cashu response header (for a stream, by refund with the same X-Cashu).
 import { getTokenMetadata } from '@cashu/cashu-ts';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startDevMint, type DevMint } from '../../src/devmint/index.js';
 import { databaseKinds } from '../support/databases.js';
 import { chatBody, postJson, startNode, testCost, TEST_MODEL, type Node } from './forward-helpers.js';
+import { sendChat, startHoldingUpstream } from './holding.js';
 import { receiveAtMint } from './wallet-helpers.js';
 
 const tokenSats = (token: string) => Number(getTokenMetadata(token).amount);
@@ -62,18 +62,16 @@ describe.each(databaseKinds)('X-Cashu payments on %s', (kind) => {
     expect(tokenSats(response.headers.get('x-cashu')!) * 1000 + charged).toBe(50_000);
   });
 
-  it("returns a stream's change without buffering it: the unreserved part in X-Cashu, the rest by refund", async () => {
+  it("keeps a stream's change for a refund by the same X-Cashu, as Routstr's clients fetch it", async () => {
     const token = await mint.mintToken(64);
     const response = await fetch(`${node.url}/v1/chat/completions`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', 'x-cashu': token },
       body: JSON.stringify(chatBody({ stream: true, max_tokens: 5000 })),
     });
-    // The header leaves before the first event: it holds what the reservation does not.
-    const reserved = Number(response.headers.get('x-cashu-reserved-msat'));
-    const early = response.headers.get('x-cashu')!;
-    expect(early).toMatch(/^cashu[AB]/);
-    expect(tokenSats(early) * 1000).toBe(64_000 - reserved);
+    // Headers leave before the cost is known: no change in them (a client that got some there would
+    // forget the token and never fetch the rest).
+    expect(response.headers.get('x-cashu')).toBeNull();
     const text = await response.text();
     const chunks = text
       .split('\n\n')
@@ -81,16 +79,19 @@ describe.each(databaseKinds)('X-Cashu payments on %s', (kind) => {
       .map((e) => JSON.parse(e.slice(6)));
     const cost = chunks.at(-1).cost;
     expect(text.trimEnd().endsWith('data: [DONE]')).toBe(true);
-    // What the reservation held beyond the charge stays with the token's account, and the usage
-    // chunk says how much; the same X-Cashu alone fetches it (Routstr's refund by X-Cashu).
-    expect(cost.refundable_msat).toBe(reserved - cost.total_msat);
+    expect(cost.refundable_msat).toBe(64_000 - cost.total_msat);
     const refund = await postJson(`${node.url}/v1/balance/refund`, undefined, { 'x-cashu': token });
     expect(refund.status).toBe(200);
-    expect(tokenSats(refund.json.token) * 1000).toBe(cost.refundable_msat);
-    // Every sat of the payment is accounted for, and both tokens are good at the mint.
-    expect(cost.total_msat + tokenSats(early) * 1000 + tokenSats(refund.json.token) * 1000).toBe(64_000);
-    expect(await receiveAtMint(mint.url, early)).toBe(tokenSats(early));
+    expect(refund.headers.get('x-cashu')).toBe(refund.json.token);
+    expect(tokenSats(refund.json.token) * 1000 + cost.total_msat).toBe(64_000);
     expect(await receiveAtMint(mint.url, refund.json.token)).toBe(tokenSats(refund.json.token));
+  });
+
+  it('answers a refund by X-Cashu 404 for a token that paid nothing here', async () => {
+    const unused = await mint.mintToken(5);
+    const none = await postJson(`${node.url}/v1/balance/refund`, undefined, { 'x-cashu': unused });
+    expect(none.status).toBe(404);
+    expect(none.json).toMatchObject({ detail: 'Refund not found', error: { code: 'refund_not_found' } });
   });
 
   it('pays a write on an unpriced path, the change in X-Cashu', async () => {
@@ -171,6 +172,38 @@ describe.each(databaseKinds)('X-Cashu payments on %s', (kind) => {
       expect(foreign.json.error.message).toContain(mint.url);
     } finally {
       await other.close();
+    }
+  });
+});
+
+describe('a refund by X-Cashu while the request it pays still runs', () => {
+  it('answers 425 with Retry-After, then the change once the stream is settled', async () => {
+    const mint = await startDevMint({ unit: 'sat', inputFeePpk: 0, port: 0 });
+    const upstream = await startHoldingUpstream();
+    const node = await startNode('sqlite', { env: { PROXY_MINTS: mint.url, PROXY_UPSTREAM_URL: upstream.url } });
+    try {
+      const token = await mint.mintToken(64);
+      const chat = sendChat(node, { xCashu: token }, { stream: true });
+      const [held] = await upstream.received(1);
+      held.startStream();
+      await chat.firstByte();
+      const early = await postJson(`${node.url}/v1/balance/refund`, undefined, { 'x-cashu': token });
+      expect(early.status).toBe(425);
+      expect(early.headers.get('retry-after')).toBe('2');
+      expect(early.json).toMatchObject({
+        detail: 'Refund is pending; retry shortly.',
+        error: { code: 'refund_pending' },
+      });
+      held.endStream({ prompt_tokens: 10, completion_tokens: 20 });
+      await chat.done();
+      const refund = await postJson(`${node.url}/v1/balance/refund`, undefined, { 'x-cashu': token });
+      expect(refund.status).toBe(200);
+      // 10 + 2 × 20 + 10 msat, rounded up to the sat an X-Cashu payment is charged in.
+      expect(tokenSats(refund.json.token)).toBe(63);
+    } finally {
+      await node.close();
+      await upstream.close();
+      await mint.close();
     }
   });
 });
