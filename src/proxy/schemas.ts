@@ -209,7 +209,7 @@ export const ForwardSchema = {
     "Model-using POSTs (…/chat/completions, …/completions, …/embeddings, …/responses, and Anthropic's " +
     "/v1/messages) are billed from the upstream's usage: `Authorization: Bearer sk-…` (or a Cashu token as " +
     'bearer; `x-api-key` too), or a Cashu token in `X-Cashu` (change returned in the X-Cashu response header; for ' +
-    'a stream, what its reservation does not hold, the rest by refund with the same X-Cashu). Other PUT, POST, ' +
+    'a stream, by POST /v1/balance/refund with the same X-Cashu once it ended). Other PUT, POST, ' +
     'DELETE and PATCH are charged a flat PROXY_WRITE_PRICE_MSAT; GET, HEAD and OPTIONS are forwarded free to a ' +
     "valid key. Cost headers: x-cashu-cost-msat, x-cost-input-msat, x-cost-output-msat and Routstr's " +
     'X-Routstr-Cost-Msats, X-Routstr-Input-Cost-Msats, X-Routstr-Output-Cost-Msats, X-Routstr-Cost-Usd. ' +
