@@ -45,6 +45,8 @@ export interface BilledExchange {
   /** The BTC/USD rate `price` was computed at: the charge is stated in USD at it. */
   btcUsd: Fraction;
   reservation: Reservation;
+  /** The most it may be charged (ReservationPlan.ceilingMsat). */
+  ceilingMsat: number;
   payer: Payer;
   roundToSat: boolean;
 }
@@ -74,6 +76,7 @@ export async function settle(
     usageSource,
     upstreamStatus,
     roundToSat: billed.roundToSat,
+    ceilingMsat: billed.ceilingMsat,
   });
   return { cost, charged, chargedUsd: usdOf(charged, billed.btcUsd) };
 }

@@ -77,6 +77,7 @@ export async function forwardBilled(deps: ForwardDeps, call: BilledCall) {
     price,
     btcUsd,
     reservation,
+    ceilingMsat: plan.ceilingMsat,
     payer,
     roundToSat: payer.payment === 'x-cashu',
   };

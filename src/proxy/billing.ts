@@ -2,7 +2,8 @@
 // conditional, so concurrent requests (in one process or several sharing PostgreSQL) can never
 // spend the same millisatoshi, and a balance never goes below zero:
 //   reserve: reserved += x where balance - reserved >= x  (+ the ledger row)
-//   settle:  reserved -= x, balance -= charge (charge <= x), spent += charge, requests += 1
+//   settle:  reserved -= x, balance -= charge, spent += charge, requests += 1, where the charge is
+//            the cost, and above x only what the account has available besides (never below zero)
 //   release: reserved -= x
 // The ledger row's status moves once from 'reserved', which makes settle/release exactly-once.
 // Steps arriving together share one transaction (../db/group-commit.ts), written set-wise by
@@ -47,6 +48,8 @@ export interface Settlement {
   upstreamStatus: number;
   /** X-Cashu payments are charged in whole sats (their change is a sat token). */
   roundToSat?: boolean;
+  /** The most it may be charged (ReservationPlan.ceilingMsat); the reservation when absent. */
+  ceilingMsat?: number;
 }
 
 interface Logger {
@@ -60,7 +63,10 @@ export type BillingStep = (
   | {
       kind: 'settle';
       id: number;
-      charged: number;
+      /** What the request cost (X-Cashu: rounded up to a sat); charged in full where the balance allows. */
+      wanted: number;
+      /** What its reservation holds. */
+      reservedMsat: number;
       cost: Cost;
       usage: Usage;
       usageSource: string;
@@ -185,20 +191,17 @@ export class Billing {
    */
   async settle(reservation: Reservation, settlement: Settlement): Promise<number> {
     const { cost, usage } = settlement;
-    const wanted = settlement.roundToSat ? Math.ceil(cost.totalMsat / 1000) * 1000 : cost.totalMsat;
-    const charge = Math.min(wanted, reservation.reservedMsat);
-    if (charge < cost.totalMsat) {
-      this.log.warn(
-        { reservation: reservation.id, cost: cost.totalMsat, reserved: reservation.reservedMsat },
-        'request cost more than its reservation; the node absorbs the difference',
-      );
-    }
-    const done = await this.steps.run<boolean>({
+    const rounded = settlement.roundToSat ? Math.ceil(cost.totalMsat / 1000) * 1000 : cost.totalMsat;
+    const ceiling = Math.max(settlement.ceilingMsat ?? 0, reservation.reservedMsat);
+    const wanted = Math.min(rounded, ceiling);
+    // The charge is fixed in the transaction: above the reservation, what the account has available.
+    const charged = await this.steps.run<number | null>({
       kind: 'settle',
       accountId: reservation.accountId,
       now: Date.now(),
       id: reservation.id,
-      charged: charge,
+      wanted,
+      reservedMsat: reservation.reservedMsat,
       cost,
       usage,
       usageSource: settlement.usageSource,
@@ -206,10 +209,16 @@ export class Billing {
     });
     this.live.delete(reservation.id);
     this.wake(reservation.accountId);
-    if (!done) return 0;
+    if (charged === null) return 0;
+    if (charged < cost.totalMsat) {
+      this.log.warn(
+        { reservation: reservation.id, cost: cost.totalMsat, reserved: reservation.reservedMsat, charged },
+        'request cost more than its reservation and the balance; the node absorbs the difference',
+      );
+    }
     this.outcomes?.inc({ outcome: 'settled' });
-    this.charged?.inc({}, charge);
-    return charge;
+    this.charged?.inc({}, charged);
+    return charged;
   }
 
   /** Gives the whole reservation back (upstream failure, timeout, nothing delivered). */

@@ -59,7 +59,7 @@ export interface MeteredRequest {
   kind: BilledKind;
   model: string;
   stream: boolean;
-  /** Upper bound of the prompt's tokens (see promptTokenBound). */
+  /** Upper bound of the prompt's tokens (see promptTokenBound): what it may be charged at most. */
   promptBound: number;
   /** The request body as received (forwarded as it is when the node changes nothing). */
   raw: Buffer;
@@ -151,6 +151,11 @@ export function meterRequest(kind: BilledKind, raw: Buffer): MeteredRequest {
 
 export interface ReservationPlan {
   reserveMsat: number;
+  /**
+   * The most the request may be charged: its prompt at the bound, its output at the cap. Above the
+   * reservation the charge draws on the account's available balance (billing.ts).
+   */
+  ceilingMsat: number;
   /** Output tokens per choice the upstream is allowed (sent as the cap); null for embeddings. */
   maxTokens: number | null;
   /** The caller's balance was too small for its cap: the cap was lowered to what it affords. */
@@ -184,11 +189,21 @@ export function outputLimits(model: Model, config: ForwardConfig): OutputLimits 
 }
 
 /**
- * The reservation for a request: the prompt's upper bound (never above the model's context length)
+ * A prompt's tokens as reserved: a third of its bound (about what Routstr's node and clients
+ * estimate, and above what a tokenizer makes of most text, about four bytes a token). The bound
+ * itself stays the most it may be charged.
+ */
+export function promptEstimate(promptBound: number): number {
+  return Math.ceil(promptBound / 3);
+}
+
+/**
+ * The reservation for a request: the prompt's estimate (never above the model's context length)
  * plus the output cap (the caller's max_tokens, else PROXY_MAX_OUTPUT_TOKENS, never above the model's
  * own limit) at the model's prices. When the balance cannot cover it but covers the prompt and at
  * least `minOutputTokens`, the cap is lowered to what the balance affords and the whole available
- * balance is reserved.
+ * balance is reserved. The ceiling prices the prompt at its bound instead: a request that used more
+ * than its reservation is charged up to it from what the account has available then.
  * Null: not even that is affordable (the 402 then states `minimumMsat`).
  */
 export function planReservation(
@@ -198,11 +213,15 @@ export function planReservation(
   limits: OutputLimits,
 ): ReservationPlanning {
   const context = limits.modelContextLength ?? null;
-  const promptTokens = context === null ? metered.promptBound : Math.min(metered.promptBound, context);
-  const fixed = ceilTimes(promptTokens, price.prompt) + ceilTimes(1, price.request);
+  const bound = context === null ? metered.promptBound : Math.min(metered.promptBound, context);
+  const fixed = ceilTimes(promptEstimate(bound), price.prompt) + ceilTimes(1, price.request);
+  const fixedCeiling = ceilTimes(bound, price.prompt) + ceilTimes(1, price.request);
   if (metered.kind === 'embeddings') {
     return {
-      plan: fixed <= availableMsat ? { reserveMsat: fixed, maxTokens: null, clamped: false } : null,
+      plan:
+        fixed <= availableMsat
+          ? { reserveMsat: fixed, ceilingMsat: fixedCeiling, maxTokens: null, clamped: false }
+          : null,
       fullMsat: fixed,
       minimumMsat: fixed,
     };
@@ -213,19 +232,19 @@ export function planReservation(
   const fullMsat = fixed + outputCost(cap);
   const floor = Math.min(cap, limits.minOutputTokens);
   const minimumMsat = fixed + outputCost(floor);
-  if (fullMsat <= availableMsat) {
-    return { plan: { reserveMsat: fullMsat, maxTokens: cap, clamped: false }, fullMsat, minimumMsat };
-  }
+  const planFor = (maxTokens: number, clamped: boolean): ReservationPlan => ({
+    reserveMsat: fixed + outputCost(maxTokens),
+    ceilingMsat: fixedCeiling + outputCost(maxTokens),
+    maxTokens,
+    clamped,
+  });
+  if (fullMsat <= availableMsat) return { plan: planFor(cap, false), fullMsat, minimumMsat };
   if (minimumMsat > availableMsat) return { plan: null, fullMsat, minimumMsat };
   const affordable = Math.min(
     cap,
     Math.floor(unitsAffordable(availableMsat - fixed, price.completion) / metered.choices),
   );
-  return {
-    plan: { reserveMsat: fixed + outputCost(affordable), maxTokens: affordable, clamped: true },
-    fullMsat,
-    minimumMsat,
-  };
+  return { plan: planFor(affordable, true), fullMsat, minimumMsat };
 }
 
 /** The most one request can cost, in msat: its prompt, its output and the whole (with the request fee). */
@@ -253,7 +272,7 @@ export function maximalCost(model: Model, price: Price, config: ForwardConfig): 
     body: {},
   };
   const { plan, fullMsat } = planReservation(maximal, price, MAX_AMOUNT, outputLimits(model, config));
-  const promptMsat = ceilTimes(maximal.promptBound, price.prompt);
+  const promptMsat = ceilTimes(promptEstimate(maximal.promptBound), price.prompt);
   return { promptMsat, completionMsat: ceilTimes(plan?.maxTokens ?? 0, price.completion), totalMsat: fullMsat };
 }
 

@@ -29,7 +29,10 @@ export interface ReservationWanted {
 /** The planning of a request with one fixed price. */
 export function flatPlanning(priceMsat: number): (availableMsat: number) => ReservationPlanning {
   return (available) => ({
-    plan: priceMsat <= available ? { reserveMsat: priceMsat, maxTokens: null, clamped: false } : null,
+    plan:
+      priceMsat <= available
+        ? { reserveMsat: priceMsat, ceilingMsat: priceMsat, maxTokens: null, clamped: false }
+        : null,
     fullMsat: priceMsat,
     minimumMsat: priceMsat,
   });

@@ -554,6 +554,8 @@ const REQUEST_KEY: [Column<'proxy_requests'>] = [{ name: 'id', type: 'bigint' }]
 const ACCOUNT_KEY: [Column<'proxy_accounts'>] = [{ name: 'id', type: 'bigint' }];
 const SETTLED_COLUMNS = columnsOf('proxy_requests', {
   status: 'text',
+  // What the settlement drew beside the reservation is added to it: the row's charge stays within it.
+  reserved_msat: 'bigint',
   charged_msat: 'bigint',
   cost_msat: 'bigint',
   input_msat: 'bigint',
@@ -623,13 +625,23 @@ export async function applyBillingSteps(trx: Executor, dialect: Dialect, steps: 
     });
   }
 
-  // 2. Settle and release ledger rows still reserved; what they held becomes available again.
-  const settles = steps.flatMap((step, i) => (step.kind === 'settle' ? [{ step, i }] : []));
+  // 2. Settle and release ledger rows still reserved; what they held becomes available again. A
+  // charge above its reservation takes what the account has available besides, never more (the
+  // settles of a batch in order; one whose row was no longer reserved takes nothing).
+  const settles = steps.flatMap((step, i) => (step.kind === 'settle' ? [{ step, i, charged: 0, extra: 0 }] : []));
   if (settles.length) {
-    const values = settles.flatMap(({ step }) => [
+    const spare = new Map([...accounts].map(([id, account]) => [id, Math.max(0, account.available)]));
+    for (const settle of settles) {
+      const { step } = settle;
+      settle.extra = Math.min(Math.max(0, step.wanted - step.reservedMsat), spare.get(step.accountId) ?? 0);
+      spare.set(step.accountId, (spare.get(step.accountId) ?? 0) - settle.extra);
+      settle.charged = Math.min(step.wanted, step.reservedMsat) + settle.extra;
+    }
+    const values = settles.flatMap(({ step, charged, extra }) => [
       step.id,
       'settled',
-      step.charged,
+      step.reservedMsat + extra,
+      charged,
       step.cost.totalMsat,
       step.cost.inputMsat,
       step.cost.outputMsat,
@@ -639,21 +651,22 @@ export async function applyBillingSteps(trx: Executor, dialect: Dialect, steps: 
       step.upstreamStatus,
       step.now,
     ]);
+    // Only rows still reserved, with the amount their reservation was made for.
     const rows = await updateRows(trx, dialect, 'proxy_requests', REQUEST_KEY, SETTLED_COLUMNS, values, {
       where: STILL_RESERVED,
-      returning: ['id', 'reserved_msat'],
+      returning: ['id'],
     });
-    const held = new Map(rows.map((row) => [row.id, row.reserved_msat]));
-    for (const { step, i } of settles) {
-      const reserved = held.get(step.id);
+    const settled = new Set(rows.map((row) => row.id));
+    for (const { step, i, charged } of settles) {
       const account = accounts.get(step.accountId);
-      results[i] = reserved !== undefined && account !== undefined;
-      if (reserved === undefined || !account) continue;
+      results[i] = settled.has(step.id) && account !== undefined ? charged : null;
+      if (!settled.has(step.id) || !account) continue;
+      const reserved = step.reservedMsat;
       account.reserved -= reserved;
-      account.balance -= step.charged;
-      account.spent += step.charged;
+      account.balance -= charged;
+      account.spent += charged;
       account.requests += 1;
-      account.available += reserved - step.charged;
+      account.available += reserved - charged;
       account.usedAt = step.now;
     }
   }

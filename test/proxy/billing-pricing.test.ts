@@ -59,20 +59,26 @@ describe('msat arithmetic', () => {
       Buffer.from(JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'x' }], max_tokens: 100 })),
     );
     const limits = { maxOutputTokens: 4096, minOutputTokens: 16, modelMaxTokens: null };
-    const fixed = metered.promptBound + 10;
+    // The prompt is reserved at a third of its byte bound, and may be charged up to the bound (the ceiling).
+    const fixed = Math.ceil(metered.promptBound / 3) + 10;
+    const ceiling = metered.promptBound + 10;
     expect(planReservation(metered, price, 1_000_000, limits).plan).toEqual({
       reserveMsat: fixed + 200,
+      ceilingMsat: ceiling + 200,
       maxTokens: 100,
       clamped: false,
     });
     expect(planReservation(metered, price, fixed + 41, limits).plan).toEqual({
       reserveMsat: fixed + 40,
+      ceilingMsat: ceiling + 40,
       maxTokens: 20,
       clamped: true,
     });
     expect(planReservation(metered, price, fixed + 31, limits)).toMatchObject({ plan: null, minimumMsat: fixed + 32 });
     const n3 = meterRequest('chat', Buffer.from(JSON.stringify({ model: 'm', messages: [], max_tokens: 10, n: 3 })));
-    expect(planReservation(n3, price, 1_000_000, limits).plan!.reserveMsat).toBe(n3.promptBound + 10 + 60);
+    expect(planReservation(n3, price, 1_000_000, limits).plan!.reserveMsat).toBe(
+      Math.ceil(n3.promptBound / 3) + 10 + 60,
+    );
   });
 });
 

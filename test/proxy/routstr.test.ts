@@ -124,7 +124,8 @@ describe('a node for Routstr clients', () => {
 
   describe('GET /v1/models and GET /models', () => {
     // Test prices: 1 msat per prompt token, 2 per completion token, 10 per request; the test model takes
-    // 32,000 tokens of context and writes at most 1,000.
+    // 32,000 tokens of context and writes at most 1,000. A prompt is reserved at a third of its bound:
+    // 10,667 tokens at most.
     const testModel = {
       id: TEST_MODEL,
       name: 'Test model',
@@ -134,9 +135,9 @@ describe('a node for Routstr clients', () => {
         prompt: 0.001,
         completion: 0.002,
         request: 0.01,
-        max_prompt_cost: 32,
+        max_prompt_cost: 11,
         max_completion_cost: 2,
-        max_cost: 35,
+        max_cost: 13,
       },
     };
 
@@ -147,9 +148,9 @@ describe('a node for Routstr clients', () => {
         expect(answer.body.data).toContainEqual(testModel);
         // No context length: the prompt is bounded by the largest body (PROXY_MAX_BODY_BYTES, 8 MiB).
         expect(answer.body.data.find((m: any) => m.id === 'test/embed').sats_pricing).toMatchObject({
-          max_prompt_cost: 8389,
+          max_prompt_cost: 2797,
           max_completion_cost: 0,
-          max_cost: 8389,
+          max_cost: 2797,
         });
       }
       expect(node.upstream.requests).toHaveLength(0);
