@@ -120,7 +120,7 @@ describe.each(databaseKinds)('file imports on %s', (kind) => {
     ['binary file', 'a.po', Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x00, 0x00, 0xff, 0x10, 0x00]), 'GNU_PO', /binary/],
     ['JSON sent as PO', 'a.po', '{"hello": "world"}', 'GNU_PO', /not a valid GNU_PO file/],
     ['broken PO', 'a.po', 'msgid "hello\nmsgstr ""\n', 'GNU_PO', /not a valid GNU_PO file/],
-    ['duplicate msgid', 'a.po', 'msgid "a"\nmsgstr ""\n\nmsgid "a"\nmsgstr ""\n', 'GNU_PO', /Duplicate msgid/],
+    ['duplicate msgid', 'a.po', 'msgid "a"\nmsgstr ""\n\nmsgid "a"\nmsgstr ""\n', 'GNU_PO', /line 4: duplicate message/],
     ['empty PO', 'a.po', '# only a comment\n', 'GNU_PO', /no strings found/],
     ['PO as JSON', 'a.json', fixture('messages.pot'), 'HIERARCHICAL_JSON', /not valid JSON/],
     ['Latin-1 JSON', 'a.json', Buffer.from('{"a": "caf\xe9"}', 'latin1'), 'HIERARCHICAL_JSON', /not valid UTF-8/],
