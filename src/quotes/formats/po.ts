@@ -2,7 +2,7 @@
 // gettext-parser.
 // - the header entry (empty msgid) is not a phrase; obsolete `#~` entries are never read;
 // - an entry is keyed by msgctxt + EOT + msgid (gettext's own convention for contexts); an empty
-//   msgctxt keys as none, since the writer cannot write `msgctxt ""` back;
+//   `msgctxt ""` is a context of its own, as in gettext;
 // - the states are msgfmt's: an entry is untranslated when its msgstr (msgstr[0] for plurals) is
 //   empty, else fuzzy with `#, fuzzy`, else translated; a plural with a later form empty is
 //   translated, as `msgfmt --statistics` and `msgattrib --translated` count it;
@@ -16,7 +16,7 @@ import { FormatError, type ExportRequest, type ParsedFile, type ParsedUnit } fro
 const EOT = '\u0004';
 
 export function poKey(context: string | null, msgid: string): string {
-  return context ? `${context}${EOT}${msgid}` : msgid;
+  return context === null ? msgid : `${context}${EOT}${msgid}`;
 }
 
 export function parsePo(bytes: Buffer, formatName: string): ParsedFile {
@@ -108,7 +108,7 @@ function headerFields(header: string): Map<string, string> {
 }
 
 function toUnit(message: PoMessage): ParsedUnit {
-  const context = message.context || null;
+  const { context } = message;
   return {
     key: poKey(context, message.msgid),
     context,
@@ -149,7 +149,9 @@ export function writePo(request: ExportRequest, template: boolean): Buffer {
   translations[''] = table();
   translations[''][''] = { msgid: '', msgstr: [''] };
   for (const entry of request.entries) {
-    const context = entry.context ?? '';
+    // gettext-parser writes no empty msgctxt: such entries go under EOT (never in a PO string),
+    // replaced by `msgctxt ""` in the written file.
+    const context = entry.context === null ? '' : entry.context || EOT;
     const forms = template
       ? null
       : request.isBase
@@ -158,7 +160,7 @@ export function writePo(request: ExportRequest, template: boolean): Buffer {
     const blank = entry.sourcePlural ? ['', ''] : [''];
     translations[context] ??= table();
     translations[context][entry.source] = {
-      ...(entry.context ? { msgctxt: entry.context } : {}),
+      ...(context ? { msgctxt: context } : {}),
       msgid: entry.source,
       ...(entry.sourcePlural ? { msgid_plural: entry.sourcePlural } : {}),
       msgstr: forms && forms.length ? forms : blank,
@@ -172,5 +174,7 @@ export function writePo(request: ExportRequest, template: boolean): Buffer {
         : {}),
     };
   }
-  return gettextParser.po.compile({ charset: 'utf-8', headers, translations });
+  const written = gettextParser.po.compile({ charset: 'utf-8', headers, translations });
+  if (!translations[EOT]) return written;
+  return Buffer.from(written.toString('utf8').replaceAll(`msgctxt "${EOT}"`, 'msgctxt ""'));
 }
