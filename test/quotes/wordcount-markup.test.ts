@@ -58,6 +58,7 @@ const PLACEHOLDERS = [
   '{0}',
   '{count}',
   '$t(key.path)',
+  // eslint-disable-next-line no-template-curly-in-string -- a JavaScript template placeholder, as text
   '${value}',
   '<xliff:g id="n">%d</xliff:g>',
   '<xliff:g id="app">Quartet Pro</xliff:g>',
