@@ -85,14 +85,6 @@ type Kind =
   | 'junk'
   | 'eof';
 
-interface Token {
-  kind: Kind;
-  /** comment text (after `#`), string value, or number. */
-  text: string;
-  line: number;
-  obsolete: boolean;
-}
-
 const KEYWORDS = new Map<string, Kind>([
   ['domain', 'domain'],
   ['msgid', 'msgid'],
@@ -123,46 +115,54 @@ const isDigit = (c: number) => c >= 0x30 && c <= 0x39;
 const isOctal = (c: number) => c >= 0x30 && c <= 0x37;
 const isHex = (c: number) => isDigit(c) || (c >= 0x41 && c <= 0x46) || (c >= 0x61 && c <= 0x66);
 
+/** The current token is in the lexer's fields (no object per token: a big file has millions). */
 class Lexer {
+  kind: Kind = 'eof';
+  /** A flag comment's text (after `#`; other comments: ''), a string's value, or a number. */
+  text = '';
+  /** The token's line, and whether it is in a `#~` line. */
+  line = 1;
+  obsolete = false;
   private at = 0;
-  private line = 1;
-  private obsolete = false;
+  private current = 1;
+  private inObsolete = false;
   private previous = false;
   /** The `#|` lines since the last entry, as written. */
   previousLines: string[] = [];
 
   constructor(
-    private readonly text: string,
+    private readonly source: string,
     /** Bytes of escapes (\303\251) become text in the file's charset. */
     private readonly decodeBytes: (bytes: number[], line: number) => string,
   ) {}
 
-  next(): Token {
-    const { text } = this;
+  next(): void {
+    const text = this.source;
     for (;;) {
       if (this.at >= text.length) return this.token('eof', '');
       const c = text.charCodeAt(this.at);
       if (c === 0x0a) {
-        this.line++;
+        this.current++;
         this.at++;
-        this.obsolete = false;
+        this.inObsolete = false;
         this.previous = false;
       } else if (c === 0x20 || c === 0x09 || c === 0x0d || c === 0x0c || c === 0x0b) {
         this.at++;
       } else if (c === 0x23 /* # */) {
         const after = text.charCodeAt(this.at + 1);
         if (after === 0x7e /* ~ */) {
-          this.obsolete = true;
+          this.inObsolete = true;
           this.at += 2;
           if (text.charCodeAt(this.at) === 0x7c /* | */) this.startPrevious(this.at + 1);
         } else if (after === 0x7c) {
           this.startPrevious(this.at + 2);
         } else {
           const end = this.lineEnd(this.at);
-          const token = this.token('comment', text.slice(this.at + 1, end));
+          // Only flags (#, and #!) matter here; references (#:) are most comments of a file.
+          this.token('comment', after === 0x2c || after === 0x21 ? text.slice(this.at + 1, end) : '');
           this.at = end;
-          this.obsolete = false;
-          return token;
+          this.inObsolete = false;
+          return;
         }
       } else if (c === 0x22 /* " */) {
         return this.string();
@@ -176,7 +176,7 @@ class Lexer {
         }
         const word = text.slice(start, end);
         const kind = (this.previous ? PREVIOUS_KEYWORDS : KEYWORDS).get(word);
-        if (!kind) throw new PoError(this.line, `keyword "${word.slice(0, 40)}" unknown`);
+        if (!kind) throw new PoError(this.current, `keyword "${word.slice(0, 40)}" unknown`);
         this.at = end;
         return this.token(kind, word);
       } else if (isDigit(c)) {
@@ -192,19 +192,22 @@ class Lexer {
     }
   }
 
-  private token(kind: Kind, text: string): Token {
-    return { kind, text, line: this.line, obsolete: this.obsolete };
+  private token(kind: Kind, text: string, line = this.current) {
+    this.kind = kind;
+    this.text = text;
+    this.line = line;
+    this.obsolete = this.inObsolete;
   }
 
   private lineEnd(from: number): number {
-    const end = this.text.indexOf('\n', from);
-    return end < 0 ? this.text.length : end;
+    const end = this.source.indexOf('\n', from);
+    return end < 0 ? this.source.length : end;
   }
 
   private startPrevious(from: number) {
     this.previous = true;
     this.previousLines.push(
-      this.text
+      this.source
         .slice(from, this.lineEnd(from))
         .replace(/^[ \t]+/, '')
         .replace(/\r$/, ''),
@@ -213,9 +216,18 @@ class Lexer {
   }
 
   /** A quoted string, its escapes as gettext's control_sequence() reads them. */
-  private string(): Token {
-    const { text } = this;
-    const line = this.line;
+  private string(): void {
+    const text = this.source;
+    const line = this.current;
+    // Most strings have no escape and close on their line.
+    const close = text.indexOf('"', this.at + 1);
+    if (close > 0) {
+      const raw = text.slice(this.at + 1, close);
+      if (!raw.includes('\\') && !raw.includes('\n') && !raw.includes('\u0004')) {
+        this.at = close + 1;
+        return this.token(this.previous ? 'prev_string' : 'string', raw, line);
+      }
+    }
     let value = '';
     let run = ++this.at;
     let bytes: number[] | null = null; // escapes of 0x80–0xff waiting to be decoded
@@ -259,12 +271,12 @@ class Lexer {
       }
     }
     if (value.includes('\u0004')) throw new PoError(line, 'context separator <EOT> (\\004) within a string');
-    return { kind: this.previous ? 'prev_string' : 'string', text: value, line, obsolete: this.obsolete };
+    this.token(this.previous ? 'prev_string' : 'string', value, line);
   }
 
   /** After a backslash: the byte it stands for (0–255). */
   private escape(): number {
-    const { text } = this;
+    const text = this.source;
     const at = ++this.at;
     const c = text[at];
     const simple = c === undefined ? undefined : SIMPLE_ESCAPES.get(c);
@@ -289,7 +301,7 @@ class Lexer {
     }
     const shown = c === undefined || c === '\n' || c === '\r' ? 'a line break' : `"\\${c}"`;
     throw new PoError(
-      this.line,
+      this.current,
       `invalid escape ${shown} in a string (valid: \\n \\t \\r \\" \\\\ \\a \\b \\f \\v, octal \\NNN, hex \\xHH)`,
     );
   }
@@ -308,24 +320,26 @@ interface RawMessage extends PoMessage {
 const FLAG_SEPARATORS = /[\n \t\r\f\v,]+/;
 
 class Parser {
-  private token: Token;
   private comments: string[] = [];
+  /** Whether the entry being read started in a `#~` line: all its tokens must agree. */
+  private entryObsolete = false;
 
   constructor(private readonly lexer: Lexer) {
-    this.token = lexer.next();
+    lexer.next();
   }
 
   parse(): RawMessage[] {
+    const { lexer } = this;
     const messages: RawMessage[] = [];
     for (;;) {
-      const kind = this.kind();
+      const kind = lexer.kind;
       if (kind === 'eof') return messages;
       if (kind === 'comment') {
-        this.comments.push(this.token.text);
-        this.advance();
+        if (lexer.text) this.comments.push(lexer.text);
+        lexer.next();
       } else if (kind === 'domain') {
         throw new PoError(
-          this.token.line,
+          lexer.line,
           '"domain" directives are not supported: upload one file per domain (msgfmt -c refuses them too)',
         );
       } else if (kind === 'msgid' || kind === 'msgctxt' || kind === 'prev_msgid' || kind === 'prev_msgctxt') {
@@ -337,19 +351,24 @@ class Parser {
     }
   }
 
-  /** The lookahead's kind (a method: TypeScript would narrow a property across advance()). */
+  /** The lookahead's kind (a method: TypeScript would narrow a property across take()). */
   private kind(): Kind {
-    return this.token.kind;
+    return this.lexer.kind;
   }
 
-  private advance(): Token {
-    const current = this.token;
-    this.token = this.lexer.next();
-    return current;
+  /** Consumes the current token of the entry; its line. */
+  private take(): number {
+    const { lexer } = this;
+    if (lexer.obsolete !== this.entryObsolete) {
+      throw new PoError(lexer.line, 'inconsistent use of #~: an entry is obsolete in all its lines or in none');
+    }
+    const line = lexer.line;
+    lexer.next();
+    return line;
   }
 
   private unexpected(expected: string): PoError {
-    const { kind, text, line } = this.token;
+    const { kind, text, line } = this.lexer;
     const found =
       kind === 'eof'
         ? 'the end of the file'
@@ -366,25 +385,19 @@ class Parser {
   }
 
   private message(): RawMessage {
-    const first = this.token;
-    const consistent = (token: Token) => {
-      if (token.obsolete !== first.obsolete) {
-        throw new PoError(token.line, 'inconsistent use of #~: an entry is obsolete in all its lines or in none');
-      }
-      return token;
-    };
+    this.entryObsolete = this.lexer.obsolete;
     let previousMsgid: string | null = null;
     if (this.kind() === 'prev_msgctxt' || this.kind() === 'prev_msgid') {
       if (this.kind() === 'prev_msgctxt') {
-        consistent(this.advance());
-        this.strings('prev_string', consistent);
+        this.take();
+        this.strings('prev_string');
         if (this.kind() !== 'prev_msgid') throw this.unexpected('"#| msgid" after "#| msgctxt"');
       }
-      consistent(this.advance());
-      previousMsgid = this.strings('prev_string', consistent);
+      this.take();
+      previousMsgid = this.strings('prev_string');
       if (this.kind() === 'prev_msgid_plural') {
-        consistent(this.advance());
-        this.strings('prev_string', consistent);
+        this.take();
+        this.strings('prev_string');
       }
       if (this.kind() !== 'msgctxt' && this.kind() !== 'msgid') {
         throw this.unexpected('msgctxt or msgid right after the "#|" lines');
@@ -395,27 +408,27 @@ class Parser {
     this.lexer.previousLines = [];
     let context: string | null = null;
     if (this.kind() === 'msgctxt') {
-      consistent(this.advance());
-      context = this.strings('string', consistent);
+      this.take();
+      context = this.strings('string');
       if (this.kind() !== 'msgid') throw this.unexpected('msgid after msgctxt');
     }
-    const { line } = consistent(this.advance());
-    const msgid = this.strings('string', consistent);
+    const line = this.take();
+    const msgid = this.strings('string');
     let msgidPlural: string | null = null;
     const msgstr: string[] = [];
     let msgstrLine = line;
     if (this.kind() === 'msgid_plural') {
-      consistent(this.advance());
-      msgidPlural = this.strings('string', consistent);
+      this.take();
+      msgidPlural = this.strings('string');
       if (this.kind() !== 'msgstr') throw new PoError(line, "missing 'msgstr[]' section after msgid_plural");
-      msgstrLine = this.token.line;
-      this.pluralForms(msgstr, consistent);
+      msgstrLine = this.lexer.line;
+      this.pluralForms(msgstr);
     } else if (this.kind() === 'msgstr') {
-      msgstrLine = consistent(this.advance()).line;
+      msgstrLine = this.take();
       if (this.kind() === '[') {
         throw new PoError(line, "missing 'msgid_plural' section: msgstr[N] belongs to an entry with msgid_plural");
       }
-      msgstr.push(this.strings('string', consistent));
+      msgstr.push(this.strings('string'));
     } else {
       throw new PoError(line, "missing 'msgstr' section");
     }
@@ -424,42 +437,47 @@ class Parser {
       msgid,
       msgidPlural,
       msgstr,
-      fuzzy: this.comments.some(isFuzzyFlag),
+      fuzzy: this.comments.length > 0 && this.comments.some(isFuzzyFlag),
       previousMsgid,
       previous,
       line,
       msgstrLine,
-      obsolete: first.obsolete,
+      obsolete: this.entryObsolete,
     };
   }
 
   /** One or more strings, concatenated. */
-  private strings(kind: 'string' | 'prev_string', consistent: (token: Token) => Token): string {
+  private strings(kind: 'string' | 'prev_string'): string {
     if (this.kind() !== kind) throw this.unexpected(kind === 'string' ? 'a string "…"' : 'a "#|" string');
-    let value = '';
-    while (this.kind() === kind) value += consistent(this.advance()).text;
+    let value = this.lexer.text;
+    this.take();
+    while (this.kind() === kind) {
+      value += this.lexer.text;
+      this.take();
+    }
     return value;
   }
 
   /** msgstr[0] "…" msgstr[1] "…" …, numbered from 0 without a gap. */
-  private pluralForms(forms: string[], consistent: (token: Token) => Token) {
+  private pluralForms(forms: string[]) {
     while (this.kind() === 'msgstr') {
-      const keyword = consistent(this.advance());
+      const line = this.take();
       if (this.kind() !== '[') throw this.unexpected('[N] after msgstr: an entry with msgid_plural has msgstr[N]');
-      consistent(this.advance());
+      this.take();
       if (this.kind() !== 'number') throw this.unexpected('a form number in msgstr[N]');
-      const index = consistent(this.advance()).text;
+      const index = this.lexer.text;
+      this.take();
       if (this.kind() !== ']') throw this.unexpected('"]"');
-      consistent(this.advance());
+      this.take();
       if (Number(index) !== forms.length) {
         throw new PoError(
-          keyword.line,
+          line,
           forms.length === 0
             ? `first plural form has nonzero index msgstr[${index}] (forms are numbered from msgstr[0])`
             : `plural form has wrong index msgstr[${index}], expected msgstr[${forms.length}]`,
         );
       }
-      forms.push(this.strings('string', consistent));
+      forms.push(this.strings('string'));
     }
   }
 }
@@ -477,23 +495,23 @@ function isFuzzyFlag(comment: string): boolean {
 export function readPoText(text: string, decodeBytes: (bytes: number[], line: number) => string): PoCatalog {
   const raw = new Parser(new Lexer(text, decodeBytes)).parse();
   // Entries are keyed by context and msgid; obsolete entries take part (read-catalog.c).
-  const seen = new Map<string, number>();
+  const plain = new Set<string>();
+  const byContext = new Map<string, Set<string>>();
   let header: RawMessage | null = null;
   for (const message of raw) {
-    const key = (message.context === null ? 'n' : 'c' + message.context) + '\u0004' + message.msgid;
-    const first = seen.get(key);
-    if (first !== undefined) {
-      throw new PoError(message.line, `duplicate message definition (first defined at line ${first})`);
+    let seen = plain;
+    if (message.context !== null) {
+      seen = byContext.get(message.context) ?? new Set();
+      byContext.set(message.context, seen);
     }
-    seen.set(key, message.line);
+    if (seen.has(message.msgid)) {
+      const first = raw.find((other) => other.context === message.context && other.msgid === message.msgid)!;
+      throw new PoError(message.line, `duplicate message definition (first defined at line ${first.line})`);
+    }
+    seen.add(message.msgid);
     if (!message.obsolete && message.context === null && message.msgid === '') header = message;
   }
-  const messages: PoMessage[] = [];
-  for (const message of raw) {
-    if (message.obsolete || message === header) continue;
-    const { obsolete: _obsolete, ...entry } = message;
-    messages.push(entry);
-  }
+  const messages: PoMessage[] = raw.filter((message) => !message.obsolete && message !== header);
   // msgfmt checks only translated entries that are not fuzzy ("compiled" ones), and takes a
   // header with an empty msgstr for none.
   const compiled = messages.filter((message) => message.msgstr[0] !== '' && !message.fuzzy);
@@ -504,24 +522,23 @@ export function readPoText(text: string, decodeBytes: (bytes: number[], line: nu
 }
 
 /** msgfmt's check_pair: msgid, msgid_plural and every form begin and end alike with "\n". */
-function checkNewlines({ msgid, msgidPlural, msgstr, msgstrLine: line }: PoMessage) {
+function checkNewlines({ msgid, msgidPlural, msgstr, msgstrLine }: PoMessage) {
   if (msgid === '') return;
-  const begins = (text: string) => text.startsWith('\n');
-  const ends = (text: string) => text.endsWith('\n');
-  for (const [test, where] of [
-    [begins, 'begin'],
-    [ends, 'end'],
-  ] as const) {
-    const expected = test(msgid);
-    if (msgidPlural !== null && test(msgidPlural) !== expected) {
-      throw new PoError(line, `'msgid' and 'msgid_plural' entries do not both ${where} with '\\n'`);
+  const begins = msgid.charCodeAt(0) === 0x0a;
+  const ends = msgid.charCodeAt(msgid.length - 1) === 0x0a;
+  const check = (text: string, name: string) => {
+    if ((text.charCodeAt(0) === 0x0a) !== begins) {
+      throw new PoError(msgstrLine, `'msgid' and '${name}' entries do not both begin with '\\n'`);
     }
-    msgstr.forEach((form, index) => {
-      if (test(form) !== expected) {
-        const name = msgidPlural === null ? 'msgstr' : `msgstr[${index}]`;
-        throw new PoError(line, `'msgid' and '${name}' entries do not both ${where} with '\\n'`);
-      }
-    });
+    if ((text.charCodeAt(text.length - 1) === 0x0a) !== ends) {
+      throw new PoError(msgstrLine, `'msgid' and '${name}' entries do not both end with '\\n'`);
+    }
+  };
+  if (msgidPlural === null) {
+    check(msgstr[0], 'msgstr');
+  } else {
+    check(msgidPlural, 'msgid_plural');
+    for (let index = 0; index < msgstr.length; index++) check(msgstr[index], `msgstr[${index}]`);
   }
 }
 
