@@ -169,3 +169,113 @@ describe.skipIf(!hasGettext).each(databaseKinds)('PO imports against GNU gettext
     expect(LENIENT.size).toBe(4);
   });
 });
+
+// Random files from the pieces real files are made of, some of them broken: quartet's reader
+// must accept exactly what msgfmt -c accepts (these files have a header and no format flags, so
+// none of quartet's leniencies applies), with the same counts, and name the same line when both
+// refuse (a syntax error may be found a token later by gettext's parser: within two lines).
+const RANDOM_FILES = Number(process.env.PO_RANDOM_FILES) || (process.env.QUARTET_TEST_FAST ? 60 : 200);
+
+const pick = <T>(random: () => number, items: readonly T[]): T => items[Math.floor(random() * items.length)];
+
+function randomPo(seed: number): string {
+  let state = seed;
+  const random = () => {
+    state = (state * 1103515245 + 12345) % 2147483648;
+    return state / 2147483648;
+  };
+  const chance = (p: number) => random() < p;
+  const nplurals = pick(random, [1, 2, 3]);
+  const formulas: Record<number, string> = { 1: '0', 2: '(n != 1)', 3: '(n==1 ? 0 : n>=2 && n<=4 ? 1 : 2)' };
+  const formula = chance(0.05) ? pick(random, ['n==1 ? 0 : 3', 'n / (n - n)', 'n +']) : formulas[nplurals];
+  const lines = [
+    'msgid ""',
+    'msgstr ""',
+    '"Content-Type: text/plain; charset=UTF-8\\n"',
+    `"Plural-Forms: nplurals=${nplurals}; plural=${formula};\\n"`,
+    '',
+  ];
+  const ids = ['Open', 'Close', 'Save as', 'Done.\\n', '\\tIndented', 'Ünïcödé', 'A "quote"', 'x', 'Line\\nbreak'];
+  const texts = ['Öffnen', '', 'Schließen', 'Fertig.', '', 'Speichern\\t', 'x', 'a\\"b'];
+  // Mostly as the msgid ends (a translation of "Done.\n" ends with "\n"), sometimes not.
+  const translation = (id: string) => {
+    const text = pick(random, texts);
+    return text && id.endsWith('\\n') !== chance(0.05) ? `${text}\\n` : text;
+  };
+  // Mostly distinct msgids (a few duplicates).
+  const msgid = (entry: number) =>
+    `${pick(random, ids)}${chance(0.9) ? ` ${entry}` : ''}`.replace(/^(Done\.\\n|Line\\nbreak) (\d+)$/, '$2 $1');
+  const string = (value: string) =>
+    chance(0.2) && value.length > 2
+      ? `""\n"${value.slice(0, 2).replace(/\\$/, '')}"\n"${value.slice(2).replace(/^[^\\]*?\\$/, '')}"`
+      : `"${value}"`;
+  const entries = 3 + Math.floor(random() * 8);
+  for (let e = 0; e < entries; e++) {
+    const entry: string[] = [];
+    if (chance(0.3)) entry.push(pick(random, ['# translator', '#: src/a.c:1', '#. extracted', '#, c++-format']));
+    if (chance(0.3)) entry.push(pick(random, ['#, fuzzy', '#,fuzzy,no-wrap', '#, no-wrap, fuzzy', '#! fuzzy']));
+    if (chance(0.15)) entry.push(`#| msgid ${string(pick(random, ids))}`);
+    if (chance(0.25)) entry.push(`msgctxt ${string(pick(random, ['menu', '', 'button']))}`);
+    const id = msgid(e);
+    entry.push(`msgid ${string(id)}`);
+    if (chance(0.35)) {
+      entry.push(`msgid_plural ${string(id.endsWith('\\n') ? 'Plural.\\n' : 'Plural')}`);
+      const forms = chance(0.85) ? nplurals : Math.floor(random() * 4);
+      for (let f = 0; f < forms; f++) {
+        const index = chance(0.03) ? f + 1 : f;
+        entry.push(`msgstr[${index}] ${string(translation(id))}`);
+      }
+    } else if (chance(0.98)) {
+      entry.push(`msgstr ${string(translation(id))}`);
+    }
+    if (chance(0.1)) entry.splice(0, entry.length, ...entry.map((line) => `#~ ${line}`));
+    if (chance(0.02)) entry.splice(Math.floor(random() * entry.length), 0, pick(random, ['msgstr = "x"', '"\\q"']));
+    if (chance(0.02)) entry[entry.length - 1] = `#~ ${entry[entry.length - 1]}`;
+    lines.push(...entry, '');
+  }
+  return lines.join('\n');
+}
+
+describe.skipIf(!hasGettext)('random PO files against GNU gettext', () => {
+  it(`accepts and refuses what msgfmt -c does, with its counts (${RANDOM_FILES} files)`, async () => {
+    const { parsePo } = await import('../../src/quotes/formats/po.js');
+    let refusedByBoth = 0;
+    for (let seed = 1; seed <= RANDOM_FILES; seed++) {
+      const text = randomPo(seed);
+      const path = join(work, `random-${seed}.po`);
+      writeFileSync(path, text);
+      const gettext = run('msgfmt', ['-c', '--statistics', '-o', '/dev/null', path]);
+      const errors = gettext.stderr.split('\n').filter((line) => !line.includes('warning:') && /:\d+:/.test(line));
+      let quartet: Counts | string;
+      try {
+        const units = parsePo(Buffer.from(text), 'GNU_PO').units;
+        quartet = {
+          translated: units.filter((unit) => !unit.untranslated && !unit.fuzzy).length,
+          fuzzy: units.filter((unit) => !unit.untranslated && unit.fuzzy).length,
+          untranslated: units.filter((unit) => unit.untranslated).length,
+        };
+      } catch (error) {
+        quartet = (error as Error).message;
+      }
+      const context = `seed ${seed}:\n${text}\n--- msgfmt -c:\n${gettext.stderr}`;
+      if (gettext.status === 0) {
+        const count = (pattern: RegExp) => Number(pattern.exec(gettext.stderr)?.[1] ?? 0);
+        expect(quartet, context).toEqual({
+          translated: count(/(\d+) translated messages?/),
+          fuzzy: count(/(\d+) fuzzy translations?/),
+          untranslated: count(/(\d+) untranslated messages?/),
+        });
+      } else {
+        expect(typeof quartet, context).toBe('string');
+        const line = Number(/:(\d+):/.exec(errors[0] ?? '')?.[1]);
+        const named = Number(/line (\d+)/.exec(quartet as string)?.[1]);
+        const also = [...(quartet as string).matchAll(/line (\d+)/g)].map((match) => Number(match[1]));
+        expect(also.some((n) => Math.abs(n - line) <= 2) || Math.abs(named - line) <= 2, context).toBe(true);
+        refusedByBoth++;
+      }
+    }
+    // Both kinds of file were drawn.
+    expect(refusedByBoth).toBeGreaterThan(RANDOM_FILES / 10);
+    expect(refusedByBoth).toBeLessThan(RANDOM_FILES * 0.9);
+  });
+});

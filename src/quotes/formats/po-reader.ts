@@ -343,12 +343,32 @@ class Parser {
           '"domain" directives are not supported: upload one file per domain (msgfmt -c refuses them too)',
         );
       } else if (kind === 'msgid' || kind === 'msgctxt' || kind === 'prev_msgid' || kind === 'prev_msgctxt') {
-        messages.push(this.message());
+        const message = this.message();
+        this.checkDuplicate(message, messages);
+        messages.push(message);
         this.comments = [];
       } else {
         throw this.unexpected('a comment, msgctxt or msgid');
       }
     }
+  }
+
+  // Entries are keyed by context and msgid, obsolete ones included (read-catalog.c); checked as
+  // they are read, so the first error reported is gettext's first.
+  private readonly plain = new Set<string>();
+  private readonly byContext = new Map<string, Set<string>>();
+
+  private checkDuplicate(message: RawMessage, before: RawMessage[]) {
+    let seen = this.plain;
+    if (message.context !== null) {
+      seen = this.byContext.get(message.context) ?? new Set();
+      this.byContext.set(message.context, seen);
+    }
+    if (seen.has(message.msgid)) {
+      const first = before.find((other) => other.context === message.context && other.msgid === message.msgid)!;
+      throw new PoError(message.line, `duplicate message definition (first defined at line ${first.line})`);
+    }
+    seen.add(message.msgid);
   }
 
   /** The lookahead's kind (a method: TypeScript would narrow a property across take()). */
@@ -494,21 +514,8 @@ function isFuzzyFlag(comment: string): boolean {
 /** Reads a PO file's text (already decoded); throws PoError for what gettext refuses. */
 export function readPoText(text: string, decodeBytes: (bytes: number[], line: number) => string): PoCatalog {
   const raw = new Parser(new Lexer(text, decodeBytes)).parse();
-  // Entries are keyed by context and msgid; obsolete entries take part (read-catalog.c).
-  const plain = new Set<string>();
-  const byContext = new Map<string, Set<string>>();
   let header: RawMessage | null = null;
   for (const message of raw) {
-    let seen = plain;
-    if (message.context !== null) {
-      seen = byContext.get(message.context) ?? new Set();
-      byContext.set(message.context, seen);
-    }
-    if (seen.has(message.msgid)) {
-      const first = raw.find((other) => other.context === message.context && other.msgid === message.msgid)!;
-      throw new PoError(message.line, `duplicate message definition (first defined at line ${first.line})`);
-    }
-    seen.add(message.msgid);
     if (!message.obsolete && message.context === null && message.msgid === '') header = message;
   }
   const messages: PoMessage[] = raw.filter((message) => !message.obsolete && message !== header);
@@ -516,8 +523,9 @@ export function readPoText(text: string, decodeBytes: (bytes: number[], line: nu
   // header with an empty msgstr for none.
   const compiled = messages.filter((message) => message.msgstr[0] !== '' && !message.fuzzy);
   const headerText = header && header.msgstr[0] !== '' ? header.msgstr[0] : null;
-  for (const message of compiled) checkNewlines(message);
+  // In msgfmt's order: the Plural-Forms header, then each entry.
   checkPlurals(compiled, headerText, header?.msgstrLine ?? 1);
+  for (const message of compiled) checkNewlines(message);
   return { header: header ? header.msgstr[0] : null, messages };
 }
 
