@@ -151,7 +151,7 @@ async function importTranslations({ trx, dialect, job, units, meta, at }: Applyi
     matched++;
     words += target.word_count;
     const forms = JSON.stringify(unit.forms.length ? unit.forms : ['']);
-    const isEmpty = unit.forms.length === 0 || unit.forms.some((form) => form === '') ? 1 : 0;
+    const isEmpty = (unit.untranslated ?? (unit.forms.length === 0 || unit.forms.some((form) => form === ''))) ? 1 : 0;
     const fuzzy = unit.fuzzy ? 1 : 0;
     const stale = unit.stale ? 1 : 0;
     const previous = unit.previous ?? null;

@@ -1,6 +1,9 @@
 // Word counting for quotations (rules in docs/quotes.md):
-// - markup (HTML/XML tags and entities) is not words;
-// - a placeholder (%s, %1$d, %(name)s, {0}, {name}, {{count}}, ${x}) counts 1;
+// - markup (HTML/XML tags, react-i18next's <1>…</1> and <0/>, entities) is not words;
+// - a placeholder (%s, %1$d, %@, %(name)s, {0}, {name}, {{count}}, ${x}, $t(key), Android's
+//   <xliff:g>…</xliff:g>) counts 1;
+// - an ICU plural/select argument is syntax; the words of each of its branches count, and "#"
+//   in a plural branch is a placeholder (countIcu);
 // - a URL or an email address counts 1;
 // - everything else is split by Intl.Segmenter (word granularity) and only segments marked
 //   isWordLike count. For spaced scripts that is "runs of letters/digits"; for scripts written
@@ -12,9 +15,13 @@
 // backtrack across the text, and long texts are segmented in bounded pieces (countPlain).
 
 const PARTS = {
+  // Android's protected text, whatever it holds, is one placeholder: before the tags' pattern,
+  // which would take its tags for markup (at one place, the first alternative listed wins).
+  protected: [/<xliff:g\b[^<>]*>[^<]*<\/xliff:g>/.source],
   markup: [
     /<!--[\s\S]*?-->/.source, // comments
     /<\/?[A-Za-z][^<>]*>/.source, // tags
+    /<\/?\d+\s*\/?>/.source, // react-i18next's indexed tags: <1>, </1>, <0/>
     /&(?:[A-Za-z][A-Za-z0-9]*|#\d+|#x[0-9A-Fa-f]+);/.source, // entities
   ],
   urls: [/\b(?:https?|ftp):\/\/[^\s<>"']+/.source, /\bwww\.[^\s<>"']+/.source],
@@ -26,6 +33,7 @@ const PARTS = {
     // "{{" + 5,000 spaces take a minute.
     /\{\{[^{}]*\}\}/.source,
     /\$\{[^{}]*\}/.source, // ${name}
+    /\$t\([^()]*\)/.source, // i18next's nesting: $t(key), $t(key, {"count": 2})
     /\{[A-Za-z0-9_.,: -]*\}/.source, // {0} {name} {count, number}
     /%(?:\d+\$)?(?:\([A-Za-z0-9_]+\))?[-+ #0]*(?:\d+|\*)?(?:\.(?:\d+|\*))?(?:hh|h|ll|l|L|q|j|z|t)?[diouxXeEfFgGaAcspn@%]/
       .source, // printf
@@ -37,7 +45,13 @@ const PARTS = {
 // "://" or "www.", so a text without them is scanned by the regex without those alternatives.
 // The order of the alternatives is kept: the earliest, then first listed, alternative wins.
 function tokenPattern(urls: boolean, emails: boolean): RegExp {
-  const parts = [...PARTS.markup, ...(urls ? PARTS.urls : []), ...(emails ? PARTS.emails : []), ...PARTS.placeholders];
+  const parts = [
+    ...PARTS.protected,
+    ...PARTS.markup,
+    ...(urls ? PARTS.urls : []),
+    ...(emails ? PARTS.emails : []),
+    ...PARTS.placeholders,
+  ];
   return new RegExp(parts.join('|'), 'g');
 }
 const TOKENS = [
@@ -161,7 +175,16 @@ const MAYBE_TOKEN = /[<&%{$@]|:\/\/|www\./;
 export function countWords(text: string, size = CHUNK): number {
   if (!text) return 0;
   const chunk = Math.max(16, size);
-  if (!MAYBE_TOKEN.test(text)) return countPlain(text, 0, text.length, chunk);
+  if (ICU_COMPLEX.test(text)) return countIcu(text, 0, text.length, matchingBraces(text), 0, false, chunk);
+  return countTokens(text, chunk, false);
+}
+
+/** The words of a text without ICU arguments; in a plural branch, "#" is a placeholder. */
+function countTokens(text: string, chunk: number, plural: boolean): number {
+  const plain = plural
+    ? (from: number, to: number) => countPlain(text, from, to, chunk) + hashes(text, from, to)
+    : (from: number, to: number) => countPlain(text, from, to, chunk);
+  if (!MAYBE_TOKEN.test(text)) return plain(0, text.length);
   const tokens = TOKENS[(MAYBE_URL.test(text) ? 2 : 0) + (text.includes('@') ? 1 : 0)];
   const subject = text.includes('<!--') ? maskUnclosedComments(text) : text;
   tokens.lastIndex = 0;
@@ -170,14 +193,92 @@ export function countWords(text: string, size = CHUNK): number {
   // exec() in a loop: matchAll's iterator cost more than the matching itself.
   for (let match = tokens.exec(subject); match; match = tokens.exec(subject)) {
     const token = match[0];
-    words += countPlain(text, last, match.index, chunk);
+    words += plain(last, match.index);
     last = match.index + token.length;
     // Markup counts 0; "%%" is a literal percent sign, not a placeholder.
-    if (token.startsWith('<') || token.startsWith('&') || token === '%%') {
+    const markup = token.startsWith('<') && !token.endsWith('</xliff:g>');
+    if (markup || token.startsWith('&') || token === '%%') {
       // Keep the words on both sides apart: "a<br>b" is two words.
       continue;
     }
     words += 1;
   }
-  return words + countPlain(text, last, text.length, chunk);
+  return words + plain(last, text.length);
+}
+
+function hashes(text: string, from: number, to: number): number {
+  let count = 0;
+  for (let at = text.indexOf('#', from); at >= 0 && at < to; at = text.indexOf('#', at + 1)) count++;
+  return count;
+}
+
+// ICU MessageFormat (i18next-icu, FormatJS, Android/iOS exports): `{count, plural, one {# file}
+// other {# files}}`. The argument's name, its keyword and the selectors (one, other, =0,
+// offset:1) are syntax, not words; each branch is text the translator writes, counted by these
+// same rules, nested arguments included, as a PO plural counts msgid and msgid_plural; in a
+// plural branch "#" stands for the number: a placeholder. ICU's apostrophe quoting is not read.
+const ICU_COMPLEX = /\{\s*[\p{L}\p{N}_]+\s*,\s*(?:plural|selectordinal|select)\s*,/u;
+const ICU_HEAD = /\{\s*[\p{L}\p{N}_]+\s*,\s*(plural|selectordinal|select)\s*,/uy;
+const ICU_OFFSET = /\s*offset\s*:\s*\d+/y;
+const ICU_SELECTOR = /\s*(?:=\d+|[\p{L}_][\p{L}\p{N}_-]*)\s*\{/uy;
+const ICU_DEPTH = 8;
+
+/** For each "{" the index of its "}" (one pass with a stack: linear, whatever the nesting). */
+function matchingBraces(text: string): Map<number, number> {
+  const closing = new Map<number, number>();
+  const open: number[] = [];
+  for (let at = 0; at < text.length; at++) {
+    const c = text.charCodeAt(at);
+    if (c === 0x7b) open.push(at);
+    else if (c === 0x7d && open.length) closing.set(open.pop()!, at);
+  }
+  return closing;
+}
+
+/** The words of text[from, to), its ICU plural/select arguments counted branch by branch. */
+function countIcu(
+  text: string,
+  from: number,
+  to: number,
+  closing: Map<number, number>,
+  depth: number,
+  plural: boolean,
+  chunk: number,
+): number {
+  let words = 0;
+  let last = from;
+  for (let at = text.indexOf('{', from); at >= 0 && at < to; at = text.indexOf('{', at + 1)) {
+    const end = closing.get(at);
+    if (end === undefined || end >= to || depth >= ICU_DEPTH) continue;
+    ICU_HEAD.lastIndex = at;
+    const head = ICU_HEAD.exec(text);
+    const branches = head && icuBranches(text, ICU_HEAD.lastIndex, end, closing);
+    if (!branches) continue;
+    // Each plain stretch is counted once, at its own level: linear in the text's length.
+    words += countTokens(text.slice(last, at), chunk, plural);
+    for (const [start, stop] of branches) {
+      words += countIcu(text, start, stop, closing, depth + 1, head[1] !== 'select', chunk);
+    }
+    last = end + 1;
+    at = end;
+  }
+  return words + countTokens(text.slice(last, to), chunk, plural);
+}
+
+/** The bodies [start, end) of the branches between an argument's head and its "}", or null. */
+function icuBranches(text: string, at: number, end: number, closing: Map<number, number>): [number, number][] | null {
+  const branches: [number, number][] = [];
+  ICU_OFFSET.lastIndex = at;
+  if (ICU_OFFSET.test(text)) at = ICU_OFFSET.lastIndex;
+  for (;;) {
+    while (at < end && /\s/.test(text[at])) at++;
+    if (at === end) return branches.length ? branches : null;
+    ICU_SELECTOR.lastIndex = at;
+    if (!ICU_SELECTOR.test(text) || ICU_SELECTOR.lastIndex > end) return null;
+    const open = ICU_SELECTOR.lastIndex - 1;
+    const close = closing.get(open);
+    if (close === undefined || close >= end) return null;
+    branches.push([open + 1, close]);
+    at = close + 1;
+  }
 }

@@ -12,7 +12,8 @@ const ADMIN = { email: 'quotes-admin@example.test', password: 'quotes admin pass
 const TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\+0000$/;
 
 // de-DE in messages.de.po against messages.pot (see the fixture comments in docs/quotes.md):
-//   not translated: plural with an empty msgstr[1] (8 words), "Open" in context button (1),
+//   not translated: a plural as msgmerge leaves it, a single msgstr[0] "" (8 words), "Open" in
+//                   context button (1),
 //                   "Good morning…" absent from the file (8)            → 3 strings, 17 words
 //   not approved:   the fuzzy "process number %d." (8)                     → 1 string, 8 words
 //   outdated:       the fuzzy entry whose #| msgid differs (5)             → 1 string, 5 words

@@ -2,7 +2,7 @@
 import { parseAndroid, writeAndroid } from './android.js';
 import { parseIosStrings, writeIosStrings } from './ios.js';
 import { parseJson, writeJson } from './json.js';
-import { parsePoAsync, writePo } from './po.js';
+import { parsePo, writePo } from './po.js';
 import { parseXliff, writeXliff } from './xliff.js';
 import { parseYaml, writeYaml } from './yaml.js';
 import type { ExportRequest, ParsedFile } from './types.js';
@@ -19,7 +19,6 @@ export const FILE_FORMATS = [
 export type FileFormat = (typeof FILE_FORMATS)[number];
 
 interface FormatHandler {
-  /** PO parses asynchronously, in slices, so a big import does not stall other requests. */
   parse(bytes: Buffer): ParsedFile | Promise<ParsedFile>;
   write(request: ExportRequest): Buffer;
   /** Content type of an export. */
@@ -28,12 +27,12 @@ interface FormatHandler {
 
 export const FORMATS: Record<FileFormat, FormatHandler> = {
   GNU_PO: {
-    parse: (b) => parsePoAsync(b, 'GNU_PO'),
+    parse: (b) => parsePo(b, 'GNU_PO'),
     write: (r) => writePo(r, false),
     mime: 'text/x-gettext-translation; charset=utf-8',
   },
   GNU_POT: {
-    parse: (b) => parsePoAsync(b, 'GNU_POT'),
+    parse: (b) => parsePo(b, 'GNU_POT'),
     write: (r) => writePo(r, r.isBase),
     mime: 'text/x-gettext-translation; charset=utf-8',
   },

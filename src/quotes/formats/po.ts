@@ -1,290 +1,134 @@
-// GNU gettext PO and POT files through gettext-parser.
+// GNU gettext PO and POT files: read by po-reader.ts as GNU gettext reads them, written back by
+// gettext-parser.
 // - the header entry (empty msgid) is not a phrase; obsolete `#~` entries are never read;
-// - an entry is keyed by msgctxt + EOT + msgid (gettext's own convention for contexts);
-// - `#, fuzzy` makes a translation "not approved";
-// - `#| msgid "…"` (msgmerge --previous) names the source the translation was made for: when it
-//   differs from the current msgid the translation is stale, i.e. "outdated".
+// - an entry is keyed by msgctxt + EOT + msgid (gettext's own convention for contexts); an empty
+//   `msgctxt ""` is a context of its own, as in gettext;
+// - the states are msgfmt's: an entry is untranslated when its msgstr (msgstr[0] for plurals) is
+//   empty, else fuzzy with `#, fuzzy`, else translated; a plural with a later form empty is
+//   translated, as `msgfmt --statistics` and `msgattrib --translated` count it;
+// - `#| msgid "…"` (msgmerge --previous) on a fuzzy entry names the source the translation was
+//   made for: when it differs from the current msgid the translation is stale, i.e. "outdated".
 import * as gettextParser from 'gettext-parser';
 import type { GetTextTranslations } from 'gettext-parser';
-import { readPlainEntries, type PlainContext, type PoEntry } from './po-plain.js';
+import { PoError, readPoText, type PoMessage } from './po-reader.js';
 import { FormatError, type ExportRequest, type ParsedFile, type ParsedUnit } from './types.js';
 
 const EOT = '\u0004';
 
 export function poKey(context: string | null, msgid: string): string {
-  return context ? `${context}${EOT}${msgid}` : msgid;
+  return context === null ? msgid : `${context}${EOT}${msgid}`;
 }
 
-// gettext-parser builds one object keyed by msgid per context; with 100k entries that object
-// becomes slow to grow. Parsing a UTF-8 file in slices of whole entries keeps each table small
-// (about twice as fast in CPU time; 250 entries per slice measured best); the slices are cut
-// only at a blank line that ends a complete entry, and each slice repeats the header entry so
-// that Plural-Forms validates all of them. A slice in the plain layout is read by
-// readPlainEntries (po-plain.ts) instead, with the same result, several times faster.
-// Templates (xgettext) say `nplurals=INTEGER`; for validation only, such a header gets the
-// number of plural forms the file actually uses.
-const SLICE_ENTRIES = 250;
-const PAUSE_MS = 10;
-// gettext-parser's duplicate check is `msgid in table`: it takes these names for duplicates.
-const PROTOTYPE_NAMES = new Set(Object.getOwnPropertyNames(Object.prototype));
-
-/** `plainReader: false` parses every slice with gettext-parser (the tests compare both ways). */
-export function parsePo(bytes: Buffer, formatName: string, options: { plainReader?: boolean } = {}): ParsedFile {
-  return parsePoSlices(bytes, formatName, () => undefined, options.plainReader ?? true) as ParsedFile;
-}
-
-/** parsePo that lets the event loop run between slices. */
-export function parsePoAsync(bytes: Buffer, formatName: string): Promise<ParsedFile> {
-  return parsePoSlices(
-    bytes,
-    formatName,
-    () => new Promise<void>((resolve) => setImmediate(resolve)),
-    true,
-  ) as Promise<ParsedFile>;
-}
-
-function parsePoSlices(
-  bytes: Buffer,
-  formatName: string,
-  pause: () => Promise<void> | undefined,
-  plainReader: boolean,
-): ParsedFile | Promise<ParsedFile> {
+export function parsePo(bytes: Buffer, formatName: string): ParsedFile {
   if (bytes.includes(0)) {
     throw new FormatError(`binary content (NUL bytes) is not a ${formatName} file (UTF-16 PO files are not supported)`);
   }
-  const split = utf8Slices(bytes);
-  /** `fileLine` maps a line of `input` to the file's (a slice is parsed after the header). */
-  const parse = (
-    input: Buffer | string,
-    validation: boolean,
-    fileLine = (line: number) => line,
-  ): GetTextTranslations => {
-    try {
-      return gettextParser.po.parse(input, { defaultCharset: 'utf-8', validation });
-    } catch (error) {
-      const message = (error as Error).message
-        .replace(/^Error parsing PO data: /, '')
-        .replace(/ at line (\d+)/, (_, line: string) => ` at line ${fileLine(Number(line))}`);
-      const builtIn = /^Duplicate msgid error: entry "(.*)" in ".*" context/s.exec(message)?.[1];
-      if (builtIn !== undefined && PROTOTYPE_NAMES.has(builtIn)) {
-        throw new FormatError(refusedBuiltIn(formatName, builtIn));
-      }
-      throw new FormatError(`not a valid ${formatName} file: ${message}`);
-    }
-  };
-  const units: ParsedUnit[] = [];
-  const collect = (entries: PoEntry[]) => {
-    for (const entry of entries) units.push(toUnit(entry));
-  };
-  if (!split) {
-    // A legacy charset: one parse of the bytes, gettext-parser converts from the declared charset.
-    const head = bytes.subarray(0, 8192).toString('latin1');
-    const parsed = parse(bytes, /nplurals\s*=\s*\d/.test(head));
-    collect(tableEntries(parsed));
-    return { units, meta: { headers: pickHeaders(parsed.headers ?? {}) } };
-  }
-  const { header, bodies, firstLines } = split;
-  const headers = header ? (parse(header, false).headers ?? {}) : {};
-  const validationHeader = withPluralCount(header, bodies);
-  const plain = plainReader ? plainContext(validationHeader) : null;
-  const headerLines = validationHeader.split('\n').length;
-  const result = () => ({ units, meta: { headers: pickHeaders(headers) } });
-  // Synchronous when `pause` returns nothing; otherwise other work runs every PAUSE_MS.
-  let last = performance.now();
-  const run = (index: number): ParsedFile | Promise<ParsedFile> => {
-    for (let i = index; i < bodies.length; i++) {
-      const input = validationHeader + '\n' + bodies[i];
-      collect(
-        (plain && readPlainEntries(bodies[i], plain)) ??
-          tableEntries(parse(input, true, (line) => line - headerLines + firstLines[i] - 1)),
-      );
-      if (i + 1 === bodies.length || performance.now() - last < PAUSE_MS) continue;
-      const waiting = pause();
-      if (waiting) {
-        return waiting.then(() => {
-          last = performance.now();
-          return run(i + 1);
-        });
-      }
-    }
-    return result();
-  };
-  return run(0);
-}
-
-/** The plain reader takes such msgids; gettext-parser refuses them, whether declared twice or not. */
-function refusedBuiltIn(formatName: string, msgid: string): string {
-  return (
-    `not a valid ${formatName} file: msgid "${msgid}" is declared twice, or is in a part of the file ` +
-    'that gettext-parser reads (obsolete #~ entries, a legacy charset, an unusual layout), which takes ' +
-    "names of JavaScript's Object.prototype for duplicates"
-  );
-}
-
-/** The entries of gettext-parser's table, in its order, without the header. */
-function tableEntries(parsed: GetTextTranslations): PoEntry[] {
-  const entries: PoEntry[] = [];
-  for (const [context, table] of Object.entries(parsed.translations)) {
-    for (const entry of Object.values(table)) if (entry.msgid !== '' || context) entries.push(entry);
-  }
-  return entries;
-}
-
-/** What the plain reader needs from the (validation) header, or null when gettext-parser refuses it. */
-function plainContext(validationHeader: string): PlainContext | null {
-  if (!validationHeader) return { nplurals: 1, headerFirst: false };
+  const { text, decodeBytes } = decodePo(bytes, formatName);
+  let catalog;
   try {
-    const parsed = gettextParser.po.parse(validationHeader, { defaultCharset: 'utf-8', validation: true });
-    // Only the header entry: anything else would take part in the slices' duplicate checks.
-    const contexts = Object.keys(parsed.translations);
-    const msgids = Object.keys(parsed.translations[''] ?? {});
-    if (contexts.join() !== '' || msgids.length !== 1 || msgids[0] !== '') return null;
-    // As gettext-parser reads nplurals from the header (1 when it has none).
-    const nplurals =
-      Number.parseInt(/nplurals\s*=\s*(\d+)/.exec(parsed.headers?.['Plural-Forms'] ?? '')?.[1] ?? '', 10) || 1;
-    return { nplurals, headerFirst: true };
-  } catch {
-    return null;
+    catalog = readPoText(text, decodeBytes);
+  } catch (error) {
+    if (error instanceof PoError) throw new FormatError(`not a valid ${formatName} file: ${error.message}`);
+    throw error;
   }
+  const units: ParsedUnit[] = catalog.messages.map(toUnit);
+  return { units, meta: { headers: pickHeaders(headerFields(catalog.header ?? '')) } };
 }
 
-/** The header entry, made to declare a number of plural forms when it does not. */
-function withPluralCount(header: string, bodies: string[]): string {
-  if (/nplurals\s*=\s*\d/.test(header)) return header;
-  let forms = 0;
-  for (const body of bodies) {
-    for (const match of body.matchAll(/^[ \t]*msgstr\[(\d+)\]/gm)) forms = Math.max(forms, Number(match[1]) + 1);
-  }
-  if (forms === 0) return header;
-  const line = `"Plural-Forms: nplurals=${forms}; plural=0;\\n"`;
-  if (!header) return `msgid ""\nmsgstr ""\n${line}\n`;
-  if (/"Plural-Forms:[^"\n]*"/.test(header)) return header.replace(/"Plural-Forms:[^"\n]*"/, line);
-  return header.replace(/(msgstr[ \t]+"[^"\n]*")/, `$1\n${line}`);
-}
+const UTF8_BOM = Buffer.from([0xef, 0xbb, 0xbf]);
 
 /**
- * A UTF-8 file as its header entry and slices of whole entries, with the file's line number of
- * each slice's first line (for error messages); null for a legacy charset.
+ * The file's text in the charset its header declares (UTF-8 when it declares none, or a
+ * template's CHARSET), and how to decode the bytes of escapes such as "\303\251".
  */
-function utf8Slices(bytes: Buffer): { header: string; bodies: string[]; firstLines: number[] } | null {
+function decodePo(
+  bytes: Buffer,
+  formatName: string,
+): { text: string; decodeBytes: (escaped: number[], line: number) => string } {
+  // msgfmt refuses a byte order mark (a syntax error on line 1); editors on Windows add one.
+  if (bytes.subarray(0, 3).equals(UTF8_BOM)) bytes = bytes.subarray(3);
   const head = bytes.subarray(0, 8192).toString('latin1');
-  const charset = /charset=([A-Za-z0-9_-]+)/i.exec(head)?.[1];
-  if (charset && !/^(utf-?8|charset)$/i.test(charset)) return null;
-  let text: string;
+  const declared = /charset=([A-Za-z0-9_.:-]+)/i.exec(head)?.[1];
+  const charset = !declared || /^(charset|utf-?8|(us-)?ascii)$/i.test(declared) ? 'utf-8' : declared.toLowerCase();
+  let decoder: TextDecoder;
   try {
-    text = new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+    decoder = new TextDecoder(/^(iso-?8859-1|latin-?1)$/.test(charset) ? 'latin1' : charset, { fatal: true });
   } catch {
-    throw new FormatError('the PO file declares UTF-8 (or no charset) but is not valid UTF-8');
+    throw new FormatError(
+      `not a valid ${formatName} file: its charset "${declared}" is not supported; convert it to UTF-8 ` +
+        '(msgconv --to-code=UTF-8)',
+    );
   }
-  const bodies: string[] = [];
-  const firstLines: number[] = [];
-  let header = '';
-  let start = 0;
-  // A slice starts with the line break of the blank line before it: on that blank line.
-  let line = 1;
-  let startLine = 1;
-  let entries = 0;
-  let position = 0;
-  // The keyword of the last line that is not a string continuation ("…") or blank.
-  let keyword = '';
-  while (position < text.length) {
-    const end = text.indexOf('\n', position);
-    const lineEnd = end < 0 ? text.length : end;
-    const first = firstNonSpace(text, position, lineEnd);
-    if (first === -1) {
-      // A blank line after a msgstr (and its continuation lines) ends a complete entry.
-      if (keyword.startsWith('msgstr')) {
-        entries++;
-        if (start === 0 && bodies.length === 0 && !header) {
-          const entry = text.slice(0, lineEnd);
-          if (/^(\s*#[^\n]*\n)*\s*msgid\s+""\s*\n\s*msgstr/.test(entry)) {
-            header = entry;
-            start = lineEnd;
-            startLine = line;
-            entries = 0;
-          }
-        }
-        if (entries >= SLICE_ENTRIES) {
-          bodies.push(text.slice(start, lineEnd));
-          firstLines.push(startLine);
-          start = lineEnd;
-          startLine = line;
-          entries = 0;
-        }
-      }
-      keyword = '';
-    } else if (text[first] !== '"') {
-      keyword = text.slice(first, first + 6);
+  // WHATWG's "latin1" is windows-1252; ISO-8859-1 maps every byte to the same code point.
+  const decode = (part: Uint8Array) =>
+    decoder.encoding === 'windows-1252' && /8859-1$|latin-?1$/.test(charset)
+      ? Buffer.from(part).toString('latin1')
+      : decoder.decode(part);
+  const decodeBytes = (escaped: number[], line: number) => {
+    try {
+      return decode(Uint8Array.from(escaped));
+    } catch {
+      throw new PoError(line, `invalid multibyte sequence in escapes of a string (charset ${charset})`);
     }
-    position = lineEnd + 1;
-    line++;
+  };
+  try {
+    return { text: decode(bytes), decodeBytes };
+  } catch {
+    throw new FormatError(
+      `not a valid ${formatName} file: line ${badLine(bytes, decode)}: invalid multibyte sequence: the file is ` +
+        `not valid ${charset === 'utf-8' ? 'UTF-8 (and declares no other charset)' : declared}`,
+    );
   }
-  if (!header && bodies.length === 0 && /^(\s*#[^\n]*\n)*\s*msgid\s+""\s*\n\s*msgstr/.test(text.slice(start))) {
-    // A file that is only a header entry (no blank line after it).
-    header = text.slice(start);
-    start = text.length;
-  }
-  const rest = text.slice(start);
-  if (rest.trim() !== '' || bodies.length === 0) {
-    bodies.push(rest);
-    firstLines.push(startLine);
-  }
-  return { header, bodies, firstLines };
 }
 
-function firstNonSpace(text: string, from: number, to: number): number {
-  for (let i = from; i < to; i++) {
-    const c = text.charCodeAt(i);
-    if (c !== 32 && c !== 9 && c !== 13) return i;
+/** The first line that does not decode (only when the whole file did not). */
+function badLine(bytes: Buffer, decode: (part: Uint8Array) => string): number {
+  let line = 1;
+  for (let start = 0; start < bytes.length; line++) {
+    let end = bytes.indexOf(0x0a, start);
+    if (end < 0) end = bytes.length;
+    try {
+      decode(bytes.subarray(start, end));
+    } catch {
+      return line;
+    }
+    start = end + 1;
   }
-  return -1;
+  return line;
 }
 
-function toUnit(entry: PoEntry): ParsedUnit {
-  // gettext-parser files an entry under its msgctxt, and under '' when it is empty.
-  const context = entry.msgctxt || null;
-  const flags = entry.comments?.flag;
-  const previous = entry.comments?.previous ? previousMsgid(entry.comments.previous) : null;
+/** The header's "Name: value" lines. */
+function headerFields(header: string): Map<string, string> {
+  const fields = new Map<string, string>();
+  for (const line of header.split('\n')) {
+    const colon = line.indexOf(':');
+    if (colon > 0) fields.set(line.slice(0, colon).trim(), line.slice(colon + 1).trim());
+  }
+  return fields;
+}
+
+function toUnit(message: PoMessage): ParsedUnit {
+  const { context } = message;
   return {
-    key: poKey(context, entry.msgid),
+    key: poKey(context, message.msgid),
     context,
-    source: entry.msgid,
-    sourcePlural: entry.msgid_plural ?? null,
-    forms: entry.msgstr ?? [],
-    fuzzy: !!flags && flags.split(/[,\n]/).some((flag) => flag.trim() === 'fuzzy'),
-    stale: previous !== null && previous !== entry.msgid,
-    previous: entry.comments?.previous ?? null,
+    source: message.msgid,
+    sourcePlural: message.msgidPlural,
+    forms: message.msgstr,
+    untranslated: message.msgstr[0] === '',
+    fuzzy: message.fuzzy,
+    // msgmerge writes "#|" only on the entries it made fuzzy; an entry approved since is current.
+    stale: message.fuzzy && message.previousMsgid !== null && message.previousMsgid !== message.msgid,
+    previous: message.previous,
   };
 }
 
-/** The msgid of a `#|` comment block (which may also carry msgctxt and msgid_plural). */
-function previousMsgid(previous: string): string | null {
-  let current: string | null = null;
-  let msgid: string | null = null;
-  for (const line of previous.split('\n')) {
-    const keyword = /^\s*(msgctxt|msgid_plural|msgid)\s+(".*")\s*$/.exec(line);
-    const continuation = /^\s*(".*")\s*$/.exec(line);
-    if (keyword) {
-      current = keyword[1];
-      if (current === 'msgid') msgid = unquote(keyword[2]);
-    } else if (continuation && current === 'msgid') {
-      msgid = (msgid ?? '') + unquote(continuation[1]);
-    }
-  }
-  return msgid;
-}
-
-function unquote(literal: string): string {
-  const body = literal.slice(1, -1);
-  return body.replace(
-    /\\(["\\abfnrtv])/g,
-    (_, c: string) => ({ a: '\x07', b: '\b', f: '\f', n: '\n', r: '\r', t: '\t', v: '\v' })[c] ?? c,
-  );
-}
-
-function pickHeaders(headers: Record<string, string>): Record<string, string> {
+function pickHeaders(fields: Map<string, string>): Record<string, string> {
   const keep: Record<string, string> = {};
-  for (const name of ['Project-Id-Version', 'Plural-Forms']) if (headers[name]) keep[name] = headers[name];
+  for (const name of ['Project-Id-Version', 'Plural-Forms']) {
+    const value = fields.get(name);
+    if (value) keep[name] = value;
+  }
   return keep;
 }
 
@@ -305,7 +149,9 @@ export function writePo(request: ExportRequest, template: boolean): Buffer {
   translations[''] = table();
   translations[''][''] = { msgid: '', msgstr: [''] };
   for (const entry of request.entries) {
-    const context = entry.context ?? '';
+    // gettext-parser writes no empty msgctxt: such entries go under EOT (never in a PO string),
+    // replaced by `msgctxt ""` in the written file.
+    const context = entry.context === null ? '' : entry.context || EOT;
     const forms = template
       ? null
       : request.isBase
@@ -314,7 +160,7 @@ export function writePo(request: ExportRequest, template: boolean): Buffer {
     const blank = entry.sourcePlural ? ['', ''] : [''];
     translations[context] ??= table();
     translations[context][entry.source] = {
-      ...(entry.context ? { msgctxt: entry.context } : {}),
+      ...(context ? { msgctxt: context } : {}),
       msgid: entry.source,
       ...(entry.sourcePlural ? { msgid_plural: entry.sourcePlural } : {}),
       msgstr: forms && forms.length ? forms : blank,
@@ -328,5 +174,7 @@ export function writePo(request: ExportRequest, template: boolean): Buffer {
         : {}),
     };
   }
-  return gettextParser.po.compile({ charset: 'utf-8', headers, translations });
+  const written = gettextParser.po.compile({ charset: 'utf-8', headers, translations });
+  if (!translations[EOT]) return written;
+  return Buffer.from(written.toString('utf8').replaceAll(`msgctxt "${EOT}"`, 'msgctxt ""'));
 }

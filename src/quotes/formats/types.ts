@@ -10,6 +10,11 @@ export interface ParsedUnit {
   sourcePlural: string | null;
   /** Translation forms (one, or one per plural form); empty strings are missing forms. */
   forms: string[];
+  /**
+   * The format's own rule for "not translated" (PO: msgstr[0] is empty, as msgfmt counts);
+   * without it, a unit with no form or an empty one is not translated.
+   */
+  untranslated?: boolean;
   /** The file marks the text as not approved (PO `#, fuzzy`, XLIFF needs-* states). */
   fuzzy: boolean;
   /** The file says the translation was made for another source text (PO `#| msgid`). */
