@@ -129,7 +129,7 @@ describe.each(databaseKinds)('OneSky project management calls on %s', (kind) => 
     expect((await client.get('/1/project-groups/abc')).status).toBe(400);
   });
 
-  it('projects in a group: create, list, show with the type, update, languages, and deletion with the group', async () => {
+  it('projects in a group: create, list, show with the type, update, languages, deletion with the group', async () => {
     const group = (await client.call('POST', '/1/project-groups', { json: { name: 'Apps', locale: 'en' } })).body.data;
     // Ruby's create_project: JSON with the type, name and description.
     const created = await client.call('POST', `/1/project-groups/${group.id}/projects`, {

@@ -72,8 +72,10 @@ describe.each(databaseKinds)('OneSky translation and screenshot calls on %s', (k
   });
 
   it('multilingual export: every language of the project in one i18next file', async () => {
-    const path = `/1/projects/${project}/translations/multilingual?source_file_name=app.json&file_format=I18NEXT_MULTILINGUAL_JSON`;
-    const answer = await client.get(path);
+    const format = 'file_format=I18NEXT_MULTILINGUAL_JSON';
+    const answer = await client.get(
+      `/1/projects/${project}/translations/multilingual?source_file_name=app.json&${format}`,
+    );
     expect(answer.status, answer.text).toBe(200);
     expect(answer.headers.get('content-type')).toBe('application/json; charset=utf-8');
     expect(answer.headers.get('content-disposition')).toBe('attachment; filename="app.json"');
@@ -100,11 +102,11 @@ describe.each(databaseKinds)('OneSky translation and screenshot calls on %s', (k
       meta: { status: 400, message: `source_file_name: no file "nope.json" in project ${project}` },
       data: {},
     });
-    const format = await client.get(
+    const po = await client.get(
       `/1/projects/${project}/translations/multilingual?source_file_name=app.json&file_format=GNU_PO`,
     );
-    expect(format.status).toBe(400);
-    expect(format.body.meta.message).toMatch(/^file_format: /);
+    expect(po.status).toBe(400);
+    expect(po.body.meta.message).toMatch(/^file_format: /);
   });
 
   it('app descriptions: a …-metadata project exports its strings in a language', async () => {
