@@ -315,29 +315,11 @@ describe.each(databaseKinds)('OneSky project management calls on %s', (kind) => 
     expect(bad.body.meta).toEqual({ status: 400, message: expect.stringMatching(/percent-encoding/) });
   });
 
-  it('/openapi/quotes.json describes every route of the calls above', async () => {
+  it('/openapi/quotes.json: no alias or catch-all of its own, and the bodies each route reads', async () => {
+    // (quotations.test.ts checks that every route is described.)
     const document = (await request(`${server.url}/openapi/quotes.json`)).body;
     const operations = Object.entries(document.paths as Record<string, Record<string, unknown>>).flatMap(
       ([path, methods]) => Object.keys(methods).map((method) => `${method.toUpperCase()} ${path}`),
-    );
-    expect(operations).toEqual(
-      expect.arrayContaining([
-        'GET /1/project-types',
-        'GET /1/project-groups',
-        'POST /1/project-groups',
-        'GET /1/project-groups/{project_group_id}',
-        'DELETE /1/project-groups/{project_group_id}',
-        'GET /1/project-groups/{project_group_id}/languages',
-        'GET /1/project-groups/{project_group_id}/projects',
-        'POST /1/project-groups/{project_group_id}/projects',
-        'GET /1/projects/{project_id}/import-tasks',
-        'GET /1/projects/{project_id}/translations/status',
-        'GET /1/projects/{project_id}/translations/multilingual',
-        'GET /1/projects/{project_id}/translations/app-descriptions',
-        'POST /1/projects/{project_id}/screenshots',
-        'GET /1/projects/{project_id}/screenshots',
-        'GET /1/projects/{project_id}/screenshots/{screenshot_id}/image',
-      ]),
     );
     // The trailing-slash alias and the 404 catch-all are not routes of their own.
     expect(operations.filter((op) => op.includes('import-tasks/') && !op.includes('{import_id}'))).toEqual([]);
