@@ -235,6 +235,27 @@ describe.each(databaseKinds)('OneSky translation and screenshot calls on %s', (k
         tags: [{ key: 'menu.file', file: 'app.json', x: 460, y: 30, width: 150, height: 50 }],
       }),
     ]);
+    // Credentials only in the form, as the form of onesky-utils carries them too.
+    const signed = new URLSearchParams({
+      ...client.auth(),
+      'screenshots[0][name]': 'signed in the form',
+      'screenshots[0][image]': GIF,
+    });
+    const inForm = await client.call('POST', `/1/projects/${project}/screenshots`, {
+      auth: null,
+      headers: FORM,
+      body: signed.toString(),
+    });
+    expect(inForm.status, inForm.text).toBe(201);
+    expect(inForm.body.data[0]).toMatchObject({ name: 'signed in the form', tags: [] });
+    signed.delete('dev_hash');
+    const unsigned = await client.call('POST', `/1/projects/${project}/screenshots`, {
+      auth: null,
+      headers: FORM,
+      body: signed.toString(),
+    });
+    expect(unsigned.status).toBe(401);
+    expect(unsigned.body.meta.status).toBe(401);
     // The list itself as JSON text in a form field works too.
     const asJson = new URLSearchParams({ screenshots: JSON.stringify([{ name: 'json field', image: GIF, tags: [] }]) });
     const viaJson = await client.call('POST', `/1/projects/${project}/screenshots`, {
@@ -265,6 +286,21 @@ describe.each(databaseKinds)('OneSky translation and screenshot calls on %s', (k
     expect(badTag.body.meta.message).toMatch(/screenshots\.0\.tags\.0\.x/);
     const none = await send([]);
     expect(none.status).toBe(400);
+    const malformed = await client.call('POST', `/1/projects/${other}/screenshots`, {
+      headers: FORM,
+      body: 'screenshots[0][name]=%E0%A4%A',
+    });
+    expect(malformed.body.meta).toEqual({ status: 400, message: expect.stringMatching(/percent-encoding/) });
+    const notJson = await client.call('POST', `/1/projects/${other}/screenshots`, {
+      headers: { 'content-type': 'application/json' },
+      body: '{"screenshots": [',
+    });
+    expect(notJson.body.meta).toEqual({ status: 400, message: 'body: malformed JSON' });
+    const multipart = new FormData();
+    multipart.append('screenshots', '[]');
+    const wrongType = await client.call('POST', `/1/projects/${other}/screenshots`, { form: multipart });
+    expect(wrongType.status).toBe(415);
+    expect(wrongType.body.meta.status).toBe(415);
     const missing = await client.call('POST', `/1/projects/${other}/screenshots`, { json: {} });
     expect(missing.body.meta.message).toMatch(/screenshots/);
     // Past QUOTES_MAX_SCREENSHOT_BYTES (64 KiB here) the body is refused before it is read whole.
