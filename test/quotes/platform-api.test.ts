@@ -309,6 +309,11 @@ describe.each(databaseKinds)('OneSky project management calls on %s', (kind) => 
       expect(answer.headers.get('content-type')).toMatch(/^application\/json/);
       expect(answer.body).toEqual({ meta: { status: 404, message: `No route ${method} ${path}` }, data: {} });
     }
+    // An upload to an unknown path is answered without being read.
+    const upload = new FormData();
+    upload.append('file', new Blob(['x'.repeat(100_000)]), 'a.po');
+    const unread = await request(`${server.url}/1/projects/1/uploads`, 'POST', { body: upload });
+    expect(unread.body).toEqual({ meta: { status: 404, message: 'No route POST /1/projects/1/uploads' }, data: {} });
     // A form body that cannot be read is still an error in OneSky's shape.
     const bad = await request(`${server.url}/1/project-groups`, 'POST', { headers: FORM, body: 'name=%zz' });
     expect(bad.status).toBe(400);

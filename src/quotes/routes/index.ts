@@ -43,15 +43,16 @@ export async function registerQuoteRoutes(app: FastifyInstance, deps: QuotesDeps
       done(error as Error, undefined);
     }
   });
-  // The whole form is read before the handler (as attachFieldsToBody would), so credentials sent
-  // as parts are checked in preHandler; a malformed form is a 400/413 here, not a 500.
-  app.addHook('preValidation', async (request) => {
-    if (request.isMultipart()) request.body = await readMultipartBody(request, uploadLimits);
-  });
-  // Every route but /1/locales is signed. Credentials in the query string or a bearer header
-  // are checked before the body is read (an upload is refused before it is buffered); those
-  // sent in the body are checked once it is parsed.
+  // Every route but /1/locales and the 404 of unknown paths is signed.
   const isPublic = (request: FastifyRequest) => request.routeOptions.config?.public === true;
+  // The whole form is read before the handler (as attachFieldsToBody would), so credentials sent
+  // as parts are checked in preHandler; a malformed form is a 400/413 here, not a 500. A public
+  // route reads none (an upload to an unknown path is answered 404 unread).
+  app.addHook('preValidation', async (request) => {
+    if (request.isMultipart() && !isPublic(request)) request.body = await readMultipartBody(request, uploadLimits);
+  });
+  // Credentials in the query string or a bearer header are checked before the body is read (an
+  // upload is refused before it is buffered); those sent in the body are checked once it is parsed.
   app.addHook('onRequest', async (request) => {
     const query = isRecord(request.query) ? request.query : {};
     const inQuery = query.api_key !== undefined && query.timestamp !== undefined && query.dev_hash !== undefined;
