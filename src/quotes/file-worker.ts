@@ -9,6 +9,7 @@ import { MessageChannel, type MessagePort } from 'node:worker_threads';
 import { Piscina } from 'piscina';
 import { FORMATS, FormatError, isFileFormat } from './formats/index.js';
 import type { ExportEntry, ExportRequest, ParsedUnit } from './formats/index.js';
+import { readScreenshots, type ScreenshotsRead } from './screenshot-reader.js';
 import { countWords } from './wordcount.js';
 
 export interface ReadTask {
@@ -46,14 +47,25 @@ interface WriteTask extends WriteJob {
   kind: 'write';
 }
 
+/** A screenshot upload's body as it arrived (screenshot-reader.ts). */
+interface ScreenshotsTask {
+  kind: 'screenshots';
+  type: 'json' | 'form';
+  body: Uint8Array;
+  maxBytes: number;
+}
+
 // Units travel as JSON text, a few thousand a batch: structured cloning 100k units cost the main
 // thread 0.4 s in one go; parsing a batch of JSON takes a millisecond or two, between requests.
 // An export's rows go the other way the same way; the written file comes back transferred.
 export const BATCH = 2000;
 type ReadResult = { ok: true; batches: string[]; meta: Record<string, unknown> } | { ok: false; message: string };
 
+type Task = ReadTask | WriteTask | ScreenshotsTask;
+
 /** The task, in a worker thread. */
-export default async function runTask(task: ReadTask | WriteTask): Promise<ReadResult | Uint8Array> {
+export default async function runTask(task: Task): Promise<ReadResult | Uint8Array | ScreenshotsRead> {
+  if (task.kind === 'screenshots') return readScreenshots(task.type, task.body, task.maxBytes);
   return task.kind === 'read' ? readFile(task) : writeFile(task);
 }
 
@@ -102,11 +114,11 @@ function writeFile(task: WriteTask): Uint8Array {
 /** A problem with the uploaded file (its message is for the uploader). */
 export class ReadError extends Error {}
 
-/** Too many exports under way: the caller may try again shortly. */
+/** Too many exports or screenshot uploads under way: the caller may try again shortly. */
 export class PoolBusyError extends Error {}
 
-// Exports under way (written or waiting for a thread) per thread; more are refused, so waiting
-// exports hold bounded memory, and the pool's queue always has room for the imports.
+// Exports and screenshot uploads under way (in a thread or waiting for one) per thread; more are
+// refused, so waiting requests hold bounded memory, and the pool's queue always has room for the imports.
 const EXPORTS_PER_THREAD = 4;
 
 export interface PoolOptions {
@@ -117,8 +129,9 @@ export interface PoolOptions {
 
 /** The worker threads of one process; they start on the first import or export. */
 export class FilePool {
-  private pool: Piscina<ReadTask | WriteTask, ReadResult | Uint8Array>;
-  private exports = 0;
+  private pool: Piscina<Task, ReadResult | Uint8Array | ScreenshotsRead>;
+  /** Exports and screenshot uploads under way. */
+  private underWayCount = 0;
 
   constructor(private options: PoolOptions) {
     // Compiled, this module is a .js file that Node loads as it is; run from the TypeScript
@@ -184,16 +197,31 @@ export class FilePool {
    * place, so a refused export reads nothing; throws PoolBusyError when too many are under way.
    */
   async write(load: () => Promise<WriteJob>): Promise<Buffer> {
-    if (this.exports >= this.options.threads * EXPORTS_PER_THREAD) {
-      throw new PoolBusyError('the server is busy with other exports; try again in a few seconds');
-    }
-    this.exports++;
-    try {
+    return this.underWay('exports', async () => {
       const task: WriteTask = { kind: 'write', ...(await load()) };
       const content = (await this.pool.run(task)) as Uint8Array;
       return Buffer.from(content.buffer, content.byteOffset, content.byteLength);
+    });
+  }
+
+  /** Reads a screenshot upload in a thread; throws PoolBusyError when too many requests are under way. */
+  async readScreenshots(type: 'json' | 'form', body: Uint8Array, maxBytes: number): Promise<ScreenshotsRead> {
+    return this.underWay('screenshot uploads', async () => {
+      const task: ScreenshotsTask = { kind: 'screenshots', type, body, maxBytes };
+      return (await this.pool.run(task)) as ScreenshotsRead;
+    });
+  }
+
+  /** Counts the requests waiting on the pool (exports, screenshot uploads), refusing more than it may hold. */
+  private async underWay<T>(what: string, work: () => Promise<T>): Promise<T> {
+    if (this.underWayCount >= this.options.threads * EXPORTS_PER_THREAD) {
+      throw new PoolBusyError(`the server is busy with other ${what}; try again in a few seconds`);
+    }
+    this.underWayCount++;
+    try {
+      return await work();
     } finally {
-      this.exports--;
+      this.underWayCount--;
     }
   }
 

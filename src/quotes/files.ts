@@ -6,10 +6,22 @@ import { HttpError } from '../http/errors.js';
 import { FILE_FORMATS, isFileFormat } from './formats/index.js';
 import { fileNameProblem } from './importer.js';
 import type { ImportQueue } from './jobs.js';
-import { findLanguage, requireLanguage } from './locales.js';
+import { findLanguage, requireLanguage, type Language } from './locales.js';
 import { pageMeta } from './paging.js';
 import { isRecord, readBoolean } from './params.js';
-import { countFiles, deleteFile, findFile, findImport, insertImport, pageOfFiles, type Project } from './store.js';
+import { progress } from './projects.js';
+import {
+  countFiles,
+  countImports,
+  deleteFile,
+  filesWithCounts,
+  findFile,
+  findImport,
+  insertImport,
+  pageOfFiles,
+  pageOfImports,
+  type Project,
+} from './store.js';
 import { timeFields } from './time.js';
 
 type Fields = Record<string, unknown>;
@@ -108,6 +120,32 @@ export async function importTask(db: Executor, project: Project, id: number) {
   };
 }
 
+/** The stored states an import status of the API stands for (queued and running are both in progress). */
+const STORED_STATUSES = new Map<string, string[]>([
+  ['completed', ['completed']],
+  ['failed', ['failed']],
+  ['in-progress', ['queued', 'running']],
+]);
+
+/** A page of the project's imports, newest first, in one status or all, with the `meta` paging fields. */
+export async function listImportTasks(db: Executor, project: Project, status: string, page: number, perPage: number) {
+  const statuses = STORED_STATUSES.get(status) ?? null; // 'all': no filter
+  const [total, rows] = await Promise.all([
+    countImports(db, project.id, statuses),
+    pageOfImports(db, project.id, statuses, perPage, (page - 1) * perPage),
+  ]);
+  const link = (n: number) => `/1/projects/${project.id}/import-tasks?page=${n}&per_page=${perPage}&status=${status}`;
+  return {
+    meta: pageMeta({ page, perPage, total, link, prevPastEnd: false }),
+    data: rows.map((row) => ({
+      id: row.id,
+      file: { name: row.file_name },
+      status: importStatus(row.status),
+      ...timeFields('created', row.created_at),
+    })),
+  };
+}
+
 /** A page of the project's files by name, with the `meta` paging fields. */
 export async function listFiles(db: Executor, project: Project, page: number, perPage: number) {
   const [total, rows] = await Promise.all([
@@ -132,4 +170,22 @@ export async function removeFile(db: Executor, project: Project, name: string): 
   const file = await findFile(db, project.id, name);
   if (!file) throw new HttpError(404, `file_name: no file "${name.slice(0, 100)}" in project ${project.id}`);
   await deleteFile(db, file.id);
+}
+
+/**
+ * How far a file's translation into one language is: its approved and current strings (as the
+ * project's languages count them); the base language is 100%, a language nothing was translated
+ * into 0%. The counts are the file's.
+ */
+export async function translationStatus(db: Executor, project: Project, fileName: string, language: Language) {
+  const [file] = await filesWithCounts(db, project.id, [fileName], language.code);
+  if (!file) throw new HttpError(400, `file_name: no file "${fileName.slice(0, 100)}" in project ${project.id}`);
+  const isBase = language.code === project.base_locale;
+  return {
+    file_name: file.name,
+    locale: language,
+    progress: isBase ? '100%' : progress(file.counts?.approved_strings ?? 0, file.string_count),
+    string_count: file.string_count,
+    word_count: file.word_count,
+  };
 }

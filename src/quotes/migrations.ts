@@ -173,4 +173,53 @@ export const quotesMigrations: Migration[] = [
       await db.schema.alterTable('quote_imports').dropColumn('payload').execute();
     },
   },
+  {
+    // The rest of OneSky's Platform API v1: project groups (a project may belong to one), project
+    // types, and screenshots with the strings tagged on them.
+    name: '3003_quotes_project_groups_types_screenshots',
+    async up(db, t) {
+      await t
+        .autoId(db.schema.createTable('quote_project_groups'))
+        .addColumn('owner_id', 'text', (c) => c.notNull())
+        .addColumn('name', 'text', (c) => c.notNull())
+        .addColumn('base_locale', 'text', (c) => c.notNull())
+        .addColumn('created_at', t.bigint, (c) => c.notNull())
+        .execute();
+      await db.schema.createIndex('quote_project_groups_owner').on('quote_project_groups').column('owner_id').execute();
+      await db.schema
+        .alterTable('quote_projects')
+        .addColumn('project_group_id', t.bigint, (c) => c.references('quote_project_groups.id').onDelete('cascade'))
+        .execute();
+      await db.schema.alterTable('quote_projects').addColumn('project_type', 'text').execute();
+      await db.schema
+        .createIndex('quote_projects_group')
+        .on('quote_projects')
+        .columns(['project_group_id', 'id'])
+        .execute();
+
+      await t
+        .autoId(db.schema.createTable('quote_screenshots'))
+        .addColumn('project_id', t.bigint, (c) => c.notNull().references('quote_projects.id').onDelete('cascade'))
+        .addColumn('name', 'text', (c) => c.notNull())
+        .addColumn('mime', 'text', (c) => c.notNull())
+        .addColumn('image', t.bytes, (c) => c.notNull())
+        .addColumn('byte_count', 'integer', (c) => c.notNull())
+        .addColumn('created_at', t.bigint, (c) => c.notNull())
+        .addColumn('updated_at', t.bigint, (c) => c.notNull())
+        .addUniqueConstraint('quote_screenshots_project_name', ['project_id', 'name'])
+        .execute();
+      await db.schema
+        .createTable('quote_screenshot_tags')
+        .addColumn('screenshot_id', t.bigint, (c) => c.notNull().references('quote_screenshots.id').onDelete('cascade'))
+        .addColumn('position', 'integer', (c) => c.notNull())
+        .addColumn('key', 'text', (c) => c.notNull())
+        .addColumn('file_name', 'text')
+        .addColumn('x', 'integer', (c) => c.notNull())
+        .addColumn('y', 'integer', (c) => c.notNull())
+        .addColumn('width', 'integer', (c) => c.notNull())
+        .addColumn('height', 'integer', (c) => c.notNull())
+        .addPrimaryKeyConstraint('quote_screenshot_tags_pk', ['screenshot_id', 'position'])
+        .execute();
+    },
+  },
 ];

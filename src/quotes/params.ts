@@ -16,17 +16,24 @@ export async function normalizeQuotationQuery(request: { query: unknown }): Prom
 }
 
 /**
- * preValidation of the order route: its parameters come in the body (JSON) or the query string, and the body wins.
- * No prototype: the names are the caller's, and Object.assign would run the `__proto__` setter of a plain object.
+ * A preValidation hook for routes whose parameters come in the body (JSON or a form) or in the query string (as
+ * the Python client sends every parameter), the body winning; `lists` and `booleans` are read as normalizeQuery
+ * does. The route's schema validates them all as its body, or as its query string when `into` says so (a DELETE
+ * documented with query parameters). No prototype: the names are the caller's, and Object.assign would run the
+ * `__proto__` setter of a plain object. A JSON body that is no object (PHP's client sends `[]` for "no
+ * parameters") adds nothing.
  */
-export async function mergeOrderParameters(request: { query: unknown; body: unknown }): Promise<void> {
-  const merged: Query = Object.assign(Object.create(null), request.query);
-  if (isRecord(request.body)) Object.assign(merged, request.body);
-  const files = readList(merged, 'files');
-  normalizeQuery(merged, ['files'], QUOTE_BOOLEANS);
-  if (files) merged.files = files;
-  request.body = merged;
+export function mergeParameters(lists: string[] = [], booleans: string[] = [], into: 'body' | 'query' = 'body') {
+  return async function merge(request: { query: unknown; body: unknown }): Promise<void> {
+    const merged: Query = Object.assign(Object.create(null), request.query);
+    if (isRecord(request.body) && !Array.isArray(request.body)) Object.assign(merged, request.body);
+    normalizeQuery(merged, lists, booleans);
+    request[into] = merged;
+  };
 }
+
+/** preValidation of the order route: the quotation's parameters and the order's. */
+export const mergeOrderParameters = mergeParameters(['files'], QUOTE_BOOLEANS);
 
 /**
  * Collects list parameter `name` from any of: name=a&name=b, name[]=a, name[0]=a&name[1]=b,

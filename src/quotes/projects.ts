@@ -4,6 +4,7 @@ import { writeTransaction, type Database, type Executor } from '../db/index.js';
 import type { Principal } from '../http/auth.js';
 import { HttpError } from '../http/errors.js';
 import { findLanguage, requireLanguage, type Language } from './locales.js';
+import { findProjectType, requireProjectType } from './project-types.js';
 import {
   addTargetLocales,
   fileTotalsOf,
@@ -15,6 +16,7 @@ import {
   targetLocalesOf,
   updateProject,
   type Project,
+  type ProjectGroup,
 } from './store.js';
 import { timeFields } from './time.js';
 
@@ -23,6 +25,7 @@ export interface ProjectChanges {
   description?: string;
   base_locale?: string;
   target_locales?: string[];
+  project_type?: string;
 }
 
 export async function requireProject(db: Executor, id: number, principal: Principal): Promise<Project> {
@@ -39,6 +42,8 @@ export async function projectBodies(db: Executor, projects: Project[]) {
     id: project.id,
     name: project.name,
     description: project.description,
+    project_type: findProjectType(project.project_type),
+    project_group_id: project.project_group_id,
     base_language: findLanguage(project.base_locale)!,
     target_languages: (targets.get(project.id) ?? []).map((code) => findLanguage(code)!).filter(Boolean),
     string_count: totals.get(project.id)?.strings ?? 0,
@@ -64,22 +69,33 @@ function targetCodes(base: Language, inputs: string[] | undefined): string[] {
   return [...codes];
 }
 
+/**
+ * A new project. In a group (OneSky's way) it takes the group's base language, needs a
+ * project_type, and is named after its type when no name is given.
+ */
 export async function createProject(
   db: Database,
   principal: Principal,
-  body: ProjectChanges & { name: string },
+  body: ProjectChanges,
+  group: ProjectGroup | null = null,
 ): Promise<Project> {
-  const base = requireLanguage('base_locale', body.base_locale ?? 'en-US');
+  const type = body.project_type !== undefined ? requireProjectType('project_type', body.project_type) : null;
+  if (group && !type) throw new HttpError(400, 'project_type: required (see GET /1/project-types)');
+  const name = body.name || type?.name;
+  if (!name) throw new HttpError(400, 'name: required');
+  const base = requireLanguage('base_locale', group?.base_locale ?? body.base_locale ?? 'en-US');
   const targets = targetCodes(base, body.target_locales);
   const now = Date.now();
   return writeTransaction(db, async (trx) => {
     const id = await insertProject(trx, {
       owner_id: principal.userId,
-      name: body.name,
+      name,
       description: body.description ?? '',
       base_locale: base.code,
       created_at: now,
       updated_at: now,
+      project_group_id: group?.id ?? null,
+      project_type: type?.code ?? null,
     });
     await addTargetLocales(trx, id, targets, now);
     return (await findProject(trx, id, principal))!;
@@ -98,9 +114,13 @@ export async function changeProject(db: Database, project: Project, principal: P
       }
     }
     await updateProject(trx, project.id, {
-      name: body.name ?? project.name,
+      name: body.name || project.name,
       description: body.description ?? project.description,
       base_locale: base.code,
+      project_type:
+        body.project_type !== undefined
+          ? requireProjectType('project_type', body.project_type).code
+          : project.project_type,
       updated_at: now,
     });
     if (body.target_locales !== undefined) {
@@ -112,29 +132,32 @@ export async function changeProject(db: Database, project: Project, principal: P
   return updated;
 }
 
+/** The share of approved and current strings, floored, so "100%" means every one: "92%". */
+export function progress(approved: number, total: number): string {
+  return `${total === 0 ? 0 : Math.floor((approved * 100) / total)}%`;
+}
+
 /** The base language, then each target language with its share of approved, current strings. */
 export async function projectLanguages(db: Executor, project: Project) {
-  const [targets, progress] = await Promise.all([targetLocalesOf(db, [project.id]), languageProgress(db, project.id)]);
-  const total = progress.strings;
-  const counts = new Map(progress.languages.map((row) => [row.locale, row]));
+  const [targets, counted] = await Promise.all([targetLocalesOf(db, [project.id]), languageProgress(db, project.id)]);
+  const total = counted.strings;
+  const counts = new Map(counted.languages.map((row) => [row.locale, row]));
   return [
     {
       ...findLanguage(project.base_locale)!,
       is_base_language: true,
       is_ready_to_publish: true,
       translation_progress: '100%',
-      ...timeFields('last_updated', progress.lastUpload),
+      ...timeFields('last_updated', counted.lastUpload),
     },
     ...(targets.get(project.id) ?? []).map((code) => {
       const row = counts.get(code);
       const approved = row?.approved ?? 0;
-      // Floor, so "100%" means every string is approved and current.
-      const percent = total === 0 ? 0 : Math.floor((approved * 100) / total);
       return {
         ...findLanguage(code)!,
         is_base_language: false,
         is_ready_to_publish: total > 0 && approved === total,
-        translation_progress: `${percent}%`,
+        translation_progress: progress(approved, total),
         ...timeFields('last_updated', row?.latest ?? null),
       };
     }),

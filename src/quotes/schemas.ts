@@ -32,6 +32,9 @@ const Meta = Type.Object({
   page_count: Type.Optional(Type.Integer()),
   next_page: Type.Optional(Type.Union([Type.String(), Type.Null()])),
   prev_page: Type.Optional(Type.Union([Type.String(), Type.Null()])),
+  first_page: Type.Optional(Type.Union([Type.String(), Type.Null()])),
+  last_page: Type.Optional(Type.Union([Type.String(), Type.Null()])),
+  language: Type.Optional(Language),
 });
 
 const ErrorBody = Type.Object(
@@ -62,13 +65,19 @@ const Time = (name: string) => ({
 const Id = (description: string) => Type.Integer({ minimum: 1, maximum: MAX_ID, description });
 
 export const ProjectParams = Type.Object({ project_id: Id('project id') });
+export const GroupParams = Type.Object({ project_group_id: Id('project group id') });
+export const ScreenshotParams = Type.Object({ project_id: Id('project id'), screenshot_id: Id('screenshot id') });
 export const ImportParams = Type.Object({ project_id: Id('project id'), import_id: Id('import id') });
 export const OrderParams = Type.Object({ project_id: Id('project id'), order_id: Id('order id') });
+
+export const ProjectType = Type.Object({ code: Str('e.g. website, ios, game-unity'), name: Type.String() });
 
 export const Project = Type.Object({
   id: Type.Integer(),
   name: Type.String(),
   description: Type.String(),
+  project_type: Type.Union([ProjectType, Type.Null()], { description: 'null for a project made without a type' }),
+  project_group_id: Type.Union([Type.Integer(), Type.Null()], { description: 'null outside any group' }),
   base_language: Language,
   target_languages: Type.Array(Language),
   string_count: Type.Integer(),
@@ -76,10 +85,13 @@ export const Project = Type.Object({
   ...Time('created'),
 });
 
+const ProjectTypeCode = Str('a code of GET /1/project-types', { maxLength: 60 });
+
 export const CreateProjectBody = Type.Object({
   ...AuthQuery,
   name: Type.String({ minLength: 1, maxLength: 200 }),
   description: Type.Optional(Type.String({ maxLength: 2000 })),
+  project_type: Type.Optional(ProjectTypeCode),
   base_locale: Type.Optional(Str('base language, e.g. en-US (default en-US)', { maxLength: 40 })),
   target_locales: Type.Optional(
     Type.Array(Type.String({ maxLength: 40 }), {
@@ -95,7 +107,37 @@ export const UpdateProjectBody = Type.Object({
   description: Type.Optional(Type.String({ maxLength: 2000 })),
   base_locale: Type.Optional(Str('only while the project has no files', { maxLength: 40 })),
   target_locales: Type.Optional(Type.Array(Type.String({ maxLength: 40 }), { maxItems: 300 })),
+  project_type: Type.Optional(ProjectTypeCode),
 });
+
+export const CreateGroupProjectBody = Type.Object({
+  ...AuthQuery,
+  project_type: ProjectTypeCode,
+  name: Type.Optional(Type.String({ maxLength: 200, description: "default: the project type's name" })),
+  description: Type.Optional(Type.String({ maxLength: 2000 })),
+});
+
+export const NamedItem = Type.Object({ id: Type.Integer(), name: Type.String() });
+
+export const CreateGroupBody = Type.Object({
+  ...AuthQuery,
+  name: Type.String({ minLength: 1, maxLength: 200 }),
+  locale: Type.Optional(Str('base language (default en, i.e. en-US)', { maxLength: 40 })),
+});
+
+export const GroupCreated = Type.Object({ id: Type.Integer(), name: Type.String(), base_language: Language });
+
+export const GroupDetails = Type.Object({
+  id: Type.Integer(),
+  name: Type.String(),
+  base_language: Language,
+  enabled_language_count: Type.Integer({ description: 'the base language and every language of its projects' }),
+  project_count: Type.Integer(),
+});
+
+export const GroupLanguage = Type.Object({ ...Language.properties, is_base_language: Type.Boolean() });
+
+export const GroupsQuery = Type.Object({ ...AuthQuery, ...PageQueryFields() });
 
 export const ProjectLanguage = Type.Object({
   ...Language.properties,
@@ -105,10 +147,14 @@ export const ProjectLanguage = Type.Object({
   ...Time('last_updated'),
 });
 
-export const PageQuery = {
-  page: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_PAGE, default: 1 })),
-  per_page: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 50 })),
-};
+function PageQueryFields() {
+  return {
+    page: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_PAGE, default: 1 })),
+    per_page: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 50 })),
+  };
+}
+
+export const PageQuery = PageQueryFields();
 
 export const FilesQuery = Type.Object({ ...AuthQuery, ...PageQuery });
 
@@ -120,6 +166,45 @@ export const TranslationsQuery = Type.Object({
   source_file_name: Type.String({ minLength: 1, maxLength: 255 }),
   export_file_name: Type.Optional(Type.String({ maxLength: 255 })),
 });
+
+export const TranslationStatusQuery = Type.Object({
+  ...AuthQuery,
+  file_name: Type.String({ minLength: 1, maxLength: 255 }),
+  locale: Type.String({ maxLength: 40 }),
+});
+
+export const TranslationStatus = Type.Object({
+  file_name: Type.String(),
+  locale: Language,
+  progress: Str('approved and current strings of the file in the language, floored, e.g. "92%"'),
+  string_count: Type.Integer({ description: 'strings of the file' }),
+  word_count: Type.Integer({ description: 'words of the file' }),
+});
+
+export const MULTILINGUAL_FORMATS = ['I18NEXT_MULTILINGUAL_JSON'] as const;
+
+export const MultilingualQuery = Type.Object({
+  ...AuthQuery,
+  source_file_name: Type.String({ minLength: 1, maxLength: 255 }),
+  export_file_name: Type.Optional(Type.String({ maxLength: 255 })),
+  file_format: Type.Optional(
+    Type.Union(
+      MULTILINGUAL_FORMATS.map((s) => Type.Literal(s)),
+      { default: 'I18NEXT_MULTILINGUAL_JSON' },
+    ),
+  ),
+});
+
+export const MultilingualFile = {
+  200: {
+    description: 'JSON: {"<language code>": {"translation": {…the file\'s strings in that language…}}, …}',
+    content: {
+      'application/json': { schema: Type.Record(Type.String(), Type.Object({ translation: Type.Object({}) })) },
+    },
+  },
+};
+
+export const AppDescriptionQuery = Type.Object({ ...AuthQuery, locale: Type.String({ maxLength: 40 }) });
 
 export const ExportedFile = {
   200: {
@@ -170,12 +255,34 @@ export const UploadRequestBody = {
   },
 };
 
+export const IMPORT_STATUSES = ['all', 'completed', 'in-progress', 'failed'] as const;
+
+export const ImportTasksQuery = Type.Object({
+  ...AuthQuery,
+  ...PageQuery,
+  status: Type.Optional(
+    Type.Union(
+      IMPORT_STATUSES.map((s) => Type.Literal(s)),
+      { default: 'all' },
+    ),
+  ),
+});
+
+const ImportStatus = Type.Union([Type.Literal('completed'), Type.Literal('in-progress'), Type.Literal('failed')]);
+
+export const ImportTaskItem = Type.Object({
+  id: Type.Integer(),
+  file: Type.Object({ name: Type.String() }),
+  status: ImportStatus,
+  ...Time('created'),
+});
+
 export const ImportTask = Type.Object({
   id: Type.Integer(),
   file: Type.Object({ name: Type.String(), format: Type.String(), locale: Language }),
   string_count: Type.Union([Type.Integer(), Type.Null()]),
   word_count: Type.Union([Type.Integer(), Type.Null()]),
-  status: Type.Union([Type.Literal('completed'), Type.Literal('in-progress'), Type.Literal('failed')]),
+  status: ImportStatus,
   message: Type.Union([Type.String(), Type.Null()]),
   ...Time('created'),
   ...Time('completed'),
@@ -304,3 +411,51 @@ export const Order = Type.Object({
     ),
   ),
 });
+
+const Pixels = (description: string) => Type.Integer({ minimum: 0, maximum: 1_000_000, description });
+
+export const ScreenshotTag = Type.Object({
+  key: Str('key of the string shown', { minLength: 1, maxLength: 1000 }),
+  x: Pixels('left edge'),
+  y: Pixels('top edge'),
+  width: Pixels('width'),
+  height: Pixels('height'),
+  file: Type.Optional(Type.Union([Str('file of the string', { maxLength: 255 }), Type.Null()])),
+});
+
+export const ScreenshotsBody = Type.Object({
+  ...AuthQuery,
+  screenshots: Type.Array(
+    Type.Object({
+      name: Str('unique within the project: a screenshot of the same name is replaced', {
+        minLength: 1,
+        maxLength: 255,
+      }),
+      image: Str('data URI, e.g. data:image/png;base64,… (PNG, JPEG, GIF, WebP, BMP or TIFF)'),
+      tags: Type.Optional(Type.Array(ScreenshotTag, { maxItems: 1000 })),
+    }),
+    { minItems: 1, maxItems: 20 },
+  ),
+});
+
+export const Screenshot = Type.Object({
+  id: Type.Integer(),
+  name: Type.String(),
+  mime: Type.String(),
+  byte_count: Type.Integer(),
+  image_url: Str('path of the image'),
+  tags: Type.Array(
+    Type.Object({
+      key: Type.String(),
+      file: Type.Union([Type.String(), Type.Null()]),
+      x: Type.Integer(),
+      y: Type.Integer(),
+      width: Type.Integer(),
+      height: Type.Integer(),
+    }),
+  ),
+  ...Time('created'),
+  ...Time('updated'),
+});
+
+export const ScreenshotsQuery = Type.Object({ ...AuthQuery, ...PageQuery });

@@ -9,12 +9,16 @@ import type {
   QuoteFileRow,
   QuoteImportRow,
   QuoteOrderRow,
+  QuoteProjectGroupRow,
   QuoteProjectRow,
+  QuoteScreenshotRow,
+  QuoteScreenshotTagRow,
   QuoteStringRow,
   QuoteTranslationRow,
 } from './tables.js';
 
 export type Project = Omit<QuoteProjectRow, 'id'> & { id: number };
+export type ProjectGroup = Omit<QuoteProjectGroupRow, 'id'> & { id: number };
 export type FileRow = Omit<QuoteFileRow, 'id'> & { id: number };
 export type ImportRow = Omit<QuoteImportRow, 'id'> & { id: number };
 export type OrderRow = Omit<QuoteOrderRow, 'id'> & { id: number };
@@ -52,7 +56,7 @@ export async function insertProject(db: Executor, values: Omit<Project, 'id'>): 
 export async function updateProject(
   db: Executor,
   id: number,
-  values: Pick<Project, 'name' | 'description' | 'base_locale' | 'updated_at'>,
+  values: Pick<Project, 'name' | 'description' | 'base_locale' | 'project_type' | 'updated_at'>,
 ): Promise<void> {
   await db.updateTable('quote_projects').set(values).where('id', '=', id).execute();
 }
@@ -795,4 +799,190 @@ export async function assignmentsOf(db: Executor, orderIds: number[]): Promise<M
     .execute();
   for (const row of rows) byOrder.get(row.order_id)?.push(row);
   return byOrder;
+}
+
+// ---- project groups ----------------------------------------------------------------------------
+
+/** Groups the principal may see: its own, or every group for an admin. */
+function groupsOf(db: Executor, principal: Principal) {
+  const query = db.selectFrom('quote_project_groups');
+  return principal.role === 'admin' ? query : query.where('owner_id', '=', principal.userId);
+}
+
+export async function findGroup(db: Executor, id: number, principal: Principal): Promise<ProjectGroup | undefined> {
+  return groupsOf(db, principal).selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+export async function countGroups(db: Executor, principal: Principal): Promise<number> {
+  const row = await groupsOf(db, principal).select(db.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
+export async function pageOfGroups(
+  db: Executor,
+  principal: Principal,
+  limit: number,
+  offset: number,
+): Promise<ProjectGroup[]> {
+  return groupsOf(db, principal).selectAll().orderBy('id').limit(limit).offset(offset).execute();
+}
+
+export async function insertGroup(db: Executor, values: Omit<ProjectGroup, 'id'>): Promise<number> {
+  const row = await db.insertInto('quote_project_groups').values(values).returning('id').executeTakeFirstOrThrow();
+  return row.id;
+}
+
+/** Deletes a group; its projects go with it, and everything theirs (cascade). */
+export async function deleteGroup(db: Executor, id: number): Promise<void> {
+  await db.deleteFrom('quote_project_groups').where('id', '=', id).execute();
+}
+
+/** The projects of a group, oldest first. */
+export async function projectsOfGroup(db: Executor, groupId: number): Promise<Pick<Project, 'id' | 'name'>[]> {
+  return db
+    .selectFrom('quote_projects')
+    .select(['id', 'name'])
+    .where('project_group_id', '=', groupId)
+    .orderBy('id')
+    .execute();
+}
+
+/** The languages of a group's projects (their base and target languages), each once. */
+export async function groupLocales(db: Executor, groupId: number): Promise<string[]> {
+  const rows = await db
+    .selectFrom('quote_projects as p')
+    .select('p.base_locale as locale')
+    .where('p.project_group_id', '=', groupId)
+    .union(
+      db
+        .selectFrom('quote_project_languages as l')
+        .innerJoin('quote_projects as p', 'p.id', 'l.project_id')
+        .select('l.locale')
+        .where('p.project_group_id', '=', groupId),
+    )
+    .execute();
+  return rows.map((row) => row.locale);
+}
+
+// ---- import tasks ------------------------------------------------------------------------------
+
+/** The imports of a project, or those in some states. */
+function importsOf(db: Executor, projectId: number, statuses: string[] | null) {
+  const query = db.selectFrom('quote_imports').where('project_id', '=', projectId);
+  return statuses ? query.where('status', 'in', statuses) : query;
+}
+
+export async function countImports(db: Executor, projectId: number, statuses: string[] | null): Promise<number> {
+  const row = await importsOf(db, projectId, statuses)
+    .select(db.fn.countAll<number>().as('n'))
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
+/** A page of a project's imports, newest first. */
+export async function pageOfImports(
+  db: Executor,
+  projectId: number,
+  statuses: string[] | null,
+  limit: number,
+  offset: number,
+) {
+  return importsOf(db, projectId, statuses)
+    .select(['id', 'file_name', 'status', 'created_at'])
+    .orderBy('id', 'desc')
+    .limit(limit)
+    .offset(offset)
+    .execute();
+}
+
+/** The files of a project by name (an export over all of them). */
+export async function filesOfProject(db: Executor, projectId: number): Promise<Pick<FileRow, 'id' | 'name'>[]> {
+  return db
+    .selectFrom('quote_files')
+    .select(['id', 'name'])
+    .where('project_id', '=', projectId)
+    .orderBy('name')
+    .execute();
+}
+
+// ---- screenshots -------------------------------------------------------------------------------
+
+export type ScreenshotTag = Omit<QuoteScreenshotTagRow, 'screenshot_id' | 'position'>;
+export type ScreenshotRow = Omit<QuoteScreenshotRow, 'id' | 'image'> & { id: number };
+
+/**
+ * Stores a screenshot under its name in the project, replacing the image and the tags of one
+ * stored before under that name (one atomic upsert, so two uploads of one name never clash).
+ */
+export async function saveScreenshot(
+  db: Executor,
+  values: Omit<QuoteScreenshotRow, 'id'>,
+  tags: ScreenshotTag[],
+): Promise<number> {
+  const { id } = await db
+    .insertInto('quote_screenshots')
+    .values(values)
+    .onConflict((oc) =>
+      oc.columns(['project_id', 'name']).doUpdateSet({
+        mime: values.mime,
+        image: values.image,
+        byte_count: values.byte_count,
+        updated_at: values.updated_at,
+      }),
+    )
+    .returning('id')
+    .executeTakeFirstOrThrow();
+  await db.deleteFrom('quote_screenshot_tags').where('screenshot_id', '=', id).execute();
+  for (const batch of chunks(tags.map((tag, position) => ({ ...tag, screenshot_id: id, position })))) {
+    await db.insertInto('quote_screenshot_tags').values(batch).execute();
+  }
+  return id;
+}
+
+export async function countScreenshots(db: Executor, projectId: number): Promise<number> {
+  const row = await db
+    .selectFrom('quote_screenshots')
+    .select(db.fn.countAll<number>().as('n'))
+    .where('project_id', '=', projectId)
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
+/** A page of a project's screenshots by name (without their images), or of some of them (`ids`). */
+export async function pageOfScreenshots(
+  db: Executor,
+  projectId: number,
+  limit: number,
+  offset: number,
+  ids?: number[],
+): Promise<ScreenshotRow[]> {
+  let query = db
+    .selectFrom('quote_screenshots')
+    .select(['id', 'project_id', 'name', 'mime', 'byte_count', 'created_at', 'updated_at'])
+    .where('project_id', '=', projectId);
+  if (ids) query = query.where('id', 'in', ids.length ? ids : [0]);
+  return query.orderBy('name').limit(limit).offset(offset).execute();
+}
+
+/** The tags of several screenshots, each one's in the order they were sent. */
+export async function tagsOf(db: Executor, screenshotIds: number[]): Promise<Map<number, ScreenshotTag[]>> {
+  const byScreenshot = new Map<number, ScreenshotTag[]>(screenshotIds.map((id) => [id, []]));
+  if (!screenshotIds.length) return byScreenshot;
+  const rows = await db
+    .selectFrom('quote_screenshot_tags')
+    .select(['screenshot_id', 'key', 'file_name', 'x', 'y', 'width', 'height'])
+    .where('screenshot_id', 'in', screenshotIds)
+    .orderBy('screenshot_id')
+    .orderBy('position')
+    .execute();
+  for (const { screenshot_id: id, ...tag } of rows) byScreenshot.get(id)?.push(tag);
+  return byScreenshot;
+}
+
+export async function screenshotImage(db: Executor, projectId: number, id: number) {
+  return db
+    .selectFrom('quote_screenshots')
+    .select(['name', 'mime', 'image'])
+    .where((eb) => eb.and({ project_id: projectId, id }))
+    .executeTakeFirst();
 }

@@ -10,6 +10,19 @@ export interface QuoteProjectRow {
   base_locale: string;
   created_at: number;
   updated_at: number;
+  /** The project group it belongs to (OneSky's projects live in groups); null for a project made without one. */
+  project_group_id: number | null;
+  /** A code of project-types.ts; null for a project made without one. */
+  project_type: string | null;
+}
+
+/** A project group: a base language and projects that share it. */
+export interface QuoteProjectGroupRow {
+  id: Generated<number>;
+  owner_id: string;
+  name: string;
+  base_locale: string;
+  created_at: number;
 }
 
 /** The target languages of a project. */
@@ -143,7 +156,34 @@ export interface QuoteAssignmentRow {
   busy_until: number;
 }
 
+/** A screenshot of a project: a raster image identified by its name in the project. */
+export interface QuoteScreenshotRow {
+  id: Generated<number>;
+  project_id: number;
+  name: string;
+  /** The image's type, recognized from its bytes (image/png …). */
+  mime: string;
+  image: Buffer;
+  byte_count: number;
+  created_at: number;
+  updated_at: number;
+}
+
+/** A string shown on a screenshot, and where (pixels). */
+export interface QuoteScreenshotTagRow {
+  screenshot_id: number;
+  position: number;
+  key: string;
+  /** The file the key belongs to, when the uploader named one. */
+  file_name: string | null;
+  x: number;
+  y: number;
+  width: number;
+  height: number;
+}
+
 export interface QuotesTables {
+  quote_project_groups: QuoteProjectGroupRow;
   quote_projects: QuoteProjectRow;
   quote_project_languages: QuoteProjectLanguageRow;
   quote_files: QuoteFileRow;
@@ -154,4 +194,6 @@ export interface QuotesTables {
   quote_import_payloads: QuoteImportPayloadRow;
   quote_orders: QuoteOrderRow;
   quote_assignments: QuoteAssignmentRow;
+  quote_screenshots: QuoteScreenshotRow;
+  quote_screenshot_tags: QuoteScreenshotTagRow;
 }

@@ -82,12 +82,15 @@ export class Client {
     options: {
       json?: unknown;
       form?: FormData;
+      /** A body as it is (e.g. a form-encoded one, with its content type in `headers`). */
+      body?: string;
       auth?: Record<string, string> | null;
       headers?: Record<string, string>;
     } = {},
   ): Promise<Answer> {
     const url = this.base + (options.auth === null ? path : this.signed(path, options.auth ?? this.auth()));
-    return request(url, method, { json: options.json, body: options.form, headers: options.headers });
+    const body = options.form ?? options.body;
+    return request(url, method, { json: options.json, body, headers: options.headers });
   }
 
   get(path: string) {

@@ -1,16 +1,14 @@
-// /1/projects/:project_id/files, import-tasks and translations: uploads, their imports, the file
-// list and exports.
+// /1/projects/:project_id/files and import-tasks: uploads, their imports and the file list.
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { HttpError } from '../../http/errors.js';
-import { exportFile } from '../exporter.js';
-import { importTask, listFiles, removeFile, uploadFile } from '../files.js';
-import { requireLanguage } from '../locales.js';
+import { importTask, listFiles, listImportTasks, removeFile, uploadFile } from '../files.js';
+import { mergeParameters } from '../params.js';
 import * as S from '../schemas.js';
 import { projectOf, security, type QuotesDeps } from './context.js';
 
-export function registerFileRoutes(scope: FastifyInstance, { db, config, queue, pool }: QuotesDeps) {
+export function registerFileRoutes(scope: FastifyInstance, { db, config, queue }: QuotesDeps) {
   const app = scope.withTypeProvider<TypeBoxTypeProvider>();
   const tags = ['files'];
 
@@ -39,6 +37,31 @@ export function registerFileRoutes(scope: FastifyInstance, { db, config, queue, 
       return reply.code(201).send({ meta: { status: 201 }, data });
     },
   );
+
+  // The PHP client asks for the list with a trailing slash: the same route, described once.
+  for (const [url, hide] of [
+    ['/1/projects/:project_id/import-tasks', false],
+    ['/1/projects/:project_id/import-tasks/', true],
+  ] as const) {
+    app.get(
+      url,
+      {
+        schema: {
+          hide,
+          summary: 'Imports of a project, newest first, paged; status filters them',
+          tags,
+          security,
+          params: S.ProjectParams,
+          querystring: S.ImportTasksQuery,
+          response: S.envelope(200, Type.Array(S.ImportTaskItem)),
+        },
+      },
+      async (request) => {
+        const { page = 1, per_page: perPage = 50, status = 'all' } = request.query;
+        return listImportTasks(db.kysely, await projectOf(db, request), status, page, perPage);
+      },
+    );
+  }
 
   app.get(
     '/1/projects/:project_id/import-tasks/:import_id',
@@ -79,8 +102,11 @@ export function registerFileRoutes(scope: FastifyInstance, { db, config, queue, 
   app.delete(
     '/1/projects/:project_id/files',
     {
+      // file_name in the query string, or in a JSON body as the PHP client sends it.
+      preValidation: mergeParameters([], [], 'query'),
       schema: {
         summary: 'Delete a file with its strings and translations',
+        description: 'file_name may also come in a JSON or form body (as the PHP client sends it).',
         tags,
         security,
         params: S.ProjectParams,
@@ -92,29 +118,6 @@ export function registerFileRoutes(scope: FastifyInstance, { db, config, queue, 
       const name = request.query.file_name;
       await removeFile(db.kysely, await projectOf(db, request), name);
       return { meta: { status: 200 }, data: { name } };
-    },
-  );
-
-  app.get(
-    '/1/projects/:project_id/translations',
-    {
-      schema: {
-        summary: 'Export a file with its translations in one language',
-        tags,
-        security,
-        params: S.ProjectParams,
-        querystring: S.TranslationsQuery,
-        response: S.ExportedFile,
-      },
-    },
-    async (request, reply) => {
-      const project = await projectOf(db, request);
-      const { locale, source_file_name: sourceName, export_file_name: exportName } = request.query;
-      const file = await exportFile(db, pool, project, requireLanguage('locale', locale), sourceName, exportName);
-      return reply
-        .type(file.mime)
-        .header('content-disposition', `attachment; filename="${file.name}"`)
-        .send(file.content);
     },
   );
 }

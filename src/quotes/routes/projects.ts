@@ -1,8 +1,11 @@
-// /1/locales and /1/projects: the supported languages, and projects with their languages.
+// /1/locales, /1/project-types and /1/projects: the supported languages and project types, and
+// projects with their languages.
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { LANGUAGES } from '../locales.js';
+import { mergeParameters } from '../params.js';
+import { PROJECT_TYPES } from '../project-types.js';
 import { changeProject, createProject, projectBodies, projectBody, projectLanguages } from '../projects.js';
 import * as S from '../schemas.js';
 import { deleteProject, listProjects } from '../store.js';
@@ -11,6 +14,9 @@ import { principalOf, projectOf, security, type QuotesDeps } from './context.js'
 export function registerProjectRoutes(scope: FastifyInstance, { db }: QuotesDeps) {
   const app = scope.withTypeProvider<TypeBoxTypeProvider>();
   const tags = ['projects'];
+  // Parameters in a JSON or form body, or in the query string (the Python client's way).
+  const fromBodyOrQuery = mergeParameters(['target_locales']);
+  const consumes = ['application/json', 'application/x-www-form-urlencoded'];
 
   app.get(
     '/1/locales',
@@ -24,6 +30,20 @@ export function registerProjectRoutes(scope: FastifyInstance, { db }: QuotesDeps
       },
     },
     async () => ({ meta: { status: 200, record_count: LANGUAGES.length }, data: LANGUAGES }),
+  );
+
+  app.get(
+    '/1/project-types',
+    {
+      schema: {
+        summary: 'Every project type',
+        tags,
+        security,
+        querystring: S.AuthOnlyQuery,
+        response: S.envelope(200, Type.Array(S.ProjectType)),
+      },
+    },
+    async () => ({ meta: { status: 200, record_count: PROJECT_TYPES.length }, data: PROJECT_TYPES }),
   );
 
   app.get(
@@ -46,10 +66,12 @@ export function registerProjectRoutes(scope: FastifyInstance, { db }: QuotesDeps
   app.post(
     '/1/projects',
     {
+      preValidation: fromBodyOrQuery,
       schema: {
-        summary: 'Create a project',
+        summary: 'Create a project outside any group (OneSky creates them in groups: /1/project-groups/…/projects)',
         tags,
         security,
+        consumes,
         body: S.CreateProjectBody,
         response: S.envelope(201, S.Project),
       },
@@ -78,11 +100,13 @@ export function registerProjectRoutes(scope: FastifyInstance, { db }: QuotesDeps
   app.put(
     '/1/projects/:project_id',
     {
+      preValidation: fromBodyOrQuery,
       schema: {
         summary: 'Update a project',
         tags,
         security,
         params: S.ProjectParams,
+        consumes,
         body: S.UpdateProjectBody,
         response: S.envelope(200, S.Project),
       },
