@@ -25,6 +25,15 @@ w.initOAuth ??= (config: { clientId?: string; clientSecret?: string; scopeSepara
   SwaggerUi.oauthDefaults = { ...config };
 };
 w.hljs ??= { configure() {}, highlightBlock() {} };
+// 2.x's index.html wraps its set-up in jQuery's `$(function () {…})`, its only jQuery call. Without
+// jQuery on the page, `$` runs such a function once the DOM is ready; other uses need jQuery itself.
+w.$ ??= (ready: unknown) => {
+  if (typeof ready !== 'function') {
+    throw new TypeError('quartet viewer: $() only runs a function when the page is ready; include jQuery for more');
+  }
+  if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', () => ready(), { once: true });
+  else setTimeout(() => ready(), 0);
+};
 
 const script = document.currentScript as HTMLScriptElement | null;
 if (script?.dataset.boot !== undefined) {
