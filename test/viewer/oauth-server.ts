@@ -43,7 +43,8 @@ export function oauthServer(): OAuthServer {
     server.authorizations.push(q);
     const redirect = new URL(q.get('redirect_uri')!);
     if (q.get('response_type') === 'code') {
-      if (q.get('code_challenge_method') !== 'S256') return (sendText(res, 400, 'PKCE S256 required', 'text/plain'), true);
+      if (q.get('code_challenge_method') !== 'S256')
+        return (sendText(res, 400, 'PKCE S256 required', 'text/plain'), true);
       const code = randomBytes(8).toString('hex');
       codes.set(code, { challenge: q.get('code_challenge')!, redirect: redirect.href, clientId: q.get('client_id')! });
       redirect.searchParams.set('code', code);
@@ -68,7 +69,12 @@ export function oauthServer(): OAuthServer {
     const verifier = createHash('sha256')
       .update(form.code_verifier ?? '')
       .digest('base64url');
-    if (!grant || verifier !== grant.challenge || grant.redirect !== form.redirect_uri || grant.clientId !== form.client_id) {
+    if (
+      !grant ||
+      verifier !== grant.challenge ||
+      grant.redirect !== form.redirect_uri ||
+      grant.clientId !== form.client_id
+    ) {
       return json(res, 400, { error: 'invalid_grant' });
     }
     codes.delete(form.code);

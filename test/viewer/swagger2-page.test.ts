@@ -101,9 +101,10 @@ async function authorizeWith(scheme: string, clientId?: string) {
   await page.locator('.qv-authorize').click();
   const form = page.locator(`form.qv-auth-scheme[aria-label=${scheme}]`);
   if (clientId !== undefined) await form.getByLabel('Client ID').fill(clientId);
-  const popup = page.waitForEvent('popup');
+  // The close listener goes on as the popup appears: it may close itself at once.
+  const closed = new Promise<void>((resolve) => page.once('popup', (popup) => popup.once('close', () => resolve())));
   await form.getByRole('button', { name: 'Authorize' }).click();
-  await (await popup).waitForEvent('close');
+  await closed;
   expect(provider.authorizations.length).toBe(authorizations + 1);
   return { form, sent: provider.authorizations.at(-1)! };
 }

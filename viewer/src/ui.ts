@@ -8,7 +8,7 @@ import { markdown } from './markdown.js';
 import { normalize } from './normalize/index.js';
 import type { ApiModel, Operation, Tag } from './normalize/model.js';
 import { resolveOptions, type ResolvedOptions, type ViewerOptions } from './options.js';
-import { authPanel, type OAuthDefaults } from './render/authpanel.js';
+import { authPanel } from './render/authpanel.js';
 import { h, inChunks, tr } from './render/dom.js';
 import { renderOperation, type OperationView, type RenderContext } from './render/operation.js';
 import { SearchIndex } from './search.js';
@@ -44,7 +44,6 @@ export class SwaggerUi {
   private search?: SearchIndex;
   private searchInput?: HTMLInputElement;
   private urlInput?: HTMLInputElement;
-  static oauthDefaults: OAuthDefaults = {};
 
   constructor(options: ViewerOptions = {}) {
     this.options = resolveOptions(options);
@@ -295,8 +294,7 @@ export class SwaggerUi {
     this.search = new SearchIndex(model.tags.flatMap((tag) => tag.operations));
     const ctx = this.contextFor();
     this.content.append(this.infoSection(model));
-    const redirect = this.options.oauth2RedirectUrl ?? new URL('oauth2-redirect.html', document.baseURI).href;
-    this.content.append(authPanel(model, this.api.clientAuthorizations, redirect, SwaggerUi.oauthDefaults));
+    this.content.append(authPanel(model, this.api.clientAuthorizations, this.redirectUrl()));
 
     const tags = [...model.tags];
     if (this.options.apisSorter) tags.sort(this.options.apisSorter);
@@ -330,6 +328,16 @@ export class SwaggerUi {
       });
     }
     this.openDeepLink();
+  }
+
+  /** oauth2RedirectUrl, else o2c.html next to the page, as 2.x (its providers have that address registered). */
+  private redirectUrl(): string {
+    if (this.options.oauth2RedirectUrl) return this.options.oauth2RedirectUrl;
+    try {
+      return new URL('o2c.html', location.href).href;
+    } catch {
+      return new URL('o2c.html', document.baseURI).href; // about:srcdoc frames and the like
+    }
   }
 
   private infoSection(model: ApiModel): HTMLElement {
@@ -427,7 +435,10 @@ export class SwaggerUi {
     return section;
   }
 
-  /** The online validator's badge: 2.0 descriptions fetched from a non-local address only. */
+  /**
+   * The online validator's badge for 2.0 descriptions fetched over http(s); for a local address
+   * (localhost, 127.x, ::1) only when the page set validatorUrl itself, as 2.2.10.
+   */
   private validatorBadge(model: ApiModel): HTMLElement | undefined {
     const validator = this.options.validatorUrl;
     const specUrl = this.api.url;
@@ -440,7 +451,7 @@ export class SwaggerUi {
     } catch {
       return undefined;
     }
-    if (/^(localhost|127\.\d+\.\d+\.\d+|\[::1\]|::1)$/.test(host)) return undefined;
+    if (!this.options.validatorUrlSet && /^(localhost|127\.\d+\.\d+\.\d+|\[::1\]|::1)$/.test(host)) return undefined;
     const encoded = encodeURIComponent(specUrl);
     return h(
       'a',

@@ -38,12 +38,25 @@ function perTag(op: UntaggedOperation, tags: unknown, operationId: unknown, used
 }
 
 /**
+ * Order of the methods within one path: 2.2.10 listed 2.0 (and converted 1.x) operations
+ * alphabetically (its client walks a sorted method list); 3.x viewers keep the document's order.
+ */
+export type MethodOrder = 'alphabetical' | 'document';
+const ALPHABETICAL: readonly string[] = [...HTTP_METHODS].sort();
+const METHODS = new Set<string>(HTTP_METHODS);
+
+function methodsOf(item: object, order: MethodOrder): readonly string[] {
+  return order === 'alphabetical' ? ALPHABETICAL : Object.keys(item).filter((key) => METHODS.has(key));
+}
+
+/**
  * Every operation of `paths` (path items may be references), described by the version's own
  * `describe` and listed once per tag, with ids unique across the description.
  */
 export function collectOperations(
   paths: unknown,
   resolver: Resolver,
+  order: MethodOrder,
   describe: (raw: any, item: any) => OperationParts,
 ): Operation[] {
   const operations: Operation[] = [];
@@ -51,7 +64,7 @@ export function collectOperations(
   for (const [path, rawItem] of Object.entries(paths && typeof paths === 'object' ? paths : {})) {
     const item = resolver.deref(rawItem);
     if (!item || typeof item !== 'object') continue;
-    for (const method of HTTP_METHODS) {
+    for (const method of methodsOf(item, order)) {
       const raw = item[method];
       if (!raw || typeof raw !== 'object') continue;
       const op: UntaggedOperation = {

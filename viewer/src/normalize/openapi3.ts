@@ -8,7 +8,7 @@ export function normalizeOpenApi3(doc: any, resolver: Resolver): ApiModel {
   const specUrl = resolver.baseUrl;
   const servers = serversOf(doc.servers, specUrl) ?? [absolute('/', specUrl)];
   const schemas = namedSchemas(doc.components?.schemas, resolver);
-  const operations = collectOperations(doc.paths, resolver, (raw, item) => {
+  const operations = collectOperations(doc.paths, resolver, 'document', (raw, item) => {
     const parameters = mergeParameters(item.parameters, raw.parameters, resolver).map((p) => parameterOf(p, resolver));
     const body = raw.requestBody ? resolver.deref(raw.requestBody) : undefined;
     const responses = responsesOf(raw.responses, resolver);
