@@ -43,8 +43,9 @@ export function oauthServer(): OAuthServer {
     server.authorizations.push(q);
     const redirect = new URL(q.get('redirect_uri')!);
     if (q.get('response_type') === 'code') {
-      if (q.get('code_challenge_method') !== 'S256')
+      if (q.get('code_challenge_method') !== 'S256') {
         return (sendText(res, 400, 'PKCE S256 required', 'text/plain'), true);
+      }
       const code = randomBytes(8).toString('hex');
       codes.set(code, { challenge: q.get('code_challenge')!, redirect: redirect.href, clientId: q.get('client_id')! });
       redirect.searchParams.set('code', code);

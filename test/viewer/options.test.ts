@@ -265,7 +265,7 @@ describe('options', () => {
     await expect(plain.locator('.qv-json-editor').count()).resolves.toBe(0);
   });
 
-  it('validatorUrl: badge for non-local descriptions, for localhost only when set, none for null; offline panel', async () => {
+  it('validatorUrl: badge for non-local descriptions, local ones when set, none for null; offline panel', async () => {
     const port = new URL(site.url).port;
     const specUrl = `http://spec.test:${port}/fixtures/petstore-2.0.json`;
     await page.goto(`http://spec.test:${port}/harness.html`);

@@ -102,7 +102,15 @@ async function authorizeWith(scheme: string, clientId?: string) {
   const form = page.locator(`form.qv-auth-scheme[aria-label=${scheme}]`);
   if (clientId !== undefined) await form.getByLabel('Client ID').fill(clientId);
   // The close listener goes on as the popup appears: it may close itself at once.
-  const closed = new Promise<void>((resolve) => page.once('popup', (popup) => popup.once('close', () => resolve())));
+  const closed = new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error('the redirect page did not close the popup')), 10_000);
+    page.once('popup', (popup) =>
+      popup.once('close', () => {
+        clearTimeout(timer);
+        resolve();
+      }),
+    );
+  });
   await form.getByRole('button', { name: 'Authorize' }).click();
   await closed;
   expect(provider.authorizations.length).toBe(authorizations + 1);
@@ -135,7 +143,8 @@ describe('Swagger UI 2.2.10 index.html and o2c.html with quartet', () => {
     await openViewer(
       page,
       site.url,
-      `{ spec: ${spec}, oauth2RedirectUrl: '${site.url}/viewer/o2c.html', onComplete: () => initOAuth({ clientId: 'pets-app', realm: 'pets', appName: 'Pet Shop', ` +
+      `{ spec: ${spec}, oauth2RedirectUrl: '${site.url}/viewer/o2c.html', ` +
+        `onComplete: () => initOAuth({ clientId: 'pets-app', realm: 'pets', appName: 'Pet Shop', ` +
         `scopeSeparator: ',', additionalQueryStringParams: { audience: 'https://pets.test', state: 'not-this' } }) }`,
     );
     const { sent, form } = await authorizeWith('code_auth');
