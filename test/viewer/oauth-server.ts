@@ -4,7 +4,8 @@
 // API that wants one of the tokens it issued, and /.well-known/openid-configuration describes it.
 import { createHash, randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { sendText, type Handler } from './support.js';
+import { afterAll, beforeAll } from 'vitest';
+import { launchBrowser, sendText, startStatic, type BrowserPage, type Handler, type StaticServer } from './support.js';
 
 export interface OAuthServer {
   handler: Handler;
@@ -110,4 +111,36 @@ export function oauthServer(): OAuthServer {
   }
 
   return server;
+}
+
+export interface ProviderPage extends BrowserPage {
+  /** The OAuth server's own loopback origin (another origin than the site's). */
+  auth: StaticServer;
+}
+
+/**
+ * Before the tests of the file: Chromium with one page (10 s default waits), the static site with
+ * `routes`, and `provider` on a server of its own; all closed after them.
+ */
+export function openWithProvider(
+  provider: OAuthServer,
+  routes: Handler[],
+  ready: (opened: ProviderPage) => void,
+): void {
+  let close = async () => {};
+  beforeAll(async () => {
+    const [browser, site, auth] = await Promise.all([
+      launchBrowser(),
+      startStatic(routes),
+      startStatic([provider.handler]),
+    ]);
+    close = async () => {
+      await browser.close();
+      await Promise.all([site.close(), auth.close()]);
+    };
+    const page = await browser.newPage();
+    page.setDefaultTimeout(10_000);
+    ready({ site, auth, page });
+  });
+  afterAll(() => close());
 }

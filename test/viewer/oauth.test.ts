@@ -1,24 +1,15 @@
 // OAuth2 round trips against the test authorization server (oauth-server.ts, loopback): the
 // authorization code flow with PKCE (S256), and the implicit flow, through the redirect page.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Browser, Page } from 'playwright-core';
-import { oauthServer } from './oauth-server.js';
-import { expandOperation, launchBrowser, openViewer, startStatic, type StaticServer } from './support.js';
+import { describe, expect, it } from 'vitest';
+import type { Page } from 'playwright-core';
+import { oauthServer, openWithProvider } from './oauth-server.js';
+import { expandOperation, openViewer, type StaticServer } from './support.js';
 
-let browser: Browser;
 let site: StaticServer;
 let auth: StaticServer;
 let page: Page;
 const provider = oauthServer();
-
-beforeAll(async () => {
-  [browser, site, auth] = await Promise.all([launchBrowser(), startStatic(), startStatic([provider.handler])]);
-  page = await browser.newPage();
-});
-afterAll(async () => {
-  await browser?.close();
-  await Promise.all([site?.close(), auth?.close()]);
-});
+openWithProvider(provider, [], (opened) => ({ site, auth, page } = opened));
 
 function spec(flows: Record<string, unknown>) {
   return JSON.stringify({

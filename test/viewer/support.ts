@@ -173,7 +173,8 @@ export async function openViewer(page: Page, base: string, options: string, quer
 
 /** Expands a tag (if needed) and an operation by its visible path and method. */
 export async function expandOperation(page: Page, tag: string, method: string, path: string) {
-  const tagButton = page.locator('.qv-tag-toggle', { hasText: new RegExp(`^${tag}$`) });
+  // The resources' tag, not a webhook group of the same name (listed after them).
+  const tagButton = page.locator('.qv-tag-toggle', { hasText: new RegExp(`^${tag}$`) }).first();
   if ((await tagButton.getAttribute('aria-expanded')) !== 'true') await tagButton.click();
   const op = page
     .locator(`.qv-op.qv-${method.toLowerCase()}`)

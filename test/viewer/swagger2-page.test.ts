@@ -2,21 +2,11 @@
 // script includes swapped (support.ts, swagger2Index), its unchanged o2c.html, and an OAuth server
 // of the test's own (oauth-server.ts), all on loopback. What a 2.x site keeps must keep working:
 // initOAuth from onComplete, the o2c.html redirect, the validator badge rule, the method order.
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { Browser, Page } from 'playwright-core';
-import { oauthServer } from './oauth-server.js';
-import {
-  expandOperation,
-  launchBrowser,
-  openApiSpec,
-  openViewer,
-  sendText,
-  startStatic,
-  swagger2Index,
-  type StaticServer,
-} from './support.js';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { Page } from 'playwright-core';
+import { oauthServer, openWithProvider } from './oauth-server.js';
+import { expandOperation, openApiSpec, openViewer, sendText, swagger2Index, type StaticServer } from './support.js';
 
-let browser: Browser;
 let site: StaticServer;
 let auth: StaticServer;
 let page: Page;
@@ -71,10 +61,8 @@ const routes = [
   },
 ];
 
-beforeAll(async () => {
-  [browser, site, auth] = await Promise.all([launchBrowser(), startStatic(routes), startStatic([provider.handler])]);
-  page = await browser.newPage();
-  page.setDefaultTimeout(10_000);
+openWithProvider(provider, routes, (opened) => ({ site, auth, page } = opened));
+beforeAll(() => {
   page.on('pageerror', (error) => pageErrors.push(`page: ${error.message}`));
   page.on('popup', (popup) => popup.on('pageerror', (error) => pageErrors.push(`popup: ${error.message}`)));
 });
@@ -83,10 +71,6 @@ afterEach(() => {
   pageErrors = [];
   editIndex = (html) => html;
   expect(errors).toEqual([]);
-});
-afterAll(async () => {
-  await browser?.close();
-  await Promise.all([site?.close(), auth?.close()]);
 });
 
 /** Opens the 2.x page (or another page of the site) on a description and waits for its title. */

@@ -130,6 +130,53 @@ export function installReceiver() {
   });
 }
 
+/** An absolute http(s) address from a discovery document, else undefined. */
+function endpoint(value: unknown): string | undefined {
+  if (typeof value !== 'string') return undefined;
+  try {
+    return /^https?:$/.test(new URL(value).protocol) ? value : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function strings(value: unknown, fallback: string[]): string[] {
+  return Array.isArray(value) ? value.filter((v): v is string => typeof v === 'string') : fallback;
+}
+
+/**
+ * OpenID Connect: `wanted` with the endpoints of the provider's discovery document
+ * (`openIdConnectUrl`), if the provider offers that flow (response_types_supported for the
+ * flows through the browser, grant_types_supported for client credentials).
+ */
+export async function openIdFlow(configUrl: string, wanted: OAuthFlow): Promise<OAuthFlow> {
+  const url = new URL(configUrl, document.baseURI).href;
+  let config: any;
+  try {
+    const response = await fetch(url, { headers: { Accept: 'application/json' } });
+    if (!response.ok) throw new Error(String(response.status));
+    config = await response.json();
+  } catch (error) {
+    throw new Error(`${t('The OpenID Connect configuration could not be read:')} ${url} (${(error as Error).message})`);
+  }
+  if (!config || typeof config !== 'object') {
+    throw new Error(`${t('The OpenID Connect configuration could not be read:')} ${url}`);
+  }
+  const authorizationUrl = endpoint(config.authorization_endpoint);
+  const tokenUrl = endpoint(config.token_endpoint);
+  const responseTypes = strings(config.response_types_supported, []);
+  // The specification's default when the document does not say.
+  const grants = strings(config.grant_types_supported, ['authorization_code', 'implicit']);
+  const offered =
+    wanted.kind === 'authorizationCode'
+      ? !!authorizationUrl && !!tokenUrl && responseTypes.includes('code')
+      : wanted.kind === 'implicit'
+        ? !!authorizationUrl && responseTypes.includes('token')
+        : !!tokenUrl && grants.includes(wanted.kind === 'password' ? 'password' : 'client_credentials');
+  if (!offered) throw new Error(`${t('The OpenID Connect provider does not offer this flow:')} ${wanted.kind}`);
+  return { ...wanted, authorizationUrl, tokenUrl };
+}
+
 async function exchange(request: OAuthRequest, fields: Record<string, string>): Promise<string> {
   const body = new URLSearchParams({ ...fields, client_id: request.clientId });
   if (request.clientSecret) body.set('client_secret', request.clientSecret);

@@ -291,7 +291,8 @@ export class SwaggerUi {
     const model = this.model!;
     this.content.textContent = '';
     this.tagViews = [];
-    this.search = new SearchIndex(model.tags.flatMap((tag) => tag.operations));
+    const webhooks = model.webhooks ?? [];
+    this.search = new SearchIndex([...model.tags, ...webhooks].flatMap((tag) => tag.operations));
     const ctx = this.contextFor();
     this.content.append(this.infoSection(model));
     this.content.append(authPanel(model, this.api.clientAuthorizations, this.redirectUrl()));
@@ -305,6 +306,16 @@ export class SwaggerUi {
       list.append(view.element);
     }
     this.content.append(list);
+    if (webhooks.length) {
+      // 3.1 webhooks: requests the API sends, grouped by tag below the resources (shown, not tried).
+      const hooks = h('ul', { class: 'qv-resources', 'aria-label': t('Webhooks') });
+      for (const tag of this.options.apisSorter ? [...webhooks].sort(this.options.apisSorter) : webhooks) {
+        const view = this.tagView(tag, ctx, 'webhook');
+        this.tagViews.push(view);
+        hooks.append(view.element);
+      }
+      this.content.append(h('section', { class: 'qv-webhooks' }, tr('Webhooks', 'h2'), hooks));
+    }
     this.content.append(
       h(
         'footer',
@@ -485,8 +496,8 @@ export class SwaggerUi {
     panel.replaceChild(body, panel.lastElementChild!);
   }
 
-  private tagView(tag: Tag, ctx: RenderContext): TagView {
-    const listId = `resource-${tag.name}-ops`.replace(/[^A-Za-z0-9_-]/g, '_');
+  private tagView(tag: Tag, ctx: RenderContext, kind: 'resource' | 'webhook' = 'resource'): TagView {
+    const listId = `${kind}-${tag.name}-ops`.replace(/[^A-Za-z0-9_-]/g, '_');
     const toggleButton = h(
       'button',
       { type: 'button', class: 'qv-tag-toggle', 'aria-expanded': 'false', 'aria-controls': listId },
@@ -496,7 +507,7 @@ export class SwaggerUi {
     const actions = h('span', { class: 'qv-tag-actions' });
     const element = h(
       'li',
-      { class: 'qv-tag', id: `resource_${tag.name}`.replace(/[^A-Za-z0-9_-]/g, '_') },
+      { class: 'qv-tag', id: `${kind}_${tag.name}`.replace(/[^A-Za-z0-9_-]/g, '_') },
       h(
         'div',
         { class: 'qv-tag-head' },
@@ -594,7 +605,10 @@ export class SwaggerUi {
     const match = /^#!\/([^/]+)(?:\/(.+))?$/.exec(location.hash);
     if (!match || !this.model) return;
     const [tagName, opId] = [decodeURIComponent(match[1]), match[2] ? decodeURIComponent(match[2]) : undefined];
-    const view = this.tagViews.find((v) => v.tag.name === tagName);
+    // A tag's name may head both a resource and a webhook group: the one holding the operation wins.
+    const view =
+      this.tagViews.find((v) => v.tag.name === tagName && v.tag.operations.some((o) => o.id === opId)) ??
+      this.tagViews.find((v) => v.tag.name === tagName);
     if (!view) return;
     this.toggleTag(view, this.contextFor(), true);
     const target = opId ? view.operations!.find((o) => o.op.id === opId) : undefined;

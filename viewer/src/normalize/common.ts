@@ -7,13 +7,16 @@ import { HTTP_METHODS, operationKey } from './model.js';
 /** An operation before it is listed under its tags. */
 type UntaggedOperation = Omit<Operation, 'tag' | 'id'>;
 /** What each version reads its own way from an operation object. */
-export type OperationParts = Pick<Operation, 'parameters' | 'requestBody' | 'responses' | 'produces' | 'servers'>;
+export type OperationParts = Pick<
+  Operation,
+  'parameters' | 'requestBody' | 'responses' | 'produces' | 'servers' | 'callbacks'
+>;
 
 export function text(value: unknown): string | undefined {
   return typeof value === 'string' ? value : value == null ? undefined : String(value);
 }
 
-function groupByTag(operations: Operation[], declared: { name: string; description?: string }[]): Tag[] {
+export function groupByTag(operations: Operation[], declared: { name: string; description?: string }[]): Tag[] {
   const tags = new Map<string, Tag>();
   for (const tag of declared) {
     if (tag && typeof tag.name === 'string') {

@@ -5,7 +5,8 @@ import type { ApiModel, OAuthFlow, SecurityScheme } from '../normalize/model.js'
 import { ApiKeyAuthorization, BearerAuthorization, PasswordAuthorization, type ClientAuthorizations } from '../auth.js';
 import { t } from '../i18n.js';
 import { markdown } from '../markdown.js';
-import { authorize, OAUTH_SETTINGS_EVENT, oauthSettings } from '../oauth.js';
+import { authorize, OAUTH_SETTINGS_EVENT, oauthSettings, openIdFlow } from '../oauth.js';
+import { hasOwn, table } from '../own.js';
 import { h, tr, uid } from './dom.js';
 
 function field(label: string, type = 'text', autocomplete = 'off') {
@@ -22,11 +23,16 @@ export function authPanel(model: ApiModel, auth: ClientAuthorizations, redirectU
   panel.append(tr('Available authorizations', 'h2'));
   const schemes = Object.values(model.securitySchemes);
   if (!schemes.length) panel.append(tr('This description declares no security schemes.', 'p', { class: 'qv-muted' }));
-  for (const scheme of schemes) panel.append(schemeForm(scheme, auth, redirectUrl));
+  for (const scheme of schemes) panel.append(schemeForm(scheme, model, auth, redirectUrl));
   return panel;
 }
 
-function schemeForm(scheme: SecurityScheme, auth: ClientAuthorizations, redirectUrl: string): HTMLElement {
+function schemeForm(
+  scheme: SecurityScheme,
+  model: ApiModel,
+  auth: ClientAuthorizations,
+  redirectUrl: string,
+): HTMLElement {
   const status = h('p', { class: 'qv-auth-status', role: 'status' });
   const box = h(
     'form',
@@ -70,7 +76,15 @@ function schemeForm(scheme: SecurityScheme, auth: ClientAuthorizations, redirect
       if (token.input.value) auth.add(scheme.name, new BearerAuthorization(token.input.value));
     };
   } else if (scheme.type === 'oauth2' && scheme.flows?.length) {
-    submit = oauthFields(scheme, box, auth, redirectUrl, status);
+    submit = oauthFields(scheme, scheme.flows, box, auth, redirectUrl, status);
+  } else if (scheme.type === 'openIdConnect' && scheme.openIdConnectUrl) {
+    // The endpoints come from the discovery document, read when Authorize is pressed; the
+    // scopes are those the description's security requirements ask of this scheme.
+    const configUrl = scheme.openIdConnectUrl;
+    const scopes = requestedScopes(model, scheme.name);
+    const flows = (['authorizationCode', 'implicit', 'clientCredentials'] as const).map((kind) => ({ kind, scopes }));
+    box.append(h('p', null, h('a', { href: configUrl, rel: 'noopener noreferrer', target: '_blank' }, configUrl)));
+    submit = oauthFields(scheme, flows, box, auth, redirectUrl, status, (flow) => openIdFlow(configUrl, flow));
   } else {
     box.append(
       tr('This kind of authorization is shown for information; the viewer cannot obtain it.', 'p', {
@@ -116,14 +130,33 @@ function schemeForm(scheme: SecurityScheme, auth: ClientAuthorizations, redirect
   return box;
 }
 
+/** `openid` and every scope a security requirement (global or an operation's) asks of the scheme. */
+function requestedScopes(model: ApiModel, name: string): Record<string, string> {
+  const scopes = table<string>(); // scope names are the description's
+  scopes.openid = '';
+  const requirements = [model.security, ...model.tags.flatMap((tag) => tag.operations.map((op) => op.security))];
+  for (const alternatives of requirements) {
+    for (const requirement of alternatives ?? []) {
+      const asked = hasOwn(requirement, name) ? requirement[name] : undefined;
+      for (const scope of Array.isArray(asked) ? asked : []) if (typeof scope === 'string') scopes[scope] = '';
+    }
+  }
+  return scopes;
+}
+
+/**
+ * The OAuth form: flow, client, scopes. `complete` fills in a flow's endpoints when Authorize is
+ * pressed (OpenID Connect reads them from its discovery document).
+ */
 function oauthFields(
   scheme: SecurityScheme,
+  flows: OAuthFlow[],
   box: HTMLElement,
   auth: ClientAuthorizations,
   redirectUrl: string,
   status: HTMLElement,
+  complete: (flow: OAuthFlow) => OAuthFlow | Promise<OAuthFlow> = (flow) => flow,
 ) {
-  const flows = scheme.flows!;
   const flowId = uid('qv-flow');
   const flowSelect = h(
     'select',
@@ -185,8 +218,8 @@ function oauthFields(
     h('p', { class: 'qv-muted' }, `${t('Redirect URL')}: ${redirectUrl}`),
   );
   return async () => {
-    const flow = flows[Number(flowSelect.value)];
     status.textContent = t('Waiting for the authorization server…');
+    const flow = await complete(flows[Number(flowSelect.value)]);
     const scopes = Array.from(scopesBox.querySelectorAll<HTMLInputElement>('input:checked')).map((i) => i.value);
     const token = await authorize({
       flow,
