@@ -172,7 +172,7 @@ export async function openIdFlow(configUrl: string, wanted: OAuthFlow): Promise<
       ? !!authorizationUrl && !!tokenUrl && responseTypes.includes('code')
       : wanted.kind === 'implicit'
         ? !!authorizationUrl && responseTypes.includes('token')
-        : !!tokenUrl && grants.includes(wanted.kind === 'password' ? 'password' : 'client_credentials');
+        : wanted.kind === 'clientCredentials' && !!tokenUrl && grants.includes('client_credentials');
   if (!offered) throw new Error(`${t('The OpenID Connect provider does not offer this flow:')} ${wanted.kind}`);
   return { ...wanted, authorizationUrl, tokenUrl };
 }
