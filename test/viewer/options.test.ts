@@ -265,7 +265,7 @@ describe('options', () => {
     await expect(plain.locator('.qv-json-editor').count()).resolves.toBe(0);
   });
 
-  it('validatorUrl: badge for non-local descriptions, none for localhost or null; offline panel', async () => {
+  it('validatorUrl: badge for non-local descriptions, local ones when set, none for null; offline panel', async () => {
     const port = new URL(site.url).port;
     const specUrl = `http://spec.test:${port}/fixtures/petstore-2.0.json`;
     await page.goto(`http://spec.test:${port}/harness.html`);
@@ -284,8 +284,11 @@ describe('options', () => {
         `new SwaggerUi({ url: '${specUrl}', validatorUrl: null, onComplete: resolve }).load(); })`,
     );
     await expect(page.locator('.qv-validator-badge').count()).resolves.toBe(0);
+    // 127.0.0.1 is local: no badge unless the page set validatorUrl itself (2.2.10's rule).
     await openViewer(page, site.url, `{ url: ${PET}, validatorUrl: 'http://spec.test:${port}/validator' }`);
-    await expect(page.locator('.qv-validator-badge').count()).resolves.toBe(0); // 127.0.0.1 is local
+    await expect(page.locator('.qv-validator-badge').count()).resolves.toBe(1);
+    await openViewer(page, site.url, `{ url: ${PET} }`);
+    await expect(page.locator('.qv-validator-badge').count()).resolves.toBe(0);
     await page.locator('.qv-validation summary').click();
     await page.waitForFunction(() =>
       /Validation: 0 errors/.test(document.querySelector('.qv-validation summary')?.textContent ?? ''),

@@ -12,6 +12,8 @@ export { launchBrowser };
 export const ROOT = join(import.meta.dirname, '..', '..');
 export const DIST = join(ROOT, 'dist', 'viewer');
 export const FIXTURES = join(ROOT, 'test', 'fixtures', 'viewer');
+/** Swagger UI 2.2.10's own dist/ (the swagger-ui@2.2.10 dev dependency): index.html, o2c.html, lang/. */
+export const SWAGGER_UI_2 = join(ROOT, 'node_modules', 'swagger-ui', 'dist');
 
 const TYPES: Record<string, string> = {
   '.html': 'text/html; charset=utf-8',
@@ -20,6 +22,7 @@ const TYPES: Record<string, string> = {
   '.json': 'application/json',
   '.yaml': 'application/yaml',
   '.png': 'image/png',
+  '.gif': 'image/gif',
 };
 
 export type Handler = (
@@ -43,7 +46,8 @@ export const HARNESS = `<!doctype html><html lang="en"><head><meta charset="utf-
 
 /**
  * Serves /viewer/* from dist/viewer, /fixtures/* from test/fixtures/viewer (with CORS so other
- * origins can load them), /harness.html, the 1.2 petstore under /v12/api-docs, then `routes`.
+ * origins can load them), /sui2/* from Swagger UI 2.2.10's dist (its index.html with quartet's
+ * includes, see swagger2Index), /harness.html, the 1.2 petstore under /v12/api-docs, then `routes`.
  */
 export async function startStatic(routes: Handler[] = [], options: { cors?: boolean } = {}): Promise<StaticServer> {
   const seen: StaticServer['seen'] = [];
@@ -56,11 +60,13 @@ export async function startStatic(routes: Handler[] = [], options: { cors?: bool
     for (const route of routes) if (await route(req, res, body)) return;
     const path = decodeURIComponent((req.url ?? '/').split('?')[0]);
     if (path === '/harness.html') return sendText(res, 200, HARNESS, TYPES['.html']);
+    if (path === '/sui2/index.html') return sendText(res, 200, swagger2Index(), TYPES['.html']);
     const v12 = /^\/v12\/api-docs(?:\/(pet|store))?$/.exec(path);
     let file: string | undefined;
     if (v12) file = join(FIXTURES, 'v12', `${v12[1] ?? 'api-docs'}.json`);
     else if (path.startsWith('/viewer/')) file = join(DIST, normalize(path.slice(8)));
     else if (path.startsWith('/fixtures/')) file = join(FIXTURES, normalize(path.slice(10)));
+    else if (path.startsWith('/sui2/')) file = join(SWAGGER_UI_2, normalize(path.slice(6)));
     if (file && existsSync(file) && statSync(file).isFile()) {
       return sendText(res, 200, readFileSync(file), TYPES[extname(file)] ?? 'application/octet-stream');
     }
@@ -79,6 +85,29 @@ export async function startStatic(routes: Handler[] = [], options: { cors?: bool
         server.close(() => resolve());
       }),
   };
+}
+
+/**
+ * Swagger UI 2.2.10's own dist/index.html with only its style and script includes swapped for
+ * quartet's (viewer.css, viewer.js): its inline script, header and onComplete → initOAuth stay.
+ * `edit` changes the page further, as a site configures its copy (for example an option).
+ */
+export function swagger2Index(edit: (html: string) => string = (html) => html): string {
+  const original = readFileSync(join(SWAGGER_UI_2, 'index.html'), 'utf8');
+  const styles = /^ *<link href='css\/[^']+' media='[^']+' rel='stylesheet' type='text\/css'\/>\n/gm;
+  const scripts = /^ *<script src='[^']+' type='text\/javascript'><\/script>\n/gm;
+  if (original.match(styles)?.length !== 5 || original.match(scripts)?.length !== 14) {
+    throw new Error('swagger-ui 2.2.10 index.html is not the expected file');
+  }
+  // The first include of each kind becomes quartet's, the others go.
+  const once = (replacement: string) => {
+    let done = false;
+    return () => (done ? '' : ((done = true), replacement));
+  };
+  const swapped = original
+    .replace(styles, once('  <link href="/viewer/viewer.css" rel="stylesheet">\n'))
+    .replace(scripts, once('  <script src="/viewer/viewer.js"></script>\n'));
+  return edit(swapped);
 }
 
 export interface BrowserPage {
@@ -144,7 +173,8 @@ export async function openViewer(page: Page, base: string, options: string, quer
 
 /** Expands a tag (if needed) and an operation by its visible path and method. */
 export async function expandOperation(page: Page, tag: string, method: string, path: string) {
-  const tagButton = page.locator('.qv-tag-toggle', { hasText: new RegExp(`^${tag}$`) });
+  // The resources' tag, not a webhook group of the same name (listed after them).
+  const tagButton = page.locator('.qv-tag-toggle', { hasText: new RegExp(`^${tag}$`) }).first();
   if ((await tagButton.getAttribute('aria-expanded')) !== 'true') await tagButton.click();
   const op = page
     .locator(`.qv-op.qv-${method.toLowerCase()}`)

@@ -4,7 +4,7 @@
 import './styles.css';
 import { ApiKeyAuthorization, BearerAuthorization, PasswordAuthorization } from './auth.js';
 import { installTranslator } from './i18n.js';
-import { installReceiver } from './oauth.js';
+import { configureOAuth, installReceiver } from './oauth.js';
 import { SwaggerUi } from './ui.js';
 import type { ViewerOptions } from './options.js';
 
@@ -20,11 +20,19 @@ w.SwaggerClient = Object.assign(w.SwaggerClient ?? {}, {
 });
 w.ApiKeyAuthorization ??= ApiKeyAuthorization;
 w.PasswordAuthorization ??= PasswordAuthorization;
-// 2.x pages call initOAuth({clientId, ...}) from swagger-oauth.js and hljs.configure(...).
-w.initOAuth ??= (config: { clientId?: string; clientSecret?: string; scopeSeparator?: string }) => {
-  SwaggerUi.oauthDefaults = { ...config };
-};
+// 2.x pages call initOAuth({clientId, clientSecret, realm, appName, scopeSeparator,
+// additionalQueryStringParams}) (from onComplete, as its index.html does) and hljs.configure(...).
+w.initOAuth ??= configureOAuth;
 w.hljs ??= { configure() {}, highlightBlock() {} };
+// 2.x's index.html wraps its set-up in jQuery's `$(function () {…})`, its only jQuery call. Without
+// jQuery on the page, `$` runs such a function once the DOM is ready; other uses need jQuery itself.
+w.$ ??= (ready: unknown) => {
+  if (typeof ready !== 'function') {
+    throw new TypeError('quartet viewer: $() only runs a function when the page is ready; include jQuery for more');
+  }
+  if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', () => ready(), { once: true });
+  else setTimeout(() => ready(), 0);
+};
 
 const script = document.currentScript as HTMLScriptElement | null;
 if (script?.dataset.boot !== undefined) {

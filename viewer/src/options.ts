@@ -1,6 +1,7 @@
 // The option table of docs/viewer.md (Options), with its defaults. Unknown values fall back the way
 // 2.x did.
 import type { Operation, Tag } from './normalize/model.js';
+import { hasOwn } from './own.js';
 
 export const SUBMIT_METHODS = ['get', 'put', 'post', 'delete', 'patch', 'options', 'head'];
 
@@ -35,6 +36,8 @@ export interface ResolvedOptions {
   spec?: unknown;
   authorizations: Record<string, unknown>;
   validatorUrl: string | null;
+  /** The page set validatorUrl itself: then the badge shows for local descriptions too (2.2.10's rule). */
+  validatorUrlSet: boolean;
   dom_id: string;
   dom?: HTMLElement;
   booleanValues: [string, string];
@@ -66,17 +69,19 @@ export function resolveOptions(input: ViewerOptions = {}): ResolvedOptions {
   if (typeof o.operationsSorter === 'function') operationsSorter = o.operationsSorter;
   else if (o.operationsSorter === 'alpha') operationsSorter = (a, b) => a.path.localeCompare(b.path);
   else if (o.operationsSorter === 'method') operationsSorter = (a, b) => a.method.localeCompare(b.method);
+  // 2.2.10 asked `'validatorUrl' in options`: set to anything but an address, it disables the badge.
+  const validatorUrlSet = hasOwn(o, 'validatorUrl');
   const booleans = Array.isArray(o.booleanValues) && o.booleanValues.length >= 2 ? o.booleanValues : ['true', 'false'];
   return {
     url: typeof o.url === 'string' ? o.url : undefined,
     spec: o.spec,
     authorizations: o.authorizations && typeof o.authorizations === 'object' ? o.authorizations : {},
-    validatorUrl:
-      o.validatorUrl === null
-        ? null
-        : typeof o.validatorUrl === 'string'
-          ? o.validatorUrl.replace(/\/$/, '')
-          : DEFAULT_VALIDATOR,
+    validatorUrl: !validatorUrlSet
+      ? DEFAULT_VALIDATOR
+      : typeof o.validatorUrl === 'string' && o.validatorUrl
+        ? o.validatorUrl.replace(/\/$/, '')
+        : null,
+    validatorUrlSet,
     dom_id: typeof o.dom_id === 'string' ? o.dom_id : 'swagger_ui',
     dom: o.dom,
     booleanValues: [String(booleans[0]), String(booleans[1])],

@@ -8,7 +8,7 @@ import { markdown } from './markdown.js';
 import { normalize } from './normalize/index.js';
 import type { ApiModel, Operation, Tag } from './normalize/model.js';
 import { resolveOptions, type ResolvedOptions, type ViewerOptions } from './options.js';
-import { authPanel, type OAuthDefaults } from './render/authpanel.js';
+import { authPanel } from './render/authpanel.js';
 import { h, inChunks, tr } from './render/dom.js';
 import { renderOperation, type OperationView, type RenderContext } from './render/operation.js';
 import { SearchIndex } from './search.js';
@@ -44,7 +44,6 @@ export class SwaggerUi {
   private search?: SearchIndex;
   private searchInput?: HTMLInputElement;
   private urlInput?: HTMLInputElement;
-  static oauthDefaults: OAuthDefaults = {};
 
   constructor(options: ViewerOptions = {}) {
     this.options = resolveOptions(options);
@@ -292,11 +291,11 @@ export class SwaggerUi {
     const model = this.model!;
     this.content.textContent = '';
     this.tagViews = [];
-    this.search = new SearchIndex(model.tags.flatMap((tag) => tag.operations));
+    const webhooks = model.webhooks ?? [];
+    this.search = new SearchIndex([...model.tags, ...webhooks].flatMap((tag) => tag.operations));
     const ctx = this.contextFor();
     this.content.append(this.infoSection(model));
-    const redirect = this.options.oauth2RedirectUrl ?? new URL('oauth2-redirect.html', document.baseURI).href;
-    this.content.append(authPanel(model, this.api.clientAuthorizations, redirect, SwaggerUi.oauthDefaults));
+    this.content.append(authPanel(model, this.api.clientAuthorizations, this.redirectUrl()));
 
     const tags = [...model.tags];
     if (this.options.apisSorter) tags.sort(this.options.apisSorter);
@@ -307,6 +306,16 @@ export class SwaggerUi {
       list.append(view.element);
     }
     this.content.append(list);
+    if (webhooks.length) {
+      // 3.1 webhooks: requests the API sends, grouped by tag below the resources (shown, not tried).
+      const hooks = h('ul', { class: 'qv-resources', 'aria-label': t('Webhooks') });
+      for (const tag of this.options.apisSorter ? [...webhooks].sort(this.options.apisSorter) : webhooks) {
+        const view = this.tagView(tag, ctx, 'webhook');
+        this.tagViews.push(view);
+        hooks.append(view.element);
+      }
+      this.content.append(h('section', { class: 'qv-webhooks' }, tr('Webhooks', 'h2'), hooks));
+    }
     this.content.append(
       h(
         'footer',
@@ -330,6 +339,16 @@ export class SwaggerUi {
       });
     }
     this.openDeepLink();
+  }
+
+  /** oauth2RedirectUrl, else o2c.html next to the page, as 2.x (its providers have that address registered). */
+  private redirectUrl(): string {
+    if (this.options.oauth2RedirectUrl) return this.options.oauth2RedirectUrl;
+    try {
+      return new URL('o2c.html', location.href).href;
+    } catch {
+      return new URL('o2c.html', document.baseURI).href; // about:srcdoc frames and the like
+    }
   }
 
   private infoSection(model: ApiModel): HTMLElement {
@@ -427,7 +446,10 @@ export class SwaggerUi {
     return section;
   }
 
-  /** The online validator's badge: 2.0 descriptions fetched from a non-local address only. */
+  /**
+   * The online validator's badge for 2.0 descriptions fetched over http(s); for a local address
+   * (localhost, 127.x, ::1) only when the page set validatorUrl itself, as 2.2.10.
+   */
   private validatorBadge(model: ApiModel): HTMLElement | undefined {
     const validator = this.options.validatorUrl;
     const specUrl = this.api.url;
@@ -440,7 +462,7 @@ export class SwaggerUi {
     } catch {
       return undefined;
     }
-    if (/^(localhost|127\.\d+\.\d+\.\d+|\[::1\]|::1)$/.test(host)) return undefined;
+    if (!this.options.validatorUrlSet && /^(localhost|127\.\d+\.\d+\.\d+|\[::1\]|::1)$/.test(host)) return undefined;
     const encoded = encodeURIComponent(specUrl);
     return h(
       'a',
@@ -474,8 +496,8 @@ export class SwaggerUi {
     panel.replaceChild(body, panel.lastElementChild!);
   }
 
-  private tagView(tag: Tag, ctx: RenderContext): TagView {
-    const listId = `resource-${tag.name}-ops`.replace(/[^A-Za-z0-9_-]/g, '_');
+  private tagView(tag: Tag, ctx: RenderContext, kind: 'resource' | 'webhook' = 'resource'): TagView {
+    const listId = `${kind}-${tag.name}-ops`.replace(/[^A-Za-z0-9_-]/g, '_');
     const toggleButton = h(
       'button',
       { type: 'button', class: 'qv-tag-toggle', 'aria-expanded': 'false', 'aria-controls': listId },
@@ -485,7 +507,7 @@ export class SwaggerUi {
     const actions = h('span', { class: 'qv-tag-actions' });
     const element = h(
       'li',
-      { class: 'qv-tag', id: `resource_${tag.name}`.replace(/[^A-Za-z0-9_-]/g, '_') },
+      { class: 'qv-tag', id: `${kind}_${tag.name}`.replace(/[^A-Za-z0-9_-]/g, '_') },
       h(
         'div',
         { class: 'qv-tag-head' },
@@ -583,7 +605,10 @@ export class SwaggerUi {
     const match = /^#!\/([^/]+)(?:\/(.+))?$/.exec(location.hash);
     if (!match || !this.model) return;
     const [tagName, opId] = [decodeURIComponent(match[1]), match[2] ? decodeURIComponent(match[2]) : undefined];
-    const view = this.tagViews.find((v) => v.tag.name === tagName);
+    // A tag's name may head both a resource and a webhook group: the one holding the operation wins.
+    const view =
+      this.tagViews.find((v) => v.tag.name === tagName && v.tag.operations.some((o) => o.id === opId)) ??
+      this.tagViews.find((v) => v.tag.name === tagName);
     if (!view) return;
     this.toggleTag(view, this.contextFor(), true);
     const target = opId ? view.operations!.find((o) => o.op.id === opId) : undefined;

@@ -7,13 +7,16 @@ import { HTTP_METHODS, operationKey } from './model.js';
 /** An operation before it is listed under its tags. */
 type UntaggedOperation = Omit<Operation, 'tag' | 'id'>;
 /** What each version reads its own way from an operation object. */
-export type OperationParts = Pick<Operation, 'parameters' | 'requestBody' | 'responses' | 'produces' | 'servers'>;
+export type OperationParts = Pick<
+  Operation,
+  'parameters' | 'requestBody' | 'responses' | 'produces' | 'servers' | 'callbacks'
+>;
 
 export function text(value: unknown): string | undefined {
   return typeof value === 'string' ? value : value == null ? undefined : String(value);
 }
 
-function groupByTag(operations: Operation[], declared: { name: string; description?: string }[]): Tag[] {
+export function groupByTag(operations: Operation[], declared: { name: string; description?: string }[]): Tag[] {
   const tags = new Map<string, Tag>();
   for (const tag of declared) {
     if (tag && typeof tag.name === 'string') {
@@ -38,12 +41,25 @@ function perTag(op: UntaggedOperation, tags: unknown, operationId: unknown, used
 }
 
 /**
+ * Order of the methods within one path: 2.2.10 listed 2.0 (and converted 1.x) operations
+ * alphabetically (its client walks a sorted method list); 3.x viewers keep the document's order.
+ */
+export type MethodOrder = 'alphabetical' | 'document';
+const ALPHABETICAL: readonly string[] = [...HTTP_METHODS].sort();
+const METHODS = new Set<string>(HTTP_METHODS);
+
+function methodsOf(item: object, order: MethodOrder): readonly string[] {
+  return order === 'alphabetical' ? ALPHABETICAL : Object.keys(item).filter((key) => METHODS.has(key));
+}
+
+/**
  * Every operation of `paths` (path items may be references), described by the version's own
  * `describe` and listed once per tag, with ids unique across the description.
  */
 export function collectOperations(
   paths: unknown,
   resolver: Resolver,
+  order: MethodOrder,
   describe: (raw: any, item: any) => OperationParts,
 ): Operation[] {
   const operations: Operation[] = [];
@@ -51,7 +67,7 @@ export function collectOperations(
   for (const [path, rawItem] of Object.entries(paths && typeof paths === 'object' ? paths : {})) {
     const item = resolver.deref(rawItem);
     if (!item || typeof item !== 'object') continue;
-    for (const method of HTTP_METHODS) {
+    for (const method of methodsOf(item, order)) {
       const raw = item[method];
       if (!raw || typeof raw !== 'object') continue;
       const op: UntaggedOperation = {

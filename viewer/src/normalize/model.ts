@@ -43,6 +43,24 @@ export interface Response {
   description: string;
   contents: MediaContent[];
   headers: { name: string; description?: string; schema?: Schema }[];
+  /** 3.x links: operations a client can call next with values from this response. */
+  links?: Link[];
+}
+
+export interface Link {
+  name: string;
+  operationId?: string;
+  operationRef?: string;
+  /** Parameter name → runtime expression or value, as written. */
+  parameters: [string, string][];
+  requestBody?: string;
+  description?: string;
+}
+
+/** A 3.x callback: requests the API sends to a URL taken from the request (expression → operations). */
+export interface Callback {
+  name: string;
+  operations: Operation[];
 }
 
 /** One alternative of a security requirement: scheme name → scopes. */
@@ -84,6 +102,9 @@ export interface Operation {
   produces: string[];
   security?: SecurityRequirement[];
   servers: string[];
+  callbacks?: Callback[];
+  /** A webhook or callback: a request the API sends, shown but not tried. */
+  sentByApi?: boolean;
 }
 
 export interface Tag {
@@ -99,6 +120,8 @@ export interface ApiModel {
   /** Base URLs operations are sent to, first is the default. */
   servers: string[];
   tags: Tag[];
+  /** 3.1 webhooks grouped by tag (an operation's path is the webhook's name). */
+  webhooks?: Tag[];
   securitySchemes: Record<string, SecurityScheme>;
   security?: SecurityRequirement[];
   /** Named models (definitions / components.schemas) for display names. */

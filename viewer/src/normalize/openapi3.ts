@@ -1,14 +1,35 @@
 // OpenAPI 3.0 and 3.1 → internal model.
 import type { Resolver } from '../refs.js';
-import type { ApiModel, MediaContent, OAuthFlow, Parameter, Response, Schema, SecurityScheme } from './model.js';
-import { absolute, assembleModel, collectOperations, mergeParameters, namedSchemas, text } from './common.js';
+import type {
+  ApiModel,
+  Callback,
+  Link,
+  MediaContent,
+  OAuthFlow,
+  Operation,
+  Parameter,
+  Response,
+  Schema,
+  SecurityScheme,
+} from './model.js';
+import {
+  absolute,
+  assembleModel,
+  collectOperations,
+  groupByTag,
+  mergeParameters,
+  namedSchemas,
+  text,
+  type OperationParts,
+} from './common.js';
 import { apiKeyScheme, securitySchemesFrom } from './security.js';
 
 export function normalizeOpenApi3(doc: any, resolver: Resolver): ApiModel {
   const specUrl = resolver.baseUrl;
   const servers = serversOf(doc.servers, specUrl) ?? [absolute('/', specUrl)];
   const schemas = namedSchemas(doc.components?.schemas, resolver);
-  const operations = collectOperations(doc.paths, resolver, (raw, item) => {
+  // Callbacks are read one level deep: a callback's own callbacks are not shown.
+  const describe = (raw: any, item: any, nested = false): OperationParts => {
     const parameters = mergeParameters(item.parameters, raw.parameters, resolver).map((p) => parameterOf(p, resolver));
     const body = raw.requestBody ? resolver.deref(raw.requestBody) : undefined;
     const responses = responsesOf(raw.responses, resolver);
@@ -25,9 +46,12 @@ export function normalizeOpenApi3(doc: any, resolver: Resolver): ApiModel {
       responses,
       produces: [...new Set(responses.flatMap((r) => r.contents.map((c) => c.type)))],
       servers: serversOf(raw.servers, specUrl) ?? serversOf(item.servers, specUrl) ?? servers,
+      callbacks: nested ? undefined : callbacksOf(raw.callbacks, resolver, (r, i) => describe(r, i, true)),
     };
-  });
-  return assembleModel(doc, {
+  };
+  const operations = collectOperations(doc.paths, resolver, 'document', describe);
+  const webhooks = sentByApi(collectOperations(doc.webhooks, resolver, 'document', describe), 'webhook');
+  const model = assembleModel(doc, {
     specVersion: String(doc.openapi),
     servers,
     operations,
@@ -35,6 +59,41 @@ export function normalizeOpenApi3(doc: any, resolver: Resolver): ApiModel {
     schemas,
     resolver,
   });
+  return webhooks.length
+    ? { ...model, webhooks: groupByTag(webhooks, Array.isArray(doc.tags) ? doc.tags : []) }
+    : model;
+}
+
+/**
+ * Requests the API sends (webhooks, callbacks): shown, not tried. Their ids get a prefix so they
+ * never equal an id of the paths (ids name DOM elements and deep links).
+ */
+function sentByApi(operations: Operation[], prefix: string): Operation[] {
+  return operations.map((op) => ({ ...op, id: `${prefix}_${op.id}`, sentByApi: true }));
+}
+
+/** An operation's callbacks: name → {expression: path item}, each expression read like a path. */
+function callbacksOf(
+  raw: unknown,
+  resolver: Resolver,
+  describe: (raw: any, item: any) => OperationParts,
+): Callback[] | undefined {
+  if (!raw || typeof raw !== 'object') return undefined;
+  const out: Callback[] = [];
+  for (const [name, value] of Object.entries(raw)) {
+    const expressions = resolver.deref(value);
+    if (!expressions || typeof expressions !== 'object') continue;
+    // Listed once each, not once per tag: they are shown inside their operation.
+    const seen = new Set<string>();
+    const operations = collectOperations(expressions, resolver, 'document', describe).filter((op) => {
+      const key = `${op.method} ${op.path}`;
+      if (seen.has(key)) return false;
+      seen.add(key);
+      return true;
+    });
+    if (operations.length) out.push({ name, operations: sentByApi(operations, `callback_${name}`) });
+  }
+  return out.length ? out : undefined;
 }
 
 /** Server URLs with their variables set to the defaults, made absolute against the description. */
@@ -109,9 +168,36 @@ function responsesOf(responses: any, resolver: Resolver): Response[] {
         const h = resolver.deref(raw);
         return { name, description: text(h?.description), schema: h?.schema };
       }),
+      links: linksOf(r.links, resolver),
     });
   }
   return out;
+}
+
+/** Expressions and values are shown as written; objects (a literal requestBody) as JSON. */
+function written(value: unknown): string {
+  return typeof value === 'string' ? value : JSON.stringify(value);
+}
+
+function linksOf(raw: unknown, resolver: Resolver): Link[] | undefined {
+  if (!raw || typeof raw !== 'object') return undefined;
+  const out: Link[] = [];
+  for (const [name, value] of Object.entries(raw)) {
+    const link = resolver.deref(value);
+    if (!link || typeof link !== 'object') continue;
+    out.push({
+      name,
+      operationId: text(link.operationId),
+      operationRef: text(link.operationRef),
+      parameters:
+        link.parameters && typeof link.parameters === 'object'
+          ? Object.entries(link.parameters).map(([param, v]): [string, string] => [param, written(v)])
+          : [],
+      requestBody: link.requestBody === undefined ? undefined : written(link.requestBody),
+      description: text(link.description),
+    });
+  }
+  return out.length ? out : undefined;
 }
 
 function securitySchemesOf(defs: any, resolver: Resolver): Record<string, SecurityScheme> {

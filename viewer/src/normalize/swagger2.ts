@@ -37,7 +37,7 @@ export function normalizeSwagger2(doc: any, resolver: Resolver): ApiModel {
   const globalProduces: string[] = Array.isArray(doc.produces) ? doc.produces : [];
   const globalConsumes: string[] = Array.isArray(doc.consumes) ? doc.consumes : [];
   const schemas = namedSchemas(doc.definitions, resolver);
-  const operations = collectOperations(doc.paths, resolver, (raw, item) => {
+  const operations = collectOperations(doc.paths, resolver, 'alphabetical', (raw, item) => {
     const consumes: string[] = Array.isArray(raw.consumes) ? raw.consumes : globalConsumes;
     const produces: string[] = Array.isArray(raw.produces) ? raw.produces : globalProduces;
     const params = mergeParameters(item.parameters, raw.parameters, resolver);

@@ -5,14 +5,9 @@ import type { ApiModel, OAuthFlow, SecurityScheme } from '../normalize/model.js'
 import { ApiKeyAuthorization, BearerAuthorization, PasswordAuthorization, type ClientAuthorizations } from '../auth.js';
 import { t } from '../i18n.js';
 import { markdown } from '../markdown.js';
-import { authorize } from '../oauth.js';
+import { authorize, OAUTH_SETTINGS_EVENT, oauthSettings, openIdFlow } from '../oauth.js';
+import { hasOwn, table } from '../own.js';
 import { h, tr, uid } from './dom.js';
-
-export interface OAuthDefaults {
-  clientId?: string;
-  clientSecret?: string;
-  scopeSeparator?: string;
-}
 
 function field(label: string, type = 'text', autocomplete = 'off') {
   const id = uid('qv-auth');
@@ -23,25 +18,20 @@ function field(label: string, type = 'text', autocomplete = 'off') {
   };
 }
 
-export function authPanel(
-  model: ApiModel,
-  auth: ClientAuthorizations,
-  redirectUrl: string,
-  defaults: OAuthDefaults,
-): HTMLElement {
+export function authPanel(model: ApiModel, auth: ClientAuthorizations, redirectUrl: string): HTMLElement {
   const panel = h('section', { class: 'qv-auth-panel', 'aria-label': t('Authorizations'), hidden: true });
   panel.append(tr('Available authorizations', 'h2'));
   const schemes = Object.values(model.securitySchemes);
   if (!schemes.length) panel.append(tr('This description declares no security schemes.', 'p', { class: 'qv-muted' }));
-  for (const scheme of schemes) panel.append(schemeForm(scheme, auth, redirectUrl, defaults));
+  for (const scheme of schemes) panel.append(schemeForm(scheme, model, auth, redirectUrl));
   return panel;
 }
 
 function schemeForm(
   scheme: SecurityScheme,
+  model: ApiModel,
   auth: ClientAuthorizations,
   redirectUrl: string,
-  defaults: OAuthDefaults,
 ): HTMLElement {
   const status = h('p', { class: 'qv-auth-status', role: 'status' });
   const box = h(
@@ -86,7 +76,15 @@ function schemeForm(
       if (token.input.value) auth.add(scheme.name, new BearerAuthorization(token.input.value));
     };
   } else if (scheme.type === 'oauth2' && scheme.flows?.length) {
-    submit = oauthFields(scheme, box, auth, redirectUrl, defaults, status);
+    submit = oauthFields(scheme, scheme.flows, box, auth, redirectUrl, status);
+  } else if (scheme.type === 'openIdConnect' && scheme.openIdConnectUrl) {
+    // The endpoints come from the discovery document, read when Authorize is pressed; the
+    // scopes are those the description's security requirements ask of this scheme.
+    const configUrl = scheme.openIdConnectUrl;
+    const scopes = requestedScopes(model, scheme.name);
+    const flows = (['authorizationCode', 'implicit', 'clientCredentials'] as const).map((kind) => ({ kind, scopes }));
+    box.append(h('p', null, h('a', { href: configUrl, rel: 'noopener noreferrer', target: '_blank' }, configUrl)));
+    submit = oauthFields(scheme, flows, box, auth, redirectUrl, status, (flow) => openIdFlow(configUrl, flow));
   } else {
     box.append(
       tr('This kind of authorization is shown for information; the viewer cannot obtain it.', 'p', {
@@ -132,15 +130,33 @@ function schemeForm(
   return box;
 }
 
+/** `openid` and every scope a security requirement (global or an operation's) asks of the scheme. */
+function requestedScopes(model: ApiModel, name: string): Record<string, string> {
+  const scopes = table<string>(); // scope names are the description's
+  scopes.openid = '';
+  const requirements = [model.security, ...model.tags.flatMap((tag) => tag.operations.map((op) => op.security))];
+  for (const alternatives of requirements) {
+    for (const requirement of alternatives ?? []) {
+      const asked = hasOwn(requirement, name) ? requirement[name] : undefined;
+      for (const scope of Array.isArray(asked) ? asked : []) if (typeof scope === 'string') scopes[scope] = '';
+    }
+  }
+  return scopes;
+}
+
+/**
+ * The OAuth form: flow, client, scopes. `complete` fills in a flow's endpoints when Authorize is
+ * pressed (OpenID Connect reads them from its discovery document).
+ */
 function oauthFields(
   scheme: SecurityScheme,
+  flows: OAuthFlow[],
   box: HTMLElement,
   auth: ClientAuthorizations,
   redirectUrl: string,
-  defaults: OAuthDefaults,
   status: HTMLElement,
+  complete: (flow: OAuthFlow) => OAuthFlow | Promise<OAuthFlow> = (flow) => flow,
 ) {
-  const flows = scheme.flows!;
   const flowId = uid('qv-flow');
   const flowSelect = h(
     'select',
@@ -148,15 +164,32 @@ function oauthFields(
     flows.map((f, i) => h('option', { value: String(i) }, f.kind)),
   );
   const clientId = field('Client ID');
-  clientId.input.value = defaults.clientId ?? '';
   const secret = field('Client secret', 'password');
-  secret.input.value = defaults.clientSecret ?? '';
   const user = field('Username', 'text', 'username');
   const pass = field('Password', 'password', 'current-password');
+  const appName = h('span', { class: 'qv-app-name' });
+  // initOAuth() fills the client fields whenever it is called (2.x pages call it from onComplete,
+  // after this form exists); what the reader typed stays.
+  const applySettings = () => {
+    const settings = oauthSettings();
+    for (const [input, value] of [
+      [clientId.input, settings.clientId],
+      [secret.input, settings.clientSecret],
+    ] as const) {
+      if (!input.dataset.edited) input.value = value ?? '';
+    }
+    appName.textContent = settings.appName ? ` (${settings.appName})` : '';
+  };
+  for (const input of [clientId.input, secret.input]) {
+    input.addEventListener('input', () => (input.dataset.edited = 'true'));
+  }
+  box.classList.add('qv-oauth');
+  box.addEventListener(OAUTH_SETTINGS_EVENT, applySettings);
+  applySettings();
   const scopesBox = h('fieldset', { class: 'qv-scopes' });
   const drawScopes = (flow: OAuthFlow) => {
     scopesBox.textContent = '';
-    scopesBox.append(h('legend', { 'data-sw-translate': true }, t('Scopes')));
+    scopesBox.append(h('legend', null, h('span', { 'data-sw-translate': true }, t('Scopes')), appName));
     for (const [scope, description] of Object.entries(flow.scopes ?? {})) {
       const id = uid('qv-scope');
       scopesBox.append(
@@ -185,11 +218,12 @@ function oauthFields(
     h('p', { class: 'qv-muted' }, `${t('Redirect URL')}: ${redirectUrl}`),
   );
   return async () => {
-    const flow = flows[Number(flowSelect.value)];
     status.textContent = t('Waiting for the authorization server…');
+    const flow = await complete(flows[Number(flowSelect.value)]);
     const scopes = Array.from(scopesBox.querySelectorAll<HTMLInputElement>('input:checked')).map((i) => i.value);
     const token = await authorize({
       flow,
+      schemeName: scheme.name,
       clientId: clientId.input.value,
       clientSecret: secret.input.value || undefined,
       scopes,

@@ -1,6 +1,6 @@
 // One operation: a heading that toggles, and a body built on first expand (instant for any
 // description size). The body follows 2.x's layout; try-it lives at its end.
-import type { ApiModel, Operation, Parameter, Schema } from '../normalize/model.js';
+import type { ApiModel, Callback, Link, Operation, Parameter, Schema } from '../normalize/model.js';
 import type { ClientAuthorizations } from '../auth.js';
 import type { ResolvedOptions } from '../options.js';
 import { effectiveSecurity } from '../auth.js';
@@ -20,6 +20,8 @@ export interface RenderContext {
   schemeNames: Set<string>;
   /** Called when an operation opens or closes (deep links). */
   onToggle(op: Operation, open: boolean): void;
+  /** Element ids of operations shown inside another (callbacks) start with their parent's. */
+  idScope?: string;
 }
 
 export interface OperationView {
@@ -33,12 +35,13 @@ export interface OperationView {
 
 const FORM_TYPES = /multipart\/form-data|application\/x-www-form-urlencoded/;
 
-export function domId(op: Operation) {
-  return `operation-${op.tag}-${op.id}`.replace(/[^A-Za-z0-9_-]/g, '_');
+export function domId(op: Operation, scope = op.tag) {
+  return `operation-${scope}-${op.id}`.replace(/[^A-Za-z0-9_-]/g, '_');
 }
 
 export function renderOperation(op: Operation, ctx: RenderContext): OperationView {
-  const bodyId = `${domId(op)}-content`;
+  const id = domId(op, ctx.idScope);
+  const bodyId = `${id}-content`;
   const head = h(
     'button',
     { type: 'button', class: 'qv-op-head', 'aria-expanded': 'false', 'aria-controls': bodyId },
@@ -63,7 +66,7 @@ export function renderOperation(op: Operation, ctx: RenderContext): OperationVie
   const body = h('div', { class: 'qv-op-body', id: bodyId, hidden: true });
   const element = h(
     'li',
-    { class: `qv-op qv-${op.method}`, id: domId(op), 'data-op-id': op.id },
+    { class: `qv-op qv-${op.method}`, id, 'data-op-id': op.id },
     h('h3', { class: 'qv-op-title' }, head),
     body,
   );
@@ -109,6 +112,7 @@ function operationBody(op: Operation, ctx: RenderContext): DocumentFragment {
   const resolver = model.resolver;
   const out = document.createDocumentFragment();
   if (op.deprecated) out.append(tr('Warning: Deprecated', 'p', { class: 'qv-warning', role: 'note' }));
+  if (op.sentByApi) out.append(tr('Requests the API sends (shown, not tried).', 'p', { class: 'qv-muted' }));
   if (op.description) {
     out.append(tr('Implementation Notes', 'h4'), h('div', { class: 'qv-markdown' }, markdown(op.description)));
   }
@@ -146,7 +150,7 @@ function operationBody(op: Operation, ctx: RenderContext): DocumentFragment {
   if (success?.headers.length) out.append(headersTable(success.headers, ctx));
 
   // Parameters table.
-  const canSubmit = options.supportedSubmitMethods.includes(op.method);
+  const canSubmit = options.supportedSubmitMethods.includes(op.method) && !op.sentByApi;
   const inputs = new Map<Parameter, ParamInput>();
   const formFields: { name: string; input: ParamInput; param: Parameter }[] = [];
   let bodyBox: { text: HTMLTextAreaElement; type: () => string } | undefined;
@@ -237,6 +241,15 @@ function operationBody(op: Operation, ctx: RenderContext): DocumentFragment {
           ),
         ),
       ),
+    );
+  }
+
+  const links = op.responses.flatMap((r) => (r.links ?? []).map((link) => ({ code: r.code, link })));
+  if (links.length) out.append(tr('Links', 'h4'), linksTable(links, ctx));
+  if (op.callbacks) {
+    out.append(
+      tr('Callbacks', 'h4'),
+      ...op.callbacks.map((callback) => callbackList(callback, domId(op, ctx.idScope), ctx)),
     );
   }
 
@@ -434,6 +447,90 @@ function bodyRow(op: Operation, ctx: RenderContext, canSubmit: boolean) {
     typeCell,
   );
   return { row, box: { text, type: () => typeSelect.value } };
+}
+
+/** Where a link leads: the operation named by operationId, or by an operationRef into this description's paths. */
+function linkTarget(link: Link, model: ApiModel): Operation | undefined {
+  const all = model.tags.flatMap((tag) => tag.operations);
+  if (link.operationId) return all.find((op) => op.operationId === link.operationId);
+  const ref = /^#\/paths\/([^/]+)\/([a-z]+)$/.exec(link.operationRef ?? '');
+  if (!ref) return undefined;
+  const path = decodeURIComponent(ref[1]).replace(/~1/g, '/').replace(/~0/g, '~');
+  return all.find((op) => op.path === path && op.method === ref[2]);
+}
+
+function linksTable(links: { code: string; link: Link }[], ctx: RenderContext) {
+  return h(
+    'table',
+    { class: 'qv-table qv-links' },
+    h(
+      'thead',
+      null,
+      h(
+        'tr',
+        null,
+        ['HTTP Status Code', 'Link', 'Operation', 'Parameters', 'Description'].map((c) =>
+          tr(c, 'th', { scope: 'col' }),
+        ),
+      ),
+    ),
+    h(
+      'tbody',
+      null,
+      links.map(({ code, link }) => {
+        const target = linkTarget(link, ctx.model);
+        const values =
+          link.requestBody === undefined ? link.parameters : [...link.parameters, ['body', link.requestBody]];
+        return h(
+          'tr',
+          null,
+          h('td', null, code),
+          h('td', null, link.name),
+          h(
+            'td',
+            null,
+            target
+              ? h(
+                  'a',
+                  {
+                    class: 'qv-link-target',
+                    href: `#!/${encodeURIComponent(target.tag)}/${encodeURIComponent(target.id)}`,
+                  },
+                  `${target.method.toUpperCase()} ${target.path}`,
+                )
+              : (link.operationId ?? link.operationRef ?? ''),
+          ),
+          h(
+            'td',
+            null,
+            values.length
+              ? h(
+                  'ul',
+                  { class: 'qv-link-params' },
+                  values.map(([name, value]) => h('li', null, h('code', null, name), ': ', h('code', null, value))),
+                )
+              : '',
+          ),
+          h('td', { class: 'qv-markdown' }, markdown(link.description, true)),
+        );
+      }),
+    ),
+  );
+}
+
+/** A callback's operations, shown (not tried) like any other, inside the operation that registers them. */
+function callbackList(callback: Callback, parentId: string, ctx: RenderContext) {
+  const inner: RenderContext = { ...ctx, idScope: `${parentId}-${callback.name}`, onToggle: () => {} };
+  return h(
+    'div',
+    { class: 'qv-callback' },
+    h('h5', null, callback.name),
+    h(
+      'ul',
+      { class: 'qv-ops', 'aria-label': callback.name },
+      callback.operations.map((op) => renderOperation(op, inner).element),
+    ),
+  );
 }
 
 function lazyModel(schema: Schema, mediaType: string, ctx: RenderContext) {

@@ -40,6 +40,38 @@ export function typeLabel(schema: Schema | undefined, resolver: Resolver): strin
   return `${type ?? 'any'}${s.format ? ` (${s.format})` : ''}${nullable ? ' | null' : ''}`;
 }
 
+interface Discriminator {
+  propertyName: string;
+  /** value → the schema it selects, as written ('#/components/schemas/Cat' or 'Cat'). */
+  mapping: [string, string][];
+}
+
+/** The discriminator of a schema or of one of its allOf parts (3.x {propertyName, mapping}, 2.0 a name). */
+function discriminatorOf(s: Schema, resolver: Resolver): Discriminator | undefined {
+  for (const candidate of [s, ...(Array.isArray(s.allOf) ? s.allOf : [])]) {
+    const d = resolver.deref(candidate)?.discriminator;
+    if (typeof d === 'string') return { propertyName: d, mapping: [] };
+    if (d && typeof d === 'object' && typeof d.propertyName === 'string') {
+      const mapping = d.mapping && typeof d.mapping === 'object' ? Object.entries(d.mapping) : [];
+      return {
+        propertyName: d.propertyName,
+        mapping: mapping.filter((e): e is [string, string] => typeof e[1] === 'string'),
+      };
+    }
+  }
+  return undefined;
+}
+
+/** The discriminator value that selects `schema`: its mapping entry, else its name (the specification's default). */
+function discriminatorValue(d: Discriminator, schema: Schema, resolver: Resolver): string | undefined {
+  const target = resolver.deref(schema);
+  for (const [value, ref] of d.mapping) {
+    const $ref = /[#/]/.test(ref) ? ref : `#/components/schemas/${ref}`;
+    if (resolver.deref({ $ref }) === target) return value;
+  }
+  return resolver.nameOf(target);
+}
+
 /** Properties of an object schema, allOf parts merged. */
 function propertiesOf(s: Schema, resolver: Resolver): { properties: Record<string, Schema>; required: Set<string> } {
   const properties = table<Schema>(); // names are the description's
@@ -78,7 +110,16 @@ function exampleStep(schema: Schema | undefined, resolver: Resolver, ancestors: 
   if (ancestors.has(s) || ancestors.size > EXAMPLE_DEPTH) return undefined;
   ancestors.add(s);
   try {
-    if (s.oneOf || s.anyOf) return exampleStep((s.oneOf ?? s.anyOf)[0], resolver, ancestors);
+    const discriminator = discriminatorOf(s, resolver);
+    if (s.oneOf || s.anyOf) {
+      // The first alternative, its discriminator property set to the value that selects it.
+      const first = (s.oneOf ?? s.anyOf)[0];
+      const value = exampleStep(first, resolver, ancestors);
+      const selector = discriminator && discriminatorValue(discriminator, first, resolver);
+      return selector !== undefined && value && typeof value === 'object' && !Array.isArray(value)
+        ? Object.fromEntries([...Object.entries(value), [discriminator!.propertyName, selector]])
+        : value;
+    }
     const type = primaryType(s) ?? (s.allOf ? 'object' : undefined);
     if (type === 'object') {
       // Entries, then fromEntries: every name an own property (`out[name] = …` runs `__proto__`'s setter).
@@ -93,6 +134,9 @@ function exampleStep(schema: Schema | undefined, resolver: Resolver, ancestors: 
       if (s.additionalProperties && typeof s.additionalProperties === 'object' && !Object.keys(properties).length) {
         out.push(['additionalProp1', exampleStep(s.additionalProperties, resolver, ancestors) ?? {}]);
       }
+      // A subtype (allOf of a base with a discriminator) names itself in the discriminator property.
+      const selector = discriminator && !s.discriminator && discriminatorValue(discriminator, s, resolver);
+      if (selector) out.push([discriminator!.propertyName, selector]);
       return Object.fromEntries(out);
     }
     if (type === 'array') {
@@ -174,13 +218,28 @@ export function modelTree(schema: Schema | undefined, resolver: Resolver, ancest
   }
   const inner = [...ancestors, s];
   if (s.description) wrap.append(h('div', { class: 'qv-model-desc' }, markdown(s.description, true)));
+  const discriminator = discriminatorOf(s, resolver);
   if (s.oneOf || s.anyOf) {
     wrap.append(tr(s.oneOf ? 'One of' : 'Any of', 'div', { class: 'qv-muted' }));
+    if (discriminator) wrap.append(discriminatorNote(discriminator));
     wrap.append(
       h(
         'ul',
         { class: 'qv-alternatives' },
-        ((s.oneOf ?? s.anyOf) as Schema[]).map((alt) => h('li', null, nested(alt, resolver, inner))),
+        ((s.oneOf ?? s.anyOf) as Schema[]).map((alt) => {
+          const selector = discriminator && discriminatorValue(discriminator, alt, resolver);
+          return h(
+            'li',
+            null,
+            selector !== undefined
+              ? [
+                  h('code', { class: 'qv-selector' }, `${discriminator!.propertyName}: ${JSON.stringify(selector)}`),
+                  ' ',
+                ]
+              : '',
+            nested(alt, resolver, inner),
+          );
+        }),
       ),
     );
     return wrap;
@@ -210,6 +269,7 @@ export function modelTree(schema: Schema | undefined, resolver: Resolver, ancest
         h('span', { class: 'qv-type' }, typeLabel(propSchema, resolver)),
         required.has(prop) ? '' : [', ', tr('optional', 'span', { class: 'qv-muted' })],
         p.readOnly ? [', ', tr('read only', 'span', { class: 'qv-muted' })] : '',
+        prop === discriminator?.propertyName ? [', ', tr('Discriminator', 'span', { class: 'qv-muted' })] : '',
         ')',
         p.description ? [': ', h('span', { class: 'qv-prop-desc' }, markdown(p.description, true))] : '',
         constraints(p),
@@ -235,6 +295,20 @@ export function modelTree(schema: Schema | undefined, resolver: Resolver, ancest
     h('span', { class: 'qv-model-title' }, '}'),
   );
   return wrap;
+}
+
+/** "Discriminator: petType" and, when written, which value selects which schema. */
+function discriminatorNote(d: Discriminator): HTMLElement {
+  return h(
+    'div',
+    { class: 'qv-discriminator' },
+    tr('Discriminator'),
+    ': ',
+    h('code', null, d.propertyName),
+    d.mapping.length
+      ? ` (${d.mapping.map(([value, ref]) => `${value} → ${ref.replace(/^.*\//, '')}`).join(', ')})`
+      : '',
+  );
 }
 
 function isComplex(s: Schema): boolean {
