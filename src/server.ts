@@ -74,7 +74,8 @@ export async function buildServer(config: Config, options: BuildOptions = {}): P
       const incoming = request.headers['x-request-id'];
       return typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
     },
-    routerOptions: { maxParamLength: 500 },
+    // `//1/projects` is /1/projects: clients whose base address ends in "/" (onesky-utils) send such paths.
+    routerOptions: { maxParamLength: 500, ignoreDuplicateSlashes: true },
   });
   app.setValidatorCompiler(validatorCompiler);
   installJsonParser(app);

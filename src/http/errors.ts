@@ -164,7 +164,11 @@ const PREFIXES = Object.entries(PREFIX_STYLES);
 
 /** The error shape of an answer to `url` (a request target, as sent), by the service its path belongs to. */
 export function errorStyleFor(url: string): ErrorStyle {
-  let path = url.replace(/^[a-z][a-z0-9+.-]*:\/\/[^/?]*/i, '').split('?')[0];
+  // Repeated slashes are one, as the router reads them (ignoreDuplicateSlashes).
+  let path = url
+    .replace(/^[a-z][a-z0-9+.-]*:\/\/[^/?]*/i, '')
+    .split('?')[0]
+    .replace(/\/{2,}/g, '/');
   try {
     // As the router sees it: %61pi is /api, but %2F stays a character of its segment.
     path = decodeURI(path);

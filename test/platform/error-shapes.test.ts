@@ -132,6 +132,9 @@ const LOCAL: Case[] = [
   // Unknown routes under the local prefixes never go upstream.
   get('users and tasks API: unknown route', 'problem', 404, '/api/no/such/route'),
   get('quotation API: unknown route', 'onesky', 404, '/1/no/such/route'),
+  // A base address ending in "/" (onesky-utils') doubles the slash: still the quotation API.
+  get('quotation API: doubled slash', 'onesky', 404, '//1/no/such/route'),
+  get('users and tasks API: doubled slash', 'problem', 404, '//api//no/such/route'),
   get('viewer: unknown file', 'problem', 404, '/docs/no/such/file.js'),
   get('openapi: unknown document', 'problem', 404, '/openapi/nothing.json'),
   // A path parameter longer than the router keeps matches no route.
