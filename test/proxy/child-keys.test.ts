@@ -191,7 +191,7 @@ describe.each(databaseKinds)('child keys on %s', (kind) => {
       costs.push({
         by,
         cost: Number(answer.headers.get('x-cashu-cost-msat')),
-        id: answer.headers.get('x-routstr-request-id'),
+        id: answer.headers.get('x-routstr-request-id')!,
       });
     }
     const page = (key: string, query: string) =>
