@@ -4,7 +4,14 @@
 // keeps naming the same account, and its owner can switch to that key.
 import { HttpError } from '../http/errors.js';
 import type { Database } from '../db/index.js';
-import { type Account, accountByKeyHash, type Executor } from './store.js';
+import {
+  type Account,
+  accountById,
+  accountByKeyHash,
+  childKeyByHash,
+  type ChildKeyRow,
+  type Executor,
+} from './store.js';
 import { looksLikeToken, sha256Hex, tokenError } from './tokens.js';
 import type { NodeWallet } from './wallet.js';
 
@@ -62,14 +69,39 @@ export async function findAccountByKey(db: Executor, apiKey: string): Promise<Ac
 /** Most account ids the authenticator remembers by key hash. */
 const KNOWN_ACCOUNTS_MAX = 10_000;
 
+/** What a key hash names: an account, or a child key spending from it (and when either expires). */
+interface KnownKey {
+  accountId: number;
+  childKeyId: number | null;
+  expiresAt: number | null;
+}
+
+/** The payer of a request as accountId() names it. */
+export interface KeyOwner {
+  accountId: number;
+  keyHash: string;
+  /** A child key of the account (its limit applies), or null for the account's own key. */
+  childKeyId: number | null;
+}
+
+/** 401 for a key that may no longer spend (Routstr's code, on which its clients drop the key). */
+export function keyRefused(refusal: 'expired' | 'revoked'): HttpError {
+  return new HttpError(
+    401,
+    refusal === 'expired' ? 'API key has expired (its expiry time has passed)' : 'API key has been revoked',
+    { code: 'invalid_api_key' },
+  );
+}
+
 /**
  * Finds the account an Authorization header names, opening it when a Cashu token is new. It
  * remembers account ids by key hash: a key names its account for good (no route changes a key or
  * deletes an account), so a request whose key was seen before needs no lookup (the billing
- * transaction reads the balance anyway). Whatever ever revokes keys must forget them here.
+ * transaction reads the balance anyway, and refuses expired and revoked keys under its lock, also
+ * those another process revoked). Whatever revokes keys forgets them here.
  */
 export class Authenticator {
-  private readonly knownAccounts = new Map<string, number>();
+  private readonly knownAccounts = new Map<string, KnownKey>();
 
   constructor(
     private readonly db: Database,
@@ -113,6 +145,14 @@ export class Authenticator {
     const apiKey = apiKeyOf(credential);
     const known = await this.findByKey(apiKey);
     if (known) return known;
+    if (credential.kind === 'key' && (await childKeyByHash(this.db.kysely, keyHash(apiKey)))) {
+      throw new HttpError(
+        400,
+        'This is a child key: it pays for requests from its parent balance, and only the parent key can ' +
+          'see, top up or refund that balance. Please use the parent key instead.',
+        { code: 'child_key_not_allowed' },
+      );
+    }
     if (credential.kind === 'key') {
       // "Key not found": the words on which Routstr's clients drop a key for good.
       throw new HttpError(401, 'Key not found: this node has no account for this API key', {
@@ -148,22 +188,51 @@ export class Authenticator {
    * The account an Authorization header (or, for X-Cashu, a credential) names, as account() and
    * accountOf() find or open it: its id and key hash.
    */
-  async accountId(from: string | Credential | undefined): Promise<{ accountId: number; keyHash: string }> {
+  async accountId(from: string | Credential | undefined): Promise<KeyOwner> {
     const credential = typeof from === 'string' ? parseAuthorization(from) : (from ?? null);
-    if (credential) {
-      const hash = keyHash(apiKeyOf(credential));
-      const id = this.knownAccounts.get(hash);
-      if (id !== undefined) return { accountId: id, keyHash: hash };
+    const hash = credential ? keyHash(apiKeyOf(credential)) : null;
+    let known = hash === null ? undefined : this.knownAccounts.get(hash);
+    if (known === undefined && credential?.kind === 'key') {
+      const child = await childKeyByHash(this.db.kysely, hash!);
+      if (child) known = this.remember(hash!, usableChild(child));
     }
-    const account = typeof from === 'object' ? await this.accountOf(from) : await this.account(from);
+    if (known === undefined) {
+      const account = typeof from === 'object' ? await this.accountOf(from) : await this.account(from);
+      known = this.remember(account.keyHash, { accountId: account.id, childKeyId: null, expiresAt: account.expiresAt });
+    }
+    if (known.expiresAt !== null && known.expiresAt <= Date.now()) {
+      this.forget(hash!);
+      throw keyRefused('expired');
+    }
+    return { accountId: known.accountId, keyHash: hash!, childKeyId: known.childKeyId };
+  }
+
+  /**
+   * The account a header names and, for a child key, that key (the history's reader): unlike
+   * account(), a child key is accepted here, unless revoked or expired.
+   */
+  async owner(authorization: string | undefined): Promise<{ account: Account; child: ChildKeyRow | null }> {
+    const credential = authorization === undefined ? null : parseAuthorization(authorization);
+    if (credential?.kind === 'key') {
+      const child = await childKeyByHash(this.db.kysely, keyHash(credential.key));
+      if (child) {
+        usableChild(child);
+        const parent = await accountById(this.db.kysely, child.parent_account_id);
+        if (parent) return { account: parent, child };
+      }
+    }
+    return { account: await this.account(authorization), child: null };
+  }
+
+  private remember(hash: string, known: KnownKey): KnownKey {
     if (this.knownAccounts.size >= KNOWN_ACCOUNTS_MAX) {
       this.knownAccounts.delete(this.knownAccounts.keys().next().value!);
     }
-    this.knownAccounts.set(account.keyHash, account.id);
-    return { accountId: account.id, keyHash: account.keyHash };
+    this.knownAccounts.set(hash, known);
+    return known;
   }
 
-  /** Drops a key from the known accounts (its account was not found). */
+  /** Drops a key from the known accounts (its account was not found, its key revoked or given an expiry). */
   forget(hash: string): void {
     this.knownAccounts.delete(hash);
   }
@@ -181,4 +250,11 @@ export class Authenticator {
     }
     return null;
   }
+}
+
+/** A child key's cache entry; throws the 401 when it is revoked or expired. */
+function usableChild(child: ChildKeyRow): KnownKey {
+  if (child.revoked_at !== null) throw keyRefused('revoked');
+  if (child.expires_at !== null && child.expires_at <= Date.now()) throw keyRefused('expired');
+  return { accountId: child.parent_account_id, childKeyId: child.id, expiresAt: child.expires_at };
 }

@@ -20,6 +20,8 @@ export interface Reservation {
   id: number;
   accountId: number;
   reservedMsat: number;
+  /** The child key whose limit counts it (null: the account's own key). */
+  childKeyId: number | null;
 }
 
 export interface ReserveRequest {
@@ -35,11 +37,20 @@ export interface ReserveRequest {
   model: string;
   stream: boolean;
   payment: 'key' | 'x-cashu';
+  /** A child key paying from the account: its limit and validity are checked under the same lock. */
+  childKeyId?: number | null;
 }
 
-/** A held reservation, or a refusal with what the account had available (null: no such account). */
+/** Why a reservation was refused other than for lack of money: the key may no longer spend. */
+export type KeyRefusal = 'expired' | 'revoked';
+
+/**
+ * A held reservation, or a refusal with what the account had available (null: no such account),
+ * what a child key's limit left (null: no limit) and whether the key may no longer spend at all.
+ */
 export type ReserveResult =
-  { reservation: Reservation; availableMsat: number } | { reservation: null; availableMsat: number | null };
+  | { reservation: Reservation; availableMsat: number; limitMsat: number | null; refusal: null }
+  | { reservation: null; availableMsat: number | null; limitMsat: number | null; refusal: KeyRefusal | null };
 
 export interface Settlement {
   cost: Cost;
@@ -71,6 +82,7 @@ export type BillingStep = (
       usage: Usage;
       usageSource: string;
       upstreamStatus: number;
+      childKeyId: number | null;
     }
   | {
       kind: 'finish';
@@ -79,6 +91,7 @@ export type BillingStep = (
       reason: string;
       upstreamStatus: number | null;
       staleBefore?: number;
+      childKeyId: number | null;
     }
 ) & {
   /** The account whose row the step changes. */
@@ -93,6 +106,9 @@ export interface HeldResult {
   amountMsat: number;
   /** Null: no such account. */
   availableMsat: number | null;
+  /** What a child key's limit left to spend (null: no child key, or no limit). */
+  limitMsat: number | null;
+  refusal: KeyRefusal | null;
 }
 
 /** Most steps one shared transaction takes. */
@@ -177,11 +193,15 @@ export class Billing {
       now: Date.now(),
       request,
     });
-    if (held.id === null) return { reservation: null, availableMsat: held.availableMsat };
+    const { limitMsat, refusal } = held;
+    if (held.id === null) return { reservation: null, availableMsat: held.availableMsat, limitMsat, refusal };
     this.live.set(held.id, request.accountId);
+    const childKeyId = request.childKeyId ?? null;
     return {
-      reservation: { id: held.id, accountId: request.accountId, reservedMsat: held.amountMsat },
+      reservation: { id: held.id, accountId: request.accountId, reservedMsat: held.amountMsat, childKeyId },
       availableMsat: held.availableMsat!,
+      limitMsat,
+      refusal: null,
     };
   }
 
@@ -206,6 +226,7 @@ export class Billing {
       usage,
       usageSource: settlement.usageSource,
       upstreamStatus: settlement.upstreamStatus,
+      childKeyId: reservation.childKeyId,
     });
     this.live.delete(reservation.id);
     this.wake(reservation.accountId);
@@ -223,7 +244,7 @@ export class Billing {
 
   /** Gives the whole reservation back (upstream failure, timeout, nothing delivered). */
   async release(reservation: Reservation, reason: string, upstreamStatus: number | null = null): Promise<void> {
-    await this.finish(reservation.id, reservation.accountId, 'released', reason, upstreamStatus);
+    await this.finish(reservation, 'released', reason, upstreamStatus);
     this.live.delete(reservation.id);
     this.wake(reservation.accountId);
   }
@@ -275,8 +296,7 @@ export class Billing {
   }
 
   private async finish(
-    id: number,
-    accountId: number,
+    { id, accountId, childKeyId }: Omit<Reservation, 'reservedMsat'>,
     status: 'released' | 'expired',
     reason: string,
     upstreamStatus: number | null,
@@ -285,6 +305,7 @@ export class Billing {
     const done = await this.steps.run<boolean>({
       kind: 'finish',
       accountId,
+      childKeyId,
       now: Date.now(),
       id,
       status,
@@ -309,9 +330,10 @@ export class Billing {
     const before = Date.now() - this.config.staleReservationMs;
     const stale = await staleReservations(this.db.kysely, before, ROWS_PER_STATEMENT);
     let released = 0;
-    for (const { id, account_id } of stale) {
+    for (const { id, account_id, child_key_id } of stale) {
       if (this.live.has(id)) continue;
-      if (await this.finish(id, account_id, 'expired', 'no heartbeat: the serving process stopped', null, before)) {
+      const row = { id, accountId: account_id, childKeyId: child_key_id };
+      if (await this.finish(row, 'expired', 'no heartbeat: the serving process stopped', null, before)) {
         released++;
       }
     }

@@ -218,4 +218,52 @@ export const proxyMigrations: Migration[] = [
         .execute();
     },
   },
+  // --- Keys with limits (issue 14, 2120–2129): child keys, Key-Expiry-Time, per-key history ------
+  {
+    // Child keys spend their parent's balance within their own limit per period (child-keys.ts).
+    // Their spending in the period and their reservations are counted on their row in the
+    // billing transaction, under the same lock as the parent's balance (store.ts, applyBillingSteps).
+    // proxy_requests.child_key_id names the child that made a billed request; the two indexes
+    // serve GET /v1/balance/history (one index write per request, at its insert only).
+    // proxy_accounts.expires_at: Key-Expiry-Time given with a token when it opened the account.
+    name: '2120_proxy_child_keys',
+    async up(db, t) {
+      await t
+        .autoId(db.schema.createTable('proxy_child_keys'))
+        .addColumn('parent_account_id', t.bigint, (col) => col.notNull())
+        .addColumn('key_hash', 'text', (col) => col.notNull().unique())
+        .addColumn('key_prefix', 'text', (col) => col.notNull())
+        .addColumn('limit_msat', t.bigint) // null: no limit of its own
+        .addColumn('reset_period', 'text', (col) => col.notNull()) // daily | weekly | monthly | none
+        .addColumn('period_start', t.bigint, (col) => col.notNull())
+        .addColumn('period_spent_msat', t.bigint, (col) => col.notNull().defaultTo(0))
+        .addColumn('reserved_msat', t.bigint, (col) => col.notNull().defaultTo(0))
+        .addColumn('total_spent_msat', t.bigint, (col) => col.notNull().defaultTo(0))
+        .addColumn('total_requests', t.bigint, (col) => col.notNull().defaultTo(0))
+        .addColumn('expires_at', t.bigint)
+        .addColumn('revoked_at', t.bigint)
+        .addColumn('created_at', t.bigint, (col) => col.notNull())
+        .addColumn('last_used_at', t.bigint)
+        .addCheckConstraint('proxy_child_keys_counters', sql`reserved_msat >= 0 and period_spent_msat >= 0`)
+        .execute();
+      await db.schema
+        .createIndex('proxy_child_keys_parent')
+        .on('proxy_child_keys')
+        .columns(['parent_account_id', 'id'])
+        .execute();
+      await db.schema.alterTable('proxy_requests').addColumn('child_key_id', t.bigint).execute();
+      await db.schema
+        .createIndex('proxy_requests_account_history')
+        .on('proxy_requests')
+        .columns(['account_id', 'id'])
+        .execute();
+      await db.schema
+        .createIndex('proxy_requests_child_history')
+        .on('proxy_requests')
+        .columns(['child_key_id', 'id'])
+        .where(sql.ref('child_key_id'), 'is not', null)
+        .execute();
+      await db.schema.alterTable('proxy_accounts').addColumn('expires_at', t.bigint).execute();
+    },
+  },
 ];

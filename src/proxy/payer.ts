@@ -13,6 +13,8 @@ export interface Payer {
   /** The hash of the account's key (the authenticator's cache entry, see accounts.ts). */
   keyHash: string;
   payment: 'key' | 'x-cashu';
+  /** A child key paying from the account (its limit applies); null for the account's own key. */
+  childKeyId: number | null;
 }
 
 /**

@@ -8,6 +8,8 @@ import type { Reservation, ReserveRequest } from './billing.js';
 import { withChange } from './change.js';
 import { upstreamFailure } from './forward.js';
 import type { ReservationPlan, ReservationPlanning } from './metering.js';
+import { keyRefused } from './accounts.js';
+import { balanceLimitExceeded } from './child-keys.js';
 import { insufficientBalance, type Payer } from './payer.js';
 
 /** How long, in all, a refused reservation waits for its account's requests in flight to finish. */
@@ -64,16 +66,21 @@ export async function reserve(
     model: wanted.modelId,
     stream: wanted.stream,
     payment: payer.payment,
+    childKeyId: payer.childKeyId,
   };
-  let { reservation, availableMsat } = await billing.reserve(reserveRequest);
+  let { reservation, availableMsat, limitMsat, refusal } = await billing.reserve(reserveRequest);
   // Refused while this account's other requests here hold reservations: they usually settle
   // below what they held (a small balance is held whole by one lowered request at a time), so
   // wait for them and try again, as long as some are in flight, for up to RESERVATION_WAIT_MS.
   const deadline = Date.now() + RESERVATION_WAIT_MS;
   const left = () => wanted.signal?.aborted === true;
-  while (!reservation && availableMsat !== null && !left() && Date.now() < deadline) {
+  while (!reservation && availableMsat !== null && !refusal && !left() && Date.now() < deadline) {
     if (!(await billing.freed(payer.accountId, deadline - Date.now())) || left()) break;
-    ({ reservation, availableMsat } = await billing.reserve(reserveRequest));
+    ({ reservation, availableMsat, limitMsat, refusal } = await billing.reserve(reserveRequest));
+  }
+  if (refusal) {
+    deps.authenticator.forget(payer.keyHash);
+    throw keyRefused(refusal);
   }
   if (availableMsat === null) {
     deps.authenticator.forget(payer.keyHash);
@@ -83,6 +90,7 @@ export async function reserve(
     // A caller who left gets no 402: an X-Cashu payment's change stays with its token's account.
     if (left()) throw upstreamFailure(wanted.signal!.reason);
     const planned = wanted.planning(0);
+    if (limitMsat !== null && limitMsat < availableMsat) throw balanceLimitExceeded(planned, limitMsat);
     throw await withChange({ deps, payer, request }, insufficientBalance(planned, availableMsat, payer.payment));
   }
   return { reservation, plan };

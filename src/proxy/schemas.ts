@@ -193,6 +193,11 @@ export function walletErrors(statuses: number[]): Record<string, TSchema> {
     502: 'The mint answered nonsense or refused to issue; nothing was taken',
     503: 'The mint is unreachable (the token is untouched), or an operation is pending and will finish later',
   };
+  return errorAnswers(text, statuses);
+}
+
+/** The error answers `statuses` of a route, each described by `text`. */
+function errorAnswers(text: Record<number, string>, statuses: number[]): Record<string, TSchema> {
   return Object.fromEntries(
     statuses.map((status) => [
       String(status),
@@ -232,3 +237,116 @@ export const CreateQuery = Type.Object({
     description: 'A Cashu token of a trusted mint: it is redeemed once and opens the account it names',
   }),
 });
+
+// --- Keys with limits (issue 14): child keys and the per-key history (key-routes.ts) -----------
+
+const ResetPeriodSchema = Type.Union(
+  [Type.Literal('daily'), Type.Literal('weekly'), Type.Literal('monthly'), Type.Literal('none')],
+  { description: 'When the spending in `balance_limit` starts afresh: calendar periods in UTC (weeks from Monday)' },
+);
+const UnixSeconds = (description: string) => Type.Integer({ minimum: 0, description: `${description} (unix seconds)` });
+const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
+
+/** Routstr's ChildKeyRequest. */
+export const ChildKeyCreateBody = Type.Object(
+  {
+    count: Type.Optional(Type.Integer({ minimum: 1, maximum: 50, default: 1, description: 'Keys to create' })),
+    balance_limit: Type.Optional(
+      Nullable(
+        Type.Integer({
+          minimum: 0,
+          maximum: Number.MAX_SAFE_INTEGER,
+          description: 'Most each key may spend per period (millisatoshis); null: only the parent balance limits it',
+        }),
+      ),
+    ),
+    balance_limit_reset: Type.Optional(Nullable(ResetPeriodSchema)),
+    validity_date: Type.Optional(Nullable(UnixSeconds('When the keys stop working'))),
+  },
+  { additionalProperties: false },
+);
+
+export const ChildKeyEntry = Type.Object({
+  id: Type.Integer({ description: 'Names the key to DELETE /v1/balance/child-key/{id}' }),
+  key_prefix: Type.String({ description: "The key's first 12 characters (the node keeps only its hash)" }),
+  balance_limit: Nullable(Msat('Most it may spend per period')),
+  balance_limit_reset: ResetPeriodSchema,
+  validity_date: Nullable(UnixSeconds('When it stops working')),
+  spent_in_period: Msat('Charged in the current period'),
+  reserved: Msat('Held by its requests in flight'),
+  period_resets_at: Nullable(UnixSeconds('When the current period ends')),
+  total_spent: Msat('Charged in all'),
+  total_requests: Type.Integer(),
+  revoked: Type.Boolean(),
+  revoked_at: Nullable(UnixSeconds('When its parent revoked it')),
+  created_at: UnixSeconds('Created'),
+  last_used_at: Nullable(UnixSeconds('Last reservation or charge')),
+});
+
+export const ChildKeyCreated = Type.Object({
+  api_keys: Type.Array(Type.String(), { description: 'The new keys, shown this once (the node keeps their hashes)' }),
+  count: Type.Integer(),
+  cost_msats: Msat('What creating them cost (nothing at this node)'),
+  cost_sats: Type.Integer(),
+  parent_balance: Msat('The parent balance'),
+  parent_balance_sats: Type.Integer(),
+  child_keys: Type.Array(ChildKeyEntry, { description: 'The new keys, in the order of `api_keys`' }),
+});
+
+export const ChildKeyList = Type.Object({
+  child_keys: Type.Array(ChildKeyEntry, { description: 'Newest first, revoked ones included' }),
+  next_before: Type.Union([Type.Integer(), Type.Null()], { description: '`before` of the next page; null at the end' }),
+});
+
+export const ChildKeyParams = Type.Object({ id: Type.Integer({ minimum: 1 }) });
+
+export const ChildKeyResetBody = Type.Object(
+  { child_key: Type.String({ maxLength: 300, description: 'The child key (`sk-…`) whose period starts afresh' }) },
+  { additionalProperties: false },
+);
+
+export const ChildKeyResetResult = Type.Object({ success: Type.Boolean(), message: Type.String() });
+
+export const PageQuery = Type.Object(
+  {
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 50, description: 'At most this many' })),
+    before: Type.Optional(Type.Integer({ minimum: 1, description: 'Only entries older than this id (`next_before`)' })),
+  },
+  { additionalProperties: false },
+);
+
+const BilledRequest = Type.Object({
+  id: Type.Integer(),
+  request_id: Nullable(Type.String({ description: 'The x-routstr-request-id of its answer' })),
+  created_at: UnixSeconds('Reserved'),
+  settled_at: Nullable(UnixSeconds('Charged')),
+  path: Type.String(),
+  model: Type.String(),
+  stream: Type.Boolean(),
+  payment: Type.String({ description: 'key (Authorization) or x-cashu' }),
+  cost: Type.Object({
+    total_msats: Msat('What the balance paid'),
+    input_msats: Msat('Of the cost, for input'),
+    output_msats: Msat('Of the cost, for output'),
+  }),
+  cost_msats: Msat("The cost from the upstream's usage (more than `total_msats` when the balance ran short)"),
+  usage: Type.Object({ prompt_tokens: Nullable(Type.Integer()), completion_tokens: Nullable(Type.Integer()) }),
+  usage_source: Nullable(Type.String({ description: "upstream (its usage) or estimate (the node's count)" })),
+  child_key_id: Nullable(Type.Integer({ description: 'The child key that made it (null: the parent key)' })),
+});
+
+export const HistoryList = Type.Object({
+  requests: Type.Array(BilledRequest, { description: 'Billed (settled) requests, newest first' }),
+  next_before: Type.Union([Type.Integer(), Type.Null()], { description: '`before` of the next page; null at the end' }),
+});
+
+/** Documented error answers of the key routes. */
+export function keyErrors(statuses: number[]): Record<string, TSchema> {
+  const text: Record<number, string> = {
+    400: 'A child key where only its parent may act, a validity date in the past, or too many child keys',
+    401: 'Authorization malformed, unknown, revoked or expired key',
+    404: 'The parent has no such child key',
+    422: 'A required input is missing or invalid',
+  };
+  return errorAnswers(text, statuses);
+}

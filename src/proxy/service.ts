@@ -7,8 +7,11 @@ import type { ServiceDefinition } from '../services.js';
 import { Authenticator, parseAuthorization } from './accounts.js';
 import { registerAdminRoutes } from './admin.js';
 import { Billing } from './billing.js';
+import { ChildKeys } from './child-keys.js';
 import { Upstream } from './forward.js';
 import { registerForwardRoutes } from './forward-routes.js';
+import { registerKeyExpiry } from './key-expiry.js';
+import { registerKeyRoutes } from './key-routes.js';
 import { registerNodeInfoRoutes } from './node-info.js';
 import { Pricing } from './pricing.js';
 import { startRecovery } from './recovery.js';
@@ -48,9 +51,11 @@ export const service: ServiceDefinition = {
       const credential = parseAuthorization(request.headers.authorization ?? '');
       if (credential?.kind === 'token') await redemptionLimit.countToken(request.ip, credential.token);
     });
+    registerKeyExpiry(app, { db, authenticator });
 
     registerNodeInfoRoutes(app, { config, wallet, pricing });
     await registerWalletRoutes(app, { db, wallet, authenticator, redemptionLimit });
+    await registerKeyRoutes(app, { db, authenticator, childKeys: new ChildKeys(db, authenticator) });
     await registerForwardRoutes(app, {
       db,
       config: config.forward,

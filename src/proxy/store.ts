@@ -6,12 +6,15 @@ import { columnsOf, insertRows, updateRows, type Column, type SetColumn } from '
 import type { Dialect, Executor } from '../db/index.js';
 import type { BillingStep, HeldResult } from './billing.js';
 import { prepared, type Params } from '../db/prepared.js';
+import { periodStartOf } from './key-periods.js';
 import type {
   ProxyAccountsTable,
   ProxyAdminSessionsTable,
+  ProxyChildKeysTable,
   ProxyMintOpsTable,
   ProxyProofsTable,
   ProxyWithdrawalsTable,
+  ResetPeriod,
 } from './tables.js';
 
 export type { Executor };
@@ -29,6 +32,8 @@ export interface Account {
   unit: string;
   createdAt: number;
   lastUsedAt: number | null;
+  /** Key-Expiry-Time in ms (null: never expires). */
+  expiresAt: number | null;
 }
 
 export function toAccount(row: Selectable<ProxyAccountsTable>): Account {
@@ -44,6 +49,7 @@ export function toAccount(row: Selectable<ProxyAccountsTable>): Account {
     unit: row.unit,
     createdAt: row.created_at,
     lastUsedAt: row.last_used_at,
+    expiresAt: row.expires_at ?? null,
   };
 }
 
@@ -543,6 +549,8 @@ export async function availableMsat(db: Executor, accountId: number): Promise<nu
 interface AccountChange {
   /** balance - reserved as read under the lock, then as the steps leave it. */
   available: number;
+  /** Key-Expiry-Time (ms): no new reservation from then on. */
+  expiresAt: number | null;
   reserved: number;
   balance: number;
   spent: number;
@@ -586,15 +594,16 @@ const RESERVATION_COLUMNS = columnsOf('proxy_requests', {
   reserved_msat: 'bigint',
   created_at: 'bigint',
   heartbeat_at: 'bigint',
+  child_key_id: 'bigint',
 });
 const STILL_RESERVED = `t."status" = 'reserved'`;
 // The same text for any number of accounts (SQLite reuses its prepared statement). On SQLite the
 // transaction already holds the write lock (begin immediate).
 const LOCK_ACCOUNTS_POSTGRES =
-  'select "id", "balance_msat", "reserved_msat" from "proxy_accounts" ' +
+  'select "id", "balance_msat", "reserved_msat", "expires_at" from "proxy_accounts" ' +
   'where "id" = any($1::bigint[]) order by "id" for update';
 const LOCK_ACCOUNTS_SQLITE =
-  'select "id", "balance_msat", "reserved_msat" from "proxy_accounts" ' +
+  'select "id", "balance_msat", "reserved_msat", "expires_at" from "proxy_accounts" ' +
   'where "id" in (select value from json_each(?)) order by "id"';
 
 /**
@@ -614,9 +623,11 @@ export async function applyBillingSteps(trx: Executor, dialect: Dialect, steps: 
       ? CompiledQuery.raw(LOCK_ACCOUNTS_POSTGRES, [accountIds])
       : CompiledQuery.raw(LOCK_ACCOUNTS_SQLITE, [JSON.stringify(accountIds)]);
   const accounts = new Map<number, AccountChange>();
-  for (const row of (await trx.executeQuery<{ id: number; balance_msat: number; reserved_msat: number }>(read)).rows) {
+  type LockedAccount = { id: number; balance_msat: number; reserved_msat: number; expires_at: number | null };
+  for (const row of (await trx.executeQuery<LockedAccount>(read)).rows) {
     accounts.set(row.id, {
       available: row.balance_msat - row.reserved_msat,
+      expiresAt: row.expires_at,
       reserved: 0,
       balance: 0,
       spent: 0,
@@ -625,16 +636,28 @@ export async function applyBillingSteps(trx: Executor, dialect: Dialect, steps: 
     });
   }
 
+  // The child keys the steps name, locked after their parents (whose locks every writer of a
+  // child's counters here holds first).
+  const children = await lockChildKeys(trx, dialect, steps);
+
   // 2. Settle and release ledger rows still reserved; what they held becomes available again. A
   // charge above its reservation takes what the account has available besides, never more (the
   // settles of a batch in order; one whose row was no longer reserved takes nothing).
   const settles = steps.flatMap((step, i) => (step.kind === 'settle' ? [{ step, i, charged: 0, extra: 0 }] : []));
   if (settles.length) {
     const spare = new Map([...accounts].map(([id, account]) => [id, Math.max(0, account.available)]));
+    // A child key's charge above its reservation also stays within what its limit leaves.
+    const childSpare = new Map([...children].map(([id, child]) => [id, childHeadroom(child)]));
     for (const settle of settles) {
       const { step } = settle;
-      settle.extra = Math.min(Math.max(0, step.wanted - step.reservedMsat), spare.get(step.accountId) ?? 0);
+      const child = step.childKeyId ?? null;
+      settle.extra = Math.min(
+        Math.max(0, step.wanted - step.reservedMsat),
+        spare.get(step.accountId) ?? 0,
+        child === null ? Infinity : Math.max(0, childSpare.get(child) ?? 0),
+      );
       spare.set(step.accountId, (spare.get(step.accountId) ?? 0) - settle.extra);
+      if (child !== null) childSpare.set(child, (childSpare.get(child) ?? 0) - settle.extra);
       settle.charged = Math.min(step.wanted, step.reservedMsat) + settle.extra;
     }
     const values = settles.flatMap(({ step, charged, extra }) => [
@@ -668,6 +691,14 @@ export async function applyBillingSteps(trx: Executor, dialect: Dialect, steps: 
       account.requests += 1;
       account.available += reserved - charged;
       account.usedAt = step.now;
+      const child = childOf(children, step.childKeyId, step.id);
+      if (child) {
+        child.reserved -= reserved;
+        child.periodSpent += charged;
+        child.totalSpent += charged;
+        child.requests += 1;
+        child.usedAt = step.now;
+      }
     }
   }
   for (const [i, step] of steps.entries()) {
@@ -684,12 +715,14 @@ export async function applyBillingSteps(trx: Executor, dialect: Dialect, steps: 
       .where('account_id', '=', step.accountId)
       .where('status', '=', 'reserved');
     if (step.staleBefore !== undefined) update = update.where('heartbeat_at', '<', step.staleBefore);
-    const row = await update.returning('reserved_msat').executeTakeFirst();
+    const row = await update.returning(['reserved_msat', 'child_key_id']).executeTakeFirst();
     const account = accounts.get(step.accountId);
     results[i] = row !== undefined && account !== undefined;
     if (!row || !account) continue;
     account.reserved -= row.reserved_msat;
     account.available += row.reserved_msat;
+    const child = childOf(children, row.child_key_id, step.id);
+    if (child) child.reserved -= row.reserved_msat;
   }
 
   // 3. Hold new reservations, in the order they came, from what is available now.
@@ -698,14 +731,33 @@ export async function applyBillingSteps(trx: Executor, dialect: Dialect, steps: 
     if (step.kind !== 'reserve') continue;
     const account = accounts.get(step.accountId);
     const available = account ? Math.max(0, account.available) : null;
-    const amount = account ? step.request.amountFor(account.available) : null;
-    results[i] = { id: null, amountMsat: 0, availableMsat: available } satisfies HeldResult;
-    if (!account || amount === null || !Number.isSafeInteger(amount) || amount <= 0 || amount > account.available) {
-      continue;
-    }
+    const childId = step.request.childKeyId ?? null;
+    const child = childId === null ? undefined : children.get(childId);
+    // A child key offers its parent's available balance, at most what its limit leaves.
+    const limitMsat = child && child.limit !== null ? Math.max(0, childHeadroom(child)) : null;
+    const refusal = !account
+      ? null
+      : account.expiresAt !== null && account.expiresAt <= step.now
+        ? 'expired'
+        : childId === null
+          ? null
+          : !child || child.parentId !== step.accountId || child.revokedAt !== null
+            ? 'revoked'
+            : child.expiresAt !== null && child.expiresAt <= step.now
+              ? 'expired'
+              : null;
+    results[i] = { id: null, amountMsat: 0, availableMsat: available, limitMsat, refusal } satisfies HeldResult;
+    if (!account || refusal) continue;
+    const offered = limitMsat === null ? account.available : Math.min(account.available, limitMsat);
+    const amount = step.request.amountFor(offered);
+    if (amount === null || !Number.isSafeInteger(amount) || amount <= 0 || amount > offered) continue;
     account.available -= amount;
     account.reserved += amount;
     account.usedAt = step.now;
+    if (child) {
+      child.reserved += amount;
+      child.usedAt = step.now;
+    }
     holds.push({ step, i, amount });
   }
 
@@ -717,6 +769,7 @@ export async function applyBillingSteps(trx: Executor, dialect: Dialect, steps: 
     const values = changes.flatMap(([id, c]) => [id, c.reserved, c.balance, c.spent, c.requests, c.usedAt]);
     await updateRows(trx, dialect, 'proxy_accounts', ACCOUNT_KEY, ACCOUNT_CHANGE_COLUMNS, values);
   }
+  await writeChildKeys(trx, dialect, children);
 
   // 5. The ledger rows of the new reservations. A multi-row insert numbers its rows in order, so
   // the returned ids sorted are the holds' ids in order; each row's account and amount confirm
@@ -735,6 +788,7 @@ export async function applyBillingSteps(trx: Executor, dialect: Dialect, steps: 
         amount,
         step.now,
         step.now,
+        r.childKeyId ?? null,
       ];
     });
     const rows = await insertRows(trx, dialect, 'proxy_requests', RESERVATION_COLUMNS, values, [
@@ -753,7 +807,7 @@ export async function applyBillingSteps(trx: Executor, dialect: Dialect, steps: 
     }
     holds.forEach(({ i, amount }, k) => {
       const refused = results[i] as HeldResult;
-      results[i] = { id: rows[k].id, amountMsat: amount, availableMsat: refused.availableMsat } satisfies HeldResult;
+      results[i] = { ...refused, id: rows[k].id, amountMsat: amount } satisfies HeldResult;
     });
   }
   return results;
@@ -773,9 +827,240 @@ export async function touchReservations(db: Executor, ids: number[], now: number
 export async function staleReservations(db: Executor, before: number, limit: number) {
   return db
     .selectFrom('proxy_requests')
-    .select(['id', 'account_id'])
+    .select(['id', 'account_id', 'child_key_id'])
     .where(sql<boolean>`status = 'reserved'`) // a literal: the partial index of live reservations serves it
     .where('heartbeat_at', '<', before)
     .limit(limit)
     .execute();
+}
+
+// ------------------------------------------------------------------------------------------------
+// Keys with limits (issue 14): child keys, their counters in the billing transaction, Key-Expiry-Time
+// and the per-key history of billed requests (child-keys.ts, key-routes.ts, docs/proxy-wallet.md).
+
+export type ChildKeyRow = Selectable<ProxyChildKeysTable>;
+
+/** A child key's row as a billing transaction holds it: read under its lock, written back once. */
+interface ChildChange {
+  parentId: number;
+  limit: number | null;
+  period: ResetPeriod;
+  periodStart: number;
+  periodSpent: number;
+  reserved: number;
+  totalSpent: number;
+  requests: number;
+  usedAt: number | null;
+  expiresAt: number | null;
+  revokedAt: number | null;
+}
+
+const LOCK_CHILD_KEYS_POSTGRES =
+  'select * from "proxy_child_keys" where "id" = any($1::bigint[]) order by "id" for update';
+const LOCK_CHILD_KEYS_SQLITE =
+  'select * from "proxy_child_keys" where "id" in (select value from json_each(?)) order by "id"';
+const CHILD_KEY: [Column<'proxy_child_keys'>] = [{ name: 'id', type: 'bigint' }];
+const CHILD_CHANGE_COLUMNS: SetColumn<'proxy_child_keys'>[] = [
+  ...columnsOf('proxy_child_keys', {
+    period_start: 'bigint',
+    period_spent_msat: 'bigint',
+    reserved_msat: 'bigint',
+    total_spent_msat: 'bigint',
+    total_requests: 'bigint',
+  }),
+  { name: 'last_used_at', type: 'bigint', combine: 'unless-null' },
+];
+
+/**
+ * Locks and reads the child keys the steps name (none: no statement). A period that has ended
+ * starts afresh here: its spending no longer counts against the limit (what is reserved still does).
+ */
+async function lockChildKeys(trx: Executor, dialect: Dialect, steps: BillingStep[]): Promise<Map<number, ChildChange>> {
+  const ids = new Set<number>();
+  for (const step of steps) {
+    const id = step.kind === 'reserve' ? step.request.childKeyId : step.childKeyId;
+    if (id !== null && id !== undefined) ids.add(id);
+  }
+  const children = new Map<number, ChildChange>();
+  if (!ids.size) return children;
+  const sorted = [...ids].sort((a, b) => a - b);
+  const read =
+    dialect === 'postgres'
+      ? CompiledQuery.raw(LOCK_CHILD_KEYS_POSTGRES, [sorted])
+      : CompiledQuery.raw(LOCK_CHILD_KEYS_SQLITE, [JSON.stringify(sorted)]);
+  const now = Math.max(...steps.map((step) => step.now));
+  for (const row of (await trx.executeQuery<ChildKeyRow>(read)).rows) {
+    const periodStart = periodStartOf(row.reset_period, now);
+    const fresh = row.period_start < periodStart;
+    children.set(row.id, {
+      parentId: row.parent_account_id,
+      limit: row.limit_msat,
+      period: row.reset_period,
+      periodStart: fresh ? periodStart : row.period_start,
+      periodSpent: fresh ? 0 : row.period_spent_msat,
+      reserved: row.reserved_msat,
+      totalSpent: row.total_spent_msat,
+      requests: row.total_requests,
+      usedAt: null,
+      expiresAt: row.expires_at,
+      revokedAt: row.revoked_at,
+    });
+  }
+  return children;
+}
+
+/** What a child key's limit leaves to spend in its period (Infinity without a limit). */
+function childHeadroom(child: ChildChange): number {
+  return child.limit === null ? Infinity : child.limit - child.periodSpent - child.reserved;
+}
+
+/** The locked child key of a ledger row; a row naming a child its step did not name is a bug. */
+function childOf(children: Map<number, ChildChange>, id: number | null | undefined, requestId: number) {
+  if (id === null || id === undefined) return undefined;
+  const child = children.get(id);
+  if (!child) throw new Error(`billed request ${requestId} belongs to child key ${id}, which its step did not name`);
+  return child;
+}
+
+/** Writes the locked child keys back (all of them: their period may have started afresh). */
+async function writeChildKeys(trx: Executor, dialect: Dialect, children: Map<number, ChildChange>): Promise<void> {
+  if (!children.size) return;
+  const values = [...children].flatMap(([id, c]) => [
+    id,
+    c.periodStart,
+    c.periodSpent,
+    c.reserved,
+    c.totalSpent,
+    c.requests,
+    c.usedAt,
+  ]);
+  await updateRows(trx, dialect, 'proxy_child_keys', CHILD_KEY, CHILD_CHANGE_COLUMNS, values);
+}
+
+export async function insertChildKeys(db: Executor, rows: Insertable<ProxyChildKeysTable>[]): Promise<ChildKeyRow[]> {
+  return db.insertInto('proxy_child_keys').values(rows).returningAll().execute();
+}
+
+export async function childKeyByHash(db: Executor, keyHash: string): Promise<ChildKeyRow | undefined> {
+  return db.selectFrom('proxy_child_keys').selectAll().where('key_hash', '=', keyHash).executeTakeFirst();
+}
+
+/** A parent's child keys, newest first: `limit` of them before id `before`. */
+export async function childKeysOf(db: Executor, parentId: number, page: { before?: number; limit: number }) {
+  let query = db.selectFrom('proxy_child_keys').selectAll().where('parent_account_id', '=', parentId);
+  if (page.before !== undefined) query = query.where('id', '<', page.before);
+  return query.orderBy('id', 'desc').limit(page.limit).execute();
+}
+
+export async function countChildKeys(db: Executor, parentId: number): Promise<number> {
+  const row = await db
+    .selectFrom('proxy_child_keys')
+    .select(sql<number>`count(*)`.as('count'))
+    .where('parent_account_id', '=', parentId)
+    .executeTakeFirstOrThrow();
+  return Number(row.count);
+}
+
+/** Revokes a parent's child key; its row as it is now, undefined when the parent has no such key. */
+export async function revokeChildKey(db: Executor, parentId: number, id: number, now: number) {
+  await db
+    .updateTable('proxy_child_keys')
+    .set({ revoked_at: now })
+    .where('id', '=', id)
+    .where('parent_account_id', '=', parentId)
+    .where('revoked_at', 'is', null)
+    .execute();
+  return db
+    .selectFrom('proxy_child_keys')
+    .selectAll()
+    .where('id', '=', id)
+    .where('parent_account_id', '=', parentId)
+    .executeTakeFirst();
+}
+
+/**
+ * Starts a parent's child key's period afresh (Routstr's reset): its spending so far no longer
+ * counts. Under its parent's row lock, as the billing transaction changes its counters.
+ */
+export async function resetChildKeyPeriod(db: Executor, parentId: number, id: number, now: number): Promise<boolean> {
+  await lockAccountRow(db, parentId);
+  const result = await db
+    .updateTable('proxy_child_keys')
+    .set({ period_spent_msat: 0, period_start: now })
+    .where('id', '=', id)
+    .where('parent_account_id', '=', parentId)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
+}
+
+/** Takes an account's row lock for the rest of the transaction (a no-op write; SQLite locks anyway). */
+async function lockAccountRow(db: Executor, accountId: number): Promise<void> {
+  await db
+    .updateTable('proxy_accounts')
+    .set({ reserved_msat: sql<number>`reserved_msat` })
+    .where('id', '=', accountId)
+    .execute();
+}
+
+/** Sets Key-Expiry-Time (ms) on an account that has none yet; false when it had one. */
+export async function setAccountExpiry(db: Executor, accountId: number, expiresAt: number): Promise<boolean> {
+  const result = await db
+    .updateTable('proxy_accounts')
+    .set({ expires_at: expiresAt })
+    .where('id', '=', accountId)
+    .where('expires_at', 'is', null)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
+}
+
+/**
+ * Expired accounts still holding an available balance, oldest expiry first: what a refund to
+ * their Refund-LNURL address would pay out (the hook of docs/proxy-wallet.md#key-expiry-time).
+ */
+export async function expiredFundedAccounts(db: Executor, now: number, limit: number): Promise<Account[]> {
+  const rows = await db
+    .selectFrom('proxy_accounts')
+    .selectAll()
+    .where('expires_at', '<=', now)
+    .where(sql<boolean>`balance_msat - reserved_msat > 0`)
+    .orderBy('expires_at')
+    .limit(limit)
+    .execute();
+  return rows.map(toAccount);
+}
+
+/**
+ * Billed requests of an account (or of one of its child keys), newest first: `limit` of them
+ * before ledger id `before`. Settled ones only: a released request cost nothing.
+ */
+export async function billedRequests(
+  db: Executor,
+  of: { accountId: number; childKeyId: number | null },
+  page: { before?: number; limit: number },
+) {
+  let query = db
+    .selectFrom('proxy_requests')
+    .select([
+      'id',
+      'request_id',
+      'path',
+      'model',
+      'stream',
+      'payment',
+      'charged_msat',
+      'cost_msat',
+      'input_msat',
+      'output_msat',
+      'prompt_tokens',
+      'completion_tokens',
+      'usage_source',
+      'created_at',
+      'settled_at',
+      'child_key_id',
+    ])
+    .where('account_id', '=', of.accountId)
+    .where('status', '=', 'settled');
+  if (of.childKeyId !== null) query = query.where('child_key_id', '=', of.childKeyId);
+  if (page.before !== undefined) query = query.where('id', '<', page.before);
+  return query.orderBy('id', 'desc').limit(page.limit).execute();
 }

@@ -17,6 +17,8 @@ export interface ProxyAccountsTable {
   unit: string;
   created_at: number;
   last_used_at: number | null;
+  /** Key-Expiry-Time (ms) given with the token that opened it; null: never expires (migration 2120). */
+  expires_at: Generated<number | null>;
 }
 
 export type MintOpKind = 'redeem' | 'issue';
@@ -99,6 +101,8 @@ export interface ProxyRequestsTable {
   created_at: number;
   heartbeat_at: number;
   settled_at: number | null;
+  /** The child key that made the request (null: the account's own key); migration 2120. */
+  child_key_id: Generated<number | null>;
 }
 
 /** Withdrawals of the node's earnings as Cashu tokens (migration 2101, src/proxy/admin-data.ts). */
@@ -132,4 +136,30 @@ export interface ProxyTables {
   proxy_withdrawals: ProxyWithdrawalsTable;
   proxy_node_lock: { id: number; version: number };
   proxy_admin_sessions: ProxyAdminSessionsTable;
+  proxy_child_keys: ProxyChildKeysTable;
+}
+
+export type ResetPeriod = 'daily' | 'weekly' | 'monthly' | 'none';
+
+/** A child key: spends its parent's balance within its own limit per period (migration 2120, child-keys.ts). */
+export interface ProxyChildKeysTable {
+  id: Generated<number>;
+  parent_account_id: number;
+  /** sha256 hex of the full "sk-…" key, as proxy_accounts.key_hash. */
+  key_hash: string;
+  key_prefix: string;
+  /** Most it may spend per period; null: only the parent's balance limits it. */
+  limit_msat: number | null;
+  reset_period: ResetPeriod;
+  /** When its current period began (ms); period_spent_msat counts charges since. */
+  period_start: number;
+  period_spent_msat: Generated<number>;
+  /** Held by its requests in flight (also counted in the parent's reserved_msat). */
+  reserved_msat: Generated<number>;
+  total_spent_msat: Generated<number>;
+  total_requests: Generated<number>;
+  expires_at: number | null;
+  revoked_at: number | null;
+  created_at: number;
+  last_used_at: number | null;
 }

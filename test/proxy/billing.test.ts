@@ -367,7 +367,12 @@ describe.each(databaseKinds)('group commit on %s', (kind) => {
     withBilling([3000], async (billing, _db, [accountId]) => {
       expect(await billing.freed(accountId, 1000)).toBe(false); // nothing of it in flight: no wait
       const first = (await billing.reserve(request(accountId, 2500))).reservation!;
-      expect(await billing.reserve(request(accountId, 2000))).toEqual({ reservation: null, availableMsat: 500 });
+      expect(await billing.reserve(request(accountId, 2000))).toEqual({
+        reservation: null,
+        availableMsat: 500,
+        limitMsat: null,
+        refusal: null,
+      });
       const waited = billing.freed(accountId, 5000);
       await billing.settle(first, settlementOf(100));
       expect(await waited).toBe(true);
