@@ -14,6 +14,8 @@ import { countWords } from './wordcount.js';
 export interface ReadTask {
   kind: 'read';
   format: string;
+  /** The upload's locale: which language a multilingual file is read in, and its plural categories. */
+  locale: string;
   payload: Uint8Array;
   /** Told when the thread starts on the file: the time limit counts from then. */
   started: MessagePort;
@@ -64,10 +66,11 @@ export default async function runTask(task: ReadTask | WriteTask): Promise<ReadR
 async function readFile(task: ReadTask): Promise<ReadResult> {
   task.started.postMessage(null);
   task.started.close();
-  const { format, payload } = task;
+  const { format, locale, payload } = task;
   try {
     if (!isFileFormat(format)) return { ok: false, message: `unknown file_format ${format}` };
-    const parsed = await FORMATS[format].parse(Buffer.from(payload.buffer, payload.byteOffset, payload.byteLength));
+    const bytes = Buffer.from(payload.buffer, payload.byteOffset, payload.byteLength);
+    const parsed = await FORMATS[format].parse(bytes, { locale });
     if (parsed.units.length === 0) return { ok: false, message: `no strings found: is this really a ${format} file?` };
     const batches: string[] = [];
     for (let i = 0; i < parsed.units.length; i += BATCH) {
@@ -146,7 +149,7 @@ export class FilePool {
   }
 
   /** Reads one uploaded file; throws ReadError for a problem with the file. */
-  async read(format: string, payload: Uint8Array): Promise<ReadFile> {
+  async read(format: string, locale: string, payload: Uint8Array): Promise<ReadFile> {
     const { timeoutMs } = this.options;
     // The limit counts from the start of the work, not from a thread's start-up.
     const abort = new AbortController();
@@ -155,7 +158,7 @@ export class FilePool {
     port1.once('message', () => (timer = setTimeout(() => abort.abort(), timeoutMs)));
     let result: ReadResult;
     try {
-      const task: ReadTask = { kind: 'read', format, payload, started: port2 };
+      const task: ReadTask = { kind: 'read', format, locale, payload, started: port2 };
       result = (await this.pool.run(task, { signal: abort.signal, transferList: [port2] })) as ReadResult;
     } catch (error) {
       if (abort.signal.aborted) {
