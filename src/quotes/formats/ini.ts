@@ -18,10 +18,9 @@ export function parseIni(bytes: Buffer): ParsedFile {
   return { units: flattenTree(parse(text), 'INI'), meta: {} };
 }
 
-/** A value as ini reads it back: its own escaping where that round-trips, else a JSON string. */
+/** A value as it is when ini reads it back so, else quoted (a JSON string, which ini reads back). */
 function iniValue(text: string): string {
-  const plain = safe(text);
-  return unsafe(plain) === text ? plain : JSON.stringify(text);
+  return safe(text) === text && unsafe(text) === text ? text : JSON.stringify(text);
 }
 
 /** Keys with `=` cannot be written (ini splits a line at its first `=`); they are left out. */

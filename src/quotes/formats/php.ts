@@ -48,6 +48,14 @@ function literal(node: Node): string | null {
   throw new FormatError(`a PHP ${node.kind}${lineOf(node)} is not a literal string`);
 }
 
+/** An array key: a literal text or an integer. */
+function keyText(node: Node): string {
+  if (node.kind === 'number') return String(node.value);
+  const text = literal(node);
+  if (text === null) throw new FormatError(`an array key${lineOf(node)} is not a text`);
+  return text;
+}
+
 export function parsePhp(bytes: Buffer, formatName: string): ParsedFile {
   const text = decodeText(bytes, { formatName });
   try {
@@ -74,11 +82,7 @@ function readProgram(program: Node, formatName: string): ParsedFile {
       let key: string;
       if (item.key === null) key = String(next++);
       else {
-        const name = literal(item.key);
-        if (name === null && item.key.kind !== 'number') {
-          throw new FormatError(`an array key${lineOf(item)} is not a text`);
-        }
-        key = name ?? String(item.key.value);
+        key = keyText(item.key);
         if (/^(?:0|-?[1-9]\d*)$/.test(key)) next = Math.max(next, Number(key) + 1);
       }
       value(item.value, [...path, key]);
@@ -104,8 +108,7 @@ function readProgram(program: Node, formatName: string): ParsedFile {
       return [];
     }
     if (node.kind === 'offsetlookup' && node.offset) {
-      const name = literal(node.offset);
-      if (name === null) throw new FormatError(`an array key${lineOf(node)} is not a text`);
+      const name = keyText(node.offset);
       const path = target(node.what);
       if (path.length >= MAX_DEPTH) throw new FormatError(`${formatName} keys nested deeper than ${MAX_DEPTH} levels`);
       return [...path, name];

@@ -2,7 +2,7 @@
 // continuation lines, `=`, `:` or blank separators, `#`/`!` comments). The encoding is Java's
 // rule for resource bundles: UTF-8 when the bytes are valid UTF-8, else ISO-8859-1; `\uXXXX`
 // escapes either way. A key given twice keeps its last value, as Properties.load does.
-import { parseLines, stringify } from 'dot-properties';
+import { parseLines, stringify, type Pair } from 'dot-properties';
 import { decodeText } from './text.js';
 import { exportedText, FormatError, textUnit, type ExportRequest, type ParsedFile } from './types.js';
 
@@ -22,15 +22,16 @@ function decodeProperties(bytes: Buffer): { text: string; encoding: 'utf-8' | 'a
 
 export function parseProperties(bytes: Buffer): ParsedFile {
   const { text, encoding } = decodeProperties(bytes);
-  // Properties.load refuses a \u without four hex digits; dot-properties would read it as "u".
-  const broken = /(?:^|[^\\])(?:\\\\)*\\u(?![0-9a-fA-F]{4})/m.exec(text);
-  if (broken) {
-    const line = text.slice(0, broken.index + broken[0].length).split('\n').length;
-    throw new FormatError(`malformed \\uXXXX escape at line ${line}`);
-  }
   const values = new Map<string, string>();
-  for (const line of parseLines(text)) {
-    if (Array.isArray(line)) values.set(line[0], line[1]);
+  for (const node of parseLines(text, true)) {
+    if (node.type !== 'PAIR') continue;
+    const pair = node as Required<Pair>;
+    // Properties.load refuses a \u without four hex digits; dot-properties would read it as "u".
+    const raw = text.slice(pair.range[0], pair.range[pair.range.length - 1]);
+    if (/(?:^|[^\\])(?:\\\\)*\\u(?![0-9a-fA-F]{4})/.test(raw)) {
+      throw new FormatError(`malformed \\uXXXX escape at line ${text.slice(0, pair.range[0]).split('\n').length}`);
+    }
+    values.set(pair.key, pair.value);
   }
   return { units: [...values].map(([key, value]) => textUnit(key, value)), meta: { encoding } };
 }

@@ -5,8 +5,8 @@
 // - [key]: the format, when it holds text besides variable references (a bare "%#@files@" is
 //   not a text to translate; it is kept in the file's meta);
 // - [key, variable]: a NSStringPluralRuleType variable, a plural whose forms are its categories;
-// - [key, variable, name]: the texts of other rule types (NSStringDeviceSpecificRuleType…) and
-//   of NSStringVariableWidthRuleType.
+// - [key, rule, name]: the texts of NSStringVariableWidthRuleType and NSStringDeviceSpecificRuleType
+//   (by width or device), and of a variable of another rule type.
 import { parse as parsePlist, build as buildPlist } from 'plist';
 import { decodeText, keyPath, pathKey } from './text.js';
 import { isPluralCategory, namedForms, readPlural } from './plural.js';
@@ -27,7 +27,8 @@ const FORMAT_KEY = 'NSStringLocalizedFormatKey';
 const SPEC_KEY = 'NSStringFormatSpecTypeKey';
 const VALUE_KEY = 'NSStringFormatValueTypeKey';
 const PLURAL_RULE = 'NSStringPluralRuleType';
-const WIDTH_RULE = 'NSStringVariableWidthRuleType';
+/** Rules that are keys of the entry itself, each a dictionary of texts by width or device. */
+const ENTRY_RULES = new Set(['NSStringVariableWidthRuleType', 'NSStringDeviceSpecificRuleType']);
 /** A format made only of variable references, e.g. "%#@files@" or "%1$#@count@". */
 const BARE_FORMAT = /^(?:\s*%(?:\d+\$)?#@[^@]*@)+\s*$/;
 
@@ -71,8 +72,8 @@ export function parseStringsdict(bytes: Buffer, options: ParseOptions): ParsedFi
         const format = string(value, where);
         if (BARE_FORMAT.test(format)) meta.format = format;
         else units.push(textUnit(pathKey([key]), format));
-      } else if (name === WIDTH_RULE && isDict(value)) {
-        meta.variables[name] = { spec: WIDTH_RULE };
+      } else if (ENTRY_RULES.has(name) && isDict(value)) {
+        meta.variables[name] = { spec: name };
         for (const [width, text] of Object.entries(value)) {
           units.push(textUnit(pathKey([key, name, width]), string(text, `${where} → ${width}`)));
         }
@@ -97,7 +98,7 @@ export function parseStringsdict(bytes: Buffer, options: ParseOptions): ParsedFi
       }
       // Anything else (a stray value) is not a string of the file.
     }
-    if (!Object.hasOwn(entry, FORMAT_KEY) && !Object.hasOwn(meta.variables, WIDTH_RULE)) {
+    if (!Object.hasOwn(entry, FORMAT_KEY) && !Object.keys(meta.variables).some((name) => ENTRY_RULES.has(name))) {
       throw new FormatError(`"${key.slice(0, 60)}" has no ${FORMAT_KEY}`);
     }
   }
@@ -141,9 +142,9 @@ export function writeStringsdict(request: ExportRequest): Buffer {
         for (const [category, text] of forms) rule[category] = xmlSafe(text);
         dict[path[1]] = rule;
       } else if (path.length === 3) {
-        const variable = Object.hasOwn(variables, path[1]) ? variables[path[1]] : { spec: WIDTH_RULE };
+        const variable = Object.hasOwn(variables, path[1]) ? variables[path[1]] : { spec: path[1] };
         const rule = (isDict(dict[path[1]]) ? dict[path[1]] : (dict[path[1]] = Object.create(null))) as Dict;
-        if (variable.spec !== WIDTH_RULE) rule[SPEC_KEY] ??= variable.spec;
+        if (!ENTRY_RULES.has(variable.spec)) rule[SPEC_KEY] ??= variable.spec;
         rule[path[2]] = xmlSafe(exportedText(request, entry) ?? entry.source);
       }
     }

@@ -71,9 +71,12 @@ export function textUnit(key: string, text: string, state: { fuzzy?: boolean; st
   };
 }
 
-/** The text an export writes for a one-form string: the source in the base language, else the translation. */
+/**
+ * The text an export writes for a one-form string: the source in the base language (an empty
+ * one included), else the translation; null when there is none.
+ */
 export function exportedText(request: ExportRequest, entry: ExportEntry): string | null {
-  return (request.isBase ? entry.source : entry.forms?.[0]) || null;
+  return request.isBase ? entry.source : entry.forms?.[0] || null;
 }
 
 /** Whether an export has any text of its own for the entry (a plural may have some of its forms). */

@@ -4,8 +4,8 @@
 // An upload reads the localization of its locale (`de` for de-DE, `zh-Hant` for zh-TW); in
 // the source language a string without one is its key, as in Xcode. States: `translated`
 // approved, `needs_review` not approved, `new` not translated, `stale` outdated. Strings with
-// shouldTranslate false, or no longer in the code (extractionState `stale`, Xcode's "Stale"),
-// are not strings to translate. Keyed by path:
+// shouldTranslate false, no longer in the code (extractionState `stale`, Xcode's "Stale"), or
+// with an empty key are not strings to translate. Keyed by path:
 // - [key]: the string (a plural when it varies by plural);
 // - [key, 'device', device]: a device variation (iphone, mac…), plural or not;
 // - [key, 'substitutions', name]: a substitution's plural ("%#@files@").
@@ -91,7 +91,8 @@ export function parseXcstrings(bytes: Buffer, options: ParseOptions): ParsedFile
 
   for (const [key, entry] of Object.entries(catalog.strings as Dict)) {
     if (!isDict(entry)) throw new FormatError(`the string "${key.slice(0, 60)}" is not an object`);
-    if (own(entry, 'shouldTranslate') === false || own(entry, 'extractionState') === 'stale') continue;
+    // Xcode keeps an empty key ("") for a text it could not extract: nothing to translate.
+    if (key === '' || own(entry, 'shouldTranslate') === false || own(entry, 'extractionState') === 'stale') continue;
     const where = `"${key.slice(0, 60)}"`;
     const localizations = isDict(own(entry, 'localizations')) ? (entry.localizations as Dict) : {};
     for (const code of Object.keys(localizations)) languages.add(code);
