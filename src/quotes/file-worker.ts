@@ -85,7 +85,7 @@ async function readFile(task: ReadTask): Promise<ReadResult> {
   }
 }
 
-function writeFile(task: WriteTask): Uint8Array {
+async function writeFile(task: WriteTask): Promise<Uint8Array> {
   const { kind: _kind, format, batches, meta, ...request } = task;
   if (!isFileFormat(format)) throw new Error(`unknown file format ${format}`);
   const entries: ExportEntry[] = [];
@@ -95,7 +95,7 @@ function writeFile(task: WriteTask): Uint8Array {
       entries.push({ key, context, source, sourcePlural, forms: translation, fuzzy: fuzzy === 1, previous });
     }
   }
-  const content = FORMATS[format].write({ ...request, entries, meta: JSON.parse(meta) });
+  const content = await FORMATS[format].write({ ...request, entries, meta: JSON.parse(meta) });
   // Transferred, not copied: a buffer of its own (a small one may share Node's allocation pool).
   const whole = content.byteOffset === 0 && content.byteLength === content.buffer.byteLength;
   const own = whole ? content : new Uint8Array(content);

@@ -40,7 +40,11 @@ async function failure(format: FileFormat, content: Buffer | string, locale = 'e
 }
 
 /** What an export of `base`'s strings writes: the base language, or with the translations of `translated`. */
-function write(format: FileFormat, base: ParsedFile, translated?: { file: ParsedFile; locale: string }): Buffer {
+async function write(
+  format: FileFormat,
+  base: ParsedFile,
+  translated?: { file: ParsedFile; locale: string },
+): Promise<Buffer> {
   const forms = new Map(translated?.file.units.map((unit) => [unit.key, unit]));
   const entries = base.units.map((unit): ExportEntry => ({
     key: unit.key,
@@ -140,13 +144,13 @@ describe('JAVA_PROPERTIES', () => {
   it('writes what Properties.load reads: ASCII with \\u escapes, or UTF-8 as uploaded', async () => {
     const base = await read('JAVA_PROPERTIES', fixture('messages.properties'));
     const german = await read('JAVA_PROPERTIES', fixture('messages_de.properties'), 'de-DE');
-    const exported = write('JAVA_PROPERTIES', base, { file: german, locale: 'de-DE' });
+    const exported = await write('JAVA_PROPERTIES', base, { file: german, locale: 'de-DE' });
     expect(exported.every((byte) => byte < 0x80)).toBe(true);
     expect(exported.toString()).toContain('legal.copyright = \\u00a9 2024 Quartet GmbH.');
     expect(parsePropertiesText(exported.toString())).toEqual({ ...texts(german) });
     expect(texts(await read('JAVA_PROPERTIES', exported, 'de-DE'))).toEqual(texts(german));
     const utf8Base = await read('JAVA_PROPERTIES', fixture('messages_de.properties'));
-    expect(write('JAVA_PROPERTIES', utf8Base).toString()).toContain('© 2024 Quartet GmbH');
+    expect((await write('JAVA_PROPERTIES', utf8Base)).toString()).toContain('© 2024 Quartet GmbH');
   });
 
   it('round-trips any keys and texts through dot-properties and back', async () => {
@@ -154,7 +158,7 @@ describe('JAVA_PROPERTIES', () => {
       fc.asyncProperty(pairs(tricky(6), tricky()), fc.boolean(), async (entries, utf8) => {
         const meta = { encoding: utf8 ? 'utf-8' : 'ascii' };
         const base: ParsedFile = { units: entries.map(([key, text]) => unit(key, text)), meta };
-        const exported = write('JAVA_PROPERTIES', base);
+        const exported = await write('JAVA_PROPERTIES', base);
         const expected = Object.fromEntries(entries);
         expect(new Map(Object.entries(parsePropertiesText(exported.toString())))).toEqual(new Map(entries));
         expect(texts(await read('JAVA_PROPERTIES', exported))).toEqual(expected);
@@ -190,12 +194,12 @@ describe('RESX', () => {
   it('writes a valid .resx with its resheaders that reads back the same', async () => {
     const base = await read('RESX', fixture('Resources.resx'));
     const german = await read('RESX', fixture('Resources.de.resx'), 'de-DE');
-    const exported = write('RESX', base, { file: german, locale: 'de-DE' }).toString();
+    const exported = (await write('RESX', base, { file: german, locale: 'de-DE' })).toString();
     expect(XMLValidator.validate(exported)).toBe(true);
     expect(exported).toContain('<value>text/microsoft-resx</value>');
     expect(exported).toContain('<value>Speichern &amp; schließen</value>');
     expect(texts(await read('RESX', exported, 'de-DE'))).toEqual(texts(german));
-    expect(texts(await read('RESX', write('RESX', base)))).toEqual(texts(base));
+    expect(texts(await read('RESX', await write('RESX', base)))).toEqual(texts(base));
   });
 
   it('round-trips any names and texts, and keeps the XML valid with characters XML cannot carry', async () => {
@@ -206,14 +210,14 @@ describe('RESX', () => {
           xmlText(),
         ),
         async (entries) => {
-          const exported = write('RESX', { units: entries.map(([key, text]) => unit(key, text)), meta: {} });
+          const exported = await write('RESX', { units: entries.map(([key, text]) => unit(key, text)), meta: {} });
           expect(XMLValidator.validate(exported.toString())).toBe(true);
           expect(new Map(Object.entries(texts(await read('RESX', exported))))).toEqual(new Map(entries));
         },
       ),
       { seed: 15, numRuns: 200 },
     );
-    const control = write('RESX', { units: [unit('a', 'bell\u0007 here')], meta: {} });
+    const control = await write('RESX', { units: [unit('a', 'bell\u0007 here')], meta: {} });
     expect(XMLValidator.validate(control.toString())).toBe(true);
     expect(texts(await read('RESX', control))).toEqual({ a: 'bell\ufffd here' });
   });
@@ -261,7 +265,7 @@ describe('IOS_STRINGSDICT_XML', () => {
   it('writes a property list that plist reads back, with each language’s categories', async () => {
     const base = await read('IOS_STRINGSDICT_XML', fixture('Localizable.stringsdict'));
     const russian = await read('IOS_STRINGSDICT_XML', fixture('Localizable.ru.stringsdict'), 'ru-RU');
-    const exported = write('IOS_STRINGSDICT_XML', base, { file: russian, locale: 'ru-RU' }).toString();
+    const exported = (await write('IOS_STRINGSDICT_XML', base, { file: russian, locale: 'ru-RU' })).toString();
     expect(exported).toContain('<!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN"');
     const plist = parsePlistText(exported) as any;
     expect(plist.files_count).toEqual({
@@ -280,11 +284,11 @@ describe('IOS_STRINGSDICT_XML', () => {
     // Untranslated everywhere: left out, as in the other key-value formats.
     expect(plist.tap_hint).toBeUndefined();
     expect(states(await read('IOS_STRINGSDICT_XML', exported, 'ru-RU'))).toEqual(states(russian));
-    const source = parsePlistText(write('IOS_STRINGSDICT_XML', base).toString()) as any;
+    const source = parsePlistText((await write('IOS_STRINGSDICT_XML', base)).toString()) as any;
     expect(source.tap_hint).toEqual({
       NSStringDeviceSpecificRuleType: { iphone: 'Tap to open', mac: 'Click to open' },
     });
-    expect(sources(await read('IOS_STRINGSDICT_XML', write('IOS_STRINGSDICT_XML', base)))).toEqual(sources(base));
+    expect(sources(await read('IOS_STRINGSDICT_XML', await write('IOS_STRINGSDICT_XML', base)))).toEqual(sources(base));
   });
 
   it('refuses any DTD but Apple’s line, entities, a plural without other, and other roots', async () => {
@@ -340,7 +344,7 @@ describe('RUBY_YAML', () => {
   it('writes the locale root and each language’s plural categories, as Rails reads them', async () => {
     const base = await read('RUBY_YAML', fixture('en.rails.yml'));
     const russian = await read('RUBY_YAML', fixture('ru.rails.yml'), 'ru-RU');
-    const exported = write('RUBY_YAML', base, { file: russian, locale: 'ru-RU' });
+    const exported = await write('RUBY_YAML', base, { file: russian, locale: 'ru-RU' });
     const yaml = parseYamlText(exported.toString());
     expect(Object.keys(yaml)).toEqual(['ru']);
     expect(yaml.ru.inbox.messages).toEqual({
@@ -351,7 +355,7 @@ describe('RUBY_YAML', () => {
     });
     expect(yaml.ru.date.abbr_month_names).toEqual([null, 'янв.', 'февр.', 'марта']);
     expect(states(await read('RUBY_YAML', exported, 'ru-RU'))).toEqual(states(russian));
-    expect(sources(await read('RUBY_YAML', write('RUBY_YAML', base)))).toEqual(sources(base));
+    expect(sources(await read('RUBY_YAML', await write('RUBY_YAML', base)))).toEqual(sources(base));
   });
 
   it('needs its locale root key, the upload’s language', async () => {
@@ -405,7 +409,7 @@ describe('CSV', () => {
   it('writes key, source and translation columns named as uploaded, that csv-parse reads back', async () => {
     const base = await read('CSV', fixture('strings.csv'));
     const french = await read('CSV', fixture('strings.csv'), 'fr-FR');
-    const exported = write('CSV', base, { file: french, locale: 'fr-FR' });
+    const exported = await write('CSV', base, { file: french, locale: 'fr-FR' });
     expect(exported.subarray(0, 3)).toEqual(Buffer.from([0xef, 0xbb, 0xbf]));
     const rows = parseCsvText(exported, { bom: true });
     expect(rows[0]).toEqual(['key', 'en', 'fr']);
@@ -427,7 +431,7 @@ describe('CSV', () => {
             units: entries.map(([key, text]) => unit(key, text)),
             meta: { delimiter, keyHeader: 'key', languages: ['en'] },
           };
-          const exported = write('CSV', base);
+          const exported = await write('CSV', base);
           expect(new Map(Object.entries(texts(await read('CSV', exported))))).toEqual(new Map(entries));
         },
       ),
@@ -483,7 +487,7 @@ describe('PHP, PHP_SHORT_ARRAY, PHP_VARIABLES', () => {
   ] as const) {
     it(`${format} writes PHP that php-parser reads, with the same strings`, async () => {
       const base = await read(format, fixture('messages.php'));
-      const exported = write(format, base);
+      const exported = await write(format, base);
       expect(exported.toString()).toMatch(layout);
       expect(() => engine.parseCode(exported.toString(), 'x.php')).not.toThrow();
       expect(texts(await read(format, exported))).toEqual(SOURCE);
@@ -497,7 +501,7 @@ describe('PHP, PHP_SHORT_ARRAY, PHP_VARIABLES', () => {
         fc.constantFrom<FileFormat>('PHP', 'PHP_SHORT_ARRAY', 'PHP_VARIABLES'),
         async (entries, format) => {
           const base = { units: entries.map(([key, text]) => unit(path(key), text)), meta: {} };
-          const exported = write(format, base);
+          const exported = await write(format, base);
           expect(new Map(Object.entries(texts(await read(format, exported))))).toEqual(
             new Map(entries.map(([key, text]) => [path(key), text])),
           );
@@ -545,14 +549,14 @@ describe('INI', () => {
   it('writes INI that the ini package reads back to the same tree', async () => {
     const base = await read('INI', fixture('app.ini'));
     const german = await read('INI', fixture('app.de.ini'), 'de-DE');
-    const exported = write('INI', base, { file: german, locale: 'de-DE' }).toString();
+    const exported = (await write('INI', base, { file: german, locale: 'de-DE' })).toString();
     expect(parseIniText(exported)).toEqual({
       COM_QUARTET_WELCOME: 'Willkommen bei Quartet',
       COM_QUARTET_ITEMS: 'Sie haben %d Artikel',
       menu: { FILE: 'Datei', recent: { CLEAR: 'Zuletzt geöffnete Dateien leeren' } },
     });
-    expect(write('INI', base).toString()).toContain('QUIT = "Quit; save first"');
-    expect(texts(await read('INI', write('INI', base)))).toEqual(texts(base));
+    expect((await write('INI', base)).toString()).toContain('QUIT = "Quit; save first"');
+    expect(texts(await read('INI', await write('INI', base)))).toEqual(texts(base));
   });
 
   it('round-trips any texts of any keys', async () => {
@@ -560,7 +564,7 @@ describe('INI', () => {
     await fc.assert(
       fc.asyncProperty(pairs(identifier, textual().filter(notIniLiteral)), fc.boolean(), async (entries, inSection) => {
         const key = (name: string) => (inSection ? path('section', name) : path(name));
-        const exported = write('INI', { units: entries.map(([name, text]) => unit(key(name), text)), meta: {} });
+        const exported = await write('INI', { units: entries.map(([name, text]) => unit(key(name), text)), meta: {} });
         expect(new Map(Object.entries(texts(await read('INI', exported))))).toEqual(
           new Map(entries.map(([name, text]) => [key(name), text])),
         );
@@ -605,7 +609,7 @@ describe('IOS_XCSTRINGS', () => {
     const catalog = fixture('Localizable.xcstrings');
     const base = await read('IOS_XCSTRINGS', catalog);
     const german = await read('IOS_XCSTRINGS', catalog, 'de-DE');
-    const exported = write('IOS_XCSTRINGS', base, { file: german, locale: 'de-DE' });
+    const exported = await write('IOS_XCSTRINGS', base, { file: german, locale: 'de-DE' });
     const json = JSON.parse(exported.toString());
     expect(json.sourceLanguage).toBe('en');
     expect(json.strings.Cancel.localizations).toEqual({
@@ -644,7 +648,7 @@ describe('FLUTTER_ARB', () => {
   it('writes @@locale, and the metadata gen-l10n needs in the template', async () => {
     const base = await read('FLUTTER_ARB', fixture('app_en.arb'));
     const german = await read('FLUTTER_ARB', fixture('app_de.arb'), 'de-DE');
-    const template = JSON.parse(write('FLUTTER_ARB', base).toString());
+    const template = JSON.parse((await write('FLUTTER_ARB', base)).toString());
     expect(template).toEqual(
       JSON.parse(
         fixture('app_en.arb')
@@ -652,13 +656,13 @@ describe('FLUTTER_ARB', () => {
           .replace(/ *"@@last_modified".*\n/, ''),
       ),
     );
-    const exported = write('FLUTTER_ARB', base, { file: german, locale: 'de-DE' });
+    const exported = await write('FLUTTER_ARB', base, { file: german, locale: 'de-DE' });
     expect(JSON.parse(exported.toString())).toEqual(JSON.parse(fixture('app_de.arb').toString()));
     expect(texts(await read('FLUTTER_ARB', exported, 'de-DE'))).toEqual(texts(german));
     const brazil = await read('FLUTTER_ARB', '{"@@locale": "pt_BR", "a": "b"}', 'pt-BR');
-    expect(JSON.parse(write('FLUTTER_ARB', brazil, { file: brazil, locale: 'pt-BR' }).toString())['@@locale']).toBe(
-      'pt_BR',
-    );
+    expect(
+      JSON.parse((await write('FLUTTER_ARB', brazil, { file: brazil, locale: 'pt-BR' })).toString())['@@locale'],
+    ).toBe('pt_BR');
   });
 
   it('refuses messages that are not strings', async () => {

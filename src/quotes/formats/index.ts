@@ -42,7 +42,8 @@ export type FileFormat = (typeof FILE_FORMATS)[number];
 interface FormatHandler {
   /** PO parses asynchronously, in slices, so a big import does not stall other requests. */
   parse(bytes: Buffer, options: ParseOptions): ParsedFile | Promise<ParsedFile>;
-  write(request: ExportRequest): Buffer;
+  /** .stringsdict loads its (ES module) plist library first. */
+  write(request: ExportRequest): Buffer | Promise<Buffer>;
   /** Content type of an export. */
   mime: string;
 }
@@ -52,7 +53,7 @@ const JSON_MIME = 'application/json; charset=utf-8';
 const PHP_MIME = 'application/x-httpd-php; charset=utf-8';
 const rails: FormatHandler = { parse: parseRailsYaml, write: writeRailsYaml, mime: 'application/yaml; charset=utf-8' };
 
-export const FORMATS: Record<FileFormat, FormatHandler> = {
+export const FORMATS = {
   GNU_PO: {
     parse: (b) => parsePoAsync(b, 'GNU_PO'),
     write: (r) => writePo(r, false),
@@ -85,7 +86,7 @@ export const FORMATS: Record<FileFormat, FormatHandler> = {
   PHP_VARIABLES: { parse: (b) => parsePhp(b, 'PHP_VARIABLES'), write: (r) => writePhp(r, 'variables'), mime: PHP_MIME },
   INI: { parse: parseIni, write: writeIni, mime: 'text/plain; charset=utf-8' },
   FLUTTER_ARB: { parse: parseArb, write: writeArb, mime: JSON_MIME },
-};
+} satisfies Record<FileFormat, FormatHandler>;
 
 export function isFileFormat(value: string): value is FileFormat {
   return (FILE_FORMATS as readonly string[]).includes(value);

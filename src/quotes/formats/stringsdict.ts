@@ -7,7 +7,6 @@
 // - [key, variable]: a NSStringPluralRuleType variable, a plural whose forms are its categories;
 // - [key, rule, name]: the texts of NSStringVariableWidthRuleType and NSStringDeviceSpecificRuleType
 //   (by width or device), and of a variable of another rule type.
-import { parse as parsePlist, build as buildPlist } from 'plist';
 import { decodeText, keyPath, pathKey } from './text.js';
 import { isPluralCategory, namedForms, readPlural } from './plural.js';
 import { checkXml, xmlSafe } from './xml.js';
@@ -22,6 +21,11 @@ import {
   type ParseOptions,
   type ParsedUnit,
 } from './types.js';
+
+// plist is an ES module only. Run from the TypeScript sources (tsx: tests, npm run demo), the
+// file pool's threads load this module as CommonJS, where a static import of it fails; a dynamic
+// import works either way.
+const plistModule = import('plist');
 
 const FORMAT_KEY = 'NSStringLocalizedFormatKey';
 const SPEC_KEY = 'NSStringFormatSpecTypeKey';
@@ -42,19 +46,20 @@ interface KeyMeta {
   variables: Record<string, { spec: string; valueType?: string }>;
 }
 
-function readPlistText(bytes: Buffer): unknown {
+async function readPlistText(bytes: Buffer): Promise<unknown> {
   const text = checkXml(decodeText(bytes, { formatName: 'IOS_STRINGSDICT_XML' }), 'IOS_STRINGSDICT_XML', {
     plistDoctype: true,
   });
+  const { parse } = await plistModule;
   try {
-    return parsePlist(text);
+    return parse(text);
   } catch (error) {
     throw new FormatError(`not a property list: ${(error as Error).message.split('\n')[0]}`);
   }
 }
 
-export function parseStringsdict(bytes: Buffer, options: ParseOptions): ParsedFile {
-  const root = readPlistText(bytes);
+export async function parseStringsdict(bytes: Buffer, options: ParseOptions): Promise<ParsedFile> {
+  const root = await readPlistText(bytes);
   if (!isDict(root)) throw new FormatError('a .stringsdict file holds a dictionary (<dict>) of strings');
   const units: ParsedUnit[] = [];
   const keys: Record<string, KeyMeta> = Object.create(null);
@@ -109,7 +114,8 @@ export function parseStringsdict(bytes: Buffer, options: ParseOptions): ParsedFi
  * A key is written when any of its strings has a translation (all of them in the base
  * language); its untranslated parts then keep the source text, so the entry stays whole.
  */
-export function writeStringsdict(request: ExportRequest): Buffer {
+export async function writeStringsdict(request: ExportRequest): Promise<Buffer> {
+  const { build } = await plistModule;
   const keys: Record<string, KeyMeta> = isDict(request.meta.keys) ? (request.meta.keys as Record<string, KeyMeta>) : {};
   const groups = new Map<string, ExportEntry[]>();
   for (const entry of request.entries) {
@@ -150,5 +156,5 @@ export function writeStringsdict(request: ExportRequest): Buffer {
     }
     root[key] = dict;
   }
-  return Buffer.from(buildPlist(root as Parameters<typeof buildPlist>[0]) + '\n');
+  return Buffer.from(build(root as Parameters<typeof build>[0]) + '\n');
 }
