@@ -668,5 +668,7 @@ describe('FLUTTER_ARB', () => {
   it('refuses messages that are not strings', async () => {
     expect(await failure('FLUTTER_ARB', '{"a": {"b": "c"}}')).toBe('the ARB message "a" is not a string');
     expect(await failure('FLUTTER_ARB', '["a"]')).toMatch(/one JSON object/);
+    const deep = '{"a": "b", "@a": ' + '['.repeat(100_000) + ']'.repeat(100_000) + '}';
+    expect(await failure('FLUTTER_ARB', deep)).toBe('FLUTTER_ARB nesting deeper than 64 levels');
   });
 });

@@ -4,6 +4,7 @@
 // counter reads ICU). The base language's metadata is written back with its messages: gen-l10n
 // needs it in the template file.
 import { decodeText } from './text.js';
+import { refuseDeepValue } from './tree.js';
 import { exportedText, FormatError, textUnit, type ExportRequest, type ParsedFile, type ParsedUnit } from './types.js';
 
 export function parseArb(bytes: Buffer): ParsedFile {
@@ -24,6 +25,8 @@ export function parseArb(bytes: Buffer): ParsedFile {
     if (key === '@@locale' && typeof message === 'string') locale = message;
     if (key.startsWith('@@')) continue;
     if (key.startsWith('@')) {
+      // Kept as it is for the export: bounded, as JSON.stringify recurses.
+      refuseDeepValue(message, 'FLUTTER_ARB');
       metadata[key.slice(1)] = message;
       continue;
     }

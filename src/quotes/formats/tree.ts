@@ -45,6 +45,17 @@ export function flattenTree(
   return units;
 }
 
+/** Refuses a JSON value nested deeper than MAX_DEPTH (kept as it is, e.g. ARB metadata), with a bounded walk. */
+export function refuseDeepValue(value: unknown, formatName: string): void {
+  const stack: [unknown, number][] = [[value, 0]];
+  for (let item = stack.pop(); item; item = stack.pop()) {
+    const [node, depth] = item;
+    if (node === null || typeof node !== 'object') continue;
+    if (depth >= MAX_DEPTH) throw new FormatError(`${formatName} nesting deeper than ${MAX_DEPTH} levels`);
+    for (const child of Object.values(node)) stack.push([child, depth + 1]);
+  }
+}
+
 /** A node of an exported tree: objects have no prototype, so every key is a plain key. */
 type Branch = Record<string, unknown> | unknown[];
 
