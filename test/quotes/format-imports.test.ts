@@ -196,14 +196,8 @@ describe.each(databaseKinds)('more file formats on %s', (kind) => {
     await server?.close();
   });
 
-  /** [strings, words] of the quotation into `locale`, with the given state flags. */
-  const counts = async (project: number, file: string, locale: string, flags = '') => {
-    const answer = await client.get(
-      `/1/projects/${project}/quotations?files=${encodeURIComponent(file)}&to_locale=${locale}${flags}`,
-    );
-    expect(answer.status, answer.text).toBe(200);
-    return [answer.body.data.translation_only.string_count, answer.body.data.translation_only.word_count];
-  };
+  const counts = (project: number, file: string, locale: string, flags = '') =>
+    client.quoteCounts(project, file, locale, flags);
   const quotation = async (project: number, file: string, locale: string) => ({
     notTranslated: await counts(project, file, locale, NT),
     notApproved: await counts(project, file, locale, NA),

@@ -3,18 +3,12 @@
 // `@@` keys the file's. A message is one string, its ICU plural or select included (the word
 // counter reads ICU). The base language's metadata is written back with its messages: gen-l10n
 // needs it in the template file.
-import { decodeText } from './text.js';
+import { readJsonText } from './text.js';
 import { refuseDeepValue } from './tree.js';
 import { exportedText, FormatError, textUnit, type ExportRequest, type ParsedFile, type ParsedUnit } from './types.js';
 
 export function parseArb(bytes: Buffer): ParsedFile {
-  let value: unknown;
-  try {
-    value = JSON.parse(decodeText(bytes, { formatName: 'FLUTTER_ARB' }));
-  } catch (error) {
-    if (error instanceof FormatError) throw error;
-    throw new FormatError(`not valid JSON: ${(error as Error).message}`);
-  }
+  const value = readJsonText(bytes, 'FLUTTER_ARB');
   if (value === null || typeof value !== 'object' || Array.isArray(value)) {
     throw new FormatError('an ARB file holds one JSON object of messages');
   }

@@ -11,7 +11,7 @@
 // - [key, 'substitutions', name]: a substitution's plural ("%#@files@").
 import { pickLocale, sameLanguage } from './locale-match.js';
 import { isPlural, isPluralCategory, namedForms, readPlural } from './plural.js';
-import { decodeText, keyPath, pathKey } from './text.js';
+import { keyPath, pathKey, readJsonText } from './text.js';
 import {
   FormatError,
   hasText,
@@ -43,13 +43,7 @@ function stringUnit(node: unknown, where: string): { value: string; state: strin
 }
 
 export function parseXcstrings(bytes: Buffer, options: ParseOptions): ParsedFile {
-  let catalog: unknown;
-  try {
-    catalog = JSON.parse(decodeText(bytes, { formatName: 'IOS_XCSTRINGS' }));
-  } catch (error) {
-    if (error instanceof FormatError) throw error;
-    throw new FormatError(`not valid JSON: ${(error as Error).message}`);
-  }
+  const catalog = readJsonText(bytes, 'IOS_XCSTRINGS');
   if (!isDict(catalog) || typeof own(catalog, 'sourceLanguage') !== 'string' || !isDict(own(catalog, 'strings'))) {
     throw new FormatError('not a string catalog: it needs "sourceLanguage" and "strings"');
   }
