@@ -672,3 +672,39 @@ describe('FLUTTER_ARB', () => {
     expect(await failure('FLUTTER_ARB', deep)).toBe('FLUTTER_ARB nesting deeper than 64 levels');
   });
 });
+
+describe('plurals by CLDR category (.stringsdict, .xcstrings, Rails YAML)', () => {
+  const formats: [FileFormat, (name: string) => string, Record<string, unknown>][] = [
+    ['IOS_STRINGSDICT_XML', (name) => path('key', name), {}],
+    ['IOS_XCSTRINGS', (name) => path(name), { sourceLanguage: 'en' }],
+    ['RUBY_YAML', (name) => path('messages', name), { rootLocale: 'en' }],
+  ];
+  const text = textual(5).filter((form) => !NOT_XML.test(form));
+  it.each(formats)(
+    '%s: any source plural and any Russian plural with its other form read back the same',
+    async (format, keyOf, meta) => {
+      await fc.assert(
+        fc.asyncProperty(
+          fc.stringMatching(/^[a-z]{1,6}$/).filter((name) => !/^(zero|one|two|few|many|other)$/.test(name)),
+          fc.array(text, { minLength: 4, maxLength: 4 }),
+          fc.boolean(),
+          async (name, forms, isBase) => {
+            fc.pre(isBase || forms[3] !== '');
+            const key = keyOf(name);
+            const [one, other] = forms;
+            const base: ParsedFile = {
+              units: [{ key, context: null, source: one, sourcePlural: other, forms, fuzzy: false, stale: false }],
+              meta,
+            };
+            const locale = isBase ? 'en-US' : 'ru-RU';
+            const exported = await write(format, base, isBase ? undefined : { file: base, locale });
+            const unit = (await read(format, exported, locale)).units.find((candidate) => candidate.key === key);
+            if (isBase) expect([unit?.source, unit?.sourcePlural], exported.toString()).toEqual([one, other]);
+            else expect(unit?.forms, exported.toString()).toEqual(forms);
+          },
+        ),
+        { seed: 15, numRuns: 150 },
+      );
+    },
+  );
+});

@@ -23,8 +23,10 @@ function iniValue(text: string): string {
   return safe(text) === text && unsafe(text) === text ? text : JSON.stringify(text);
 }
 
-/** Keys with `=` cannot be written (ini splits a line at its first `=`); they are left out. */
-const writable = (key: string) => !key.includes('=') && unsafe(safe(key)) === key;
+// What ini cannot read back as written is left out: a key with `=` (ini splits a line at its
+// first `=`) or ending in `[]` (a list), a section name with `]` or `\`, or one that needs quoting.
+const writableKey = (key: string) => !key.includes('=') && !key.endsWith('[]') && unsafe(safe(key)) === key;
+const writableSection = (name: string) => !/[\]\\\r\n]/.test(name) && safe(name) === name && unsafe(name) === name;
 
 export function writeIni(request: ExportRequest): Buffer {
   const lines: string[] = [];
@@ -32,7 +34,7 @@ export function writeIni(request: ExportRequest): Buffer {
     const own: string[] = [];
     const children: [string, Record<string, unknown>][] = [];
     for (const [key, value] of Object.entries(node)) {
-      if (!writable(key)) continue;
+      if (typeof value === 'string' || Array.isArray(value) ? !writableKey(key) : !writableSection(key)) continue;
       if (typeof value === 'string') own.push(`${safe(key)} = ${iniValue(value)}`);
       else if (Array.isArray(value)) {
         for (const item of value) if (typeof item === 'string') own.push(`${safe(key)}[] = ${iniValue(item)}`);
@@ -42,7 +44,7 @@ export function writeIni(request: ExportRequest): Buffer {
       if (section.length) lines.push(...(lines.length ? [''] : []), `[${section.join('.')}]`);
       lines.push(...own);
     }
-    for (const [key, child] of children) write(child, [...section, safe(key).replace(/\./g, '\\.')]);
+    for (const [key, child] of children) write(child, [...section, key.replace(/\./g, '\\.')]);
   };
   write(buildTree(request), []);
   return Buffer.from(lines.join('\n') + '\n');

@@ -43,22 +43,29 @@ export function readPlural(locale: string, named: Map<string, string>): PluralTe
   return { forms, source: one ?? other, sourcePlural: one === undefined ? null : other };
 }
 
+/**
+ * The forms of a translated plural, or null when it lacks its `other` form: Apple and Rails need
+ * it, and a plural without it is not translated (it is exported as untranslated strings are).
+ */
+export function completeForms(request: ExportRequest, entry: ExportEntry): [string, string][] | null {
+  const forms = namedForms(request, entry);
+  return forms.some(([category]) => category === 'other') ? forms : null;
+}
+
 /** Whether an export writes the entry as a plural (a single form is a plain string). */
 export function isPlural(request: ExportRequest, entry: ExportEntry): boolean {
   return request.isBase ? entry.sourcePlural !== null : (entry.forms?.length ?? 0) > 1;
 }
 
-/** The non-empty forms an export writes, by category. */
+/** The forms an export writes, by category: the source's one and other, or the translation's non-empty ones. */
 export function namedForms(request: ExportRequest, entry: ExportEntry): [string, string][] {
   if (request.isBase) {
-    const forms: [string, string][] =
-      entry.sourcePlural === null
-        ? [['other', entry.source]]
-        : [
-            ['one', entry.source],
-            ['other', entry.sourcePlural],
-          ];
-    return forms.filter(([, text]) => text !== '');
+    return entry.sourcePlural === null
+      ? [['other', entry.source]]
+      : [
+          ['one', entry.source],
+          ['other', entry.sourcePlural],
+        ];
   }
   const forms = entry.forms ?? [];
   const order =

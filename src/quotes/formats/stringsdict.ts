@@ -8,7 +8,7 @@
 // - [key, rule, name]: the texts of NSStringVariableWidthRuleType and NSStringDeviceSpecificRuleType
 //   (by width or device), and of a variable of another rule type.
 import { decodeText, keyPath, pathKey } from './text.js';
-import { isPluralCategory, namedForms, readPlural } from './plural.js';
+import { completeForms, isPluralCategory, namedForms, readPlural } from './plural.js';
 import { checkXml, xmlSafe } from './xml.js';
 import {
   exportedText,
@@ -137,11 +137,7 @@ export async function writeStringsdict(request: ExportRequest): Promise<Buffer> 
         dict[FORMAT_KEY] = xmlSafe(exportedText(request, entry) ?? entry.source);
       } else if (path.length === 2) {
         const variable = Object.hasOwn(variables, path[1]) ? variables[path[1]] : { spec: PLURAL_RULE, valueType: 'd' };
-        const forms = namedForms(hasText(request, entry) ? request : { ...request, isBase: true }, entry);
-        // Apple needs the `other` form: a translation without it falls back to the source's.
-        if (!forms.some(([category]) => category === 'other')) {
-          forms.push(['other', entry.sourcePlural ?? entry.source]);
-        }
+        const forms = completeForms(request, entry) ?? namedForms({ ...request, isBase: true }, entry);
         const rule: Dict = Object.create(null);
         rule[SPEC_KEY] = variable.spec;
         if (variable.valueType !== undefined) rule[VALUE_KEY] = variable.valueType;
@@ -154,6 +150,9 @@ export async function writeStringsdict(request: ExportRequest): Promise<Buffer> 
         rule[path[2]] = xmlSafe(exportedText(request, entry) ?? entry.source);
       }
     }
+    // A file first uploaded in another format has no format string: the first variable is the text.
+    const first = Object.keys(dict).find((name) => name !== FORMAT_KEY && !ENTRY_RULES.has(name));
+    if (dict[FORMAT_KEY] === undefined && first !== undefined) dict[FORMAT_KEY] = `%#@${first}@`;
     root[key] = dict;
   }
   return Buffer.from(build(root as Parameters<typeof build>[0]) + '\n');

@@ -13,6 +13,7 @@ import { pickLocale, sameLanguage } from './locale-match.js';
 import { isPlural, isPluralCategory, namedForms, readPlural } from './plural.js';
 import { keyPath, pathKey, readJsonText } from './text.js';
 import {
+  exportedText,
   FormatError,
   hasText,
   type ExportEntry,
@@ -142,8 +143,8 @@ export function parseXcstrings(bytes: Buffer, options: ParseOptions): ParsedFile
 function localized(request: ExportRequest, entry: ExportEntry, state: string): Dict | null {
   const unit = (value: string) => ({ stringUnit: { state, value } });
   if (!isPlural(request, entry)) {
-    const value = request.isBase ? entry.source : entry.forms?.[0];
-    return value ? unit(value) : null;
+    const value = exportedText(request, entry);
+    return value === null ? null : unit(value);
   }
   const forms = namedForms(request, entry);
   if (!forms.length) return null;

@@ -7,7 +7,7 @@ import { Lexer, Parser, parseDocument } from 'yaml';
 import { findLanguage } from '../locales.js';
 import { stringify } from 'yaml';
 import { sameLanguage } from './locale-match.js';
-import { isPlural, isPluralCategory, namedForms, readPlural } from './plural.js';
+import { completeForms, isPlural, isPluralCategory, readPlural } from './plural.js';
 import { decodeText, pathKey } from './text.js';
 import { buildTree, flattenTree, MAX_DEPTH } from './tree.js';
 import { exportedText, FormatError, type ExportRequest, type ParsedFile, type ParseOptions } from './types.js';
@@ -88,8 +88,8 @@ export function writeYaml(request: ExportRequest): Buffer {
 export function writeRailsYaml(request: ExportRequest): Buffer {
   const tree = buildTree(request, (entry) => {
     if (!isPlural(request, entry)) return exportedText(request, entry);
-    const forms = namedForms(request, entry);
-    return forms.length ? Object.assign(Object.create(null), Object.fromEntries(forms)) : null;
+    const forms = completeForms(request, entry);
+    return forms ? Object.assign(Object.create(null), Object.fromEntries(forms)) : null;
   });
   return Buffer.from(stringify({ [rootName(request) ?? request.locale.split('-')[0]]: tree }));
 }
