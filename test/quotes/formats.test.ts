@@ -708,3 +708,72 @@ describe('plurals by CLDR category (.stringsdict, .xcstrings, Rails YAML)', () =
     },
   );
 });
+
+describe('any input', () => {
+  const NEW_FORMATS: FileFormat[] = [
+    'JAVA_PROPERTIES',
+    'RESX',
+    'IOS_STRINGSDICT_XML',
+    'RUBY_YAML',
+    'CSV',
+    'PHP',
+    'INI',
+    'IOS_XCSTRINGS',
+    'FLUTTER_ARB',
+  ];
+  // Pieces of each format's syntax, so that the inputs get past the first character.
+  const SYNTAX = [
+    '<?php ',
+    'return [',
+    "'a' => ",
+    '[',
+    ']',
+    '<root>',
+    '<data name="a">',
+    '<value>',
+    '</value>',
+    '</data>',
+    '</root>',
+    '<plist><dict>',
+    '<key>a</key>',
+    '<string>',
+    '</string>',
+    '</dict></plist>',
+    '{',
+    '}',
+    '"a": ',
+    ',',
+    ':',
+    '\n',
+    'en:\n',
+    '  a: ',
+    'key,en\n',
+    '"',
+    '=',
+    '\\u',
+    '\\',
+    '@a',
+    '"stringUnit"',
+    '"sourceLanguage": "en"',
+    '"strings"',
+  ];
+  const input = fc.oneof(
+    fc.uint8Array({ maxLength: 64 }).map((bytes) => Buffer.from(bytes)),
+    fc
+      .array(fc.oneof(fc.constantFrom(...SYNTAX), fc.string({ maxLength: 3 })), { maxLength: 30 })
+      .map((parts) => parts.join('')),
+  );
+
+  it.each(NEW_FORMATS)('%s reads any bytes to strings or refuses them with a FormatError', async (format) => {
+    await fc.assert(
+      fc.asyncProperty(input, async (content) => {
+        try {
+          await read(format, content);
+        } catch (error) {
+          expect((error as Error).name, (error as Error).stack).toBe('FormatError');
+        }
+      }),
+      { seed: 15, numRuns: 300 },
+    );
+  });
+});

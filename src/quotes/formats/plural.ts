@@ -9,15 +9,24 @@ const CATEGORIES = new Set<string>(ORDER);
 
 export const isPluralCategory = (name: string): boolean => CATEGORIES.has(name);
 
+// Per locale: building Intl.PluralRules for each string of a big file cost more than reading it.
+const byLocale = new Map<string, string[]>();
+
 /** The CLDR plural categories of a language, in CLDR's order. */
 export function pluralCategories(locale: string): string[] {
-  let categories: string[];
-  try {
-    categories = new Intl.PluralRules(locale).resolvedOptions().pluralCategories;
-  } catch {
-    categories = ['one', 'other'];
+  let known = byLocale.get(locale);
+  if (!known) {
+    let categories: string[];
+    try {
+      categories = new Intl.PluralRules(locale).resolvedOptions().pluralCategories;
+    } catch {
+      categories = ['one', 'other'];
+    }
+    known = ORDER.filter((category) => categories.includes(category));
+    // Locales come from the service's list; the bound only guards against a caller's loop.
+    if (byLocale.size < 1000) byLocale.set(locale, known);
   }
-  return ORDER.filter((category) => categories.includes(category));
+  return known;
 }
 
 /** Apple and Rails accept an explicit `zero` in every language: it comes first where CLDR has none. */
