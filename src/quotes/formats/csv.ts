@@ -16,7 +16,8 @@ const NOTES = /^(?:comments?|descriptions?|context|notes?|max[ _-]?length)$/i;
 const MAX_COLUMNS = 1000;
 
 function headerDelimiter(text: string): string {
-  const header = text.slice(0, Math.max(0, text.search(/\r?\n/)) || text.length).replace(/"[^"]*"/g, '');
+  const end = text.search(/\r?\n/);
+  const header = (end < 0 ? text : text.slice(0, end)).replace(/"[^"]*"/g, '');
   const counts = [',', ';', '\t'].map((delimiter) => [delimiter, header.split(delimiter).length] as const);
   return counts.reduce((best, next) => (next[1] > best[1] ? next : best))[0];
 }
