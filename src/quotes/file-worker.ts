@@ -15,6 +15,8 @@ import { countWords } from './wordcount.js';
 export interface ReadTask {
   kind: 'read';
   format: string;
+  /** The upload's locale: which language a multilingual file is read in, and its plural categories. */
+  locale: string;
   payload: Uint8Array;
   /** Told when the thread starts on the file: the time limit counts from then. */
   started: MessagePort;
@@ -76,10 +78,11 @@ export default async function runTask(task: Task): Promise<ReadResult | Uint8Arr
 async function readFile(task: ReadTask): Promise<ReadResult> {
   task.started.postMessage(null);
   task.started.close();
-  const { format, payload } = task;
+  const { format, locale, payload } = task;
   try {
     if (!isFileFormat(format)) return { ok: false, message: `unknown file_format ${format}` };
-    const parsed = await FORMATS[format].parse(Buffer.from(payload.buffer, payload.byteOffset, payload.byteLength));
+    const bytes = Buffer.from(payload.buffer, payload.byteOffset, payload.byteLength);
+    const parsed = await FORMATS[format].parse(bytes, { locale });
     if (parsed.units.length === 0) return { ok: false, message: `no strings found: is this really a ${format} file?` };
     const batches: string[] = [];
     for (let i = 0; i < parsed.units.length; i += BATCH) {
@@ -94,7 +97,7 @@ async function readFile(task: ReadTask): Promise<ReadResult> {
   }
 }
 
-function writeFile(task: WriteTask): Uint8Array {
+async function writeFile(task: WriteTask): Promise<Uint8Array> {
   const { kind: _kind, format, batches, meta, ...request } = task;
   if (!isFileFormat(format)) throw new Error(`unknown file format ${format}`);
   const entries: ExportEntry[] = [];
@@ -104,7 +107,7 @@ function writeFile(task: WriteTask): Uint8Array {
       entries.push({ key, context, source, sourcePlural, forms: translation, fuzzy: fuzzy === 1, previous });
     }
   }
-  const content = FORMATS[format].write({ ...request, entries, meta: JSON.parse(meta) });
+  const content = await FORMATS[format].write({ ...request, entries, meta: JSON.parse(meta) });
   // Transferred, not copied: a buffer of its own (a small one may share Node's allocation pool).
   const whole = content.byteOffset === 0 && content.byteLength === content.buffer.byteLength;
   const own = whole ? content : new Uint8Array(content);
@@ -159,7 +162,7 @@ export class FilePool {
   }
 
   /** Reads one uploaded file; throws ReadError for a problem with the file. */
-  async read(format: string, payload: Uint8Array): Promise<ReadFile> {
+  async read(format: string, locale: string, payload: Uint8Array): Promise<ReadFile> {
     const { timeoutMs } = this.options;
     // The limit counts from the start of the work, not from a thread's start-up.
     const abort = new AbortController();
@@ -168,7 +171,7 @@ export class FilePool {
     port1.once('message', () => (timer = setTimeout(() => abort.abort(), timeoutMs)));
     let result: ReadResult;
     try {
-      const task: ReadTask = { kind: 'read', format, payload, started: port2 };
+      const task: ReadTask = { kind: 'read', format, locale, payload, started: port2 };
       result = (await this.pool.run(task, { signal: abort.signal, transferList: [port2] })) as ReadResult;
     } catch (error) {
       if (abort.signal.aborted) {

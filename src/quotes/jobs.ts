@@ -84,7 +84,9 @@ export class ImportQueue {
   /** Reads the file now, applies it after the previously claimed job. Never rejects. */
   private process(job: ClaimedImport): Promise<void> {
     const started = this.now();
-    const reading = job.payload ? this.pool.read(job.format, job.payload) : Promise.reject(new Error('no payload'));
+    const reading = job.payload
+      ? this.pool.read(job.format, job.locale, job.payload)
+      : Promise.reject(new Error('no payload'));
     reading.catch(() => {}); // awaited in apply, maybe after the previous job: not unhandled meanwhile
     this.applied = this.applied.then(() => this.apply(job, reading, started));
     return this.applied;

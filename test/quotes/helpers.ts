@@ -120,6 +120,14 @@ export class Client {
     return this.call('POST', `/1/projects/${projectId}/files`, { form });
   }
 
+  /** [strings, words] of a quotation's translation_only (flags: `&is_including_…=0` …). */
+  async quoteCounts(projectId: number, file: string, locale: string, flags = ''): Promise<number[]> {
+    const path = `/1/projects/${projectId}/quotations?files=${encodeURIComponent(file)}&to_locale=${locale}${flags}`;
+    const answer = await this.get(path);
+    if (answer.status !== 200) throw new Error(`quotation ${answer.status} ${answer.text}`);
+    return [answer.body.data.translation_only.string_count, answer.body.data.translation_only.word_count];
+  }
+
   /** Polls the import task until it is no longer in progress. */
   async waitImport(projectId: number, importId: number): Promise<any> {
     for (let i = 0; i < 600; i++) {

@@ -23,6 +23,16 @@ export function decodeText(bytes: Buffer, options: { allowUtf16?: boolean; forma
   return strictUtf8(bytes, options.formatName);
 }
 
+/** A JSON upload: UTF-8 text, then JSON.parse (which nests arrays and objects without recursing). */
+export function readJsonText(bytes: Buffer, formatName: string): unknown {
+  const text = decodeText(bytes, { formatName });
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    throw new FormatError(`not valid JSON: ${(error as Error).message}`);
+  }
+}
+
 function strictUtf8(bytes: Buffer, formatName: string): string {
   if (bytes.includes(0)) throw new FormatError(`binary content (NUL bytes) is not a ${formatName} file`);
   try {

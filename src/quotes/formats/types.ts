@@ -23,6 +23,15 @@ export interface ParsedUnit {
   previous?: string | null;
 }
 
+/** What a reader knows about an upload besides its bytes. */
+export interface ParseOptions {
+  /**
+   * The upload's locale, language-region (de-DE): the language a multilingual file (CSV,
+   * .xcstrings) is read in, and whose CLDR plural categories name the forms of a plural.
+   */
+  locale: string;
+}
+
 export interface ParsedFile {
   units: ParsedUnit[];
   /** Format details the exporter needs to write the file back (e.g. YAML root key). */
@@ -52,6 +61,32 @@ export interface ExportRequest {
   isBase: boolean;
   /** PO: the Plural-Forms header of the exported language's last upload. */
   pluralForms?: string | null;
+}
+
+/** A string of one form with no state of its own (key-value formats). */
+export function textUnit(key: string, text: string, state: { fuzzy?: boolean; stale?: boolean } = {}): ParsedUnit {
+  return {
+    key,
+    context: null,
+    source: text,
+    sourcePlural: null,
+    forms: [text],
+    fuzzy: state.fuzzy ?? false,
+    stale: state.stale ?? false,
+  };
+}
+
+/**
+ * The text an export writes for a one-form string: the source in the base language (an empty
+ * one included), else the translation; null when there is none.
+ */
+export function exportedText(request: ExportRequest, entry: ExportEntry): string | null {
+  return request.isBase ? entry.source : entry.forms?.[0] || null;
+}
+
+/** Whether an export has any text of its own for the entry (a plural may have some of its forms). */
+export function hasText(request: ExportRequest, entry: ExportEntry): boolean {
+  return request.isBase ? entry.source !== '' : (entry.forms?.some((form) => form !== '') ?? false);
 }
 
 /** A problem with the uploaded file, reported as the import's failure message. */
