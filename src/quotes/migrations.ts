@@ -222,41 +222,4 @@ export const quotesMigrations: Migration[] = [
         .execute();
     },
   },
-  {
-    // PostgreSQL: quote_strings' reference to its file, checked once per statement instead of once
-    // per row. A row-level foreign key ran one lookup-and-lock of the file per string, half of a
-    // 100k-string import's time in the server (bench/README.md). The statement trigger locks the
-    // referenced files as the foreign key did (FOR KEY SHARE: a concurrent file delete waits, and
-    // its cascade then sees the new strings) and refuses a string of no file; deleting a file
-    // deletes its strings, as ON DELETE CASCADE did. SQLite keeps its foreign key (its import
-    // writes are fast enough, and it has no statement triggers with transition tables).
-    name: '3004_quotes_strings_file_check_per_statement',
-    async up(db, t) {
-      if (t.dialect !== 'postgres') return;
-      await sql`alter table quote_strings drop constraint quote_strings_file_id_fkey`.execute(db);
-      await sql`create function quote_strings_files_exist() returns trigger language plpgsql as $$
-        begin
-          perform from quote_files f where f.id in (select distinct file_id from new_strings) for key share of f;
-          if exists (select from new_strings n where not exists (select from quote_files f where f.id = n.file_id))
-          then
-            raise foreign_key_violation using message = 'a string of quote_strings refers to no file',
-              constraint = 'quote_strings_file_id_fkey';
-          end if;
-          return null;
-        end $$`.execute(db);
-      for (const event of ['insert', 'update']) {
-        await sql`create trigger ${sql.raw(`quote_strings_files_${event}`)}
-          after ${sql.raw(event)} on quote_strings referencing new table as new_strings
-          for each statement execute function quote_strings_files_exist()`.execute(db);
-      }
-      await sql`create function quote_files_delete_strings() returns trigger language plpgsql as $$
-        begin
-          delete from quote_strings s using old_files o where s.file_id = o.id;
-          return null;
-        end $$`.execute(db);
-      await sql`create trigger quote_files_delete_strings after delete on quote_files
-        referencing old table as old_files
-        for each statement execute function quote_files_delete_strings()`.execute(db);
-    },
-  },
 ];

@@ -5,7 +5,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { copyRows, CopyValueError } from '../../src/db/copy.js';
 import { openDatabase, writeTransaction, type Database } from '../../src/db/index.js';
 import { sql } from 'kysely';
-import pg from 'pg';
 import { createTestDatabase, databaseKinds, postgresAvailable, type TestDatabase } from '../support/databases.js';
 import type { TestServer } from '../support/server.js';
 import { Client, startQuotesServer } from './helpers.js';
@@ -112,53 +111,6 @@ describe.each(databaseKinds)('imports of hostile strings on %s', (kind) => {
     expect(failed).toMatchObject({ status: 'failed' });
     expect(failed.message).toBe('the string "two\\0three" contains a NUL character');
     expect(await sources(project)).toEqual({ a: 'one', b: 'two' });
-  });
-});
-
-describe.runIf(postgresAvailable)('strings and their file on PostgreSQL (checked per statement)', () => {
-  let server: TestServer;
-  let client: Client;
-  let pool: pg.Pool;
-
-  beforeAll(async () => {
-    server = await startQuotesServer('postgres');
-    client = await Client.create(server.url);
-    pool = new pg.Pool({ connectionString: server.database.url, max: 2 });
-  });
-  afterAll(async () => {
-    await pool?.end();
-    await server?.close();
-  });
-
-  const stringsOf = async (project: number) =>
-    Number(
-      (
-        await pool.query(
-          'select count(*) as n from quote_strings s join quote_files f on f.id = s.file_id where f.project_id = $1',
-          [project],
-        )
-      ).rows[0].n,
-    );
-
-  it('deletes a file’s strings with the file and the project, and refuses a string of no file', async () => {
-    const project = await client.createProject('en-US', ['de-DE']);
-    await client.importFile(project, 'a.json', JSON.stringify({ a: 'one', b: 'two' }), 'HIERARCHICAL_JSON');
-    await client.importFile(project, 'b.json', JSON.stringify({ c: 'three' }), 'HIERARCHICAL_JSON');
-    await client.importFile(project, 'a.json', JSON.stringify({ a: 'eins' }), 'HIERARCHICAL_JSON', { locale: 'de-DE' });
-    expect(await stringsOf(project)).toBe(3);
-    const all = 'select count(*) as n from quote_strings';
-    const before = Number((await pool.query(all)).rows[0].n);
-    expect((await client.call('DELETE', `/1/projects/${project}/files?file_name=a.json`)).status).toBe(200);
-    expect(Number((await pool.query(all)).rows[0].n)).toBe(before - 2);
-    expect(Number((await pool.query('select count(*) as n from quote_translations')).rows[0].n)).toBe(0);
-    expect((await client.call('DELETE', `/1/projects/${project}`)).status).toBe(200);
-    expect(Number((await pool.query(all)).rows[0].n)).toBe(before - 3);
-
-    const orphan = pool.query(
-      `insert into quote_strings (file_id, key, source, word_count, position, source_changed_at)
-       values (-1, 'k', 's', 1, 0, 0)`,
-    );
-    await expect(orphan).rejects.toMatchObject({ code: '23503' });
   });
 });
 
