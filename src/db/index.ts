@@ -6,6 +6,7 @@ import BetterSqlite3 from 'better-sqlite3';
 import { CompiledQuery, Kysely, PostgresDialect, SqliteDialect, sql, type Transaction } from 'kysely';
 import pg from 'pg';
 import type { DatabaseConfig } from '../config.js';
+import { acceptCopyInput } from './copy.js';
 import { FALLBACK_AUTOCHECKPOINT_PAGES, startCheckpointer } from './checkpointer.js';
 import type { DB } from './schema.js';
 
@@ -35,6 +36,8 @@ export async function openDatabase(config: DatabaseConfig): Promise<Database> {
     const pool = new pg.Pool({ connectionString: config.url, max: config.poolSize, connectionTimeoutMillis: 5000 });
     // An idle client losing its server must not crash the process; the next query reports it.
     pool.on('error', () => {});
+    // Bulk imports stream their rows with COPY through the same connections (./copy.ts).
+    pool.on('connect', acceptCopyInput);
     const kysely = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
     const database: Database = {
       kysely,

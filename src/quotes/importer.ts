@@ -12,6 +12,7 @@ import {
   findFile,
   importWrites,
   insertFile,
+  mergeStrings,
   recountFileLocale,
   setPluralForms,
   stringsByKey,
@@ -82,37 +83,18 @@ async function importSource({ trx, dialect, job, units, meta, at }: Applying): P
       last_import_id: job.id,
     }));
   const fileId = file.id;
-  const existing = await stringsByKey(trx, fileId);
-  // Rows for the bulk writes, their values one after another (store.ts importWrites).
-  const inserts: unknown[] = [];
-  // Changed source texts restart the "outdated" clock; unchanged ones keep theirs.
-  const changed: unknown[] = [];
-  const moved: unknown[] = [];
   let words = 0;
-  const seen = new Set<string>();
-  units.forEach((unit, position) => {
-    if (seen.has(unit.key)) throw new ImportError(`duplicate string "${unit.source.slice(0, 60)}"`);
-    seen.add(unit.key);
-    const count = unit.words;
-    words += count;
-    const old = existing.get(unit.key);
-    if (!old) {
-      inserts.push(fileId, unit.key, unit.context, unit.source, unit.sourcePlural, count, position, at);
-    } else if (old.source !== unit.source || old.source_plural !== unit.sourcePlural) {
-      changed.push(old.id, unit.source, unit.sourcePlural, count, position, at);
-    } else if (old.position !== position) {
-      moved.push(old.id, position);
-    }
-  });
-  await importWrites.strings(trx, dialect, inserts);
-  await importWrites.changedSources(trx, dialect, changed);
-  await importWrites.moves(trx, dialect, moved);
-  if (job.keep_all_strings === 0) {
-    await deleteStrings(
-      trx,
-      [...existing.values()].filter((row) => !seen.has(row.key)).map((row) => row.id),
-    );
+  const keys = new Set<string>();
+  for (const unit of units) {
+    if (keys.has(unit.key)) throw new ImportError(`duplicate string "${unit.source.slice(0, 60)}"`);
+    keys.add(unit.key);
+    refuseNul(unit.key, unit.context, unit.source, unit.sourcePlural);
+    words += unit.words;
   }
+  const deleteMissing = job.keep_all_strings === 0;
+  // PostgreSQL merges the file set-wise from a COPY; SQLite, on this thread, diffs row by row.
+  if (dialect === 'postgres') await mergeStrings(trx, fileId, units, at, deleteMissing);
+  else await diffStrings(trx, fileId, units, keys, at, deleteMissing);
   await updateUploadedFile(trx, fileId, {
     format: job.format,
     meta: JSON.stringify(meta),
@@ -121,6 +103,52 @@ async function importSource({ trx, dialect, job, units, meta, at }: Applying): P
   });
   for (const locale of await countedLocales(trx, fileId)) await recountFileLocale(trx, fileId, locale);
   return { strings: units.length, words };
+}
+
+/**
+ * PostgreSQL's text cannot hold a NUL character (COPY and parameters alike): a string with one
+ * fails the import on either database, with the same message.
+ */
+function refuseNul(...texts: (string | null | undefined)[]): void {
+  const text = texts.find((t) => t?.includes('\0'));
+  if (text == null) return;
+  throw new ImportError(`the string "${text.slice(0, 60).replace(/\0/g, '\\0')}" contains a NUL character`);
+}
+
+/** SQLite: the file's strings compared with the stored ones, written with importWrites. */
+async function diffStrings(
+  trx: Executor,
+  fileId: number,
+  units: CountedUnit[],
+  keys: Set<string>,
+  at: number,
+  deleteMissing: boolean,
+): Promise<void> {
+  const existing = await stringsByKey(trx, fileId);
+  // Rows for the bulk writes, their values one after another (store.ts importWrites).
+  const inserts: unknown[] = [];
+  // Changed source texts restart the "outdated" clock; unchanged ones keep theirs.
+  const changed: unknown[] = [];
+  const moved: unknown[] = [];
+  units.forEach((unit, position) => {
+    const old = existing.get(unit.key);
+    if (!old) {
+      inserts.push(fileId, unit.key, unit.context, unit.source, unit.sourcePlural, unit.words, position, at);
+    } else if (old.source !== unit.source || old.source_plural !== unit.sourcePlural) {
+      changed.push(old.id, unit.source, unit.sourcePlural, unit.words, position, at);
+    } else if (old.position !== position) {
+      moved.push(old.id, position);
+    }
+  });
+  await importWrites.strings(trx, 'sqlite', inserts);
+  await importWrites.changedSources(trx, 'sqlite', changed);
+  await importWrites.moves(trx, 'sqlite', moved);
+  if (deleteMissing) {
+    await deleteStrings(
+      trx,
+      [...existing.values()].filter((row) => !keys.has(row.key)).map((row) => row.id),
+    );
+  }
 }
 
 function sameAsSource(forms: string[], source: string, plural: string | null): boolean {
@@ -146,6 +174,7 @@ async function importTranslations({ trx, dialect, job, units, meta, at }: Applyi
     const target = strings.get(unit.key);
     if (!target) continue; // not in the base file: nothing to translate
     known++;
+    refuseNul(...unit.forms, unit.previous);
     // A "translation" identical to the source is no translation unless the upload allows it.
     if (job.allow_same_as_original === 0 && sameAsSource(unit.forms, target.source, target.source_plural)) continue;
     matched++;

@@ -1,6 +1,7 @@
 // All SQL of the quotation service (Kysely, parameterized, same queries on SQLite and PostgreSQL).
 import { sql, type Selectable } from 'kysely';
 import { columnsOf, insertRows, updateRows, type Column } from '../db/bulk.js';
+import { copyRows } from '../db/copy.js';
 import type { Dialect, Executor } from '../db/index.js';
 import type { Principal } from '../http/auth.js';
 import type {
@@ -339,6 +340,65 @@ export const importWrites = {
       updateRows(db, dialect, 'quote_translations', TRANSLATION_KEY, TRANSLATION_VALUES, rows),
     ),
 };
+
+/** A string of an uploaded source file, as staged for mergeStrings. */
+export interface StagedString {
+  key: string;
+  context: string | null;
+  source: string;
+  sourcePlural: string | null;
+  words: number;
+}
+
+const STAGED_COLUMNS = ['key', 'context', 'source', 'source_plural', 'word_count', 'position'];
+
+/**
+ * PostgreSQL: a source file's strings (in their order) replace the file's strings, set-wise: they
+ * are copied into a staging table (db/copy.ts), then changed sources are updated (restarting
+ * their "outdated" clock), moved strings get their new position, new strings are inserted and,
+ * with `deleteMissing`, strings no longer in the file are deleted. The same writes as the
+ * per-row diff that importWrites applies on SQLite, without the file's rows making a round trip.
+ */
+export async function mergeStrings(
+  db: Executor,
+  fileId: number,
+  strings: readonly StagedString[],
+  at: number,
+  deleteMissing: boolean,
+): Promise<void> {
+  await sql`create temp table quote_import_strings (
+      key text not null, context text, source text not null, source_plural text,
+      word_count integer not null, position integer not null
+    ) on commit drop`.execute(db);
+  await copyRows(
+    db,
+    'quote_import_strings',
+    STAGED_COLUMNS,
+    strings.map((s, position) => [s.key, s.context, s.source, s.sourcePlural, s.words, position]),
+  );
+  await sql`update quote_strings as s
+    set source = v.source, source_plural = v.source_plural, word_count = v.word_count,
+      position = v.position, source_changed_at = ${at}
+    from quote_import_strings as v
+    where s.file_id = ${fileId} and s.key = v.key
+      and (s.source <> v.source or s.source_plural is distinct from v.source_plural)`.execute(db);
+  // Unchanged sources keep their word count and clock; only their position follows the file.
+  await sql`update quote_strings as s set position = v.position
+    from quote_import_strings as v
+    where s.file_id = ${fileId} and s.key = v.key and s.position <> v.position`.execute(db);
+  if (deleteMissing) {
+    await sql`delete from quote_strings as s
+      where s.file_id = ${fileId}
+        and not exists (select from quote_import_strings as v where v.key = s.key)`.execute(db);
+  }
+  // In file order, as on SQLite: new strings' ids follow their positions.
+  await sql`insert into quote_strings
+      (file_id, key, context, source, source_plural, word_count, position, source_changed_at)
+    select ${fileId}, v.key, v.context, v.source, v.source_plural, v.word_count, v.position, ${at}
+    from quote_import_strings as v
+    where not exists (select from quote_strings as s where s.file_id = ${fileId} and s.key = v.key)
+    order by v.position`.execute(db);
+}
 
 /**
  * The strings of a file in their order with their translation in one language (if any), in
