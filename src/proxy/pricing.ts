@@ -217,8 +217,10 @@ export class Pricing {
   constructor(
     private readonly config: ForwardConfig,
     private readonly log?: { warn(obj: object, msg: string): void },
+    /** The models the providers serve (provider-models.ts); by default those of PROXY_MODELS_FILE. */
+    models?: Map<string, Model>,
   ) {
-    this.models = loadModels(config.modelsFile);
+    this.models = new Map(models ?? loadModels(config.modelsFile));
     if (config.btcUsd) {
       this.rate = {
         btcUsd: parseDecimal(config.btcUsd)!,
@@ -227,6 +229,13 @@ export class Pricing {
         at: Number.POSITIVE_INFINITY,
       };
     }
+  }
+
+  /** Replaces the models (a provider's list was read again); prices are computed anew. */
+  replaceModels(models: Map<string, Model>): void {
+    this.models.clear();
+    for (const [id, model] of models) this.models.set(id, model);
+    this.prices.clear();
   }
 
   model(id: string): Model | undefined {
