@@ -144,8 +144,8 @@ export class Upstreams {
       if (response.statusCode >= 500 && response.statusCode <= 599) {
         this.failed(provider, `answered ${response.statusCode}`);
         if (!last) {
-          // Its answer is dropped unread: the next provider answers instead.
-          response.body.destroy();
+          // Its answer is dropped unread (closing it gives the connection's place back): the next one answers.
+          response.body.on('error', () => {}).destroy();
           continue;
         }
       } else {
