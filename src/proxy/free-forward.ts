@@ -16,7 +16,6 @@ export async function forwardFree(
   pathAndQuery: string,
   caller: CallerConnection,
 ) {
-  const { config } = deps;
   if (request.headers.authorization === undefined && typeof request.headers['x-cashu'] === 'string') {
     throw new HttpError(
       401,

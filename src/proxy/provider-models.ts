@@ -49,8 +49,9 @@ export class ProviderCatalog {
   private listed(provider: ProviderConfig): Map<string, Served> | null {
     if (provider.models === null) return provider.fetchMarkup === null ? null : new Map();
     const served = new Map<string, Served>();
-    for (const entry of provider.models)
+    for (const entry of provider.models) {
       served.set(entry.id, { model: this.priced(provider, entry), upstreamId: entry.upstreamId });
+    }
     return served;
   }
 

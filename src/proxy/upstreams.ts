@@ -120,8 +120,9 @@ export class Upstreams {
       const upstreamId = route.model === null ? null : this.catalog.upstreamId(name, route.model);
       const body = upstreamId !== null && request.bodyFor ? request.bodyFor(upstreamId) : request.body;
       const headers = withProviderKey(provider.config, request.headers, route.keyInXApiKey);
-      if (Buffer.isBuffer(body) && headers['content-length'] !== undefined)
+      if (Buffer.isBuffer(body) && headers['content-length'] !== undefined) {
         headers['content-length'] = String(body.length);
+      }
       const { probe } = provider.breaker.attempt();
       let response: Dispatcher.ResponseData;
       try {
