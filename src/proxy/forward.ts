@@ -303,6 +303,11 @@ export async function readBody(stream: Readable, limit: number): Promise<Buffer>
   return Buffer.concat(chunks);
 }
 
+/** Drops an answer's body unread (closing it frees its connection); undici's abort error is expected. */
+export function discardBody(body: Readable): void {
+  body.on('error', () => {}).destroy();
+}
+
 /** Whether a request has a body to forward (a length above 0, or chunked). */
 export function hasRequestBody(raw: IncomingMessage): boolean {
   return (

@@ -7,6 +7,7 @@
 import { request } from 'undici';
 import { ConfigError } from '../env.js';
 import type { ForwardConfig } from './forward-config.js';
+import { discardBody } from './forward.js';
 import { field } from './json-fields.js';
 import { type Model, parseDecimal, parseModels } from './pricing.js';
 import { type ProviderConfig, type ProviderModel, withProviderKey } from './providers.js';
@@ -177,7 +178,7 @@ async function fetchModelList(provider: ProviderConfig, config: ForwardConfig): 
   });
   const declared = Number(response.headers['content-length']);
   if (response.statusCode !== 200 || declared > MAX_LIST_BYTES) {
-    response.body.destroy();
+    discardBody(response.body);
     throw new Error(`status ${response.statusCode}${declared > MAX_LIST_BYTES ? ', list too large' : ''}`);
   }
   let size = 0;
@@ -185,7 +186,7 @@ async function fetchModelList(provider: ProviderConfig, config: ForwardConfig): 
   for await (const chunk of response.body) {
     size += (chunk as Buffer).length;
     if (size > MAX_LIST_BYTES) {
-      response.body.destroy();
+      discardBody(response.body);
       throw new Error('list too large');
     }
     chunks.push(chunk as Buffer);

@@ -11,7 +11,7 @@ import type { Dispatcher } from 'undici';
 import { HttpError } from '../http/errors.js';
 import type { MetricsRegistry } from '../http/metrics.js';
 import type { ForwardConfig } from './forward-config.js';
-import { type ProviderRoute, Upstream, type UpstreamRequest, upstreamFailure } from './forward.js';
+import { discardBody, type ProviderRoute, Upstream, type UpstreamRequest, upstreamFailure } from './forward.js';
 import { CircuitBreaker } from './provider-breaker.js';
 import type { ProviderCatalog } from './provider-models.js';
 import { type ProviderConfig, servesPath, withProviderKey } from './providers.js';
@@ -146,7 +146,7 @@ export class Upstreams {
         this.failed(provider, `answered ${response.statusCode}`);
         if (!last) {
           // Its answer is dropped unread (closing it gives the connection's place back): the next one answers.
-          response.body.on('error', () => {}).destroy();
+          discardBody(response.body);
           continue;
         }
       } else {
