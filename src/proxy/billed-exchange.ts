@@ -64,7 +64,10 @@ export async function settle(
   if (reported && usageSource === 'estimate') {
     billed.request.log.warn({ reported }, 'the upstream reported unreadable usage; the missing counts are estimated');
   }
-  const cost = costOf(billed.price, usage.promptTokens, usage.completionTokens);
+  const cost = costOf(billed.price, usage.promptTokens, usage.completionTokens, {
+    read: usage.cacheReadTokens,
+    write: usage.cacheWriteTokens,
+  });
   const charged = await billed.deps.billing.settle(billed.reservation, {
     cost,
     usage,

@@ -9,7 +9,7 @@ import { ConfigError } from '../env.js';
 import type { ForwardConfig } from './forward-config.js';
 import { discardBody } from './forward.js';
 import { field } from './json-fields.js';
-import { type Model, parseDecimal, parseModels } from './pricing.js';
+import { type Model, parseDecimal, parseModels, type UsdPricing } from './pricing.js';
 import { type ProviderConfig, type ProviderModel, withProviderKey } from './providers.js';
 
 /** The largest model list read from a provider. */
@@ -118,6 +118,10 @@ function highest(a: Model, b: Model): Model {
     const fy = parseDecimal(y)!;
     return fx.num * fy.den >= fy.num * fx.den ? x : y;
   };
+  const cachePrice = (name: 'input_cache_read' | 'input_cache_write') =>
+    a.usd[name] === undefined && b.usd[name] === undefined
+      ? {}
+      : { [name]: more(a.usd[name] ?? a.usd.prompt, b.usd[name] ?? b.usd.prompt) };
   const larger = (x: number | null, y: number | null) => (x === null || y === null ? null : Math.max(x, y));
   return {
     ...a,
@@ -127,6 +131,9 @@ function highest(a: Model, b: Model): Model {
       prompt: more(a.usd.prompt, b.usd.prompt),
       completion: more(a.usd.completion, b.usd.completion),
       request: more(a.usd.request, b.usd.request),
+      // A provider without a cache price charges cached input as input.
+      ...cachePrice('input_cache_read'),
+      ...cachePrice('input_cache_write'),
     },
   };
 }
@@ -152,15 +159,8 @@ export function multiplyDecimal(a: string, b: string): string {
 
 function withMarkup(model: Model, markup: string): Model {
   if (markup === '1') return model;
-  const { prompt, completion, request: perRequest } = model.usd;
-  return {
-    ...model,
-    usd: {
-      prompt: multiplyDecimal(prompt, markup),
-      completion: multiplyDecimal(completion, markup),
-      request: multiplyDecimal(perRequest, markup),
-    },
-  };
+  const entries = Object.entries(model.usd).map(([name, value]) => [name, multiplyDecimal(value as string, markup)]);
+  return { ...model, usd: Object.fromEntries(entries) as UsdPricing };
 }
 
 /**
