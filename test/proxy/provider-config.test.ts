@@ -1,5 +1,6 @@
 // The providers file (providers.ts) and the models the providers serve (provider-models.ts): what the
 // operator writes, the mistakes that stop the start, and model lists read from a provider with a markup.
+import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -79,6 +80,30 @@ describe('providers file', () => {
       'x-api-key': 'an',
       'anthropic-version': '2024-01-01',
     });
+  });
+});
+
+describe('the real-deployment example of docs/proxy-billing.md', () => {
+  it('is a valid providers file', () => {
+    const doc = readFileSync(new URL('../../docs/proxy-billing.md', import.meta.url), 'utf8');
+    const section = doc.slice(doc.indexOf('## Providers'));
+    const json = JSON.parse(/```json\n([\s\S]*?)```/.exec(section)![1]);
+    const env = { OPENAI_API_KEY: 'a', OPENROUTER_API_KEY: 'b', ANTHROPIC_API_KEY: 'c' };
+    const providers = parseProviders(json, 'docs', env);
+    expect(providers.map((p) => [p.name, p.kind, p.weight])).toEqual([
+      ['openai', 'openai', 3],
+      ['openrouter', 'openrouter', 1],
+      ['anthropic', 'anthropic', 1],
+    ]);
+    const catalog = new ProviderCatalog(providers, loadModels(null));
+    expect([...catalog.models.keys()].sort()).toEqual([
+      'anthropic/claude-sonnet-4',
+      'openai/gpt-4o',
+      'openai/gpt-4o-mini',
+    ]);
+    expect(catalog.upstreamId('openai', 'openai/gpt-4o')).toBe('gpt-4o');
+    expect(catalog.upstreamId('openrouter', 'openai/gpt-4o')).toBe('openai/gpt-4o');
+    expect(catalog.models.get('anthropic/claude-sonnet-4')!.usd.input_cache_write).toBe('0.00000375');
   });
 });
 
