@@ -216,3 +216,63 @@ describe('provider kinds', () => {
     expect(await node.balance(key)).toMatchObject({ reserved: 0 });
   });
 });
+
+describe.each(databaseKinds)('failover before and after the first byte on %s', (kind) => {
+  let first: FakeUpstream;
+  let second: FakeUpstream;
+  let node: Node;
+  let key: string;
+  beforeAll(async () => {
+    first = await startFakeUpstream({ apiKey: 'k' });
+    second = await startFakeUpstream({ apiKey: 'k' });
+    // Weights that make `first` the first choice (but for one draw in a million).
+    const file = providersFile([
+      { name: 'first', base_url: first.url, api_key: 'k', weight: 1_000_000 },
+      { name: 'second', base_url: second.url, api_key: 'k', weight: 1 },
+    ]);
+    node = await startNode(kind, {
+      upstream: first,
+      env: { PROXY_PROVIDERS_FILE: file, PROXY_UPSTREAM_TIMEOUT_MS: '500', PROXY_BREAKER_FAILURES: '100' },
+    });
+    key = await node.account(100_000_000);
+  });
+  afterAll(async () => {
+    await node?.close();
+    await first?.close();
+    await second?.close();
+  });
+  afterEach(() => {
+    first.resetFaults();
+    second.resetFaults();
+  });
+
+  it('retries a provider that sends no headers in time on the next one, billing once', async () => {
+    first.faults.hang = true;
+    const before = await node.balance(key);
+    const answer = await postJson(`${node.url}/v1/chat/completions`, chatBody(), { authorization: `Bearer ${key}` });
+    expect(answer.status).toBe(200);
+    expect(second.requests.at(-1)?.method).toBe('POST');
+    const after = await node.balance(key);
+    expect(before.balance - after.balance).toBe(testCost((answer.json as any).usage));
+    expect(after).toMatchObject({ reserved: 0, requests: before.requests + 1 });
+  });
+
+  it('never retries a stream cut after its first event: the caller sees it cut, billed for what came', async () => {
+    first.faults.resetAfterChunks = 2;
+    const servedBySecond = served(second);
+    const before = await node.balance(key);
+    const answer = await fetch(`${node.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify(chatBody({ stream: true, max_tokens: 50 })),
+    });
+    expect(answer.status).toBe(200);
+    await expect(answer.text()).rejects.toThrow();
+    expect(served(second)).toBe(servedBySecond);
+    await waitUntil('the cut stream settled', async () => (await node.balance(key)).reserved === 0);
+    const row = (await node.ledger()).at(-1);
+    expect(row).toMatchObject({ status: 'settled', usage_source: 'estimate' });
+    expect(before.balance - (await node.balance(key)).balance).toBe(Number(row.charged_msat));
+    expect(Number(row.charged_msat)).toBeGreaterThan(0);
+  });
+});
