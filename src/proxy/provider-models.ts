@@ -15,6 +15,8 @@ import { type ProviderConfig, type ProviderModel, withProviderKey } from './prov
 /** The largest model list read from a provider. */
 const MAX_LIST_BYTES = 16 * 1024 * 1024;
 const MAX_FETCHED = 10_000;
+/** The longest a model list may take: the node's start waits for it. */
+const LIST_TIMEOUT_MS = 10_000;
 
 interface Served {
   model: Model;
@@ -169,7 +171,7 @@ function withMarkup(model: Model, markup: string): Model {
  */
 async function fetchModelList(provider: ProviderConfig, config: ForwardConfig): Promise<Map<string, Model>> {
   const url = `${provider.baseUrl.replace(/\/+$/, '')}/v1/models`;
-  const timeout = config.upstreamTimeoutMs;
+  const timeout = Math.min(config.upstreamTimeoutMs, LIST_TIMEOUT_MS);
   const response = await request(url, {
     headers: withProviderKey(provider, { accept: 'application/json' }, false),
     headersTimeout: timeout,
