@@ -8,17 +8,12 @@ import type { Authenticator } from './accounts.js';
 import type { Billing, Reservation } from './billing.js';
 import { type ChangeFields, setChangeHeader, withChange } from './change.js';
 import type { ForwardConfig } from './forward-config.js';
-import {
-  type CallerConnection,
-  COST_HEADERS,
-  ROUTSTR_COST_HEADERS,
-  ROUTSTR_REQUEST_ID_HEADER,
-  type Upstream,
-} from './forward.js';
+import { type CallerConnection, COST_HEADERS, ROUTSTR_COST_HEADERS, ROUTSTR_REQUEST_ID_HEADER } from './forward.js';
 import { billedUsage, type MeteredRequest, type ReportedUsage, type Usage } from './metering.js';
 import type { Payer } from './payer.js';
 import { costOf, type Cost, type Fraction, type Model, type Price, type Pricing, usdOf } from './pricing.js';
 import type { RedemptionLimit } from './redeem-limit.js';
+import type { Upstreams } from './upstreams.js';
 import type { NodeWallet } from './wallet.js';
 
 export interface ForwardDeps {
@@ -28,7 +23,7 @@ export interface ForwardDeps {
   authenticator: Authenticator;
   redemptionLimit: RedemptionLimit;
   pricing: Pricing;
-  upstream: Upstream;
+  upstream: Upstreams;
   billing: Billing;
 }
 
@@ -69,7 +64,10 @@ export async function settle(
   if (reported && usageSource === 'estimate') {
     billed.request.log.warn({ reported }, 'the upstream reported unreadable usage; the missing counts are estimated');
   }
-  const cost = costOf(billed.price, usage.promptTokens, usage.completionTokens);
+  const cost = costOf(billed.price, usage.promptTokens, usage.completionTokens, {
+    read: usage.cacheReadTokens,
+    write: usage.cacheWriteTokens,
+  });
   const charged = await billed.deps.billing.settle(billed.reservation, {
     cost,
     usage,

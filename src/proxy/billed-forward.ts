@@ -14,6 +14,7 @@ import { sendBilledStream } from './billed-stream.js';
 import {
   type CallerConnection,
   callerResponseHeaders,
+  type ProviderRoute,
   readBody,
   RESERVED_HEADER,
   upstreamFailure,
@@ -29,6 +30,7 @@ import {
 } from './metering.js';
 import { identifyPayer } from './payer.js';
 import { reserve } from './reservation.js';
+import { routeOf } from './upstreams.js';
 
 export interface BilledCall {
   request: FastifyRequest;
@@ -55,7 +57,8 @@ export async function forwardBilled(deps: ForwardDeps, call: BilledCall) {
   const { price, btcUsd } = await pricing.quote(model);
   const limits = outputLimits(model, config);
   // A node at its operator's limit says so before a token is swapped or a reservation made.
-  deps.upstream.checkCapacity();
+  const route = routeOf(request, call.path, model.id);
+  deps.upstream.checkCapacity(route);
 
   const payer = await identifyPayer(deps, request, () => planReservation(metered, price, 0, limits));
   const { reservation, plan } = await reserve(deps, {
@@ -82,14 +85,18 @@ export async function forwardBilled(deps: ForwardDeps, call: BilledCall) {
     roundToSat: payer.payment === 'x-cashu',
   };
   return billing.hold(
-    serveReserved(billed, call.pathAndQuery, plan).finally(() =>
+    serveReserved(billed, { ...call, route }, plan).finally(() =>
       billing.abandon(reservation, 'the request failed before it was settled'),
     ),
   );
 }
 
 /** Forwards a request whose reservation is held, and settles or releases it whatever happens. */
-async function serveReserved(billed: BilledExchange, pathAndQuery: string, plan: ReservationPlan) {
+async function serveReserved(
+  billed: BilledExchange,
+  { pathAndQuery, route }: { pathAndQuery: string; route: ProviderRoute },
+  plan: ReservationPlan,
+) {
   const { deps, request, reply, metered, reservation } = billed;
   const { billing } = deps;
   const body = upstreamBody(metered, plan);
@@ -98,8 +105,11 @@ async function serveReserved(billed: BilledExchange, pathAndQuery: string, plan:
     response = await deps.upstream.request({
       method: 'POST',
       pathAndQuery,
-      headers: upstreamRequestHeaders(request.raw.headers, deps.config, { length: body.length }),
+      route,
+      headers: upstreamRequestHeaders(request.raw.headers, { length: body.length }),
       body,
+      // A provider naming the model otherwise gets the body with its own id.
+      bodyFor: (id) => (id === metered.model ? body : withModel(body, id)),
       // A caller gone by now (while its reservation waited, say) is never sent upstream.
       signal: billed.caller.signal,
     });
@@ -121,4 +131,9 @@ async function serveReserved(billed: BilledExchange, pathAndQuery: string, plan:
     return sendBilledStream(billed, response.statusCode, response.headers, response.body);
   }
   return sendBilledJson(billed, response.statusCode, response.headers, response.body);
+}
+
+/** The body with another model id (a provider that names the model otherwise, providers.ts). */
+function withModel(body: Buffer, id: string): Buffer {
+  return Buffer.from(JSON.stringify({ ...JSON.parse(body.toString('utf8')), model: id }));
 }

@@ -2,6 +2,7 @@
 // ProxyConfig as `forward`. Every variable is documented in .env.example and docs/proxy-billing.md.
 import { randomBytes, scryptSync } from 'node:crypto';
 import { ConfigError, type Env, bool, httpUrl, int, optionalStr, urlList } from '../env.js';
+import { implicitProvider, loadProviders, type ProviderConfig } from './providers.js';
 
 export interface AdminPasswordHash {
   salt: Buffer;
@@ -51,6 +52,14 @@ export interface ForwardConfig {
   /** scrypt hash of PROXY_ADMIN_PASSWORD; the password itself is not kept. */
   adminPassword: AdminPasswordHash | null;
   adminSessionMs: number;
+  /** The upstreams (PROXY_PROVIDERS_FILE), or the one of PROXY_UPSTREAM_URL and PROXY_UPSTREAM_KEY. */
+  providers: ProviderConfig[];
+  /** Consecutive failures after which a provider is skipped while others can serve (circuit breaker). */
+  breakerFailures: number;
+  /** How long a provider stays skipped before one probe request may try it again. */
+  breakerCooldownMs: number;
+  /** How often the model lists of providers with `fetch_models` are read again. */
+  providersRefreshMs: number;
 }
 
 export const SCRYPT_PARAMS = { N: 16384, r: 8, p: 1, keylen: 32 } as const;
@@ -82,9 +91,12 @@ export function loadForwardConfig(env: Env): ForwardConfig {
     // Without a limit nothing ever waits: a queue set alone is a mistake worth saying so.
     throw new ConfigError('PROXY_UPSTREAM_QUEUE', 'needs PROXY_UPSTREAM_CONNECTIONS (a limit) to queue behind');
   }
+  const upstreamUrl = httpUrl(env, 'PROXY_UPSTREAM_URL', 'http://127.0.0.1:8001')!;
+  const upstreamKey = optionalStr(env, 'PROXY_UPSTREAM_KEY') ?? null;
+  const providersFile = optionalStr(env, 'PROXY_PROVIDERS_FILE');
   return {
-    upstreamUrl: httpUrl(env, 'PROXY_UPSTREAM_URL', 'http://127.0.0.1:8001')!,
-    upstreamKey: optionalStr(env, 'PROXY_UPSTREAM_KEY') ?? null,
+    upstreamUrl,
+    upstreamKey,
     connectTimeoutMs: int(env, 'PROXY_UPSTREAM_CONNECT_TIMEOUT_MS', 5_000, 10, 600_000),
     upstreamTimeoutMs: int(env, 'PROXY_UPSTREAM_TIMEOUT_MS', 300_000, 10, 3_600_000),
     upstreamConnections,
@@ -105,5 +117,9 @@ export function loadForwardConfig(env: Env): ForwardConfig {
     staleReservationMs: int(env, 'PROXY_STALE_RESERVATION_SECONDS', 600, 5, 7 * 86_400) * 1000,
     adminPassword: password === undefined ? null : hashAdminPassword(password),
     adminSessionMs: int(env, 'PROXY_ADMIN_SESSION_HOURS', 12, 1, 24 * 90) * 3_600_000,
+    providers: providersFile ? loadProviders(providersFile, env) : [implicitProvider(upstreamUrl, upstreamKey)],
+    breakerFailures: int(env, 'PROXY_BREAKER_FAILURES', 3, 1, 1000),
+    breakerCooldownMs: int(env, 'PROXY_BREAKER_COOLDOWN_SECONDS', 30, 1, 86_400) * 1000,
+    providersRefreshMs: int(env, 'PROXY_PROVIDERS_REFRESH_SECONDS', 3600, 10, 7 * 86_400) * 1000,
   };
 }

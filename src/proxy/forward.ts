@@ -1,4 +1,4 @@
-// The connection to the upstream: one undici Pool with connect, header and idle timeouts, behind
+// The connection to one upstream provider: one undici Pool with connect, header and idle timeouts, behind
 // the operator's limit on requests in flight and its queue; the caller's connection, whose leaving
 // cancels the upstream request; the headers that cross in each direction; upstream failures mapped
 // to 502/504.
@@ -84,10 +84,9 @@ function connectionTokens(headers: IncomingHttpHeaders | Record<string, unknown>
   );
 }
 
-/** The caller's headers as sent upstream, with the operator's key when one is configured. */
+/** The caller's headers as sent upstream; the provider's key is added per attempt (providers.ts). */
 export function upstreamRequestHeaders(
   incoming: IncomingHttpHeaders,
-  config: ForwardConfig,
   replaceBody?: { length: number },
 ): Record<string, string | string[]> {
   const named = connectionTokens(incoming);
@@ -107,11 +106,6 @@ export function upstreamRequestHeaders(
     // The node reads billed answers (usage), so it asks for them uncompressed.
     headers['accept-encoding'] = 'identity';
   }
-  if (config.upstreamKey) {
-    headers.authorization = `Bearer ${config.upstreamKey}`;
-    // An Anthropic-style caller's upstream reads its key from x-api-key.
-    if (incoming['x-api-key'] !== undefined) headers['x-api-key'] = config.upstreamKey;
-  }
   return headers;
 }
 
@@ -130,6 +124,16 @@ export function callerResponseHeaders(
   return headers;
 }
 
+/** What decides which providers may serve a request (upstreams.ts). */
+export interface ProviderRoute {
+  /** The normalized path, without its query. */
+  path: string;
+  /** The model of a billed request; null for paths without one. */
+  model: string | null;
+  /** The caller sent its key as `x-api-key` (an Anthropic-style client): the provider's key goes there too. */
+  keyInXApiKey: boolean;
+}
+
 export interface UpstreamRequest {
   method: string;
   /** Path and query of the caller's request (normalized), appended to the upstream URL's path. */
@@ -145,12 +149,23 @@ export interface UpstreamRequest {
  * free connection (HTTP/1.1: one connection per live stream); the operator's limit
  * (PROXY_UPSTREAM_CONNECTIONS) and its queue are kept by `slots` (upstream-slots.ts).
  */
+/** What one provider's connection is built from: its URL, the timeouts and the operator's limits. */
+export type UpstreamTarget = Pick<
+  ForwardConfig,
+  | 'upstreamUrl'
+  | 'connectTimeoutMs'
+  | 'upstreamTimeoutMs'
+  | 'upstreamConnections'
+  | 'upstreamQueue'
+  | 'upstreamQueueTimeoutMs'
+>;
+
 export class Upstream {
   private pool: Pool;
   private basePath: string;
-  private slots: UpstreamSlots;
+  readonly slots: UpstreamSlots;
 
-  constructor(config: ForwardConfig, metrics?: MetricsRegistry) {
+  constructor(config: UpstreamTarget, metrics?: MetricsRegistry) {
     const url = new URL(config.upstreamUrl);
     this.basePath = url.pathname.replace(/\/+$/, '');
     this.pool = new Pool(url.origin, {
@@ -286,6 +301,11 @@ export async function readBody(stream: Readable, limit: number): Promise<Buffer>
     chunks.push(chunk as Buffer);
   }
   return Buffer.concat(chunks);
+}
+
+/** Drops an answer's body unread (closing it frees its connection); undici's abort error is expected. */
+export function discardBody(body: Readable): void {
+  body.on('error', () => {}).destroy();
 }
 
 /** Whether a request has a body to forward (a length above 0, or chunked). */

@@ -3,6 +3,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { HttpError } from '../http/errors.js';
 import type { ForwardDeps } from './billed-exchange.js';
+import { routeOf } from './upstreams.js';
 import { type CallerConnection, callerResponseHeaders, hasRequestBody, upstreamRequestHeaders } from './forward.js';
 
 /** The methods forwarded free; every other one is a write (write-forward.ts). */
@@ -15,7 +16,6 @@ export async function forwardFree(
   pathAndQuery: string,
   caller: CallerConnection,
 ) {
-  const { config } = deps;
   if (request.headers.authorization === undefined && typeof request.headers['x-cashu'] === 'string') {
     throw new HttpError(
       401,
@@ -28,7 +28,8 @@ export async function forwardFree(
   const response = await deps.upstream.request({
     method: request.method,
     pathAndQuery,
-    headers: upstreamRequestHeaders(raw.headers, config),
+    route: routeOf(request, pathAndQuery),
+    headers: upstreamRequestHeaders(raw.headers),
     body: hasRequestBody(raw) ? raw : null,
     signal: caller.signal,
   });

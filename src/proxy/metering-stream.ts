@@ -5,7 +5,7 @@
 import { StringDecoder } from 'node:string_decoder';
 import { nestedDeeperThan } from '../http/json-depth.js';
 import { field, fieldAt } from './json-fields.js';
-import { anthropicInputTokens, readUsage, type BilledKind, type ReportedUsage } from './metering.js';
+import { readUsage, type BilledKind, type ReportedUsage } from './metering.js';
 
 export interface SseEvent {
   /** The event's text as received, including its terminating blank line. */
@@ -25,8 +25,8 @@ export class SseMeter {
   /** UTF-8 bytes of the generated text seen so far. */
   contentBytes = 0;
   done = false;
-  /** Anthropic: the input tokens its message_start reported, for the usage of its message_delta. */
-  private anthropicInput: number | null = null;
+  /** Anthropic: the input (and cached input) its message_start reported, for its message_delta's usage. */
+  private anthropicStart: ReportedUsage | null = null;
 
   constructor(private readonly kind: BilledKind) {}
 
@@ -69,14 +69,16 @@ export class SseMeter {
       this.done = true;
     }
     if (type === 'message_start') {
-      const usage = fieldAt(json, ['message', 'usage']);
-      if (usage && typeof usage === 'object') this.anthropicInput = anthropicInputTokens(usage);
+      this.anthropicStart = readUsage(field(json, 'message'), 'messages');
       return null;
     }
     if (type !== 'message_delta') return null;
     const usage = readUsage(json, 'messages');
     if (!usage) return null;
-    return { promptTokens: usage.promptTokens ?? this.anthropicInput, completionTokens: usage.completionTokens };
+    // A delta that repeats the input counts has the final ones; otherwise message_start's stand.
+    if (usage.promptTokens !== null || !this.anthropicStart) return usage;
+    const { promptTokens, cacheReadTokens, cacheWriteTokens } = this.anthropicStart;
+    return { ...usage, promptTokens, cacheReadTokens, cacheWriteTokens };
   }
 
   private parse(text: string): SseEvent {

@@ -5,7 +5,15 @@ import { HttpError, type FieldError } from '../http/errors.js';
 import { nestedDeeperThan, tooDeepError } from '../http/json-depth.js';
 import { field, fieldAt } from './json-fields.js';
 import type { ForwardConfig } from './forward-config.js';
-import { ceilTimes, MAX_AMOUNT, unitsAffordable, type Cost, type Model, type Price } from './pricing.js';
+import {
+  ceilTimes,
+  MAX_AMOUNT,
+  promptCeilingPrice,
+  unitsAffordable,
+  type Cost,
+  type Model,
+  type Price,
+} from './pricing.js';
 
 export type BilledKind = 'chat' | 'completions' | 'embeddings' | 'responses' | 'messages';
 
@@ -214,8 +222,10 @@ export function planReservation(
 ): ReservationPlanning {
   const context = limits.modelContextLength ?? null;
   const bound = context === null ? metered.promptBound : Math.min(metered.promptBound, context);
-  const fixed = ceilTimes(promptEstimate(bound), price.prompt) + ceilTimes(1, price.request);
-  const fixedCeiling = ceilTimes(bound, price.prompt) + ceilTimes(1, price.request);
+  // Cached input may cost more than input (a cache write): the prompt is reserved at the dearest.
+  const promptPrice = promptCeilingPrice(price);
+  const fixed = ceilTimes(promptEstimate(bound), promptPrice) + ceilTimes(1, price.request);
+  const fixedCeiling = ceilTimes(bound, promptPrice) + ceilTimes(1, price.request);
   if (metered.kind === 'embeddings') {
     return {
       plan:
@@ -272,7 +282,7 @@ export function maximalCost(model: Model, price: Price, config: ForwardConfig): 
     body: {},
   };
   const { plan, fullMsat } = planReservation(maximal, price, MAX_AMOUNT, outputLimits(model, config));
-  const promptMsat = ceilTimes(promptEstimate(maximal.promptBound), price.prompt);
+  const promptMsat = ceilTimes(promptEstimate(maximal.promptBound), promptCeilingPrice(price));
   return { promptMsat, completionMsat: ceilTimes(plan?.maxTokens ?? 0, price.completion), totalMsat: fullMsat };
 }
 
@@ -298,14 +308,21 @@ export function upstreamBody(metered: MeteredRequest, plan: ReservationPlan): Bu
 }
 
 export interface Usage {
+  /** Every input token, its cached parts included. */
   promptTokens: number;
   completionTokens: number;
+  /** Input tokens read from the upstream's cache (part of promptTokens), where it reports them. */
+  cacheReadTokens?: number;
+  /** Input tokens written to the upstream's cache (part of promptTokens), where it reports them. */
+  cacheWriteTokens?: number;
 }
 
 /** The usage an upstream reported: a count it left out or sent unreadable is null. */
 export interface ReportedUsage {
   promptTokens: number | null;
   completionTokens: number | null;
+  cacheReadTokens?: number;
+  cacheWriteTokens?: number;
 }
 
 /**
@@ -334,12 +351,29 @@ export function readUsage(json: unknown, kind: BilledKind): ReportedUsage | null
         ? anthropicInputTokens(usage)
         : tokenCount(field(usage, 'prompt_tokens') ?? field(usage, 'input_tokens')),
     completionTokens: completion === undefined && kind === 'embeddings' ? 0 : tokenCount(completion),
+    ...cachedTokens(usage, kind),
   };
 }
 
 /**
+ * The cached parts of the input, where the upstream reports them: Anthropic's cache reads and
+ * writes; OpenAI's cached tokens (`prompt_tokens_details`, the Responses API's `input_tokens_details`).
+ */
+function cachedTokens(usage: unknown, kind: BilledKind): { cacheReadTokens?: number; cacheWriteTokens?: number } {
+  const read =
+    kind === 'messages'
+      ? tokenCount(field(usage, 'cache_read_input_tokens'))
+      : tokenCount(
+          fieldAt(usage, ['prompt_tokens_details', 'cached_tokens']) ??
+            fieldAt(usage, ['input_tokens_details', 'cached_tokens']),
+        );
+  const write = kind === 'messages' ? tokenCount(field(usage, 'cache_creation_input_tokens')) : null;
+  return { ...(read ? { cacheReadTokens: read } : {}), ...(write ? { cacheWriteTokens: write } : {}) };
+}
+
+/**
  * Anthropic counts cached input apart from `input_tokens` (cache writes and reads): all of it is
- * input the request used, billed at the input price until models carry cache prices.
+ * input the request used (priced at the cache prices where the model has them, see costOf).
  */
 export function anthropicInputTokens(usage: unknown): number | null {
   const input = tokenCount(field(usage, 'input_tokens'));
@@ -365,11 +399,23 @@ export function billedUsage(
 ): { usage: Usage; source: 'upstream' | 'estimate' } {
   const prompt = reported?.promptTokens ?? null;
   const completion = reported?.completionTokens ?? null;
+  // Cached parts count only with the upstream's own prompt count they are part of.
+  const cached =
+    prompt === null
+      ? {}
+      : {
+          ...(reported?.cacheReadTokens ? { cacheReadTokens: reported.cacheReadTokens } : {}),
+          ...(reported?.cacheWriteTokens ? { cacheWriteTokens: reported.cacheWriteTokens } : {}),
+        };
   if (prompt !== null && completion !== null) {
-    return { usage: { promptTokens: prompt, completionTokens: completion }, source: 'upstream' };
+    return { usage: { promptTokens: prompt, completionTokens: completion, ...cached }, source: 'upstream' };
   }
   const guess = estimate();
-  const usage = { promptTokens: prompt ?? guess.promptTokens, completionTokens: completion ?? guess.completionTokens };
+  const usage = {
+    promptTokens: prompt ?? guess.promptTokens,
+    completionTokens: completion ?? guess.completionTokens,
+    ...cached,
+  };
   return { usage, source: 'estimate' };
 }
 

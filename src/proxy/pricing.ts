@@ -21,14 +21,36 @@ export interface Model {
   contextLength: number | null;
   maxCompletionTokens: number | null;
   /** USD per token (per request for `request`), as written in the models file. */
-  usd: { prompt: string; completion: string; request: string };
+  usd: UsdPricing;
 }
+
+/** A model's prices in USD; cached input (Routstr's keys) is priced as input where it has no price. */
+export interface UsdPricing {
+  prompt: string;
+  completion: string;
+  request: string;
+  input_cache_read?: string;
+  input_cache_write?: string;
+}
+
+/** The optional prices of cached input: read from the cache, written to it. */
+const CACHE_PRICES = ['input_cache_read', 'input_cache_write'] as const;
 
 /** Millisatoshis per prompt token, per completion token and per request. */
 export interface Price {
   prompt: Fraction;
   completion: Fraction;
   request: Fraction;
+  /** Per input token read from the upstream's cache; the prompt price when the model has none. */
+  cacheRead?: Fraction;
+  /** Per input token written to the upstream's cache; the prompt price when the model has none. */
+  cacheWrite?: Fraction;
+}
+
+/** Input tokens the upstream reports as read from or written to its cache (parts of the prompt tokens). */
+export interface CachedTokens {
+  read?: number;
+  write?: number;
 }
 
 export interface Cost {
@@ -89,8 +111,36 @@ export function unitsAffordable(msat: number, f: Fraction): number {
   return Number((BigInt(Math.max(0, msat)) * f.den) / f.num);
 }
 
-export function costOf(price: Price, promptTokens: number, completionTokens: number): Cost {
-  const inputMsat = ceilTimes(promptTokens, price.prompt);
+/** ceil(Σ nᵢ × fᵢ), exactly (at most MAX_AMOUNT). */
+function ceilSum(terms: [number, Fraction][]): number {
+  let num = 0n;
+  let den = 1n;
+  for (const [n, f] of terms) {
+    if (n === 0) continue;
+    num = num * f.den + BigInt(n) * f.num * den;
+    den *= f.den;
+  }
+  return saturated((num + den - 1n) / den);
+}
+
+/** The dearest of a model's input prices: what a prompt's reservation and ceiling are priced at. */
+export function promptCeilingPrice(price: Price): Fraction {
+  const dearer = (a: Fraction, b: Fraction | undefined) => (b && b.num * a.den > a.num * b.den ? b : a);
+  return dearer(dearer(price.prompt, price.cacheRead), price.cacheWrite);
+}
+
+/**
+ * What a usage costs: the prompt's cached parts at the cache prices (never more of them than the
+ * prompt has), the rest of the prompt at the input price, the output, and the request fee.
+ */
+export function costOf(price: Price, promptTokens: number, completionTokens: number, cached?: CachedTokens): Cost {
+  const read = Math.min(cached?.read ?? 0, promptTokens);
+  const write = Math.min(cached?.write ?? 0, promptTokens - read);
+  const inputMsat = ceilSum([
+    [promptTokens - read - write, price.prompt],
+    [read, price.cacheRead ?? price.prompt],
+    [write, price.cacheWrite ?? price.prompt],
+  ]);
   const outputMsat = ceilTimes(completionTokens, price.completion);
   const requestMsat = ceilTimes(1, price.request);
   const totalMsat = saturated(BigInt(inputMsat) + BigInt(outputMsat) + BigInt(requestMsat));
@@ -124,6 +174,18 @@ export function parseModels(json: unknown, source: string): Map<string, Model> {
         );
       }
     }
+    const cache: Partial<Record<(typeof CACHE_PRICES)[number], string>> = {};
+    for (const name of CACHE_PRICES) {
+      const value = fieldAt(entry, ['pricing', name]);
+      if (value === undefined || value === null) continue;
+      if ((typeof value !== 'string' && typeof value !== 'number') || parseDecimal(String(value)) === null) {
+        throw new ConfigError(
+          'PROXY_MODELS_FILE',
+          `${where}: pricing.${name} must be a non-negative USD amount, got ${JSON.stringify(value)}`,
+        );
+      }
+      cache[name] = String(value);
+    }
     const positive = (value: unknown) =>
       typeof value === 'number' && Number.isSafeInteger(value) && value > 0 ? value : null;
     const name = field(entry, 'name');
@@ -132,7 +194,12 @@ export function parseModels(json: unknown, source: string): Map<string, Model> {
       name: typeof name === 'string' ? name : id,
       contextLength: positive(field(entry, 'context_length')),
       maxCompletionTokens: positive(fieldAt(entry, ['top_provider', 'max_completion_tokens'])),
-      usd: { prompt: String(usd.prompt), completion: String(usd.completion), request: String(usd.request) },
+      usd: {
+        prompt: String(usd.prompt),
+        completion: String(usd.completion),
+        request: String(usd.request),
+        ...cache,
+      },
     });
   });
   if (models.size === 0) throw new ConfigError('PROXY_MODELS_FILE', `${source}: names no model`);
@@ -193,9 +260,17 @@ export interface InfoModel<Extra extends object = object> {
   name: string;
   context_length: number | null;
   /** USD per token, as in the models file. */
-  pricing: { prompt: string; completion: string; request: string };
+  pricing: UsdPricing;
   /** Satoshis per token (per request for `request`) at the current rate; null while no rate is known. */
-  sats_pricing: ({ prompt: number; completion: number; request: number } & Extra) | null;
+  sats_pricing:
+    | ({
+        prompt: number;
+        completion: number;
+        request: number;
+        input_cache_read?: number;
+        input_cache_write?: number;
+      } & Extra)
+    | null;
 }
 
 interface Rate {
@@ -217,8 +292,10 @@ export class Pricing {
   constructor(
     private readonly config: ForwardConfig,
     private readonly log?: { warn(obj: object, msg: string): void },
+    /** The models the providers serve (provider-models.ts); by default those of PROXY_MODELS_FILE. */
+    models?: Map<string, Model>,
   ) {
-    this.models = loadModels(config.modelsFile);
+    this.models = new Map(models ?? loadModels(config.modelsFile));
     if (config.btcUsd) {
       this.rate = {
         btcUsd: parseDecimal(config.btcUsd)!,
@@ -227,6 +304,13 @@ export class Pricing {
         at: Number.POSITIVE_INFINITY,
       };
     }
+  }
+
+  /** Replaces the models (a provider's list was read again); prices are computed anew. */
+  replaceModels(models: Map<string, Model>): void {
+    this.models.clear();
+    for (const [id, model] of models) this.models.set(id, model);
+    this.prices.clear();
   }
 
   model(id: string): Model | undefined {
@@ -311,10 +395,13 @@ export class Pricing {
       const f = parseDecimal(usd)!;
       return reduce(f.num * MSAT_PER_BTC * rate.btcUsd.den, f.den * rate.btcUsd.num);
     };
-    const price = {
+    const { input_cache_read: cacheRead, input_cache_write: cacheWrite } = model.usd;
+    const price: Price = {
       prompt: toMsat(model.usd.prompt),
       completion: toMsat(model.usd.completion),
       request: toMsat(model.usd.request),
+      ...(cacheRead === undefined ? {} : { cacheRead: toMsat(cacheRead) }),
+      ...(cacheWrite === undefined ? {} : { cacheWrite: toMsat(cacheWrite) }),
     };
     this.prices.set(model.id, { rate, price });
     return { price, btcUsd: rate.btcUsd };
@@ -342,6 +429,8 @@ export class Pricing {
               prompt: sats(price.prompt),
               completion: sats(price.completion),
               request: sats(price.request),
+              ...(price.cacheRead ? { input_cache_read: sats(price.cacheRead) } : {}),
+              ...(price.cacheWrite ? { input_cache_write: sats(price.cacheWrite) } : {}),
               ...(extra?.(model, price) as Extra),
             }
           : null,

@@ -65,7 +65,13 @@ export const RoutstrModels = Type.Object({
       name: Type.String(),
       context_length: Type.Union([Type.Integer(), Type.Null()]),
       pricing: Type.Object(
-        { prompt: UsdAmount, completion: UsdAmount, request: UsdAmount },
+        {
+          prompt: UsdAmount,
+          completion: UsdAmount,
+          request: UsdAmount,
+          input_cache_read: Type.Optional(UsdAmount),
+          input_cache_write: Type.Optional(UsdAmount),
+        },
         { description: 'USD per token (per request for `request`), as in the models file' },
       ),
       sats_pricing: Type.Union([
@@ -73,6 +79,8 @@ export const RoutstrModels = Type.Object({
           prompt: Sats('Per prompt token'),
           completion: Sats('Per completion token'),
           request: Sats('Per request'),
+          input_cache_read: Type.Optional(Sats('Per input token read from the upstream cache')),
+          input_cache_write: Type.Optional(Sats('Per input token written to the upstream cache')),
           max_prompt_cost: Sats('A prompt filling the context length, rounded up'),
           max_completion_cost: Sats("The longest output: the model's limit, else its context length; rounded up"),
           max_cost: Sats('What the node reserves for the largest request, with the request fee; rounded up'),

@@ -8,15 +8,16 @@ import { Authenticator, parseAuthorization } from './accounts.js';
 import { registerAdminRoutes } from './admin.js';
 import { Billing } from './billing.js';
 import { ChildKeys } from './child-keys.js';
-import { Upstream } from './forward.js';
 import { registerForwardRoutes } from './forward-routes.js';
 import { registerKeyExpiry } from './key-expiry.js';
 import { registerKeyRoutes } from './key-routes.js';
 import { registerNodeInfoRoutes } from './node-info.js';
-import { Pricing } from './pricing.js';
+import { loadModels, Pricing } from './pricing.js';
+import { ProviderCatalog } from './provider-models.js';
 import { startRecovery } from './recovery.js';
 import { RedemptionLimit } from './redeem-limit.js';
 import { NodeWallet } from './wallet.js';
+import { Upstreams } from './upstreams.js';
 import { registerWalletRoutes } from './wallet-routes.js';
 
 export const service: ServiceDefinition = {
@@ -32,8 +33,19 @@ export const service: ServiceDefinition = {
     const wallet = new NodeWallet(db, config, app.log);
     const authenticator = new Authenticator(db, wallet, config.mintTimeoutMs);
     const redemptionLimit = new RedemptionLimit(db, wallet, config.redeemLimitPerMinute);
-    const pricing = new Pricing(config.forward, app.log);
-    const upstream = new Upstream(config.forward, context.metrics);
+    // The providers and the models they serve (provider-models.ts); fetched model lists are read now
+    // and again every PROXY_PROVIDERS_REFRESH_SECONDS.
+    const catalog = new ProviderCatalog(config.forward.providers, loadModels(config.forward.modelsFile));
+    await catalog.refresh(config.forward, app.log);
+    const pricing = new Pricing(config.forward, app.log, catalog.models);
+    const upstream = new Upstreams(config.forward, catalog, app.log, context.metrics);
+    const refreshModels = catalog.fetches
+      ? setInterval(
+          () => catalog.refresh(config.forward, app.log).then(() => pricing.replaceModels(catalog.models)),
+          config.forward.providersRefreshMs,
+        ).unref()
+      : null;
+    app.addHook('onClose', async () => clearInterval(refreshModels ?? undefined));
     const billing = new Billing(db, config.forward, app.log, context.metrics);
 
     // Finish what a crash or an unreachable mint left unfinished: now, then periodically.

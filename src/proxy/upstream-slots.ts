@@ -36,12 +36,6 @@ export class UpstreamSlots {
     private limits: SlotLimits,
     metrics?: MetricsRegistry,
   ) {
-    metrics?.gauge('quartet_proxy_upstream_in_flight', 'Requests in flight to the upstream', () => this.inFlight);
-    metrics?.gauge(
-      'quartet_proxy_upstream_queued',
-      'Requests waiting for a place under PROXY_UPSTREAM_CONNECTIONS',
-      () => this.waiters.size,
-    );
     this.refused = metrics?.counter(
       'quartet_proxy_upstream_refused_total',
       'Requests answered 503 node_busy: the limit and its queue were full, or the wait was too long',
@@ -49,9 +43,23 @@ export class UpstreamSlots {
     );
   }
 
+  /** Requests holding a place now (summed over providers in the gauges, upstreams.ts). */
+  get inFlightCount(): number {
+    return this.inFlight;
+  }
+
+  get queuedCount(): number {
+    return this.waiters.size;
+  }
+
+  /** Whether a request arriving now could go upstream or wait in the queue. */
+  hasCapacity(): boolean {
+    return this.hasRoom() || this.waiters.size < this.limits.queue;
+  }
+
   /** 503 when a request arriving now could neither go upstream nor wait in the queue. */
   checkCapacity(): void {
-    if (!this.hasRoom() && this.waiters.size >= this.limits.queue) throw this.busy('full');
+    if (!this.hasCapacity()) throw this.busy('full');
   }
 
   /**

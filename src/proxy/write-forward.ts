@@ -17,6 +17,7 @@ import {
 import { identifyPayer, type Payer } from './payer.js';
 import { usdOf } from './pricing.js';
 import { flatPlanning, reserve } from './reservation.js';
+import { routeOf } from './upstreams.js';
 
 export interface WriteCall {
   request: FastifyRequest;
@@ -40,7 +41,7 @@ export async function forwardWrite(deps: ForwardDeps, call: WriteCall) {
   }
   // The rate is needed to state the charge in USD, as for every billed answer.
   const { btcUsd } = await deps.pricing.currentRate();
-  deps.upstream.checkCapacity();
+  deps.upstream.checkCapacity(routeOf(request, call.path));
   const planning = flatPlanning(config.writePriceMsat);
   const payer = await identifyPayer(deps, request, () => planning(0));
   const { reservation } = await reserve(deps, {
@@ -74,7 +75,8 @@ async function serveWrite(
     response = await deps.upstream.request({
       method: request.method,
       pathAndQuery: call.pathAndQuery,
-      headers: upstreamRequestHeaders(request.raw.headers, config),
+      route: routeOf(request, call.path),
+      headers: upstreamRequestHeaders(request.raw.headers),
       body: hasRequestBody(request.raw) ? request.raw : null,
       signal: call.caller.signal,
     });
