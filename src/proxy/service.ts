@@ -4,12 +4,14 @@
 import { errorHandlerFor, openAiStyle } from '../http/errors.js';
 import { installJsonParser } from '../http/json-depth.js';
 import type { ServiceDefinition } from '../services.js';
+import { isWorkerProcess } from '../workers.js';
 import { Authenticator, parseAuthorization } from './accounts.js';
 import { registerAdminRoutes } from './admin.js';
 import { Billing } from './billing.js';
 import { Upstream } from './forward.js';
 import { registerForwardRoutes } from './forward-routes.js';
 import { registerNodeInfoRoutes } from './node-info.js';
+import { startAnnouncement } from './nostr.js';
 import { Pricing } from './pricing.js';
 import { startRecovery } from './recovery.js';
 import { RedemptionLimit } from './redeem-limit.js';
@@ -37,6 +39,11 @@ export const service: ServiceDefinition = {
     const recovery = startRecovery(wallet, config.recoveryIntervalMs, app.log);
     billing.start();
     app.addHook('onClose', async () => recovery.stop());
+    // With WORKERS > 1 the primary announces the node (src/workers.ts), not each worker.
+    if (!isWorkerProcess()) {
+      const announcement = startAnnouncement(config, app.log);
+      app.addHook('onClose', async () => announcement.stop());
+    }
     app.addHook('onClose', async () => {
       await billing.close();
       await upstream.close();
