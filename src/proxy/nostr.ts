@@ -105,8 +105,9 @@ function exchange(
       if (settled) return;
       settled = true;
       clearTimeout(timer);
-      sockets.delete(socket);
-      socket.terminate();
+      // A closing handshake when all went well; a failed or stuck relay is cut off.
+      if (error) socket.terminate();
+      else socket.close(1000);
       if (error) reject(error);
       else resolve(value!);
     };
@@ -123,7 +124,7 @@ function exchange(
     socket.on('open', () => {
       send(['REQ', subscription, { kinds: [LISTING_KIND], authors: [key.pubkey], '#d': [listing.providerId] }]);
     });
-    socket.on('message', (data) => {
+    const onMessage = (data: WebSocket.RawData) => {
       let message: unknown;
       try {
         message = JSON.parse(data.toString());
@@ -148,9 +149,20 @@ function exchange(
         if (second === true) return finish(null, { outcome: 'published', id: sent.id });
         finish(new RelayError(`refused the event: ${excerpt(third)}`));
       }
+    };
+    // Whatever a relay sends, it must not throw out of an event listener (that would end the process).
+    socket.on('message', (data) => {
+      try {
+        onMessage(data);
+      } catch (error) {
+        finish(new RelayError(`unexpected message: ${excerpt((error as Error).message)}`));
+      }
     });
     socket.on('error', (error) => finish(new RelayError(error.message)));
-    socket.on('close', () => finish(new RelayError('closed the connection')));
+    socket.on('close', () => {
+      sockets.delete(socket);
+      finish(new RelayError('closed the connection'));
+    });
   });
 }
 

@@ -21,6 +21,8 @@ export interface RelayDouble {
   connections: number;
   /** The next `count` EVENTs (or connections, for `silent`) get `kind` instead of an OK. */
   misbehave(kind: Misbehaviour, count: number): void;
+  /** Holds `event` as if it had been published, without any check (a forged one, too). */
+  hold(event: Event): void;
   close(): Promise<void>;
 }
 
@@ -45,6 +47,9 @@ export async function startRelayDouble(): Promise<RelayDouble> {
     misbehave(kind, count) {
       pending.kind = kind;
       pending.count = count;
+    },
+    hold(event) {
+      stored.set(`${event.pubkey}:${event.kind}:${dTag(event)}`, event);
     },
     async close() {
       for (const client of server.clients) client.terminate();
@@ -75,9 +80,8 @@ export async function startRelayDouble(): Promise<RelayDouble> {
           if (pending.kind === 'disconnect') return socket.terminate();
           return send(socket, ['OK', event.id, false, 'blocked: the relay double refuses this one']);
         }
-        const address = `${event.pubkey}:${event.kind}:${dTag(event)}`;
-        const held = stored.get(address);
-        if (!held || held.created_at < event.created_at) stored.set(address, event);
+        const held = stored.get(`${event.pubkey}:${event.kind}:${dTag(event)}`);
+        if (!held || held.created_at < event.created_at) relay.hold(event);
         relay.accepted.push(event);
         send(socket, ['OK', event.id, true, '']);
       }

@@ -3,7 +3,7 @@
 // that refuse or drop it, and its secret key in no log line and no response.
 import { Writable } from 'node:stream';
 import { npubEncode, nsecEncode } from 'nostr-tools/nip19';
-import { generateSecretKey, getPublicKey, verifyEvent, type Event } from 'nostr-tools/pure';
+import { finalizeEvent, generateSecretKey, getPublicKey, verifyEvent, type Event } from 'nostr-tools/pure';
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { loggerOptions } from '../../src/http/logging.js';
@@ -118,6 +118,30 @@ describe('the announcement on Nostr', () => {
     // Newer than the listing it replaces, even within the same second.
     expect(replacement.created_at).toBeGreaterThan(original.created_at);
     await changed.close();
+  });
+
+  it('is not talked out of publishing by a listing with a forged signature', async () => {
+    const target = await relay();
+    // What the node would publish, but signed by another key and given the node's pubkey.
+    const forged = finalizeEvent(
+      {
+        kind: 38421,
+        created_at: Math.floor(Date.now() / 1000) - 60,
+        tags: [
+          ['d', pubkey.slice(0, 12)],
+          ['u', PUBLIC_URL],
+          ...MINTS.map((mint) => ['mint', mint]),
+          ['version', '0.0.1'],
+        ],
+        content: JSON.stringify({ name: 'Test node', about: 'A node of the tests' }),
+      },
+      generateSecretKey(),
+    );
+    target.hold({ ...forged, pubkey });
+    await node({ NOSTR_RELAYS: target.url });
+    const [event] = await until(() => target.accepted.length === 1 && target.accepted, 'the listing');
+    expect(verifyEvent(event)).toBe(true);
+    expect(event.created_at).toBeGreaterThan(forged.created_at);
   });
 
   it('retries relays that refuse, drop the connection or never answer, without holding up the node', async () => {
