@@ -15,7 +15,7 @@ const PUBLIC_URL = 'https://node.example.com';
 const ONION_URL = 'http://abcdefghijklmnop.onion';
 const MINTS = ['https://mint.example.com', 'https://other-mint.example.org/Bitcoin'];
 
-async function until<T>(probe: () => T | undefined | false, what: string, timeoutMs = 20_000): Promise<T> {
+async function until<T>(probe: () => T | undefined | false, what: string, timeoutMs = 45_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = probe();
@@ -153,7 +153,7 @@ describe('the announcement on Nostr', () => {
     silent.misbehave('silent', 1);
     const logLines: string[] = [];
     const server = await node(
-      { NOSTR_RELAYS: [refusing.url, dropping.url, silent.url].join(','), NOSTR_TIMEOUT_MS: '300' },
+      { NOSTR_RELAYS: [refusing.url, dropping.url, silent.url].join(','), NOSTR_TIMEOUT_MS: '1000' },
       logLines,
     );
     // The node serves while the relays are still failing.
@@ -163,9 +163,10 @@ describe('the announcement on Nostr', () => {
       await until(() => target.accepted.length === 1, 'the listing to be accepted');
       expect(verifyEvent(target.accepted[0])).toBe(true);
     }
-    // Each attempt connects and signs afresh: two refused or dropped, the third accepted.
+    // Each attempt connects and signs afresh: two refused or dropped, then one accepted (a busy
+    // machine may add attempts that timed out).
     for (const target of [refusing, dropping]) {
-      expect(target.received).toHaveLength(3);
+      expect(target.received.length).toBeGreaterThanOrEqual(3);
       expect(target.connections).toBeGreaterThanOrEqual(3);
       expect(target.received.every((event) => verifyEvent(event))).toBe(true);
     }
@@ -174,7 +175,7 @@ describe('the announcement on Nostr', () => {
     expect(failures.length).toBeGreaterThanOrEqual(5);
     expect(failures.some((line) => line.includes('refused the event: blocked'))).toBe(true);
     expect(failures.some((line) => line.includes('closed the connection'))).toBe(true);
-    expect(failures.some((line) => line.includes('no answer within 300 ms'))).toBe(true);
+    expect(failures.some((line) => line.includes('no answer within 1000 ms'))).toBe(true);
   });
 
   it('keeps the secret key out of every log line and response', async () => {
