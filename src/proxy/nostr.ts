@@ -4,6 +4,7 @@
 // missing or differs (a restart with other mints, URLs, name or version); a relay that fails is
 // retried with a growing delay. All of it runs in the background: start-up and requests never
 // wait for a relay. With WORKERS > 1 only the primary process announces (src/workers.ts).
+import { setTimeout as sleep } from 'node:timers/promises';
 import { finalizeEvent, verifyEvent, type Event } from 'nostr-tools/pure';
 import WebSocket from 'ws';
 import type { ProxyConfig } from './config.js';
@@ -202,21 +203,8 @@ export function startAnnouncement(config: ProxyConfig, log: Log): Announcement {
 
   const stopping = new AbortController();
   const sockets = new Set<WebSocket>();
-  const timers = new Set<NodeJS.Timeout>();
-  const wakers = new Set<() => void>();
-  const sleep = (ms: number) =>
-    new Promise<void>((resolve) => {
-      const wake = () => {
-        clearTimeout(timer);
-        timers.delete(timer);
-        wakers.delete(wake);
-        resolve();
-      };
-      const timer = setTimeout(wake, ms);
-      timer.unref();
-      timers.add(timer);
-      wakers.add(wake);
-    });
+  // Waits between exchanges; `stop()` ends the wait at once. Never keeps the process alive.
+  const pause = (ms: number) => sleep(ms, undefined, { signal: stopping.signal, ref: false }).catch(() => {});
 
   const keepOn = async (relay: string) => {
     let failures = 0;
@@ -225,7 +213,7 @@ export function startAnnouncement(config: ProxyConfig, log: Log): Announcement {
         const { outcome, id } = await exchange(relay, key, listing, nostr.timeoutMs, sockets);
         failures = 0;
         log.info({ relay, outcome, id, npub: key.npub }, `Nostr: listing ${outcome} on the relay`);
-        await sleep(nostr.reannounceMs);
+        await pause(nostr.reannounceMs);
       } catch (error) {
         if (stopping.signal.aborted) return;
         failures++;
@@ -236,7 +224,7 @@ export function startAnnouncement(config: ProxyConfig, log: Log): Announcement {
           { relay, failures, retryInMs: delay, reason: excerpt((error as Error).message) },
           'Nostr: announcing on the relay failed; retrying later',
         );
-        await sleep(delay);
+        await pause(delay);
       }
     }
   };
@@ -246,7 +234,6 @@ export function startAnnouncement(config: ProxyConfig, log: Log): Announcement {
   return {
     async stop() {
       stopping.abort();
-      for (const wake of [...wakers]) wake();
       for (const socket of sockets) socket.terminate();
       await Promise.all(loops);
     },
