@@ -1,10 +1,10 @@
 // The proxy node (docs/proxy-wallet.md, docs/proxy-billing.md). Its routes are `/`, `/admin/`,
 // `/v1/wallet/…` and the catch-all that forwards every unclaimed path upstream. Its parts are
 // built here, once, and handed to the routes that use them.
+import cluster from 'node:cluster';
 import { errorHandlerFor, openAiStyle } from '../http/errors.js';
 import { installJsonParser } from '../http/json-depth.js';
 import type { ServiceDefinition } from '../services.js';
-import { isWorkerProcess } from '../workers.js';
 import { Authenticator, parseAuthorization } from './accounts.js';
 import { registerAdminRoutes } from './admin.js';
 import { Billing } from './billing.js';
@@ -40,7 +40,7 @@ export const service: ServiceDefinition = {
     billing.start();
     app.addHook('onClose', async () => recovery.stop());
     // With WORKERS > 1 the primary announces the node (src/workers.ts), not each worker.
-    if (!isWorkerProcess()) {
+    if (!cluster.isWorker) {
       const announcement = startAnnouncement(config, app.log);
       app.addHook('onClose', async () => announcement.stop());
     }
