@@ -3,7 +3,8 @@
 // for correctness lives in a worker's memory (README, "PostgreSQL and several processes"), so
 // any worker may serve any request. The primary migrates once, starts the workers, replaces one
 // that dies, answers the workers' /metrics with the whole cluster's counts (src/http/metrics.ts),
-// and at SIGTERM/SIGINT passes the signal on and waits for them all.
+// announces the proxy node on Nostr once for all of them (src/proxy/nostr.ts), and at
+// SIGTERM/SIGINT passes the signal on and waits for them all.
 import cluster, { type Worker } from 'node:cluster';
 import pino from 'pino';
 import type { Config } from './config.js';
@@ -30,6 +31,10 @@ export async function runPrimary(config: Config): Promise<number> {
   // Migrating here first spares the workers a race for the migration lock at every start.
   await migrateDatabase(config.database);
   serveClusterMetrics();
+  // One announcer for the node, not one per worker; loaded only when the proxy is mounted.
+  const announcement = config.services.includes('proxy')
+    ? (await import('./proxy/nostr.js')).startAnnouncement(config.proxy, log)
+    : null;
 
   let stopping = false;
   let exitCode = 0;
@@ -64,6 +69,7 @@ export async function runPrimary(config: Config): Promise<number> {
   const stop = (signal: NodeJS.Signals) => {
     if (stopping) return;
     stopping = true;
+    void announcement?.stop();
     log.info({ signal, workers: started.size }, 'stopping the workers');
     for (const worker of started.keys()) worker.process.kill(signal);
     // A worker has its own SHUTDOWN_TIMEOUT_MS; this only guards against one that hangs anyway.

@@ -9,7 +9,8 @@ import type { Model, Price, Pricing } from './pricing.js';
 import { NodeInfo, RoutstrInfo, RoutstrModels } from './schemas.js';
 import type { NodeWallet } from './wallet.js';
 
-const VERSION = '0.0.1';
+/** The node's version: in GET /, GET /v1/info and the Nostr listing's `version` tag. */
+export const NODE_VERSION = '0.0.1';
 
 /** The most one request can cost, in whole sats. */
 interface MaximalSats {
@@ -29,7 +30,7 @@ export function registerNodeInfoRoutes(scope: FastifyInstance, { config, wallet,
   const identity = () => ({
     name: config.name,
     description: config.description,
-    version: VERSION,
+    version: NODE_VERSION,
     mints: wallet.mints,
     http_url: config.httpUrl,
   });
@@ -46,8 +47,8 @@ export function registerNodeInfoRoutes(scope: FastifyInstance, { config, wallet,
         response: { 200: RoutstrInfo },
       },
     },
-    // The node has no Nostr key yet, so no npub.
-    async () => ({ ...identity(), npub: null, onion_url: config.onionUrl }),
+    // NOSTR_NSEC's public half (docs/proxy-nostr.md); null without one.
+    async () => ({ ...identity(), npub: config.nostr.key?.npub ?? null, onion_url: config.onionUrl }),
   );
 
   // Whole sats, rounded up: a client paying max_cost holds what the node reserves (metering.ts).

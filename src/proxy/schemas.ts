@@ -49,7 +49,9 @@ export const RoutstrInfo = Type.Object({
   name: Type.String(),
   description: Type.String(),
   version: Type.String(),
-  npub: Type.Union([Type.String(), Type.Null()], { description: "The node's Nostr key; null: it has none" }),
+  npub: Type.Union([Type.String(), Type.Null()], {
+    description: "The node's Nostr public key (npub1…, from NOSTR_NSEC); null: it has none",
+  }),
   mints: Type.Array(Type.String(), { description: 'Trusted mints (PROXY_MINTS)' }),
   http_url: Type.Union([Type.String(), Type.Null()], { description: 'PROXY_HTTP_URL; null when unset' }),
   onion_url: Type.Union([Type.String(), Type.Null()], { description: 'PROXY_ONION_URL; null when unset' }),

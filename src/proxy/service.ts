@@ -1,6 +1,7 @@
 // The proxy node (docs/proxy-wallet.md, docs/proxy-billing.md). Its routes are `/`, `/admin/`,
 // `/v1/wallet/…` and the catch-all that forwards every unclaimed path upstream. Its parts are
 // built here, once, and handed to the routes that use them.
+import cluster from 'node:cluster';
 import { errorHandlerFor, openAiStyle } from '../http/errors.js';
 import { installJsonParser } from '../http/json-depth.js';
 import type { ServiceDefinition } from '../services.js';
@@ -12,6 +13,7 @@ import { registerForwardRoutes } from './forward-routes.js';
 import { registerKeyExpiry } from './key-expiry.js';
 import { registerKeyRoutes } from './key-routes.js';
 import { registerNodeInfoRoutes } from './node-info.js';
+import { startAnnouncement } from './nostr.js';
 import { loadModels, Pricing } from './pricing.js';
 import { ProviderCatalog } from './provider-models.js';
 import { startRecovery } from './recovery.js';
@@ -52,6 +54,11 @@ export const service: ServiceDefinition = {
     const recovery = startRecovery(wallet, config.recoveryIntervalMs, app.log);
     billing.start();
     app.addHook('onClose', async () => recovery.stop());
+    // With WORKERS > 1 the primary announces the node (src/workers.ts), not each worker.
+    if (!cluster.isWorker) {
+      const announcement = startAnnouncement(config, app.log);
+      app.addHook('onClose', async () => announcement.stop());
+    }
     app.addHook('onClose', async () => {
       await billing.close();
       await upstream.close();
