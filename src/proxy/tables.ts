@@ -19,7 +19,8 @@ export interface ProxyAccountsTable {
   last_used_at: number | null;
 }
 
-export type MintOpKind = 'redeem' | 'issue';
+/** mint and melt: Lightning in and out (./lightning.ts); the swap journal drives redeem and issue only. */
+export type MintOpKind = 'redeem' | 'issue' | 'mint' | 'melt';
 export type MintOpState = 'preparing' | 'pending' | 'done' | 'failed';
 
 export interface ProxyMintOpsTable {
@@ -132,4 +133,46 @@ export interface ProxyTables {
   proxy_withdrawals: ProxyWithdrawalsTable;
   proxy_node_lock: { id: number; version: number };
   proxy_admin_sessions: ProxyAdminSessionsTable;
+  proxy_lightning_invoices: ProxyLightningInvoicesTable;
+  proxy_lightning_payments: ProxyLightningPaymentsTable;
+  proxy_refund_addresses: { account_id: number; address: string; created_at: number };
+}
+
+/** An invoice that funds an account: a mint quote of the primary mint (migration 2110). */
+export interface ProxyLightningInvoicesTable {
+  /** The invoice_id handed out: random, and for `create` the seed of the new account's key. */
+  id: string;
+  mint_url: string;
+  unit: string;
+  quote_id: string;
+  bolt11: string;
+  payment_hash: string | null;
+  amount_sats: number;
+  purpose: 'create' | 'topup';
+  account_id: number | null;
+  status: 'pending' | 'paid' | 'expired';
+  /** The mint operation (proxy_mint_ops, kind mint) started once the mint said PAID. */
+  op_id: number | null;
+  created_at: number;
+  expires_at: number;
+  paid_at: number | null;
+}
+
+/** A Lightning payment out of the node's proofs by a melt (migration 2110). */
+export interface ProxyLightningPaymentsTable {
+  id: Generated<number>;
+  purpose: 'refund' | 'withdraw';
+  account_id: number | null;
+  withdrawal_id: number | null;
+  recipient: string;
+  bolt11: string;
+  amount_msat: number;
+  fee_reserve_msat: number;
+  fee_paid_msat: number | null;
+  op_id: number;
+  status: 'pending' | 'paid' | 'failed';
+  preimage: string | null;
+  error: string | null;
+  created_at: number;
+  updated_at: number;
 }
