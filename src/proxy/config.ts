@@ -1,6 +1,7 @@
 // Configuration of this service, read from the environment (see .env.example).
 import { ConfigError, type Env, httpUrl, int, str, urlList } from '../env.js';
 import { loadForwardConfig, type ForwardConfig } from './forward-config.js';
+import { loadLightningConfig, type LightningConfig } from './lightning-config.js';
 
 export interface ProxyConfig {
   // --- wallet and accounts (docs/proxy-wallet.md) ---
@@ -25,6 +26,8 @@ export interface ProxyConfig {
   redeemLimitPerMinute: number;
   // --- forwarding, pricing, billing, admin page (docs/proxy-billing.md, forward-config.ts) ---
   forward: ForwardConfig;
+  // --- Lightning in and out (docs/proxy-wallet.md#lightning, lightning-config.ts) ---
+  lightning: LightningConfig;
 }
 
 export function loadProxyConfig(env: Env): ProxyConfig {
@@ -41,5 +44,6 @@ export function loadProxyConfig(env: Env): ProxyConfig {
     maxTopupMsat: int(env, 'PROXY_MAX_TOPUP_MSAT', 1_000_000_000_000, 1000, Number.MAX_SAFE_INTEGER),
     redeemLimitPerMinute: int(env, 'PROXY_REDEEM_LIMIT_PER_MINUTE', 60, 0, 1_000_000),
     forward: loadForwardConfig(env),
+    lightning: loadLightningConfig(env),
   };
 }

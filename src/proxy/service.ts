@@ -9,6 +9,8 @@ import { registerAdminRoutes } from './admin.js';
 import { Billing } from './billing.js';
 import { Upstream } from './forward.js';
 import { registerForwardRoutes } from './forward-routes.js';
+import { registerLightningRoutes } from './lightning-routes.js';
+import { buildLightning } from './lightning-service.js';
 import { registerNodeInfoRoutes } from './node-info.js';
 import { Pricing } from './pricing.js';
 import { startRecovery } from './recovery.js';
@@ -32,9 +34,10 @@ export const service: ServiceDefinition = {
     const pricing = new Pricing(config.forward, app.log);
     const upstream = new Upstream(config.forward, context.metrics);
     const billing = new Billing(db, config.forward, app.log, context.metrics);
+    const lightning = buildLightning(db, wallet, config, app.log);
 
     // Finish what a crash or an unreachable mint left unfinished: now, then periodically.
-    const recovery = startRecovery(wallet, config.recoveryIntervalMs, app.log);
+    const recovery = startRecovery(wallet, config.recoveryIntervalMs, app.log, [lightning.recoverOnce]);
     billing.start();
     app.addHook('onClose', async () => recovery.stop());
     app.addHook('onClose', async () => {
@@ -50,7 +53,8 @@ export const service: ServiceDefinition = {
     });
 
     registerNodeInfoRoutes(app, { config, wallet, pricing });
-    await registerWalletRoutes(app, { db, wallet, authenticator, redemptionLimit });
+    await registerWalletRoutes(app, { db, wallet, authenticator, redemptionLimit, lightning });
+    await registerLightningRoutes(app, { db, lightning, authenticator });
     await registerForwardRoutes(app, {
       db,
       config: config.forward,
@@ -61,6 +65,6 @@ export const service: ServiceDefinition = {
       upstream,
       billing,
     });
-    await registerAdminRoutes(app, context, wallet);
+    await registerAdminRoutes(app, context, wallet, lightning);
   },
 };

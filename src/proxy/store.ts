@@ -853,9 +853,7 @@ export async function lightningPaymentByOp(db: Executor, opId: number): Promise<
 export async function finishLightningPayment(
   db: Executor,
   opId: number,
-  outcome:
-    | { status: 'paid'; preimage: string | null; fee_paid_msat: number }
-    | { status: 'failed'; error: string },
+  outcome: { status: 'paid'; preimage: string | null; fee_paid_msat: number } | { status: 'failed'; error: string },
   now: number,
 ): Promise<void> {
   await db
@@ -882,4 +880,22 @@ export async function refundAddressOf(db: Executor, accountId: number): Promise<
     .where('account_id', '=', accountId)
     .executeTakeFirst();
   return row?.address ?? null;
+}
+
+/** A withdrawal paid by Lightning ends: what it finally cost the earnings, or failed. */
+export async function settleLightningWithdrawal(
+  db: Executor,
+  id: number,
+  outcome: { status: 'issued'; amountMsat: number } | { status: 'failed'; error: string },
+): Promise<void> {
+  const set =
+    outcome.status === 'issued'
+      ? { status: outcome.status, amount_msat: outcome.amountMsat }
+      : { status: outcome.status, error: outcome.error };
+  await db
+    .updateTable('proxy_withdrawals')
+    .set({ ...set, updated_at: Date.now() })
+    .where('id', '=', id)
+    .where('status', '=', 'pending')
+    .execute();
 }
