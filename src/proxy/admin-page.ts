@@ -111,7 +111,8 @@ ${table(
 <form method="post" action="/admin/withdraw-lightning" id="withdraw-lightning-form">${csrf}
 <label>Pay to (bolt11 invoice or Lightning address) <input name="target" size="60" required></label>
 <label>Amount for an address (sat) <input name="amount_sat" type="number" min="1" max="${withdrawable}"></label>
-<button>Withdraw by Lightning</button> <small>(melted at ${esc(mints[0])}; the Lightning fee reserve and the mint's input fee
+<button>Withdraw by Lightning</button>
+<small>(melted at ${esc(mints[0])}; the Lightning fee reserve and the mint's input fee
 come from the earnings too, the unused reserve goes back)</small>
 </form>
 <h2>Accounts</h2>
