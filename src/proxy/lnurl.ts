@@ -36,8 +36,9 @@ export class Lnurl {
   constructor(private options: LnurlOptions) {}
 
   /** Resolves an address to its pay request (LUD-16, LUD-06). */
-  async resolve(address: string): Promise<PayRequest> {
-    const [, user, host] = ADDRESS.exec(parseLightningAddress(address))!;
+  async resolve(given: string): Promise<PayRequest> {
+    const address = parseLightningAddress(given);
+    const [, user, host] = ADDRESS.exec(address)!;
     const url = this.checkedUrl(`https://${host}/.well-known/lnurlp/${user}`, 'address');
     const answer = await this.get(url);
     if (field(answer, 'status') === 'ERROR' || field(answer, 'tag') !== 'payRequest') {
