@@ -177,6 +177,80 @@ describe.each(databaseKinds)('refunds to a Lightning address on %s', (kind) => {
   });
 });
 
+describe.each(databaseKinds)("the operator's withdrawal by Lightning on %s", (kind) => {
+  it('pays the earnings to an address and to a bolt11 invoice, counted once each', async () => {
+    const mint = await startDevMint({ unit: 'sat', port: 0 });
+    const lnurl = await startLnurlServer(mint);
+    const server = await startTestServer(kind, {
+      env: {
+        SERVICES: 'proxy',
+        PROXY_MINTS: mint.url,
+        PROXY_ADMIN_PASSWORD: 'correct horse battery staple',
+        PROXY_LNURL_ALLOW_HTTP_LOOPBACK: 'true',
+      },
+    });
+    try {
+      const key = await openAccount(server.url, await mint.mintToken(1000));
+      // 600 sats of the account were charged for requests, as billing leaves it: the node's earnings.
+      await server.db.kysely
+        .updateTable('proxy_accounts')
+        .set({ balance_msat: 400_000, total_spent_msat: 600_000 })
+        .where('key_prefix', '=', key.slice(0, 12))
+        .execute();
+      const form = { 'content-type': 'application/x-www-form-urlencoded' };
+      const login = await fetch(`${server.url}/admin/login`, {
+        method: 'POST',
+        headers: form,
+        body: 'password=correct+horse+battery+staple',
+        redirect: 'manual',
+      });
+      const cookie = login.headers.get('set-cookie')!.split(';')[0];
+      const page = await (await fetch(`${server.url}/admin/`, { headers: { cookie } })).text();
+      expect(page).toContain('withdraw-lightning-form');
+      const csrf = /name="csrf" value="([^"]+)"/.exec(page)![1];
+      const withdraw = (fields: string) =>
+        fetch(`${server.url}/admin/withdraw-lightning`, {
+          method: 'POST',
+          headers: { ...form, cookie },
+          body: `csrf=${encodeURIComponent(csrf)}&${fields}`,
+        });
+
+      const toAddress = await withdraw(`target=${encodeURIComponent(lnurl.address)}&amount_sat=200`);
+      expect(toAddress.status).toBe(200);
+      expect(await toAddress.text()).toContain('data-status="paid"');
+      expect(lnurl.asked.at(-1)!.amountMsat).toBe(200_000);
+
+      const invoice = mint.lightning.createInvoice(100);
+      const toInvoice = await withdraw(`target=${encodeURIComponent(invoice)}`);
+      expect(toInvoice.status).toBe(200);
+
+      // Each withdrawal counts what left the earnings: the invoice (the fake network charges no fee).
+      const rows = await server.db.kysely
+        .selectFrom('proxy_withdrawals')
+        .select(['amount_msat', 'status'])
+        .orderBy('id')
+        .execute();
+      expect(rows).toEqual([
+        { amount_msat: 200_000, status: 'issued' },
+        { amount_msat: 100_000, status: 'issued' },
+      ]);
+      const held = await nodeProofs(server);
+      expect(held.unspent).toBe(700);
+
+      // More than the earnings left (300 sat, less the fee reserve): refused, nothing recorded.
+      const tooMuch = await withdraw(`target=${encodeURIComponent(lnurl.address)}&amount_sat=300`);
+      expect(tooMuch.status).toBe(400);
+      expect(await tooMuch.text()).toContain('earnings are 300000 msat');
+      expect(await server.db.kysely.selectFrom('proxy_withdrawals').select('id').execute()).toHaveLength(2);
+      expect((await info(server.url, key)).body.balance).toBe(400_000);
+    } finally {
+      await server.close();
+      await lnurl.close();
+      await mint.close();
+    }
+  });
+});
+
 describe('Lightning addresses outside loopback tests', () => {
   it('are resolved over https only', async () => {
     const { Lnurl } = await import('../../src/proxy/lnurl.js');
