@@ -37,9 +37,14 @@ export const service: ServiceDefinition = {
     const lightning = buildLightning(db, wallet, config, app.log);
 
     // Finish what a crash or an unreachable mint left unfinished: now, then periodically.
-    const recovery = startRecovery(wallet, config.recoveryIntervalMs, app.log, [lightning.recoverOnce]);
+    // Started once the server is ready: a first pass during start-up would have its mint requests'
+    // time limits run out while the routes' schemas are compiled on the same thread.
+    let recovery: ReturnType<typeof startRecovery> | undefined;
+    app.addHook('onReady', async () => {
+      recovery = startRecovery(wallet, config.recoveryIntervalMs, app.log, [lightning.recoverOnce]);
+    });
     billing.start();
-    app.addHook('onClose', async () => recovery.stop());
+    app.addHook('onClose', async () => recovery?.stop());
     app.addHook('onClose', async () => {
       await billing.close();
       await upstream.close();
