@@ -61,6 +61,29 @@ export function invoicePaymentHash(request: string): string | null {
   return null;
 }
 
+const GENERATOR = [0x3b6a57b2, 0x26508e6d, 0x1ea119fa, 0x3d4233dd, 0x2a1462b3];
+
+/**
+ * The bytes of a bech32 string (BIP-173) whose checksum holds, with its human-readable part; null
+ * otherwise. No length limit of 90 (LNURLs are longer), but at most MAX_LENGTH characters.
+ */
+export function bech32Decode(text: string): { prefix: string; bytes: Buffer } | null {
+  if (text !== text.toLowerCase() && text !== text.toUpperCase()) return null;
+  const parts = split(text);
+  if (!parts || parts.words.length < 6) return null;
+  const words = [...parts.words].map((c) => BECH32.indexOf(c));
+  let checksum = 1;
+  const expanded = [...[...parts.prefix].map((c) => c.charCodeAt(0) >> 5), 0];
+  expanded.push(...[...parts.prefix].map((c) => c.charCodeAt(0) & 31), ...words);
+  for (const value of expanded) {
+    const top = checksum >>> 25;
+    checksum = ((checksum & 0x1ffffff) << 5) ^ value;
+    for (let i = 0; i < 5; i++) if ((top >>> i) & 1) checksum ^= GENERATOR[i];
+  }
+  if (checksum !== 1) return null;
+  return { prefix: parts.prefix, bytes: Buffer.from(wordsToHex(words.slice(0, -6)), 'hex') };
+}
+
 function wordsToHex(words: number[]): string {
   let bits = 0;
   let value = 0;

@@ -3,7 +3,7 @@
 // an amount. Every answer is checked (tag, limits, the invoice's own amount) before the node pays
 // anything. Plain http is allowed only for loopback hosts, and only when the configuration says so
 // (tests and local demos).
-import { invoiceAmountMsat } from '../cashu/index.js';
+import { bech32Decode, invoiceAmountMsat } from '../cashu/index.js';
 import { HttpError } from '../http/errors.js';
 import { field } from './mint-client.js';
 
@@ -23,13 +23,27 @@ export interface LnurlOptions {
   allowHttpLoopback: boolean;
 }
 
-/** A Lightning address as the node keeps it (lower case), or a 400 naming the problem. */
+/**
+ * A Lightning address (name@host, LUD-16) or a bech32 LNURL (lnurl1…, LUD-01) as the node keeps
+ * it (lower case), or a 400 naming the problem.
+ */
 export function parseLightningAddress(value: string): string {
   const address = value.trim().toLowerCase();
-  if (address.length > 320 || !ADDRESS.test(address)) {
-    throw lnurlError(400, 'invalid_lightning_address', 'A Lightning address looks like name@host (LUD-16)');
-  }
-  return address;
+  if (address.length <= 320 && ADDRESS.test(address)) return address;
+  if (address.startsWith('lnurl1') && lnurlTarget(address) !== null) return address;
+  throw lnurlError(
+    400,
+    'invalid_lightning_address',
+    'A Lightning address looks like name@host (LUD-16), or an LNURL like lnurl1… (LUD-01)',
+  );
+}
+
+/** The URL a bech32 LNURL encodes, or null. */
+function lnurlTarget(lnurl: string): string | null {
+  const decoded = bech32Decode(lnurl);
+  if (!decoded || decoded.prefix !== 'lnurl') return null;
+  const text = decoded.bytes.toString('utf8');
+  return /^https?:\/\/[\x21-\x7e]+$/.test(text) ? text : null;
 }
 
 export class Lnurl {
@@ -38,8 +52,9 @@ export class Lnurl {
   /** Resolves an address to its pay request (LUD-16, LUD-06). */
   async resolve(given: string): Promise<PayRequest> {
     const address = parseLightningAddress(given);
-    const [, user, host] = ADDRESS.exec(address)!;
-    const url = this.checkedUrl(`https://${host}/.well-known/lnurlp/${user}`, 'address');
+    const parts = ADDRESS.exec(address);
+    const target = parts ? `https://${parts[2]}/.well-known/lnurlp/${parts[1]}` : lnurlTarget(address)!;
+    const url = this.checkedUrl(target, 'address');
     const answer = await this.get(url);
     if (field(answer, 'status') === 'ERROR' || field(answer, 'tag') !== 'payRequest') {
       throw lnurlError(502, 'lnurl_error', `${address} does not accept payments (${reasonOf(answer)})`);

@@ -251,6 +251,68 @@ describe.each(databaseKinds)("the operator's withdrawal by Lightning on %s", (ki
   });
 });
 
+/** bech32 (BIP-173) of a URL with prefix `lnurl`, as LUD-01 writes LNURLs. */
+function encodeLnurl(url: string): string {
+  const alphabet = 'qpzry9x8gf2tvdw0s3jn54khce6mua7l';
+  const words: number[] = [];
+  let value = 0;
+  let bits = 0;
+  for (const byte of Buffer.from(url, 'utf8')) {
+    value = (value << 8) | byte;
+    bits += 8;
+    while (bits >= 5) {
+      words.push((value >>> (bits - 5)) & 31);
+      bits -= 5;
+    }
+    value &= (1 << bits) - 1;
+  }
+  if (bits > 0) words.push((value << (5 - bits)) & 31);
+  const generator = [0x3b6a57b2, 0x26508e6d, 0x1ea119fa, 0x3d4233dd, 0x2a1462b3];
+  const polymod = (values: number[]) => {
+    let chk = 1;
+    for (const v of values) {
+      const top = chk >>> 25;
+      chk = ((chk & 0x1ffffff) << 5) ^ v;
+      for (let i = 0; i < 5; i++) if ((top >>> i) & 1) chk ^= generator[i];
+    }
+    return chk;
+  };
+  const hrp = [...'lnurl'].map((c) => c.charCodeAt(0));
+  const mod = polymod([...hrp.map((c) => c >> 5), 0, ...hrp.map((c) => c & 31), ...words, 0, 0, 0, 0, 0, 0]) ^ 1;
+  const checksum = Array.from({ length: 6 }, (_, i) => (mod >>> (5 * (5 - i))) & 31);
+  return 'lnurl1' + [...words, ...checksum].map((w) => alphabet[w]).join('');
+}
+
+describe.each(databaseKinds)('refunds to a bech32 LNURL on %s', (kind) => {
+  it('decodes it (checksum checked) and pays it', async () => {
+    const { parseLightningAddress } = await import('../../src/proxy/lnurl.js');
+    // LUD-01's own example.
+    const example =
+      'LNURL1DP68GURN8GHJ7UM9WFMXJCM99E3K7MF0V9CXJ0M385EKVCENXC6R2C35XVUKXEFCV5MKVV34X5EKZD3EV56NYD3HXQURZEPEXEJXXEPNXSC' +
+      'RVWFNV9NXZCN9XQ6XYEFHVGCXXCMYXYMNSERXFQ5FNS';
+    expect(parseLightningAddress(example)).toBe(example.toLowerCase());
+    expect(() => parseLightningAddress(example.slice(0, -1) + 'Q')).toThrow(/LNURL/);
+
+    const mint = await startDevMint({ unit: 'sat', port: 0 });
+    const lnurl = await startLnurlServer(mint);
+    const server = await startTestServer(kind, {
+      env: { SERVICES: 'proxy', PROXY_MINTS: mint.url, PROXY_LNURL_ALLOW_HTTP_LOOPBACK: 'true' },
+    });
+    try {
+      const port = lnurl.address.split(':')[1];
+      const encoded = encodeLnurl(`http://127.0.0.1:${port}/.well-known/lnurlp/alice`).toUpperCase();
+      const key = await openAccount(server.url, await mint.mintToken(100));
+      const paid = await refundTo(server.url, key, { lightning_address: encoded });
+      expect(paid.status).toBe(200);
+      expect(paid.body).toMatchObject({ status: 'paid', recipient: encoded.toLowerCase(), msats: 99_000 });
+    } finally {
+      await server.close();
+      await lnurl.close();
+      await mint.close();
+    }
+  });
+});
+
 describe('Lightning addresses outside loopback tests', () => {
   it('are resolved over https only', async () => {
     const { Lnurl } = await import('../../src/proxy/lnurl.js');
