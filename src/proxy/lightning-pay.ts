@@ -12,7 +12,13 @@ import { HttpError } from '../http/errors.js';
 import { lightningMintError, proofRows, unblind } from './lightning.js';
 import { meltProofs, meltQuoteState, requestMeltQuote, type MeltQuote } from './lightning-mint.js';
 import type { Lnurl } from './lnurl.js';
-import { MintRejectedError, MintUnreachableError, type KeysetInfo, type MintClient } from './mint-client.js';
+import {
+  MintRejectedError,
+  MintUnreachableError,
+  type KeysetInfo,
+  type KeysetWithKeys,
+  type MintClient,
+} from './mint-client.js';
 import { messageOf, Settled, type MintOp, type WalletLogger } from './mint-journal.js';
 import {
   accountById,
@@ -394,19 +400,26 @@ export class LightningPayments {
     const client = this.wallet.client(op.mint_url);
     let change: BlindSignature[] = quote.change;
     let changeOutputs = blanks.slice(0, change.length);
-    if (change.length === 0) {
-      // The answer that carried the change was lost: the mint gives the signatures again (NUT-09).
-      try {
-        const restored = await client.restore(blinded);
+    let keyset: KeysetWithKeys;
+    try {
+      keyset = await client.keys(journal.keysetId);
+      if (change.length === 0) {
+        // The answer that carried the change was lost: the mint gives the signatures again (NUT-09).
+        const restored = await client.restore(blinded).catch((error): (BlindSignature | null)[] => {
+          // A mint without NUT-09 (a refusal): the change, if any, stays with it.
+          if (error instanceof MintRejectedError && error.status < 500) return blinded.map(() => null);
+          throw error;
+        });
         changeOutputs = blanks.filter((_, i) => restored[i] !== null);
         change = restored.filter((s): s is BlindSignature => s !== null);
-      } catch (error) {
-        this.log.warn({ opId: op.id, err: messageOf(error) }, 'lightning payment: change not restorable');
       }
+    } catch (error) {
+      // Paid, but the change cannot be fetched now: finished later, nothing given up.
+      return this.leavePending(op, error);
     }
     let proofs: Proof[];
     try {
-      proofs = unblind(changeOutputs, change, await client.keys(journal.keysetId), op.mint_url, { blank: true });
+      proofs = unblind(changeOutputs, change, keyset, op.mint_url, { blank: true });
     } catch (error) {
       // The payment is made; change that cannot be read stays with the mint (the operator's loss).
       this.log.error({ opId: op.id, err: messageOf(error) }, 'lightning payment: invalid change signatures');

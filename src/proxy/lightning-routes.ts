@@ -4,6 +4,8 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Database } from '../db/index.js';
+import { HttpError } from '../http/errors.js';
+import { hitRateLimit } from '../http/rate-limit.js';
 import { apiKeyForToken, keyHash, parseAuthorization, type Authenticator } from './accounts.js';
 import type { Lightning } from './lightning-service.js';
 import { parseLightningAddress } from './lnurl.js';
@@ -23,11 +25,13 @@ export interface LightningRoutesDeps {
   db: Database;
   lightning: Lightning;
   authenticator: Authenticator;
+  /** Invoices one client address may ask for per minute (PROXY_REDEEM_LIMIT_PER_MINUTE); 0: no limit. */
+  invoicesPerMinute: number;
 }
 
 export async function registerLightningRoutes(scope: FastifyInstance, deps: LightningRoutesDeps) {
   const app = scope.withTypeProvider<TypeBoxTypeProvider>();
-  const { db, lightning, authenticator } = deps;
+  const { db, lightning, authenticator, invoicesPerMinute } = deps;
 
   // The address is checked before anything else runs, so a mistyped one is never stored.
   app.addHook('onRequest', async (request) => {
@@ -43,6 +47,24 @@ export async function registerLightningRoutes(scope: FastifyInstance, deps: Ligh
     if (account) await setRefundAddress(db.kysely, account.id, address!, Date.now());
   });
 
+  /** Each invoice costs a quote at the mint: a per-address limit as for token redemptions. */
+  async function countInvoice(ip: string) {
+    const rule = { limit: invoicesPerMinute, windowMs: 60_000 };
+    if (rule.limit === 0) return;
+    const hit = await hitRateLimit(db, `proxy-ln-invoice:${ip}`, rule);
+    if (hit.allowed) return;
+    const seconds = Math.max(1, Math.ceil(hit.retryAfterMs / 1000));
+    throw new HttpError(
+      429,
+      `Too many invoices from this address (at most ${rule.limit} a minute); retry in ${seconds} s`,
+      {
+        code: 'rate_limit_exceeded',
+        type: 'requests',
+        headers: { 'Retry-After': String(seconds) },
+      },
+    );
+  }
+
   for (const prefix of prefixes) {
     const hide = prefix !== prefixes[0];
     app.post(
@@ -57,10 +79,11 @@ export async function registerLightningRoutes(scope: FastifyInstance, deps: Ligh
             'status gives once paid; `topup` credits the account `Authorization` names (an API key). Unpaid by ' +
             '`expires_at`, the invoice expires and leaves nothing behind.',
           body: InvoiceBody,
-          response: { 200: InvoiceResult, ...walletErrors([400, 401, 422, 502, 503]) },
+          response: { 200: InvoiceResult, ...walletErrors([400, 401, 422, 429, 502, 503]) },
         },
       },
       async (request) => {
+        await countInvoice(request.ip);
         const { amount_sats: amount, purpose } = request.body;
         let accountId: number | null = null;
         if (purpose === 'topup') {

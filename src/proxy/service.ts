@@ -59,7 +59,12 @@ export const service: ServiceDefinition = {
 
     registerNodeInfoRoutes(app, { config, wallet, pricing });
     await registerWalletRoutes(app, { db, wallet, authenticator, redemptionLimit, lightning });
-    await registerLightningRoutes(app, { db, lightning, authenticator });
+    await registerLightningRoutes(app, {
+      db,
+      lightning,
+      authenticator,
+      invoicesPerMinute: config.redeemLimitPerMinute,
+    });
     await registerForwardRoutes(app, {
       db,
       config: config.forward,
