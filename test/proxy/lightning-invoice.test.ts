@@ -296,3 +296,23 @@ describe.each(databaseKinds)('two processes polling one invoice on %s', (kind) =
     }
   });
 });
+
+describe('invoices per client address', () => {
+  it('are limited like token redemptions (429 with Retry-After), each costing a quote at the mint', async () => {
+    const mint = await startDevMint({ unit: 'sat', port: 0 });
+    const env = { SERVICES: 'proxy', PROXY_MINTS: mint.url, PROXY_REDEEM_LIMIT_PER_MINUTE: '2' };
+    const server = await startTestServer('sqlite', { env });
+    try {
+      for (let i = 0; i < 2; i++) expect((await createInvoice(server.url, { amount_sats: 10 })).status).toBe(200);
+      const refused = await createInvoice(server.url, { amount_sats: 10 });
+      expect(refused.status).toBe(429);
+      expect(refused.body.error.code).toBe('rate_limit_exceeded');
+      expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
+      const rows = await server.db.kysely.selectFrom('proxy_lightning_invoices').select('id').execute();
+      expect(rows).toHaveLength(2);
+    } finally {
+      await server.close();
+      await mint.close();
+    }
+  });
+});
