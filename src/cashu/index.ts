@@ -9,3 +9,4 @@ export * from './nut05.js';
 export * from './nut07.js';
 export * from './nut09.js';
 export * from './nut12.js';
+export * from './bolt11.js';

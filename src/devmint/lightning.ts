@@ -2,14 +2,11 @@
 // human-readable part as BOLT-11 encodes it) that no real node can pay; they settle when told
 // to. Outgoing payments succeed instantly unless the next ones were scripted to fail or hang.
 import { createHash, randomBytes } from 'node:crypto';
+import { BOLT11_MULTIPLIERS as MULTIPLIERS } from '../cashu/bolt11.js';
+
+export { invoiceAmountMsat } from '../cashu/bolt11.js';
 
 const BECH32 = 'qpzry9x8gf2tvdw0s3jn54khce6mua7l';
-/** BOLT-11 multipliers in millisatoshis ('p' = 0.1 msat is handled apart). */
-const MULTIPLIERS: [string, number][] = [
-  ['m', 100_000_000],
-  ['u', 100_000],
-  ['n', 100],
-];
 
 export interface Invoice {
   request: string;
@@ -112,26 +109,6 @@ export class FakeLightning {
     for (const resolve of this.held) resolve('failed');
     this.held.clear();
   }
-}
-
-/**
- * The amount a bolt11-looking string asks for: msat, null when it names none, undefined when the
- * string does not look like an invoice at all.
- */
-export function invoiceAmountMsat(request: string): number | null | undefined {
-  const text = request.toLowerCase();
-  const separator = text.lastIndexOf('1');
-  if (separator < 3 || separator === text.length - 1) return undefined;
-  if (!/^[qpzry9x8gf2tvdw0s3jn54khce6mua7l]+$/.test(text.slice(separator + 1))) return undefined;
-  const match = /^ln[a-z]+?(\d*)([munp]?)$/.exec(text.slice(0, separator));
-  if (!match) return undefined;
-  const [, digits, multiplier] = match;
-  if (digits === '') return null;
-  if (digits.startsWith('0') || digits.length > 15) return undefined;
-  const value = Number(digits);
-  if (multiplier === '') return value * 100_000_000_000;
-  if (multiplier === 'p') return value % 10 === 0 ? value / 10 : undefined;
-  return value * MULTIPLIERS.find(([m]) => m === multiplier)![1];
 }
 
 function hrpAmount(amountMsat: number): string {

@@ -61,6 +61,12 @@ It also stays listed under "Withdrawals" below.</p>
 <textarea id="withdraw-token" readonly rows="6" cols="80">${esc(token)}</textarea>`;
 }
 
+export function lightningWithdrawalHtml(status: string, recipient: string, msats: number): string {
+  return `<h2>Lightning withdrawal ${esc(status)}</h2>
+<p id="withdraw-lightning-status" data-status="${esc(status)}">${msatText(msats)} to ${esc(recipient)}: ${esc(status)}.
+A pending payment is finished by the recovery; it stays listed under "Withdrawals" below.</p>`;
+}
+
 export function dashboardHtml(viewer: DashboardViewer, mints: string[], data: DashboardData): string {
   const { totals, holdings, accounts, requests, withdrawals } = data;
   const csrf = viewer.csrfToken ? `<input type="hidden" name="csrf" value="${esc(viewer.csrfToken)}">` : '';
@@ -101,6 +107,13 @@ ${table(
 <label>Amount (sat) \
 <input name="amount_sat" type="number" min="1" max="${withdrawable}" value="${withdrawable}" required></label>
 <button>Withdraw as a Cashu token</button>
+</form>
+<form method="post" action="/admin/withdraw-lightning" id="withdraw-lightning-form">${csrf}
+<label>Pay to (bolt11 invoice or Lightning address) <input name="target" size="60" required></label>
+<label>Amount for an address (sat) <input name="amount_sat" type="number" min="1" max="${withdrawable}"></label>
+<button>Withdraw by Lightning</button>
+<small>(melted at ${esc(mints[0])}; the Lightning fee reserve and the mint's input fee
+come from the earnings too, the unused reserve goes back)</small>
 </form>
 <h2>Accounts</h2>
 ${table(

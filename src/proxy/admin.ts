@@ -17,12 +17,14 @@ import { createSession, dashboardData, deleteSession, findSession, withdrawEarni
 import {
   dashboardHtml,
   errorHtml,
+  lightningWithdrawalHtml,
   loginHtml,
   notConfiguredHtml,
   sendPage,
   withdrawalHtml,
   type DashboardViewer,
 } from './admin-page.js';
+import type { Lightning } from './lightning-service.js';
 import type { NodeWallet } from './wallet.js';
 
 const scrypt = promisify(scryptCallback) as (
@@ -58,7 +60,12 @@ declare module 'fastify' {
   }
 }
 
-export async function registerAdminRoutes(app: FastifyInstance, context: ServiceContext, wallet: NodeWallet) {
+export async function registerAdminRoutes(
+  app: FastifyInstance,
+  context: ServiceContext,
+  wallet: NodeWallet,
+  lightning: Lightning,
+) {
   const config = context.config.proxy.forward;
   const db = context.db;
 
@@ -213,6 +220,20 @@ export async function registerAdminRoutes(app: FastifyInstance, context: Service
       const mint = formField(request, 'mint');
       const { token } = await withdrawEarnings(db, wallet, sats * 1000, mint, admin.principal);
       return sendPage(reply, 'Admin', withdrawalHtml(sats, mint, token) + '\n' + (await dashboard(admin, reply)));
+    });
+
+    // The earnings paid by melting at the primary mint (./lightning-pay.ts) to an invoice or an address.
+    scope.post('/admin/withdraw-lightning', adminForm, async (request, reply) => {
+      const admin = request.proxyAdmin!;
+      const target = formField(request, 'target').trim();
+      if (target === '' || target.length > 8000) {
+        throw new HttpError(400, 'Give a bolt11 invoice or a Lightning address');
+      }
+      const amount = formField(request, 'amount_sat');
+      const sats = amount === '' ? null : Number(amount);
+      const paid = await lightning.payments.withdraw(target, sats, admin.principal);
+      const page = lightningWithdrawalHtml(paid.status, paid.recipient, paid.msats);
+      return sendPage(reply, 'Admin', page + '\n' + (await dashboard(admin, reply)));
     });
   });
 }

@@ -2,6 +2,7 @@
 import { ConfigError, type Env, httpUrl, int, str, urlList } from '../env.js';
 import { loadForwardConfig, type ForwardConfig } from './forward-config.js';
 import { loadNostrConfig, type NostrConfig } from './nostr-config.js';
+import { loadLightningConfig, type LightningConfig } from './lightning-config.js';
 
 export interface ProxyConfig {
   // --- wallet and accounts (docs/proxy-wallet.md) ---
@@ -28,6 +29,8 @@ export interface ProxyConfig {
   forward: ForwardConfig;
   // --- the announcement on Nostr (docs/proxy-nostr.md, nostr-config.ts) ---
   nostr: NostrConfig;
+  // --- Lightning in and out (docs/proxy-wallet.md#lightning, lightning-config.ts) ---
+  lightning: LightningConfig;
 }
 
 export function loadProxyConfig(env: Env): ProxyConfig {
@@ -45,5 +48,6 @@ export function loadProxyConfig(env: Env): ProxyConfig {
     redeemLimitPerMinute: int(env, 'PROXY_REDEEM_LIMIT_PER_MINUTE', 60, 0, 1_000_000),
     forward: loadForwardConfig(env),
     nostr: loadNostrConfig(env),
+    lightning: loadLightningConfig(env),
   };
 }

@@ -218,6 +218,61 @@ export const proxyMigrations: Migration[] = [
         .execute();
     },
   },
+  // --- Lightning in and out (issue 14, RIP-08): 2110–2119 ---
+  {
+    // Invoices that fund an account (a NUT-04 mint quote of the primary mint each), payments out
+    // by melting the node's proofs (NUT-05: refunds to a Lightning address, the operator's
+    // withdrawals), and the refund address an account gave (Refund-LNURL). The mint and melt
+    // themselves are journaled in proxy_mint_ops (kinds mint and melt; see src/proxy/lightning.ts).
+    name: '2110_proxy_lightning',
+    async up(db, t) {
+      await db.schema
+        .createTable('proxy_lightning_invoices')
+        .addColumn('id', 'text', (col) => col.primaryKey())
+        .addColumn('mint_url', 'text', (col) => col.notNull())
+        .addColumn('unit', 'text', (col) => col.notNull())
+        .addColumn('quote_id', 'text', (col) => col.notNull())
+        .addColumn('bolt11', 'text', (col) => col.notNull().unique())
+        .addColumn('payment_hash', 'text')
+        .addColumn('amount_sats', t.bigint, (col) => col.notNull())
+        .addColumn('purpose', 'text', (col) => col.notNull()) // create | topup
+        .addColumn('account_id', t.bigint) // topup: the account credited
+        .addColumn('status', 'text', (col) => col.notNull()) // pending | paid | expired
+        .addColumn('op_id', t.bigint) // the mint operation, once the mint said PAID
+        .addColumn('created_at', t.bigint, (col) => col.notNull())
+        .addColumn('expires_at', t.bigint, (col) => col.notNull())
+        .addColumn('paid_at', t.bigint)
+        .execute();
+      await t
+        .autoId(db.schema.createTable('proxy_lightning_payments'))
+        .addColumn('purpose', 'text', (col) => col.notNull()) // refund | withdraw
+        .addColumn('account_id', t.bigint)
+        .addColumn('withdrawal_id', t.bigint)
+        .addColumn('recipient', 'text', (col) => col.notNull())
+        .addColumn('bolt11', 'text', (col) => col.notNull())
+        .addColumn('amount_msat', t.bigint, (col) => col.notNull())
+        .addColumn('fee_reserve_msat', t.bigint, (col) => col.notNull())
+        .addColumn('fee_paid_msat', t.bigint)
+        .addColumn('op_id', t.bigint, (col) => col.notNull().unique())
+        .addColumn('status', 'text', (col) => col.notNull()) // pending | paid | failed
+        .addColumn('preimage', 'text')
+        .addColumn('error', 'text')
+        .addColumn('created_at', t.bigint, (col) => col.notNull())
+        .addColumn('updated_at', t.bigint, (col) => col.notNull())
+        .execute();
+      await db.schema
+        .createIndex('proxy_lightning_payments_account')
+        .on('proxy_lightning_payments')
+        .column('account_id')
+        .execute();
+      await db.schema
+        .createTable('proxy_refund_addresses')
+        .addColumn('account_id', t.bigint, (col) => col.primaryKey())
+        .addColumn('address', 'text', (col) => col.notNull())
+        .addColumn('created_at', t.bigint, (col) => col.notNull())
+        .execute();
+    },
+  },
   // --- Keys with limits (issue 14, 2120–2129): child keys, Key-Expiry-Time, per-key history ------
   {
     // Child keys spend their parent's balance within their own limit per period (child-keys.ts).

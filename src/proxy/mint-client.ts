@@ -217,7 +217,8 @@ export class MintClient {
     return outputs.map((output) => byB.get(output.B_.toLowerCase()) ?? null);
   }
 
-  private signatures(value: unknown, expected: number): BlindSignature[] {
+  /** Checks a list of blind signatures (the mint's answer to outputs) before use. */
+  signatures(value: unknown, expected: number): BlindSignature[] {
     if (!Array.isArray(value) || value.length !== expected) {
       throw new MintProtocolError(this.url, `expected ${expected} signatures`);
     }
@@ -248,7 +249,8 @@ export class MintClient {
     });
   }
 
-  private async request(method: 'GET' | 'POST', path: string, payload?: unknown): Promise<unknown> {
+  /** One request to the mint, its failure classified (used by ./lightning-mint.ts too). */
+  async request(method: 'GET' | 'POST', path: string, payload?: unknown): Promise<unknown> {
     let response: Response;
     try {
       response = await fetch(this.url + path, {
@@ -320,7 +322,7 @@ async function readLimited(response: Response): Promise<string> {
 }
 
 /** Reads one property of a parsed JSON value without trusting its shape. */
-function field(value: unknown, name: string): unknown {
+export function field(value: unknown, name: string): unknown {
   return value !== null && typeof value === 'object' && !Array.isArray(value)
     ? (value as Record<string, unknown>)[name]
     : undefined;

@@ -43,12 +43,27 @@ export async function recoverOnce(wallet: NodeWallet, log: WalletLogger): Promis
   return report;
 }
 
-/** Runs a pass now and then every `intervalMs`, one pass at a time. */
-export function startRecovery(wallet: NodeWallet, intervalMs: number, log: WalletLogger): Recovery {
+/** Runs a pass now and then every `intervalMs`, one pass at a time; `more` passes follow the wallet's. */
+export function startRecovery(
+  wallet: NodeWallet,
+  intervalMs: number,
+  log: WalletLogger,
+  more: (() => Promise<RecoveryReport>)[] = [],
+): Recovery {
   let running: Promise<RecoveryReport> | null = null;
   let stopped = false;
+  const pass = async () => {
+    const report = await recoverOnce(wallet, log);
+    for (const next of more) {
+      const r = await next();
+      report.done += r.done;
+      report.failed += r.failed;
+      report.pending += r.pending;
+    }
+    return report;
+  };
   const runOnce = () => {
-    running ??= recoverOnce(wallet, log)
+    running ??= pass()
       .catch((error) => {
         log.error({ err: error instanceof Error ? error.message : String(error) }, 'wallet recovery pass failed');
         return { done: 0, failed: 0, pending: 0 };

@@ -360,3 +360,60 @@ export function keyErrors(statuses: number[]): Record<string, TSchema> {
   };
   return errorAnswers(text, statuses);
 }
+
+// --- Lightning in and out (lightning-routes.ts, docs/proxy-wallet.md#lightning) ----------------
+
+export const InvoiceBody = Type.Object({
+  amount_sats: Type.Integer({ minimum: 1, description: 'What the invoice asks for and the account is credited' }),
+  purpose: Type.Union([Type.Literal('create'), Type.Literal('topup')], {
+    default: 'create',
+    description: '`create`: a new account (its key in the status once paid); `topup`: the `Authorization` account',
+  }),
+});
+
+export const InvoiceResult = Type.Object({
+  invoice_id: Type.String({ description: 'Random; names the invoice for its status (keep it secret for `create`)' }),
+  bolt11: Type.String({ description: "The invoice to pay: a mint quote (NUT-04) of the node's primary mint" }),
+  amount_sats: Type.Integer(),
+  expires_at: Type.Integer({ description: 'Unix seconds; unpaid by then it expires and leaves nothing behind' }),
+  payment_hash: Type.Union([Type.String(), Type.Null()], { description: "The invoice's payment hash (hex)" }),
+});
+
+export const InvoiceParams = Type.Object({ invoice_id: Type.String({ minLength: 1, maxLength: 64 }) });
+
+export const InvoiceStatusResult = Type.Object({
+  status: Type.Union([Type.Literal('pending'), Type.Literal('paid'), Type.Literal('expired')]),
+  api_key: Type.Optional(
+    Type.Union([Type.String(), Type.Null()], { description: '`create`, once paid: the key of the new account' }),
+  ),
+  amount_sats: Type.Integer(),
+  paid_at: Type.Union([Type.Integer(), Type.Null()], { description: 'Unix seconds' }),
+  created_at: Type.Integer({ description: 'Unix seconds' }),
+  expires_at: Type.Integer({ description: 'Unix seconds' }),
+});
+
+export const RecoverBody = Type.Object({
+  bolt11: Type.String({ minLength: 1, maxLength: 8000, description: 'The invoice as it was handed out' }),
+});
+
+/** Refund body: Routstr's clients send none, or `{lightning_address}` to be paid by Lightning. */
+export const RefundBody = Type.Union([
+  Type.Object({
+    lightning_address: Type.Optional(
+      Type.String({ maxLength: 320, description: 'Pay the refund to this Lightning address (name@host)' }),
+    ),
+  }),
+  Type.Null(),
+]);
+
+export const LightningRefundResult = Type.Object({
+  refund_id: Type.Integer(),
+  status: Type.Union([Type.Literal('pending'), Type.Literal('paid'), Type.Literal('failed')], {
+    description: '`pending`: the payment is in flight; the balance stays held until it ends (failed: given back)',
+  }),
+  recipient: Type.String({ description: 'The Lightning address paid' }),
+  msats: Msat('What the invoice pays the recipient'),
+  fee_reserve_msats: Msat("Held for the mint's Lightning fee; the unused part goes back to the balance"),
+  fee_paid_msats: Type.Union([Type.Integer(), Type.Null()], { description: 'The Lightning fee paid, once paid' }),
+  balance: Msat('What remains'),
+});

@@ -12,6 +12,8 @@ import { ChildKeys } from './child-keys.js';
 import { registerForwardRoutes } from './forward-routes.js';
 import { registerKeyExpiry } from './key-expiry.js';
 import { registerKeyRoutes } from './key-routes.js';
+import { registerLightningRoutes } from './lightning-routes.js';
+import { buildLightning } from './lightning-service.js';
 import { registerNodeInfoRoutes } from './node-info.js';
 import { startAnnouncement } from './nostr.js';
 import { loadModels, Pricing } from './pricing.js';
@@ -49,11 +51,17 @@ export const service: ServiceDefinition = {
       : null;
     app.addHook('onClose', async () => clearInterval(refreshModels ?? undefined));
     const billing = new Billing(db, config.forward, app.log, context.metrics);
+    const lightning = buildLightning(db, wallet, config, app.log);
 
     // Finish what a crash or an unreachable mint left unfinished: now, then periodically.
-    const recovery = startRecovery(wallet, config.recoveryIntervalMs, app.log);
+    // Started once the server is ready: a first pass during start-up would have its mint requests'
+    // time limits run out while the routes' schemas are compiled on the same thread.
+    let recovery: ReturnType<typeof startRecovery> | undefined;
+    app.addHook('onReady', async () => {
+      recovery = startRecovery(wallet, config.recoveryIntervalMs, app.log, [lightning.recoverOnce]);
+    });
     billing.start();
-    app.addHook('onClose', async () => recovery.stop());
+    app.addHook('onClose', async () => recovery?.stop());
     // With WORKERS > 1 the primary announces the node (src/workers.ts), not each worker.
     if (!cluster.isWorker) {
       const announcement = startAnnouncement(config, app.log);
@@ -73,8 +81,14 @@ export const service: ServiceDefinition = {
     registerKeyExpiry(app, { db, authenticator });
 
     registerNodeInfoRoutes(app, { config, wallet, pricing });
-    await registerWalletRoutes(app, { db, wallet, authenticator, redemptionLimit });
+    await registerWalletRoutes(app, { db, wallet, authenticator, redemptionLimit, lightning });
     await registerKeyRoutes(app, { db, authenticator, childKeys: new ChildKeys(db, authenticator) });
+    await registerLightningRoutes(app, {
+      db,
+      lightning,
+      authenticator,
+      invoicesPerMinute: config.redeemLimitPerMinute,
+    });
     await registerForwardRoutes(app, {
       db,
       config: config.forward,
@@ -85,6 +99,6 @@ export const service: ServiceDefinition = {
       upstream,
       billing,
     });
-    await registerAdminRoutes(app, context, wallet);
+    await registerAdminRoutes(app, context, wallet, lightning);
   },
 };

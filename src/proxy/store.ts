@@ -8,9 +8,12 @@ import type { BillingStep, HeldResult } from './billing.js';
 import { prepared, type Params } from '../db/prepared.js';
 import { periodStartOf } from './key-periods.js';
 import type {
+  MintOpKind,
   ProxyAccountsTable,
   ProxyAdminSessionsTable,
   ProxyChildKeysTable,
+  ProxyLightningInvoicesTable,
+  ProxyLightningPaymentsTable,
   ProxyMintOpsTable,
   ProxyProofsTable,
   ProxyWithdrawalsTable,
@@ -235,11 +238,17 @@ export async function mintOpById(db: Executor, id: number): Promise<MintOpRow> {
   return db.selectFrom('proxy_mint_ops').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
 }
 
-/** Unfinished operations whose lease ran out by `now`, oldest first. */
-export async function unfinishedOps(db: Executor, now: number, limit: number): Promise<MintOpRow[]> {
+/** Unfinished operations of these kinds whose lease ran out by `now`, oldest first. */
+export async function unfinishedOps(
+  db: Executor,
+  now: number,
+  limit: number,
+  kinds: MintOpKind[] = ['redeem', 'issue'],
+): Promise<MintOpRow[]> {
   return db
     .selectFrom('proxy_mint_ops')
     .selectAll()
+    .where('kind', 'in', kinds)
     .where('state', 'in', ['preparing', 'pending'])
     .where('lease_until', '<=', now)
     .orderBy('id')
@@ -1063,4 +1072,115 @@ export async function billedRequests(
   if (of.childKeyId !== null) query = query.where('child_key_id', '=', of.childKeyId);
   if (page.before !== undefined) query = query.where('id', '<', page.before);
   return query.orderBy('id', 'desc').limit(page.limit).execute();
+}
+
+// ------------------------------------------------------------------------------------------------
+// Lightning in and out (lightning.ts, lightning-pay.ts; docs/proxy-wallet.md#lightning): invoices
+// that fund accounts, payments out by melting, and the refund address of an account. Each state
+// change is conditional on the state it leaves, so two pollers or two processes settle once.
+
+export type LightningInvoice = Selectable<ProxyLightningInvoicesTable>;
+export type LightningPayment = Selectable<ProxyLightningPaymentsTable>;
+
+export async function insertLightningInvoice(db: Executor, row: Insertable<ProxyLightningInvoicesTable>) {
+  await db.insertInto('proxy_lightning_invoices').values(row).execute();
+}
+
+export async function lightningInvoiceById(db: Executor, id: string): Promise<LightningInvoice | undefined> {
+  return db.selectFrom('proxy_lightning_invoices').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+export async function lightningInvoiceByBolt11(db: Executor, bolt11: string): Promise<LightningInvoice | undefined> {
+  return db.selectFrom('proxy_lightning_invoices').selectAll().where('bolt11', '=', bolt11).executeTakeFirst();
+}
+
+/** An unpaid invoice past its expiry ends; nothing was started for it. */
+export async function expireLightningInvoice(db: Executor, id: string): Promise<void> {
+  await db
+    .updateTable('proxy_lightning_invoices')
+    .set({ status: 'expired' })
+    .where('id', '=', id)
+    .where('status', '=', 'pending')
+    .where('op_id', 'is', null)
+    .execute();
+}
+
+/** Ties the mint operation to the invoice; false when another poller started one first. */
+export async function attachInvoiceOp(db: Executor, id: string, opId: number): Promise<boolean> {
+  const result = await db
+    .updateTable('proxy_lightning_invoices')
+    .set({ op_id: opId })
+    .where('id', '=', id)
+    .where('status', '=', 'pending')
+    .where('op_id', 'is', null)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
+}
+
+/** In the transaction that credits: the invoice of this mint operation is paid. */
+export async function markInvoicePaid(db: Executor, opId: number, now: number): Promise<void> {
+  await db
+    .updateTable('proxy_lightning_invoices')
+    .set({ status: 'paid', paid_at: now })
+    .where('op_id', '=', opId)
+    .where('status', '=', 'pending')
+    .execute();
+}
+
+export async function insertLightningPayment(db: Executor, row: Insertable<ProxyLightningPaymentsTable>) {
+  return db.insertInto('proxy_lightning_payments').values(row).returningAll().executeTakeFirstOrThrow();
+}
+
+export async function lightningPaymentByOp(db: Executor, opId: number): Promise<LightningPayment | undefined> {
+  return db.selectFrom('proxy_lightning_payments').selectAll().where('op_id', '=', opId).executeTakeFirst();
+}
+
+export async function finishLightningPayment(
+  db: Executor,
+  opId: number,
+  outcome: { status: 'paid'; preimage: string | null; fee_paid_msat: number } | { status: 'failed'; error: string },
+  now: number,
+): Promise<void> {
+  await db
+    .updateTable('proxy_lightning_payments')
+    .set({ ...outcome, updated_at: now })
+    .where('op_id', '=', opId)
+    .where('status', '=', 'pending')
+    .execute();
+}
+
+/** The first address an account gives is kept (a later header does not move its refunds). */
+export async function setRefundAddress(db: Executor, accountId: number, address: string, now: number) {
+  await db
+    .insertInto('proxy_refund_addresses')
+    .values({ account_id: accountId, address, created_at: now })
+    .onConflict((oc) => oc.column('account_id').doNothing())
+    .execute();
+}
+
+export async function refundAddressOf(db: Executor, accountId: number): Promise<string | null> {
+  const row = await db
+    .selectFrom('proxy_refund_addresses')
+    .select('address')
+    .where('account_id', '=', accountId)
+    .executeTakeFirst();
+  return row?.address ?? null;
+}
+
+/** A withdrawal paid by Lightning ends: what it finally cost the earnings, or failed. */
+export async function settleLightningWithdrawal(
+  db: Executor,
+  id: number,
+  outcome: { status: 'issued'; amountMsat: number } | { status: 'failed'; error: string },
+): Promise<void> {
+  const set =
+    outcome.status === 'issued'
+      ? { status: outcome.status, amount_msat: outcome.amountMsat }
+      : { status: outcome.status, error: outcome.error };
+  await db
+    .updateTable('proxy_withdrawals')
+    .set({ ...set, updated_at: Date.now() })
+    .where('id', '=', id)
+    .where('status', '=', 'pending')
+    .execute();
 }

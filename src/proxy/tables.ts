@@ -21,7 +21,8 @@ export interface ProxyAccountsTable {
   expires_at: Generated<number | null>;
 }
 
-export type MintOpKind = 'redeem' | 'issue';
+/** mint and melt: Lightning in and out (./lightning.ts); the swap journal drives redeem and issue only. */
+export type MintOpKind = 'redeem' | 'issue' | 'mint' | 'melt';
 export type MintOpState = 'preparing' | 'pending' | 'done' | 'failed';
 
 export interface ProxyMintOpsTable {
@@ -137,6 +138,9 @@ export interface ProxyTables {
   proxy_node_lock: { id: number; version: number };
   proxy_admin_sessions: ProxyAdminSessionsTable;
   proxy_child_keys: ProxyChildKeysTable;
+  proxy_lightning_invoices: ProxyLightningInvoicesTable;
+  proxy_lightning_payments: ProxyLightningPaymentsTable;
+  proxy_refund_addresses: { account_id: number; address: string; created_at: number };
 }
 
 export type ResetPeriod = 'daily' | 'weekly' | 'monthly' | 'none';
@@ -162,4 +166,43 @@ export interface ProxyChildKeysTable {
   revoked_at: number | null;
   created_at: number;
   last_used_at: number | null;
+}
+
+/** An invoice that funds an account: a mint quote of the primary mint (migration 2110). */
+export interface ProxyLightningInvoicesTable {
+  /** The invoice_id handed out: random, and for `create` the seed of the new account's key. */
+  id: string;
+  mint_url: string;
+  unit: string;
+  quote_id: string;
+  bolt11: string;
+  payment_hash: string | null;
+  amount_sats: number;
+  purpose: 'create' | 'topup';
+  account_id: number | null;
+  status: 'pending' | 'paid' | 'expired';
+  /** The mint operation (proxy_mint_ops, kind mint) started once the mint said PAID. */
+  op_id: number | null;
+  created_at: number;
+  expires_at: number;
+  paid_at: number | null;
+}
+
+/** A Lightning payment out of the node's proofs by a melt (migration 2110). */
+export interface ProxyLightningPaymentsTable {
+  id: Generated<number>;
+  purpose: 'refund' | 'withdraw';
+  account_id: number | null;
+  withdrawal_id: number | null;
+  recipient: string;
+  bolt11: string;
+  amount_msat: number;
+  fee_reserve_msat: number;
+  fee_paid_msat: number | null;
+  op_id: number;
+  status: 'pending' | 'paid' | 'failed';
+  preimage: string | null;
+  error: string | null;
+  created_at: number;
+  updated_at: number;
 }

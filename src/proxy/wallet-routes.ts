@@ -2,14 +2,18 @@
 // and the list of refund tokens. Information, top-up and refund are also served under Routstr's
 // /v1/balance/ prefix (issue 13), by the same handlers.
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Database } from '../db/index.js';
 import { HttpError } from '../http/errors.js';
 import { apiKeyForToken, apiKeyOf, findAccountByKey, parseAuthorization, type Authenticator } from './accounts.js';
+import type { Lightning } from './lightning-service.js';
 import type { RedemptionLimit } from './redeem-limit.js';
 import {
   AuthorizationHeader,
   CreateQuery,
+  LightningRefundResult,
+  RefundBody,
   RefundList,
   RefundResult,
   RefundsQuery,
@@ -19,7 +23,7 @@ import {
   WalletInfo,
   walletErrors,
 } from './schemas.js';
-import { accountById, type Account } from './store.js';
+import { accountById, refundAddressOf, type Account } from './store.js';
 import { tokenError } from './tokens.js';
 import type { NodeWallet } from './wallet.js';
 
@@ -31,11 +35,12 @@ export interface WalletRoutesDeps {
   wallet: NodeWallet;
   authenticator: Authenticator;
   redemptionLimit: RedemptionLimit;
+  lightning: Lightning;
 }
 
 export async function registerWalletRoutes(scope: FastifyInstance, deps: WalletRoutesDeps) {
   const app = scope.withTypeProvider<TypeBoxTypeProvider>();
-  const { db, wallet, authenticator, redemptionLimit } = deps;
+  const { db, wallet, authenticator, redemptionLimit, lightning } = deps;
 
   const infoSchema = {
     summary: 'Account information',
@@ -124,9 +129,15 @@ export async function registerWalletRoutes(scope: FastifyInstance, deps: WalletR
             'on the way can be fetched. GET /v1/wallet/refunds lists every refund token. Without `Authorization`, ' +
             'an `X-Cashu` header with the token that paid names its account, as Routstr answers it: the change ' +
             'of that payment (also in the X-Cashu response header), 425 with Retry-After while a request it pays ' +
-            'is still running, 404 when it paid for nothing left to refund.',
+            'is still running, 404 when it paid for nothing left to refund. With `{"lightning_address": …}` in ' +
+            'the body, or a `Refund-LNURL` address given when the token was first used, the balance less the ' +
+            "mint's Lightning fee reserve is paid to that address instead (docs/proxy-wallet.md#lightning).",
           headers: AuthorizationHeader,
-          response: { 200: RefundResult, ...walletErrors([400, 401, 404, 409, 422, 425, 429, 502, 503]) },
+          body: RefundBody,
+          response: {
+            200: Type.Union([RefundResult, LightningRefundResult]),
+            ...walletErrors([400, 401, 404, 409, 422, 425, 429, 502, 503]),
+          },
         },
         preValidation: async (request) => authorizeByFundingToken(request),
       },
@@ -134,6 +145,11 @@ export async function registerWalletRoutes(scope: FastifyInstance, deps: WalletR
         const account = refundsByToken.has(request)
           ? await accountFundedBy(request.headers.authorization)
           : await authenticator.account(request.headers.authorization);
+        const address = lightningAddressOf(request.body) ?? (await refundAddressOf(db.kysely, account.id));
+        if (address !== null) {
+          const paid = await lightning.payments.refund(account.id, address);
+          return { ...paid, balance: (await accountById(db.kysely, account.id))!.balanceMsat };
+        }
         const refund = await wallet.refund(account.id).catch((error) => {
           throw refundsByToken.has(request) && isNothingToRefund(error) ? refundNotFound() : error;
         });
@@ -236,6 +252,13 @@ function authorizeByFundingToken(request: FastifyRequest) {
   if (request.headers.authorization !== undefined || typeof token !== 'string' || token.trim() === '') return;
   request.headers.authorization = `Bearer ${apiKeyForToken(token.trim())}`;
   refundsByToken.add(request);
+}
+
+/** The refund body's Lightning address, if any (Routstr's clients send no body at all). */
+function lightningAddressOf(body: unknown): string | null {
+  if (typeof body !== 'object' || body === null || !Object.hasOwn(body, 'lightning_address')) return null;
+  const address = (body as { lightning_address: unknown }).lightning_address;
+  return typeof address === 'string' ? address : null;
 }
 
 function isNothingToRefund(error: unknown): boolean {
