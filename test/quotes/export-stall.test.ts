@@ -70,7 +70,7 @@ describe.each(databaseKinds)('big exports on %s', (kind) => {
     await server?.close();
   });
 
-  it('writes several 100k-string PO files at once while /healthz answers in time (p99 under 100 ms)', async () => {
+  it('writes several 100k-string PO files at once while /healthz answers in time (p99 under 250 ms)', async () => {
     const project = await client.createProject('en-US', ['de-DE']);
     const entries = bigCatalogue();
     const base = await client.importFile(project, 'big.po', po(entries, false), 'GNU_PO');
@@ -123,6 +123,7 @@ describe.each(databaseKinds)('big exports on %s', (kind) => {
     const { p99, figures } = latencies(times);
     const all = `${figures}; 4 exports in ${(elapsed / 1000).toFixed(1)} s`;
     expect(times.length, all).toBeGreaterThanOrEqual(50);
-    expect(p99, all).toBeLessThan(100);
+    // Writing on the event loop would stall it for seconds; 250 ms leaves room for a shared, busy machine.
+    expect(p99, all).toBeLessThan(250);
   }, 180_000);
 });

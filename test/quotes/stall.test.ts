@@ -115,7 +115,7 @@ describe.each(databaseKinds)('hostile uploads on %s', (kind) => {
     await server?.close();
   });
 
-  it('imports them while /healthz answers in time (p99 under 100 ms), with the right counts', async () => {
+  it('imports them while /healthz answers in time (p99 under 250 ms), with the right counts', async () => {
     const project = await client.createProject('ja-JP', ['en-US']);
     // A server that has imported before, with both threads started: what is measured is the
     // imports, not the routes' first calls or loading the threads' modules.
@@ -161,7 +161,8 @@ describe.each(databaseKinds)('hostile uploads on %s', (kind) => {
 
     expect(times.length).toBeGreaterThanOrEqual(50);
     const { p99, figures } = latencies(times);
-    expect(p99, figures).toBeLessThan(100);
+    // Work on the event loop would stall it for seconds; 250 ms leaves room for a shared, busy machine.
+    expect(p99, figures).toBeLessThan(250);
   }, 120_000);
 
   it('fails a file that takes longer than QUOTES_IMPORT_TIMEOUT_S to read, and goes on with the next', async () => {
