@@ -3,6 +3,7 @@ import { parse as parseYaml } from 'yaml';
 import { externalRefs, Resolver } from './refs.js';
 import { t } from './i18n.js';
 import { EXTERNAL_REF, StreamingJson } from './stream.js';
+import { yieldToPage } from './tasks.js';
 
 export interface FetchOptions {
   /** Headers and query parameters from the configured authorizations. */
@@ -113,18 +114,6 @@ async function streamDocument(url: string, options: FetchOptions, stream: Stream
     text = new TextDecoder().decode(reader.bytes()); // a charset TextDecoder does not know
   }
   return { doc: parseDocument(text, url), external: EXTERNAL_REF.test(text) };
-}
-
-/**
- * Lets the page's other tasks run: a task of its own, after those already queued (timers too,
- * which scheduler.yield() would keep waiting; setTimeout would add 4 ms each time).
- */
-function yieldToPage(): Promise<void> {
-  return new Promise((resolve) => {
-    const channel = new MessageChannel();
-    channel.port1.onmessage = () => resolve();
-    channel.port2.postMessage(null);
-  });
 }
 
 /** Loads the main document and, transitively, every document referenced by it. */
