@@ -16,6 +16,8 @@ export class LoadError extends Error {}
 const ACCEPT = 'application/json, application/yaml;q=0.9, */*;q=0.8';
 /** Bytes scanned between two looks at what has been read (stream.ts). */
 const SLICE = 64 * 1024;
+/** Reading yields to the page's other tasks after this long. */
+const SLICE_MS = 8;
 
 const statusError = (url: string, status: number) =>
   new LoadError(`${t("Can't read swagger JSON from")} ${url} (${t('server returned')} ${status})`);
@@ -87,23 +89,31 @@ async function streamDocument(url: string, options: FetchOptions, stream: Stream
   const charset = /;\s*charset\s*=\s*"?([^";\s]+)/i.exec(response.headers.get('Content-Type') ?? '')?.[1] ?? 'utf-8';
   const utf8 = /^utf-?8$/i.test(charset);
   const reader = new StreamingJson(utf8, Number(response.headers.get('Content-Length')) || 0);
-  try {
-    const body = response.body!.getReader();
-    for (let next = await body.read(); !next.done; next = await body.read()) {
-      const chunk = next.value;
-      for (let at = 0; at < chunk.length;) {
-        // Chunks come in up to 2 MB: scanned in slices, the first operations show after the first.
-        const end = reader.scanning() ? Math.min(at + SLICE, chunk.length) : chunk.length;
-        reader.push(chunk.subarray(at, end));
-        at = end;
-        if (reader.progressed() && !reader.whole) await stream.partial?.(reader.root, reader.pathsDone);
-        // Data already received resolves read() at once: without yielding, reading it all would
-        // be one long task that holds back frames and input.
+  const body = response.body?.getReader();
+  // A connection lost halfway is reported as one never made.
+  const read = async (): Promise<ReadableStreamReadResult<Uint8Array>> => {
+    try {
+      return body ? await body.read() : { done: true, value: undefined };
+    } catch (error) {
+      throw stream.signal?.aborted ? error : networkError(url);
+    }
+  };
+  let slice = performance.now();
+  for (let next = await read(); !next.done; next = await read()) {
+    const chunk = next.value;
+    for (let at = 0; at < chunk.length;) {
+      // Chunks come in up to 2 MB: scanned in slices, the first operations show after the first.
+      const end = reader.scanning() ? Math.min(at + SLICE, chunk.length) : chunk.length;
+      reader.push(chunk.subarray(at, end));
+      at = end;
+      if (reader.progressed() && !reader.whole) await stream.partial?.(reader.root, reader.pathsDone);
+      // Data already received resolves read() at once: without yielding every few ms, reading
+      // it all would be one long task that holds back frames and input.
+      if (performance.now() - slice > SLICE_MS) {
         await yieldToPage();
+        slice = performance.now();
       }
     }
-  } catch (error) {
-    throw stream.signal?.aborted || error instanceof LoadError ? error : networkError(url);
   }
   const doc = reader.finish();
   if (doc) return { doc, external: reader.externalRefs };

@@ -63,6 +63,8 @@ export class SwaggerUi {
   private pending = false;
   /** The address's deep link has been followed (or there is none), so renders no longer scroll to it. */
   private deepLinked = false;
+  /** Work held back until the first preview has been painted (see infoSection). */
+  private afterFirstFrame?: (() => void)[];
   /** The deep link waiting to be written (rememberLink). */
   private linkToRemember?: string;
   static oauthDefaults: OAuthDefaults = {};
@@ -261,11 +263,27 @@ export class SwaggerUi {
     if (document.readyState === 'loading') {
       await new Promise((resolve) => document.addEventListener('DOMContentLoaded', resolve, { once: true }));
     }
-    if (!this.root || !this.root.isConnected) this.buildShell();
     const { url, spec } = this.options;
+    const inline = spec && typeof spec === 'object';
     const current = ++this.loads;
     this.abort?.abort();
     const abort = (this.abort = new AbortController());
+    // The description's request goes out first; the page's frame is built while it travels.
+    let reading: { absolute: string; resolver: Promise<Resolver> } | undefined;
+    let invalid: unknown;
+    if (!inline && url) {
+      try {
+        const absolute = new URL(url, document.baseURI).href;
+        const resolver = loadDocument(absolute, this.fetchOptions(), {
+          signal: abort.signal,
+          partial: (root, pathsDone) => this.preview(root, absolute, current, pathsDone),
+        });
+        reading = { absolute, resolver };
+      } catch (error) {
+        invalid = error; // an address URL cannot read: reported below, as any failure
+      }
+    }
+    if (!this.root || !this.root.isConnected) this.buildShell();
     this.content.textContent = '';
     this.tagViews = [];
     this.model = undefined;
@@ -273,19 +291,16 @@ export class SwaggerUi {
     this.deepLinked = false;
     try {
       let resolver;
-      if (spec && typeof spec === 'object') {
+      if (invalid) throw invalid;
+      if (inline) {
         resolver = await resolverForObject(
           spec,
           url ? new URL(url, document.baseURI).href : document.baseURI,
           this.fetchOptions(),
         );
-      } else if (url) {
-        const absolute = new URL(url, document.baseURI).href;
-        this.setMessage(`${t('fetching resource list')}: ${absolute}`);
-        resolver = await loadDocument(absolute, this.fetchOptions(), {
-          signal: abort.signal,
-          partial: (root, pathsDone) => this.preview(root, absolute, current, pathsDone),
-        });
+      } else if (reading) {
+        this.setMessage(`${t('fetching resource list')}: ${reading.absolute}`);
+        resolver = await reading.resolver;
       } else {
         this.setMessage(t('Enter the address of an OpenAPI description and press Explore.'));
         return;
@@ -332,13 +347,23 @@ export class SwaggerUi {
     if (current !== this.loads || (this.model && !pathsDone)) return;
     const version = (typeof root.openapi === 'string' && /^3\./.test(root.openapi)) || String(root.swagger) === '2.0';
     if (!version || !root.paths || typeof root.paths !== 'object') return;
-    const model = await normalize(new Resolver(baseUrl, root), this.fetchOptions());
+    let model: ApiModel;
+    try {
+      model = await normalize(new Resolver(baseUrl, root), this.fetchOptions());
+    } catch {
+      return; // a part that cannot be shown yet; the whole description decides at the end
+    }
     if (current !== this.loads || !model.tags.length) return;
     const first = !this.model;
     this.model = model;
     this.pending = true;
+    if (first) this.afterFirstFrame = [];
     this.render();
-    if (first) await nextFrame();
+    if (!first) return;
+    await nextFrame();
+    const deferred = this.afterFirstFrame ?? [];
+    this.afterFirstFrame = undefined;
+    for (const run of deferred) run();
   }
 
   private setMessage(text: string, failure = false) {
@@ -442,7 +467,15 @@ export class SwaggerUi {
         h('span', { class: 'qv-spec-version' }, `OAS ${model.specVersion}`),
       ),
     );
-    if (info.description) section.append(h('div', { class: 'qv-markdown qv-description' }, markdown(info.description)));
+    if (info.description) {
+      const description = h('div', { class: 'qv-markdown qv-description' });
+      // A first preview is painted without waiting for markdown's first run (marked compiling its
+      // patterns, ~20–50 ms): the description follows right after that frame (see preview()).
+      const fill = () => description.append(markdown(info.description));
+      if (this.afterFirstFrame) this.afterFirstFrame.push(fill);
+      else fill();
+      section.append(description);
+    }
     const links = h('ul', { class: 'qv-info-links' });
     if (info.termsOfService) {
       links.append(
