@@ -7,7 +7,7 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
-import { join, normalize } from 'node:path';
+import { join, normalize, resolve } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import type { Browser, Page } from 'playwright-core';
 import { launchBrowser } from '../test/support/browser.js';
@@ -249,7 +249,13 @@ const probe = (selector: string) => `<script>
 })();
 </script>`;
 
-type ViewerName = 'quartet' | 'swagger-ui' | 'redoc' | 'scalar';
+type ViewerName = 'quartet' | 'before' | 'swagger-ui' | 'redoc' | 'scalar';
+type Ours = 'quartet' | 'before';
+/**
+ * VIEWER_BENCH_BEFORE=<dir>: also measures another build of our viewer (an earlier commit's
+ * dist/viewer), as "before", so one run gives the ratios before and after a change.
+ */
+const BEFORE = process.env.VIEWER_BENCH_BEFORE;
 const ANCHORS = ['swagger-ui', 'redoc', 'scalar'] as const;
 
 /** The anchors' packages: where their files are served from and their versions, read from node_modules. */
@@ -259,13 +265,17 @@ const ANCHOR_FILES: Record<(typeof ANCHORS)[number], { name: string; pkg: string
   scalar: { name: 'Scalar', pkg: '@scalar/api-reference', dir: 'dist/browser' },
 };
 
-const PAGES: Record<ViewerName, (spec: string) => string> = {
-  // onComplete marks when the whole description has been read (first render comes before it).
-  quartet: (spec) => `<!doctype html><html><head><meta charset="utf-8"><title>quartet</title>${probe('.qv-tag-toggle')}
-<link rel="stylesheet" href="/ours/viewer.css"><script src="/ours/viewer.js"></script></head>
+// onComplete marks when the whole description has been read (first render comes before it).
+const ourPage = (dir: string) => (spec: string) =>
+  `<!doctype html><html><head><meta charset="utf-8"><title>quartet</title>${probe('.qv-tag-toggle')}
+<link rel="stylesheet" href="/${dir}/viewer.css"><script src="/${dir}/viewer.js"></script></head>
 <body><div id="app"></div>
 <script>new SwaggerUi({ url: '${spec}', dom_id: 'app', validatorUrl: null,
-  onComplete: function () { window.__complete = performance.now(); } }).load();</script></body></html>`,
+  onComplete: function () { window.__complete = performance.now(); } }).load();</script></body></html>`;
+
+const PAGES: Record<ViewerName, (spec: string) => string> = {
+  quartet: ourPage('ours'),
+  before: ourPage('before'),
   'swagger-ui': (
     spec,
   ) => `<!doctype html><html><head><meta charset="utf-8"><title>swagger-ui</title>${probe('.opblock-tag')}
@@ -292,8 +302,7 @@ interface Op {
 }
 
 /** Clicks what opens one operation and returns ms until the next frame after it has rendered. */
-const EXPAND: Record<ViewerName, (op: Op) => string> = {
-  quartet: (op) => `(async () => {
+const expandOurs = (op: Op) => `(async () => {
     const tag = [...document.querySelectorAll('.qv-tag-toggle')]
       .find((b) => b.textContent === ${JSON.stringify(op.tag)});
     if (tag.getAttribute('aria-expanded') !== 'true') tag.click();
@@ -304,7 +313,11 @@ const EXPAND: Record<ViewerName, (op: Op) => string> = {
     li.querySelector('.qv-op-head').click();
     const body = () => li.querySelector('.qv-op-body');
     return await waitFrame(() => !body().hidden && body().childElementCount > 0, start);
-  })()`,
+  })()`;
+
+const EXPAND: Record<ViewerName, (op: Op) => string> = {
+  quartet: expandOurs,
+  before: expandOurs,
   'swagger-ui': (op) => `(async () => {
     const find = () => [...document.querySelectorAll('.opblock-summary-path')]
       .filter((el) => el.getAttribute('data-path') === ${JSON.stringify(op.path)})
@@ -412,7 +425,7 @@ async function measure(browser: Browser, base: string, viewer: ViewerName, spec:
     await page.waitForFunction('window.__firstRender !== undefined', undefined, { timeout: TIMEOUT_MS, polling: 100 });
     const firstRenderMs = Math.round((await page.evaluate('window.__firstRender')) as number);
     let completeMs: number | undefined;
-    if (viewer === 'quartet') {
+    if (viewer === 'quartet' || viewer === 'before') {
       await page.waitForFunction('window.__complete !== undefined', undefined, { timeout: TIMEOUT_MS, polling: 50 });
       completeMs = Math.round((await page.evaluate('window.__complete')) as number);
     }
@@ -443,6 +456,7 @@ export default async function (): Promise<BenchResult[]> {
     'petstore.json': readFileSync(join(ROOT, 'test', 'fixtures', 'viewer', 'petstore-2.0.json')),
   };
   const mounts: Record<string, string> = { '/ours/': DIST };
+  if (BEFORE) mounts['/before/'] = resolve(BEFORE);
   const anchorLabel: Record<string, string> = {};
   for (const anchor of ANCHORS) {
     const { name, pkg, dir } = ANCHOR_FILES[anchor];
@@ -458,7 +472,7 @@ export default async function (): Promise<BenchResult[]> {
   };
   const server = createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://x');
-    const page = /^\/page\/(quartet|swagger-ui|redoc|scalar)$/.exec(url.pathname);
+    const page = /^\/page\/(quartet|before|swagger-ui|redoc|scalar)$/.exec(url.pathname);
     if (page) {
       res.writeHead(200, { 'Content-Type': 'text/html' });
       return res.end(PAGES[page[1] as ViewerName](url.searchParams.get('spec') ?? ''));
@@ -507,8 +521,14 @@ export default async function (): Promise<BenchResult[]> {
   }
   // VIEWER_BENCH_ONLY=quartet,scalar: a subset of the viewers (for a quick look; ratios need the anchors).
   const only = process.env.VIEWER_BENCH_ONLY?.split(',');
-  const viewers = (['quartet', ...ANCHORS] as ViewerName[]).filter((v) => !only || only.includes(v));
+  const viewers = (['quartet', ...(BEFORE ? ['before'] : []), ...ANCHORS] as ViewerName[]).filter(
+    (v) => !only || only.includes(v),
+  );
   try {
+    // One unmeasured round on the small petstore: the browser's first pages pay for starting its
+    // processes and caches, which would otherwise count against whichever viewer goes first.
+    const petstore = { tag: 'pet', method: 'get', path: '/pet/{petId}', id: 'getPetById' };
+    for (const viewer of viewers) await measure(browser, base, viewer, '/specs/petstore.json', petstore);
     for (const input of inputs) {
       const runs: Partial<Record<ViewerName, Measurement>> = {};
       // The machine is shared: best of REPEAT runs, interleaved. Redoc runs once (it is the slowest
@@ -523,7 +543,8 @@ export default async function (): Promise<BenchResult[]> {
           runs[viewer] = best(runs[viewer], run);
         }
       }
-      results.push(...compare(input.label, runs, anchorLabel));
+      results.push(...compare(input.label, runs, anchorLabel, 'quartet'));
+      if (BEFORE) results.push(...compare(`${input.label}, before (${BEFORE})`, runs, anchorLabel, 'before'));
     }
   } finally {
     await browser.close();
@@ -545,9 +566,10 @@ function compare(
   label: string,
   runs: Partial<Record<ViewerName, Measurement>>,
   anchorLabel: Record<string, string>,
+  who: Ours,
 ): BenchResult[] {
   const results: BenchResult[] = [];
-  const ours = runs.quartet;
+  const ours = runs[who];
   if (!ours) return results;
   if (ours.completeMs !== undefined) {
     results.push({
