@@ -7,11 +7,12 @@ import { StreamingJson } from '../../viewer/src/stream.js';
 
 const encoder = new TextEncoder();
 
-/** Feeds `bytes` in chunks ending at `cuts`, then finishes. */
+/** Feeds `bytes` in chunks ending at `cuts` (fractions of the length), then finishes. */
 function read(bytes: Uint8Array, cuts: number[]) {
   const reader = new StreamingJson();
   let at = 0;
-  for (const cut of [...cuts.filter((c) => c > 0 && c < bytes.length)].sort((a, b) => a - b)) {
+  for (const cut of cuts.map((f) => Math.floor(f * bytes.length)).sort((a, b) => a - b)) {
+    if (cut <= at) continue;
     reader.push(bytes.subarray(at, cut));
     at = cut;
   }
@@ -74,7 +75,7 @@ function serialize(pairs: [string, unknown][], indent: number) {
   return `{${' '.repeat(indent)}${inner.join(`,\n${' '.repeat(indent)}`)}\n}`;
 }
 
-const cuts = fc.array(fc.nat(4000), { maxLength: 8 });
+const cuts = fc.array(fc.double({ min: 0, max: 1, noNaN: true }), { maxLength: 8 });
 
 describe('the streaming JSON reader', () => {
   it('gives what JSON.parse gives, for any chunking', () => {
@@ -112,6 +113,22 @@ describe('the streaming JSON reader', () => {
     );
   });
 
+  it('reads escapes, quotes and non-ASCII text split at every byte', () => {
+    const source = JSON.stringify(
+      {
+        'a"b': 'c\\',
+        paths: { '/x\\"y': { get: { summary: 'q\\\\"r" \u00e9 😀 {[' } }, '/z': [1, '\\'] },
+        tail: { '\\': '"\\"' },
+      },
+      null,
+      1,
+    );
+    const bytes = encoder.encode(source);
+    for (let cut = 1; cut < bytes.length; cut++) {
+      same(read(bytes, [(cut + 0.5) / bytes.length]).doc, JSON.parse(source));
+    }
+  });
+
   it('agrees with JSON.parse on commas, duplicates and large members around `paths`', () => {
     const big = JSON.stringify({ schemas: { Big: { description: 'x'.repeat(70_000) } } });
     for (const source of [
@@ -129,7 +146,7 @@ describe('the streaming JSON reader', () => {
       `{"components": ${big.slice(0, -1)}, "paths": {}}`,
     ]) {
       const expected = parsed(source);
-      const { doc } = read(encoder.encode(source), [7, 30]);
+      const { doc } = read(encoder.encode(source), [0.1, 0.5]);
       if (expected.error) expect(doc, source.slice(0, 60)).toBeUndefined();
       else same(doc, expected.value);
     }
@@ -137,10 +154,10 @@ describe('the streaming JSON reader', () => {
 
   it('hands back what is not an object: YAML, arrays, text, other leading white space', () => {
     for (const source of ['openapi: 3.0.0\npaths: {}\n', '[1, 2]', 'null', '\u00a0{"a": 1}', '', '{"a": 1} x']) {
-      expect(read(encoder.encode(source), [1, 3]).doc).toBeUndefined();
+      expect(read(encoder.encode(source), [0.1, 0.3]).doc).toBeUndefined();
     }
     // What trimStart() dropped before JSON.parse: a byte order mark and ASCII white space.
-    same(read(encoder.encode('\ufeff \t\v\f\r\n{"a": 1}'), [1, 2]).doc, { a: 1 });
+    same(read(encoder.encode('\ufeff \t\v\f\r\n{"a": 1}'), [0.05, 0.1]).doc, { a: 1 });
   });
 
   it('has the first path items, as parsed values, before the rest has arrived', () => {
@@ -170,7 +187,7 @@ describe('the streaming JSON reader', () => {
 
   it('keeps a root `__proto__` key a plain member, as JSON.parse does', () => {
     const source = '{"__proto__": {"polluted": true}, "paths": {"__proto__": {"get": {}}}, "x": {"__proto__": 1}}';
-    const { doc } = read(encoder.encode(source), [5, 40]);
+    const { doc } = read(encoder.encode(source), [0.05, 0.4]);
     expect(Object.getPrototypeOf(doc)).toBe(Object.prototype);
     expect(Object.hasOwn(doc!, '__proto__')).toBe(true);
     expect(Object.hasOwn(doc!.paths as object, '__proto__')).toBe(true);

@@ -47,6 +47,12 @@ const PRIMITIVE = 2;
 
 class NotStreamable extends Error {}
 
+/** Bytes that matter inside a value: 1 a quote, 2 an opening and 3 a closing bracket; 0 the rest. */
+const STRUCTURE = new Uint8Array(256);
+STRUCTURE[0x22] = 1;
+STRUCTURE[0x7b] = STRUCTURE[0x5b] = 2;
+STRUCTURE[0x7d] = STRUCTURE[0x5d] = 3;
+
 const isSpace = (c: number) => c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
 
 /** Index of the quote that ends a string whose content goes on at `from`, or -1 if not yet received. */
@@ -300,7 +306,12 @@ export class StreamingJson {
     let inString = this.inString;
     while (i < end) {
       if (inString) {
-        const q = closingQuote(bytes, i);
+        // Most strings are short names: a plain loop finds their end sooner than a call to indexOf.
+        let j = i;
+        while (j < end && j - i < 32 && bytes[j] !== 0x22 && bytes[j] !== 0x5c) j++;
+        // (A quote found at once may still be escaped by a backslash the previous chunk ended with.)
+        const plain = j < end && bytes[j] === 0x22 && (j > i || bytes[i - 1] !== 0x5c);
+        const q = plain ? j : closingQuote(bytes, j);
         if (q === -1) {
           i = end;
           break;
@@ -309,10 +320,11 @@ export class StreamingJson {
         inString = false;
         continue;
       }
-      const c = bytes[i++];
-      if (c === 0x22) inString = true;
-      else if (c === 0x7b || c === 0x5b) depth++;
-      else if ((c === 0x7d || c === 0x5d) && --depth === 0) return i;
+      const kind = STRUCTURE[bytes[i++]];
+      if (kind === 0) continue;
+      if (kind === 1) inString = true;
+      else if (kind === 2) depth++;
+      else if (--depth === 0) return i;
     }
     this.depth = depth;
     this.inString = inString;
