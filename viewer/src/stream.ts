@@ -2,7 +2,7 @@
 // members and the path items of `paths`) finds where each value starts and ends; JSON.parse then
 // reads each value from its own slice, so the native parser does the work and the first path
 // items can be shown long before the last byte arrives (bench/README.md has the figures). What
-// follows `paths` is not scanned at all: it is parsed in one piece once everything has arrived.
+// follows `paths` is not scanned at all: it is decoded as it arrives and parsed in one piece at the end.
 // Anything the scan does not expect (YAML, a root that is not an object, malformed JSON) makes
 // the caller parse the whole text at the end instead, which also keeps the old error messages.
 
@@ -91,6 +91,9 @@ export class StreamingJson {
   private seq = 0;
   /** Where the members after `paths` begin (after its `,`). */
   private restStart = -1;
+  /** Their text, decoded as it arrives (while the rest downloads rather than all at the end). */
+  private restText: string[] = [];
+  private readonly restDecoder = new TextDecoder();
   private added = 0;
   private pathsDoneSeen = false;
   /** The scan gave up: the caller parses `bytes()` as a whole. */
@@ -146,7 +149,11 @@ export class StreamingJson {
       // `, "k": v, … }` after `paths` is read as `{"k": v, … }`: valid exactly when the original is.
       // Its members come last, so they win over earlier duplicates, as with JSON.parse.
       if (this.state === REST) {
-        const rest = this.parse(this.restStart, this.length, '{') as Record<string, unknown>;
+        const rest = this.parseText(`{${this.restText.join('')}${this.restDecoder.decode()}`) as Record<
+          string,
+          unknown
+        >;
+        this.restText = [];
         for (const key of Object.keys(rest)) define(this.root, key, rest[key]);
       }
     } catch {
@@ -188,8 +195,10 @@ export class StreamingJson {
         case FIRST_KEY:
         case KEY:
           if (isSpace(c)) i++;
-          else if (c === 0x22 && this.restStart !== -1) this.state = REST;
-          else if (c === 0x22) {
+          else if (c === 0x22 && this.restStart !== -1) {
+            this.state = REST;
+            i = this.restStart; // the white space before the key is part of the text
+          } else if (c === 0x22) {
             this.keyStart = i++;
             this.state = KEY_STRING;
           } else if (c === 0x7d && this.state === FIRST_KEY) i = this.close(i);
@@ -260,10 +269,11 @@ export class StreamingJson {
             this.state = AFTER_ROOT;
           } else if (c === 0x2c) {
             this.restStart = ++i;
-            this.state = KEY; // only to check that a key follows, then REST
+            this.state = KEY; // only to check that a key follows, then REST (from restStart on)
           } else throw new NotStreamable();
           break;
         case REST:
+          this.restText.push(this.restDecoder.decode(bytes.subarray(i, end), { stream: true }));
           i = end;
           break;
       }
@@ -348,8 +358,11 @@ export class StreamingJson {
     } else define(this.root, key, this.parse(start, end));
   }
 
-  private parse(start: number, end: number, prefix = ''): unknown {
-    const text = prefix + this.decoder.decode(this.buffer.subarray(start, end));
+  private parse(start: number, end: number): unknown {
+    return this.parseText(this.decoder.decode(this.buffer.subarray(start, end)));
+  }
+
+  private parseText(text: string): unknown {
     if (!this.externalRefs && EXTERNAL_REF.test(text)) this.externalRefs = true;
     return JSON.parse(text);
   }
