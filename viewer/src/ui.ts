@@ -14,6 +14,7 @@ import { authPanel, type OAuthDefaults } from './render/authpanel.js';
 import { h, inChunks, tr } from './render/dom.js';
 import { renderOperation, type OperationView, type RenderContext } from './render/operation.js';
 import { SearchIndex } from './search.js';
+import { yieldToPage } from './tasks.js';
 import { validate } from './validate.js';
 
 /** What the reader has opened or focused, carried over when the page is rendered again. */
@@ -360,7 +361,9 @@ export class SwaggerUi {
     if (first) this.afterFirstFrame = [];
     this.render();
     if (!first) return;
+    // Then the tasks the page already has queued (input, its own timers), then what was held back.
     await nextFrame();
+    await yieldToPage();
     const deferred = this.afterFirstFrame ?? [];
     this.afterFirstFrame = undefined;
     for (const run of deferred) run();
