@@ -64,10 +64,10 @@ export class SwaggerUi {
   private pending = false;
   /** The address's deep link has been followed (or there is none), so renders no longer scroll to it. */
   private deepLinked = false;
+  /** Settles when load() has built (or cleared) the page for the description being read. */
+  private shellReady: Promise<void> = Promise.resolve();
   /** Work held back until the first preview has been painted (see infoSection). */
   private afterFirstFrame?: (() => void)[];
-  /** The deep link waiting to be written (rememberLink). */
-  private linkToRemember?: string;
   static oauthDefaults: OAuthDefaults = {};
 
   constructor(options: ViewerOptions = {}) {
@@ -260,16 +260,15 @@ export class SwaggerUi {
   }
 
   async load(): Promise<void> {
-    // A 2.x page may create the viewer from a script in <head>: wait for the container.
-    if (document.readyState === 'loading') {
-      await new Promise((resolve) => document.addEventListener('DOMContentLoaded', resolve, { once: true }));
-    }
     const { url, spec } = this.options;
     const inline = spec && typeof spec === 'object';
     const current = ++this.loads;
     this.abort?.abort();
     const abort = (this.abort = new AbortController());
-    // The description's request goes out first; the page's frame is built while it travels.
+    // The description's request goes out first: the rest of the page is parsed and the viewer's
+    // frame built while it travels (previews wait for that frame, see preview()).
+    let shown!: () => void;
+    this.shellReady = new Promise((resolve) => (shown = resolve));
     let reading: { absolute: string; resolver: Promise<Resolver> } | undefined;
     let invalid: unknown;
     if (!inline && url) {
@@ -284,12 +283,17 @@ export class SwaggerUi {
         invalid = error; // an address URL cannot read: reported below, as any failure
       }
     }
+    // A 2.x page may create the viewer from a script in <head>: wait for the container.
+    if (document.readyState === 'loading') {
+      await new Promise((resolve) => document.addEventListener('DOMContentLoaded', resolve, { once: true }));
+    }
     if (!this.root || !this.root.isConnected) this.buildShell();
     this.content.textContent = '';
     this.tagViews = [];
     this.model = undefined;
     this.pending = false;
     this.deepLinked = false;
+    shown();
     try {
       let resolver;
       if (invalid) throw invalid;
@@ -345,6 +349,7 @@ export class SwaggerUi {
    * `paths` is complete. Only 2.0 and 3.x: 1.x needs its declarations.
    */
   private async preview(root: any, baseUrl: string, current: number, pathsDone: boolean) {
+    await this.shellReady;
     if (current !== this.loads || (this.model && !pathsDone)) return;
     const version = (typeof root.openapi === 'string' && /^3\./.test(root.openapi)) || String(root.swagger) === '2.0';
     if (!version || !root.paths || typeof root.paths !== 'object') return;
@@ -701,25 +706,15 @@ export class SwaggerUi {
     this.setMessage(matches ? `${count} ${t('operations match')} "${query}"` : '');
   }
 
-  /**
-   * Keeps the address's deep link on the operation last opened or closed. Written after the next
-   * frame: replaceState costs ~10 ms in Chromium, which the opened operation need not wait for.
-   */
   private rememberLink(op: Operation, open: boolean) {
-    const first = this.linkToRemember === undefined;
-    this.linkToRemember = open
+    const hash = open
       ? `#!/${encodeURIComponent(op.tag)}/${encodeURIComponent(op.id)}`
       : `#!/${encodeURIComponent(op.tag)}`;
-    if (!first) return;
-    void nextFrame().then(() => {
-      const hash = this.linkToRemember!;
-      this.linkToRemember = undefined;
-      try {
-        history.replaceState(null, '', hash);
-      } catch {
-        // ignore: deep links are a convenience
-      }
-    });
+    try {
+      history.replaceState(null, '', hash);
+    } catch {
+      // ignore: deep links are a convenience
+    }
   }
 
   /**
