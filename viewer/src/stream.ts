@@ -103,10 +103,13 @@ export class StreamingJson {
   pathsDone = false;
   externalRefs = false;
 
-  /** `streamable` false (another charset): only collect the bytes. `expected`: Content-Length, if any. */
+  /**
+   * `streamable` false (another charset): only collect the bytes. `expected`: Content-Length, if
+   * any; the server's word, so at most 32 MB is set aside before the bytes are there.
+   */
   constructor(streamable = true, expected = 0) {
     this.whole = !streamable;
-    this.buffer = new Uint8Array(Math.max(expected, 64 * 1024));
+    this.buffer = new Uint8Array(Math.min(Math.max(expected, 64 * 1024), 32 * 1024 * 1024));
   }
 
   push(chunk: Uint8Array) {
