@@ -1,12 +1,13 @@
 // Viewer benchmark: in one headless Chromium, time to first render and time to expand one
 // operation, for GitHub's REST description (@octokit/openapi, ~13 MB) and a Stripe-sized one
 // (generated here, ~3.5 MB: no npm package ships Stripe's), for our viewer against Swagger UI 5
-// (swagger-ui-dist) and Redoc 2.5 (standalone bundle), all served from loopback. Ratios are
-// anchor time / our time (higher is better for us). Also reports our gzipped JS+CSS.
+// (swagger-ui-dist), Redoc 2.5 (standalone bundle) and Scalar (@scalar/api-reference's standalone
+// bundle), all served from loopback; nothing else is reachable. Ratios are anchor time / our time
+// (higher is better for us); the goals compare with the fastest anchor. Also reports our gzipped JS+CSS.
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
-import { join, normalize } from 'node:path';
+import { join, normalize, resolve } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import type { Browser, Page } from 'playwright-core';
 import { launchBrowser } from '../test/support/browser.js';
@@ -248,28 +249,60 @@ const probe = (selector: string) => `<script>
 })();
 </script>`;
 
-type ViewerName = 'quartet' | 'swagger-ui' | 'redoc';
+type ViewerName = 'quartet' | 'before' | 'swagger-ui' | 'redoc' | 'scalar';
+type Ours = 'quartet' | 'before';
+/**
+ * VIEWER_BENCH_BEFORE=<dir>: also measures another build of our viewer (an earlier commit's
+ * dist/viewer), as "before", so one run gives the ratios before and after a change.
+ */
+const BEFORE = process.env.VIEWER_BENCH_BEFORE;
+const ANCHORS = ['swagger-ui', 'redoc', 'scalar'] as const;
+
+/** The anchors' packages: where their files are served from and their versions, read from node_modules. */
+const ANCHOR_FILES: Record<(typeof ANCHORS)[number], { name: string; pkg: string; dir: string }> = {
+  'swagger-ui': { name: 'Swagger UI', pkg: 'swagger-ui-dist', dir: '' },
+  redoc: { name: 'Redoc', pkg: 'redoc', dir: 'bundles' },
+  scalar: { name: 'Scalar', pkg: '@scalar/api-reference', dir: 'dist/browser' },
+};
+
+// onComplete marks when the whole description has been read (first render comes before it).
+const ourPage = (dir: string) => (spec: string) =>
+  `<!doctype html><html><head><meta charset="utf-8"><title>quartet</title>${probe('.qv-tag-toggle')}
+<link rel="stylesheet" href="/${dir}/viewer.css"><script src="/${dir}/viewer.js"></script></head>
+<body><div id="app"></div>
+<script>new SwaggerUi({ url: '${spec}', dom_id: 'app', validatorUrl: null,
+  onComplete: function () { window.__complete = performance.now(); } }).load();</script></body></html>`;
 
 const PAGES: Record<ViewerName, (spec: string) => string> = {
-  quartet: (spec) => `<!doctype html><html><head><meta charset="utf-8"><title>quartet</title>${probe('.qv-tag-toggle')}
-<link rel="stylesheet" href="/ours/viewer.css"><script src="/ours/viewer.js"></script></head>
-<body><div id="app"></div>
-<script>new SwaggerUi({ url: '${spec}', dom_id: 'app', validatorUrl: null }).load();</script></body></html>`,
+  quartet: ourPage('ours'),
+  before: ourPage('before'),
   'swagger-ui': (
     spec,
   ) => `<!doctype html><html><head><meta charset="utf-8"><title>swagger-ui</title>${probe('.opblock-tag')}
-<link rel="stylesheet" href="/sui/swagger-ui.css"><script src="/sui/swagger-ui-bundle.js"></script></head>
+<link rel="stylesheet" href="/swagger-ui/swagger-ui.css"><script src="/swagger-ui/swagger-ui-bundle.js"></script></head>
 <body><div id="app"></div>
 <script>window.ui = SwaggerUIBundle({ url: '${spec}', dom_id: '#app', validatorUrl: null });</script></body></html>`,
   redoc: (spec) => `<!doctype html><html><head><meta charset="utf-8"><title>redoc</title>
 ${probe('.api-content [data-section-id^="operation/"]')}
 <script src="/redoc/redoc.standalone.js"></script></head>
 <body><div id="app"></div><script>Redoc.init('${spec}', {}, document.getElementById('app'));</script></body></html>`,
+  // Scalar's first tag section in the content column; its fonts and telemetry are off (no network).
+  scalar: (spec) => `<!doctype html><html><head><meta charset="utf-8"><title>scalar</title>
+${probe('section[id*="/tag/"]')}
+<script src="/scalar/standalone.js"></script></head>
+<body><div id="app"></div><script>Scalar.createApiReference('#app',
+  { url: '${spec}', withDefaultFonts: false, telemetry: false });</script></body></html>`,
 };
 
+interface Op {
+  tag: string;
+  method: string;
+  path: string;
+  id: string;
+}
+
 /** Clicks what opens one operation and returns ms until the next frame after it has rendered. */
-const EXPAND: Record<ViewerName, (op: { tag: string; method: string; path: string; id: string }) => string> = {
-  quartet: (op) => `(async () => {
+const expandOurs = (op: Op) => `(async () => {
     const tag = [...document.querySelectorAll('.qv-tag-toggle')]
       .find((b) => b.textContent === ${JSON.stringify(op.tag)});
     if (tag.getAttribute('aria-expanded') !== 'true') tag.click();
@@ -280,7 +313,11 @@ const EXPAND: Record<ViewerName, (op: { tag: string; method: string; path: strin
     li.querySelector('.qv-op-head').click();
     const body = () => li.querySelector('.qv-op-body');
     return await waitFrame(() => !body().hidden && body().childElementCount > 0, start);
-  })()`,
+  })()`;
+
+const EXPAND: Record<ViewerName, (op: Op) => string> = {
+  quartet: expandOurs,
+  before: expandOurs,
   'swagger-ui': (op) => `(async () => {
     const find = () => [...document.querySelectorAll('.opblock-summary-path')]
       .filter((el) => el.getAttribute('data-path') === ${JSON.stringify(op.path)})
@@ -307,6 +344,25 @@ const EXPAND: Record<ViewerName, (op: { tag: string; method: string; path: strin
     button.click();
     return await waitFrame(() => section.querySelectorAll('*').length > before, start);
   })()`,
+  // Scalar renders operations in one long column: the sidebar's link to the operation brings it
+  // into view and renders it (its tag's group opened first, as a reader would).
+  scalar: (op) => `(async () => {
+    const suffix = ${JSON.stringify(`/${op.method.toUpperCase()}${op.path}`)};
+    const link = () => [...document.querySelectorAll('.t-doc__sidebar a')]
+      .find((a) => (a.getAttribute('href') ?? '').endsWith(suffix));
+    if (!link()) {
+      [...document.querySelectorAll('.t-doc__sidebar button')]
+        .find((b) => b.textContent.trim() === ${JSON.stringify(`Open Group - ${op.tag}`)}).click();
+      await waitFrame(() => !!link(), performance.now());
+    }
+    const start = performance.now();
+    link().click();
+    const section = () => [...document.querySelectorAll('section[id*="/tag/"]')].find((s) => s.id.endsWith(suffix));
+    return await waitFrame(() => {
+      const s = section();
+      return !!s && !!s.querySelector('.operation-title') && !!s.querySelector('.request-card');
+    }, start);
+  })()`,
 };
 
 const WAIT_FRAME = `window.waitFrame = (ready, start) => new Promise((resolve, reject) => {
@@ -321,21 +377,26 @@ const WAIT_FRAME = `window.waitFrame = (ready, start) => new Promise((resolve, r
 
 const REPEAT = Number(process.env.VIEWER_BENCH_REPEAT ?? 2);
 
+interface Measurement {
+  firstRenderMs?: number;
+  /** quartet only: when onComplete ran, i.e. the whole description was read and listed. */
+  completeMs?: number;
+  expandMs?: number;
+  error?: string;
+}
+
 function best(a: Measurement | undefined, b: Measurement): Measurement {
   if (!a) return b;
   const min = (x?: number, y?: number) => (x === undefined ? y : y === undefined ? x : Math.min(x, y));
   return {
     firstRenderMs: min(a.firstRenderMs, b.firstRenderMs),
+    completeMs: min(a.completeMs, b.completeMs),
     expandMs: min(a.expandMs, b.expandMs),
     error: a.error && b.error ? b.error : undefined,
   };
 }
 
-interface Measurement {
-  firstRenderMs?: number;
-  expandMs?: number;
-  error?: string;
-}
+const timedOut = (m: Measurement) => /timed out|Timeout|no answer/.test(m.error ?? '');
 
 /** A page busy in a long task never answers evaluate(): give up after the time limit. */
 function limited<T>(promise: Promise<T>, what: string): Promise<T> {
@@ -349,14 +410,13 @@ function limited<T>(promise: Promise<T>, what: string): Promise<T> {
   ]).finally(() => clearTimeout(timer));
 }
 
-async function measure(
-  browser: Browser,
-  base: string,
-  viewer: ViewerName,
-  spec: string,
-  op: Parameters<(typeof EXPAND)['quartet']>[0],
-): Promise<Measurement> {
+async function measure(browser: Browser, base: string, viewer: ViewerName, spec: string, op: Op): Promise<Measurement> {
   const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+  // Loopback only: whatever a viewer would fetch from elsewhere (fonts, telemetry) fails at once.
+  await context.route(
+    (url) => url.hostname !== '127.0.0.1',
+    (route) => route.abort(),
+  );
   const page: Page = await context.newPage();
   const pageErrors: string[] = [];
   page.on('pageerror', (error) => pageErrors.push(error.message.split('\n')[0]));
@@ -364,14 +424,19 @@ async function measure(
     await page.goto(`${base}/page/${viewer}?spec=${encodeURIComponent(spec)}`);
     await page.waitForFunction('window.__firstRender !== undefined', undefined, { timeout: TIMEOUT_MS, polling: 100 });
     const firstRenderMs = Math.round((await page.evaluate('window.__firstRender')) as number);
+    let completeMs: number | undefined;
+    if (viewer === 'quartet' || viewer === 'before') {
+      await page.waitForFunction('window.__complete !== undefined', undefined, { timeout: TIMEOUT_MS, polling: 50 });
+      completeMs = Math.round((await page.evaluate('window.__complete')) as number);
+    }
     await page.evaluate(WAIT_FRAME);
     let expandMs: number | undefined;
     try {
       expandMs = Math.round((await limited(page.evaluate(EXPAND[viewer](op)), 'expand')) as number);
     } catch (error) {
-      return { firstRenderMs, error: `expand: ${(error as Error).message.split('\n')[0]}` };
+      return { firstRenderMs, completeMs, error: `expand: ${(error as Error).message.split('\n')[0]}` };
     }
-    return { firstRenderMs, expandMs };
+    return { firstRenderMs, completeMs, expandMs };
   } catch (error) {
     const errors = pageErrors.length ? `; page errors: ${pageErrors.slice(0, 2).join(' | ')}` : '';
     return { error: `${(error as Error).message.split('\n')[0]}${errors}` };
@@ -390,11 +455,15 @@ export default async function (): Promise<BenchResult[]> {
     'stripe.json': stripe,
     'petstore.json': readFileSync(join(ROOT, 'test', 'fixtures', 'viewer', 'petstore-2.0.json')),
   };
-  const mounts: Record<string, string> = {
-    '/ours/': DIST,
-    '/sui/': join(ROOT, 'node_modules', 'swagger-ui-dist'),
-    '/redoc/': join(ROOT, 'node_modules', 'redoc', 'bundles'),
-  };
+  const mounts: Record<string, string> = { '/ours/': DIST };
+  if (BEFORE) mounts['/before/'] = resolve(BEFORE);
+  const anchorLabel: Record<string, string> = {};
+  for (const anchor of ANCHORS) {
+    const { name, pkg, dir } = ANCHOR_FILES[anchor];
+    const pkgDir = join(ROOT, 'node_modules', pkg);
+    mounts[`/${anchor}/`] = join(pkgDir, dir);
+    anchorLabel[anchor] = `${name} ${JSON.parse(readFileSync(join(pkgDir, 'package.json'), 'utf8')).version}`;
+  }
   const types: Record<string, string> = {
     js: 'text/javascript',
     css: 'text/css',
@@ -403,7 +472,7 @@ export default async function (): Promise<BenchResult[]> {
   };
   const server = createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://x');
-    const page = /^\/page\/(quartet|swagger-ui|redoc)$/.exec(url.pathname);
+    const page = /^\/page\/(quartet|before|swagger-ui|redoc|scalar)$/.exec(url.pathname);
     if (page) {
       res.writeHead(200, { 'Content-Type': 'text/html' });
       return res.end(PAGES[page[1] as ViewerName](url.searchParams.get('spec') ?? ''));
@@ -425,7 +494,7 @@ export default async function (): Promise<BenchResult[]> {
   const base = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
   const browser = await launchBrowser();
   const results: BenchResult[] = [];
-  const inputs = [
+  const inputs: { label: string; spec: string; op: Op }[] = [
     {
       label: 'GitHub REST (13 MB)',
       spec: '/specs/github.json',
@@ -450,56 +519,32 @@ export default async function (): Promise<BenchResult[]> {
       op: { tag: 'pet', method: 'get', path: '/pet/{petId}', id: 'getPetById' },
     });
   }
+  // VIEWER_BENCH_ONLY=quartet,scalar: a subset of the viewers (for a quick look; ratios need the anchors).
+  const only = process.env.VIEWER_BENCH_ONLY?.split(',');
+  const viewers = (['quartet', ...(BEFORE ? ['before'] : []), ...ANCHORS] as ViewerName[]).filter(
+    (v) => !only || only.includes(v),
+  );
   try {
+    // One unmeasured round on the small petstore: the browser's first pages pay for starting its
+    // processes and caches, which would otherwise count against whichever viewer goes first.
+    const petstore = { tag: 'pet', method: 'get', path: '/pet/{petId}', id: 'getPetById' };
+    for (const viewer of viewers) await measure(browser, base, viewer, '/specs/petstore.json', petstore);
     for (const input of inputs) {
       const runs: Partial<Record<ViewerName, Measurement>> = {};
       // The machine is shared: best of REPEAT runs, interleaved. Redoc runs once (it is the slowest
-      // by far and mostly hits the time limit on these inputs).
+      // by far and mostly hits the time limit on these inputs), and so does a viewer whose first
+      // render did not finish within the limit.
       for (let round = 0; round < REPEAT; round++) {
-        for (const viewer of ['quartet', 'swagger-ui', 'redoc'] as ViewerName[]) {
-          if (viewer === 'redoc' && round > 0) continue;
+        for (const viewer of viewers) {
+          const stuck = runs[viewer] && runs[viewer].firstRenderMs === undefined && timedOut(runs[viewer]);
+          if (round > 0 && (viewer === 'redoc' || stuck)) continue;
           const run = await measure(browser, base, viewer, input.spec, input.op);
           console.log(`    ${input.label} ${viewer}: ${JSON.stringify(run)}`);
           runs[viewer] = best(runs[viewer], run);
         }
       }
-      const ours = runs.quartet!;
-      for (const [metric, key] of [
-        ['first render', 'firstRenderMs'],
-        ['expand operation', 'expandMs'],
-      ] as const) {
-        if (ours[key] === undefined) {
-          results.push({
-            name: `viewer ${metric}, ${input.label}`,
-            value: -1,
-            unit: 'ms',
-            notes: `quartet failed: ${ours.error}`,
-          });
-          continue;
-        }
-        for (const anchor of ['swagger-ui', 'redoc'] as const) {
-          const other = runs[anchor]!;
-          // An anchor that did not finish within the limit counts as the limit: the ratio is then
-          // a lower bound.
-          const timedOut = other[key] === undefined && /timed out|Timeout|no answer/.test(other.error ?? '');
-          const value = other[key] ?? (timedOut ? TIMEOUT_MS : undefined);
-          const anchorNote = timedOut
-            ? `; anchor did not finish within ${TIMEOUT_MS / 1000} s, ratio is a lower bound`
-            : other.error
-              ? `; anchor: ${other.error}`
-              : '';
-          results.push({
-            name: `viewer ${metric}, ${input.label}, vs ${anchor}`,
-            value: ours[key]!,
-            unit: 'ms',
-            anchor: anchor === 'swagger-ui' ? 'Swagger UI 5.35.0' : 'Redoc 2.5.4',
-            anchorValue: value,
-            ratio: value !== undefined ? Math.round((value / Math.max(1, ours[key]!)) * 10) / 10 : undefined,
-            goal: metric === 'first render' && anchor === 'swagger-ui' ? '≥ 5× faster (ratio ≥ 5)' : undefined,
-            notes: `ratio = anchor ms / quartet ms${anchorNote}`,
-          });
-        }
-      }
+      results.push(...compare(input.label, runs, anchorLabel, 'quartet'));
+      if (BEFORE) results.push(...compare(`${input.label}, before (${BEFORE})`, runs, anchorLabel, 'before'));
     }
   } finally {
     await browser.close();
@@ -508,9 +553,81 @@ export default async function (): Promise<BenchResult[]> {
   const gz = (file: string) => gzipSync(readFileSync(join(DIST, file)), { level: 9 }).length;
   results.push({
     name: 'viewer JS+CSS gzipped',
-    value: Math.round(((gz('viewer.js') + gz('viewer.css')) / 1024) * 10) / 10,
-    unit: 'KiB',
-    goal: '≤ 150 KB',
+    value: Math.round((gz('viewer.js') + gz('viewer.css')) / 100) / 10,
+    unit: 'KB',
+    goal: '≤ 100 KB',
+    notes: 'viewer.js + viewer.css, gzip -9, 1 KB = 1,000 bytes',
   });
+  return results;
+}
+
+/** Ratios of one input: each anchor, then the fastest of them (which the goals are about). */
+function compare(
+  label: string,
+  runs: Partial<Record<ViewerName, Measurement>>,
+  anchorLabel: Record<string, string>,
+  who: Ours,
+): BenchResult[] {
+  const results: BenchResult[] = [];
+  const ours = runs[who];
+  if (!ours) return results;
+  if (ours.completeMs !== undefined) {
+    results.push({
+      name: `viewer whole description read, ${label}`,
+      value: ours.completeMs,
+      unit: 'ms',
+      notes: 'quartet: onComplete (every tag listed), after the first render',
+    });
+  }
+  for (const [metric, key, goal] of [
+    ['first render', 'firstRenderMs', '≥ 5× faster than the fastest other (ratio ≥ 5)'],
+    ['expand operation', 'expandMs', '< 50 ms'],
+  ] as const) {
+    if (ours[key] === undefined) {
+      results.push({
+        name: `viewer ${metric}, ${label}`,
+        value: -1,
+        unit: 'ms',
+        notes: `quartet failed: ${ours.error}`,
+      });
+      continue;
+    }
+    const ratioTo = (value: number) => Math.round((value / Math.max(1, ours[key]!)) * 10) / 10;
+    let fastest: { anchor: string; value: number } | undefined;
+    for (const anchor of ANCHORS) {
+      const other = runs[anchor];
+      if (!other) continue;
+      // An anchor that did not finish within the limit counts as the limit: the ratio is then a lower bound.
+      const value = other[key] ?? (timedOut(other) ? TIMEOUT_MS : undefined);
+      const anchorNote =
+        other[key] === undefined && timedOut(other)
+          ? `; anchor did not finish within ${TIMEOUT_MS / 1000} s, ratio is a lower bound`
+          : other.error
+            ? `; anchor: ${other.error}`
+            : '';
+      if (value !== undefined && (!fastest || value < fastest.value)) fastest = { anchor, value };
+      results.push({
+        name: `viewer ${metric}, ${label}, vs ${anchor}`,
+        value: ours[key]!,
+        unit: 'ms',
+        anchor: anchorLabel[anchor],
+        anchorValue: value,
+        ratio: value !== undefined ? ratioTo(value) : undefined,
+        notes: `ratio = anchor ms / quartet ms${anchorNote}`,
+      });
+    }
+    if (fastest) {
+      results.push({
+        name: `viewer ${metric}, ${label}, vs the fastest other`,
+        value: ours[key]!,
+        unit: 'ms',
+        anchor: anchorLabel[fastest.anchor],
+        anchorValue: fastest.value,
+        ratio: ratioTo(fastest.value),
+        goal,
+        notes: 'ratio = anchor ms / quartet ms',
+      });
+    }
+  }
   return results;
 }

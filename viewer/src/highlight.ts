@@ -2,6 +2,7 @@
 // blocks of lines are coloured in time slices (a few ms each), so a multi-megabyte response stays
 // scrollable while it colours.
 // `threshold` is highlightSizeThreshold: larger bodies are shown as plain text.
+import { nextTask } from './tasks.js';
 
 const JSON_TOKEN = /("(?:\\.|[^"\\])*")(\s*:)?|(-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?)|\b(true|false|null)\b/g;
 const XML_TOKEN = /(<!--[\s\S]*?-->)|(<\/?[A-Za-z_][^\s/>]*)([^>]*?)(\/?>)/g;
@@ -45,16 +46,6 @@ export function highlightInto(
 }
 
 const BLOCK_LINES = 100;
-
-// Yields to the event loop (input, rendering) without setTimeout's 4 ms clamp.
-const channel = typeof MessageChannel === 'function' ? new MessageChannel() : undefined;
-const queued: (() => void)[] = [];
-if (channel) channel.port1.onmessage = () => queued.shift()?.();
-function nextTask(run: () => void) {
-  if (!channel) return void setTimeout(run, 0);
-  queued.push(run);
-  channel.port2.postMessage(null);
-}
 
 function colour(block: HTMLElement, pattern: RegExp, language: Language) {
   const text = block.textContent ?? '';

@@ -2,6 +2,8 @@
 import { parse as parseYaml } from 'yaml';
 import { externalRefs, Resolver } from './refs.js';
 import { t } from './i18n.js';
+import { EXTERNAL_REF, StreamingJson } from './stream.js';
+import { yieldToPage } from './tasks.js';
 
 export interface FetchOptions {
   /** Headers and query parameters from the configured authorizations. */
@@ -10,6 +12,19 @@ export interface FetchOptions {
 }
 
 export class LoadError extends Error {}
+
+const ACCEPT = 'application/json, application/yaml;q=0.9, */*;q=0.8';
+/** Bytes scanned between two looks at what has been read (stream.ts). */
+const SLICE = 64 * 1024;
+/** Reading yields to the page's other tasks after this long. */
+const SLICE_MS = 8;
+
+const statusError = (url: string, status: number) =>
+  new LoadError(`${t("Can't read swagger JSON from")} ${url} (${t('server returned')} ${status})`);
+const networkError = (url: string) =>
+  new LoadError(
+    `${t("Can't read from server. It may not have the appropriate access-control-origin settings.")} (${url})`,
+  );
 
 export function withQuery(url: string, query: [string, string][]): string {
   if (!query.length) return url;
@@ -25,18 +40,13 @@ export function fetchText(url: string, options: FetchOptions): Promise<string> {
   return new Promise((resolve, reject) => {
     const xhr = new XMLHttpRequest();
     xhr.open('GET', withQuery(url, options.query));
-    xhr.setRequestHeader('Accept', 'application/json, application/yaml;q=0.9, */*;q=0.8');
+    xhr.setRequestHeader('Accept', ACCEPT);
     for (const [name, value] of Object.entries(options.headers)) xhr.setRequestHeader(name, value);
     xhr.onload = () => {
       if (xhr.status >= 200 && xhr.status < 300) resolve(xhr.responseText);
-      else reject(new LoadError(`${t("Can't read swagger JSON from")} ${url} (${t('server returned')} ${xhr.status})`));
+      else reject(statusError(url, xhr.status));
     };
-    xhr.onerror = () =>
-      reject(
-        new LoadError(
-          `${t("Can't read from server. It may not have the appropriate access-control-origin settings.")} (${url})`,
-        ),
-      );
+    xhr.onerror = () => reject(networkError(url));
     xhr.send();
   });
 }
@@ -51,15 +61,76 @@ export function parseDocument(text: string, source: string): any {
   }
 }
 
-// A cheap text test saves walking a large document when it has no reference to another file.
-const EXTERNAL_REF = /\$ref['"]?\s*:\s*['"]?(?!#)[^\s'"]/;
+export interface StreamOptions {
+  /**
+   * Called while a JSON description arrives, each time more path items have been read (or all), with the
+   * root object so far (see stream.ts); reading goes on when the returned promise settles.
+   */
+  partial?(root: Record<string, unknown>, pathsDone: boolean): void | Promise<void>;
+  signal?: AbortSignal;
+}
+
+/**
+ * Reads the main description as it arrives (fetch's body stream; stream.ts), so that its first
+ * operations can be shown before the rest has been read. Returns the parsed document and whether
+ * it may refer to other documents (a cheap text test that saves walking a large document).
+ */
+async function streamDocument(url: string, options: FetchOptions, stream: StreamOptions) {
+  const headers = new Headers({ Accept: ACCEPT });
+  for (const [name, value] of Object.entries(options.headers)) headers.append(name, value);
+  let response: Response;
+  try {
+    response = await fetch(withQuery(url, options.query), { headers, signal: stream.signal });
+  } catch (error) {
+    throw stream.signal?.aborted ? error : networkError(url);
+  }
+  if (!response.ok) throw statusError(url, response.status);
+  // JSON is UTF-8; a server that names another charset gets its text decoded as XHR would.
+  const charset = /;\s*charset\s*=\s*"?([^";\s]+)/i.exec(response.headers.get('Content-Type') ?? '')?.[1] ?? 'utf-8';
+  const utf8 = /^utf-?8$/i.test(charset);
+  const reader = new StreamingJson(utf8, Number(response.headers.get('Content-Length')) || 0);
+  const body = response.body?.getReader();
+  // A connection lost halfway is reported as one never made.
+  const read = async (): Promise<ReadableStreamReadResult<Uint8Array>> => {
+    try {
+      return body ? await body.read() : { done: true, value: undefined };
+    } catch (error) {
+      throw stream.signal?.aborted ? error : networkError(url);
+    }
+  };
+  let slice = performance.now();
+  for (let next = await read(); !next.done; next = await read()) {
+    const chunk = next.value;
+    for (let at = 0; at < chunk.length;) {
+      // Chunks come in up to 2 MB: scanned in slices, the first operations show after the first.
+      const end = reader.scanning() ? Math.min(at + SLICE, chunk.length) : chunk.length;
+      reader.push(chunk.subarray(at, end));
+      at = end;
+      if (reader.progressed() && !reader.whole) await stream.partial?.(reader.root, reader.pathsDone);
+      // Data already received resolves read() at once: without yielding every few ms, reading
+      // it all would be one long task that holds back frames and input.
+      if (performance.now() - slice > SLICE_MS) {
+        await yieldToPage();
+        slice = performance.now();
+      }
+    }
+  }
+  const doc = reader.finish();
+  if (doc) return { doc, external: reader.externalRefs };
+  let text: string;
+  try {
+    text = new TextDecoder(utf8 ? 'utf-8' : charset).decode(reader.bytes());
+  } catch {
+    text = new TextDecoder().decode(reader.bytes()); // a charset TextDecoder does not know
+  }
+  return { doc: parseDocument(text, url), external: EXTERNAL_REF.test(text) };
+}
 
 /** Loads the main document and, transitively, every document referenced by it. */
-export async function loadDocument(url: string, options: FetchOptions): Promise<Resolver> {
-  const text = await fetchText(url, options);
-  const doc = parseDocument(text, url);
+export async function loadDocument(url: string, options: FetchOptions, stream: StreamOptions = {}): Promise<Resolver> {
+  const { doc, external } = await streamDocument(url, options, stream);
   const resolver = new Resolver(url, doc);
-  if (EXTERNAL_REF.test(text)) await loadReferenced(resolver, externalRefs(doc, url, false), options);
+  if (external) await loadReferenced(resolver, externalRefs(doc, url, false), options);
   return resolver;
 }
 

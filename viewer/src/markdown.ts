@@ -40,3 +40,14 @@ export function markdown(source: string | undefined, inline = false): DocumentFr
     ALLOW_DATA_ATTR: false,
   }) as DocumentFragment;
 }
+
+/**
+ * Runs marked and DOMPurify once on a small sample, in idle time after a description has loaded:
+ * their first run compiles their code and patterns (~10 ms), which the first operation the
+ * reader opens would otherwise wait for.
+ */
+export function warmUpMarkdown() {
+  const run = () => void markdown('*warm* <b>up</b>\n\n- [x](https://example.com)');
+  if (typeof requestIdleCallback === 'function') requestIdleCallback(run, { timeout: 1000 });
+  else setTimeout(run, 100);
+}

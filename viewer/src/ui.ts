@@ -1,18 +1,31 @@
 // The viewer: `new SwaggerUi(options)` then `.load()`. Loads and normalizes the description,
 // renders the page skeleton at once, operations lazily, and wires search, deep links, themes,
-// keyboard navigation and the Authorize panel.
+// keyboard navigation and the Authorize panel. A JSON description is shown while it arrives: its
+// first operations as soon as they are read (a preview), everything once the rest is in.
 import { ClientAuthorizations, toAuthorization } from './auth.js';
 import { LEARNED_EVENT, t } from './i18n.js';
 import { LoadError, loadDocument, resolverForObject, type FetchOptions } from './load.js';
-import { markdown } from './markdown.js';
+import { markdown, warmUpMarkdown } from './markdown.js';
 import { normalize } from './normalize/index.js';
+import { Resolver } from './refs.js';
 import type { ApiModel, Operation, Tag } from './normalize/model.js';
 import { resolveOptions, type ResolvedOptions, type ViewerOptions } from './options.js';
 import { authPanel } from './render/authpanel.js';
 import { h, inChunks, tr } from './render/dom.js';
 import { renderOperation, type OperationView, type RenderContext } from './render/operation.js';
 import { SearchIndex } from './search.js';
+import { yieldToPage } from './tasks.js';
 import { validate } from './validate.js';
+
+/** What the reader has opened or focused, carried over when the page is rendered again. */
+interface ViewState {
+  tags: Set<string>;
+  operations: Set<string>;
+  focus?: { tag: string; op?: string };
+  validation: boolean;
+}
+
+const opKey = (op: Operation) => `${op.tag}\n${op.id}`;
 
 interface TagView {
   tag: Tag;
@@ -44,6 +57,17 @@ export class SwaggerUi {
   private search?: SearchIndex;
   private searchInput?: HTMLInputElement;
   private urlInput?: HTMLInputElement;
+  /** Counts load() calls: a load that another one replaced renders nothing more. */
+  private loads = 0;
+  private abort?: AbortController;
+  /** The model is a preview of a description still arriving (operation bodies wait for the rest). */
+  private pending = false;
+  /** The address's deep link has been followed (or there is none), so renders no longer scroll to it. */
+  private deepLinked = false;
+  /** Settles when load() has built (or cleared) the page for the description being read. */
+  private shellReady: Promise<void> = Promise.resolve();
+  /** Work held back until the first preview has been painted (see infoSection). */
+  private afterFirstFrame?: (() => void)[];
 
   constructor(options: ViewerOptions = {}) {
     this.options = resolveOptions(options);
@@ -235,42 +259,80 @@ export class SwaggerUi {
   }
 
   async load(): Promise<void> {
+    const { url, spec } = this.options;
+    const inline = spec && typeof spec === 'object';
+    const current = ++this.loads;
+    this.abort?.abort();
+    const abort = (this.abort = new AbortController());
+    // The description's request goes out first: the rest of the page is parsed and the viewer's
+    // frame built while it travels (previews wait for that frame, see preview()).
+    let shown!: () => void;
+    this.shellReady = new Promise((resolve) => (shown = resolve));
+    let reading: { absolute: string; resolver: Promise<Resolver> } | undefined;
+    let invalid: unknown;
+    if (!inline && url) {
+      try {
+        const absolute = new URL(url, document.baseURI).href;
+        const resolver = loadDocument(absolute, this.fetchOptions(), {
+          signal: abort.signal,
+          partial: (root, pathsDone) => this.preview(root, absolute, current, pathsDone),
+        });
+        reading = { absolute, resolver };
+      } catch (error) {
+        invalid = error; // an address URL cannot read: reported below, as any failure
+      }
+    }
     // A 2.x page may create the viewer from a script in <head>: wait for the container.
     if (document.readyState === 'loading') {
       await new Promise((resolve) => document.addEventListener('DOMContentLoaded', resolve, { once: true }));
     }
     if (!this.root || !this.root.isConnected) this.buildShell();
-    const { url, spec } = this.options;
     this.content.textContent = '';
     this.tagViews = [];
     this.model = undefined;
+    this.pending = false;
+    this.deepLinked = false;
+    shown();
     try {
       let resolver;
-      if (spec && typeof spec === 'object') {
+      if (invalid) throw invalid;
+      if (inline) {
         resolver = await resolverForObject(
           spec,
           url ? new URL(url, document.baseURI).href : document.baseURI,
           this.fetchOptions(),
         );
-      } else if (url) {
-        const absolute = new URL(url, document.baseURI).href;
-        this.setMessage(`${t('fetching resource list')}: ${absolute}`);
-        resolver = await loadDocument(absolute, this.fetchOptions());
+      } else if (reading) {
+        this.setMessage(`${t('fetching resource list')}: ${reading.absolute}`);
+        resolver = await reading.resolver;
       } else {
         this.setMessage(t('Enter the address of an OpenAPI description and press Explore.'));
         return;
       }
+      if (current !== this.loads) return;
       this.raw = resolver.root;
       this.setMessage(t('Finished Loading Resource Information. Rendering Swagger UI'));
-      this.model = await normalize(resolver, this.fetchOptions());
+      const model = await normalize(resolver, this.fetchOptions());
+      if (current !== this.loads) return;
+      this.model = model;
+      this.pending = false;
       this.api.model = this.model;
       this.api.info = this.model.info;
       this.api.url = resolver.baseUrl;
-      this.render();
       this.setMessage('');
+      this.render(); // after clearing the message: a search carried over shows its count there
+      warmUpMarkdown();
       this.options.onComplete?.(this.api, this);
-      (window as any).SwaggerTranslator?.translate?.();
+      // A translator that has learned nothing has nothing to replace (GitHub: 20 ms saved).
+      const translator = (window as any).SwaggerTranslator;
+      if (!translator?._words || Object.keys(translator._words).length) translator?.translate?.();
     } catch (error) {
+      if (current !== this.loads) return;
+      // Whatever a preview showed goes: the page shows the failure alone, as before previews.
+      this.content.textContent = '';
+      this.tagViews = [];
+      this.model = undefined;
+      this.pending = false;
       const message =
         error instanceof LoadError
           ? error.message
@@ -278,6 +340,37 @@ export class SwaggerUi {
       this.setMessage(message, true);
       this.options.onFailure?.(message);
     }
+  }
+
+  /**
+   * Shows the operations read so far of a description still arriving: the first time at once
+   * (then one frame is let through, so they are painted before reading goes on), and again when
+   * `paths` is complete. Only 2.0 and 3.x: 1.x needs its declarations.
+   */
+  private async preview(root: any, baseUrl: string, current: number, pathsDone: boolean) {
+    await this.shellReady;
+    if (current !== this.loads || (this.model && !pathsDone)) return;
+    const version = (typeof root.openapi === 'string' && /^3\./.test(root.openapi)) || String(root.swagger) === '2.0';
+    if (!version || !root.paths || typeof root.paths !== 'object') return;
+    let model: ApiModel;
+    try {
+      model = await normalize(new Resolver(baseUrl, root), this.fetchOptions());
+    } catch {
+      return; // a part that cannot be shown yet; the whole description decides at the end
+    }
+    if (current !== this.loads || !model.tags.length) return;
+    const first = !this.model;
+    this.model = model;
+    this.pending = true;
+    if (first) this.afterFirstFrame = [];
+    this.render();
+    if (!first) return;
+    // Then the tasks the page already has queued (input, its own timers), then what was held back.
+    await nextFrame();
+    await yieldToPage();
+    const deferred = this.afterFirstFrame ?? [];
+    this.afterFirstFrame = undefined;
+    for (const run of deferred) run();
   }
 
   private setMessage(text: string, failure = false) {
@@ -289,13 +382,15 @@ export class SwaggerUi {
 
   private render() {
     const model = this.model!;
+    const state = this.viewState();
     this.content.textContent = '';
     this.tagViews = [];
     const webhooks = model.webhooks ?? [];
     this.search = new SearchIndex([...model.tags, ...webhooks].flatMap((tag) => tag.operations));
     const ctx = this.contextFor();
-    this.content.append(this.infoSection(model));
-    this.content.append(authPanel(model, this.api.clientAuthorizations, this.redirectUrl()));
+    this.content.append(this.infoSection(model, state.validation));
+    // Credentials typed into a preview's panel would be lost with it: the panel waits for the rest.
+    if (!this.pending) this.content.append(authPanel(model, this.api.clientAuthorizations, this.redirectUrl()));
 
     const tags = [...model.tags];
     if (this.options.apisSorter) tags.sort(this.options.apisSorter);
@@ -324,21 +419,26 @@ export class SwaggerUi {
       ),
     );
 
+    this.restore(state, ctx);
     const expansion = this.options.docExpansion;
     if (expansion !== 'none') {
       // The first tags open at once, the rest (GitHub: 1,200 operations) in idle-time slices;
-      // with "full", operation bodies then fill in the same way. The page stays interactive.
+      // with "full", operation bodies then fill in the same way (once the whole description is
+      // in). The page stays interactive; a newer render stops the slices of an older one.
       const views = [...this.tagViews];
-      void inChunks(views, (view) => this.toggleTag(view, ctx, true)).then(() => {
-        if (expansion === 'full' && this.tagViews[0] === views[0]) {
+      const current = () => this.tagViews[0] === views[0];
+      void inChunks(views, (view) => current() && this.toggleTag(view, ctx, true)).then(() => {
+        if (expansion === 'full' && !ctx.pending && current()) {
           void inChunks(
             views.flatMap((v) => v.operations ?? []),
-            (op) => op.toggle(true),
+            (op) => current() && op.toggle(true),
           );
         }
       });
     }
-    this.openDeepLink();
+    if (!this.deepLinked) this.deepLinked = this.openDeepLink() || !this.pending;
+    const search = this.searchInput?.value.trim();
+    if (search) this.applySearch(search);
   }
 
   /** oauth2RedirectUrl, else o2c.html next to the page, as 2.x (its providers have that address registered). */
@@ -351,7 +451,34 @@ export class SwaggerUi {
     }
   }
 
-  private infoSection(model: ApiModel): HTMLElement {
+  /** Open tags and operations, focus and the validation panel, by name (the views are about to be replaced). */
+  private viewState(): ViewState {
+    const state: ViewState = { tags: new Set(), operations: new Set(), validation: false };
+    const active = document.activeElement;
+    for (const view of this.tagViews) {
+      if (!view.list.hidden) state.tags.add(view.tag.name);
+      if (active === view.toggleButton) state.focus = { tag: view.tag.name };
+      for (const op of view.operations ?? []) {
+        if (op.isOpen()) state.operations.add(opKey(op.op));
+        if (active && op.element.contains(active)) state.focus = { tag: view.tag.name, op: op.op.id };
+      }
+    }
+    state.validation = Boolean(this.content?.querySelector<HTMLDetailsElement>('.qv-validation')?.open);
+    return state;
+  }
+
+  private restore(state: ViewState, ctx: RenderContext) {
+    for (const view of this.tagViews) {
+      if (state.tags.has(view.tag.name)) this.toggleTag(view, ctx, true);
+      for (const op of view.operations ?? []) if (state.operations.has(opKey(op.op))) op.toggle(true);
+      if (state.focus?.tag !== view.tag.name) continue;
+      const op = state.focus.op ? view.operations?.find((o) => o.op.id === state.focus!.op) : undefined;
+      const target = op ? op.element.querySelector<HTMLElement>('.qv-op-head') : view.toggleButton;
+      target?.focus({ preventScroll: true });
+    }
+  }
+
+  private infoSection(model: ApiModel, validationOpen: boolean): HTMLElement {
     const info = model.info;
     const section = h('section', { class: 'qv-info', 'aria-label': t('API information') });
     section.append(
@@ -365,7 +492,15 @@ export class SwaggerUi {
         h('span', { class: 'qv-spec-version' }, `OAS ${model.specVersion}`),
       ),
     );
-    if (info.description) section.append(h('div', { class: 'qv-markdown qv-description' }, markdown(info.description)));
+    if (info.description) {
+      const description = h('div', { class: 'qv-markdown qv-description' });
+      // A first preview is painted without waiting for markdown's first run (marked compiling its
+      // patterns, ~20–50 ms): the description follows right after that frame (see preview()).
+      const fill = () => description.append(markdown(info.description));
+      if (this.afterFirstFrame) this.afterFirstFrame.push(fill);
+      else fill();
+      section.append(description);
+    }
     const links = h('ul', { class: 'qv-info-links' });
     if (info.termsOfService) {
       links.append(
@@ -432,12 +567,13 @@ export class SwaggerUi {
     // Checked when opened: walking a 13 MB description must not delay the first render.
     const validation = h(
       'details',
-      { class: 'qv-validation' },
+      { class: 'qv-validation', open: validationOpen },
       h('summary', { 'data-sw-translate': true }, t('Validation')),
       h('p', { class: 'qv-muted' }, t('Checking…')),
     );
+    // A preview's panel says "Checking…" until the rest has arrived and the page is rendered again.
     validation.addEventListener('toggle', () => {
-      if (validation.open && !validation.dataset.checked) {
+      if (validation.open && !validation.dataset.checked && !this.pending) {
         validation.dataset.checked = 'true';
         setTimeout(() => this.runValidation(), 0);
       }
@@ -559,6 +695,7 @@ export class SwaggerUi {
     const model = this.model!;
     return {
       model,
+      pending: this.pending,
       options: this.options,
       auth: this.api.clientAuthorizations,
       schemeNames: new Set(Object.keys(model.securitySchemes)),
@@ -600,16 +737,19 @@ export class SwaggerUi {
     }
   }
 
-  /** `#!/Tag` opens a tag; `#!/Tag/operationId` opens and scrolls to an operation. */
-  private openDeepLink() {
+  /**
+   * `#!/Tag` opens a tag; `#!/Tag/operationId` opens and scrolls to an operation. False while
+   * the address names one that is not (yet) on the page.
+   */
+  private openDeepLink(): boolean {
     const match = /^#!\/([^/]+)(?:\/(.+))?$/.exec(location.hash);
-    if (!match || !this.model) return;
+    if (!match || !this.model) return true;
     const [tagName, opId] = [decodeURIComponent(match[1]), match[2] ? decodeURIComponent(match[2]) : undefined];
     // A tag's name may head both a resource and a webhook group: the one holding the operation wins.
     const view =
       this.tagViews.find((v) => v.tag.name === tagName && v.tag.operations.some((o) => o.id === opId)) ??
       this.tagViews.find((v) => v.tag.name === tagName);
-    if (!view) return;
+    if (!view) return false;
     this.toggleTag(view, this.contextFor(), true);
     const target = opId ? view.operations!.find((o) => o.op.id === opId) : undefined;
     if (target) {
@@ -617,6 +757,7 @@ export class SwaggerUi {
       target.element.scrollIntoView({ block: 'start' });
       target.element.querySelector<HTMLElement>('.qv-op-head')?.focus({ preventScroll: true });
     } else view.element.scrollIntoView({ block: 'start' });
+    return !opId || Boolean(target);
   }
 
   /** Up/Down move between tag and operation headings. */
@@ -635,6 +776,15 @@ export class SwaggerUi {
       next.focus();
     }
   }
+}
+
+/** After the next frame has been produced (at once in a hidden tab, which produces none). */
+function nextFrame(): Promise<void> {
+  return new Promise((resolve) => {
+    if (document.hidden) return resolve();
+    requestAnimationFrame(() => setTimeout(resolve, 0));
+    setTimeout(resolve, 1000); // frames can also stop for a frame outside the view
+  });
 }
 
 function storedTheme(): string | undefined {

@@ -15,6 +15,8 @@ import { exampleText, schemaTabs, typeLabel } from './schema.js';
 
 export interface RenderContext {
   model: ApiModel;
+  /** A preview of a description still arriving: bodies need the rest (its components) first. */
+  pending?: boolean;
   options: ResolvedOptions;
   auth: ClientAuthorizations;
   schemeNames: Set<string>;
@@ -74,7 +76,8 @@ export function renderOperation(op: Operation, ctx: RenderContext): OperationVie
   const ensureBody = () => {
     if (built) return;
     built = true;
-    body.append(operationBody(op, ctx));
+    // The page is rendered again when the rest arrives, and this operation opened with its body.
+    body.append(ctx.pending ? tr('Loading…', 'p', { class: 'qv-muted', role: 'status' }) : operationBody(op, ctx));
   };
   const view: OperationView = {
     op,
