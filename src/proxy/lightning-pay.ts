@@ -9,7 +9,7 @@ import { OutputData, type Proof, type SerializedOutputData } from '@cashu/cashu-
 import { inputFee, msatToUnit, unitToMsat, type BlindSignature, type WireProof } from '../cashu/index.js';
 import { writeTransaction, type Database } from '../db/index.js';
 import { HttpError } from '../http/errors.js';
-import { lightningMintError, proofRows, unblind } from './lightning.js';
+import { lightningMintError, unblind } from './lightning.js';
 import { meltProofs, meltQuoteState, requestMeltQuote, type MeltQuote } from './lightning-mint.js';
 import type { Lnurl } from './lnurl.js';
 import {
@@ -19,7 +19,7 @@ import {
   type KeysetWithKeys,
   type MintClient,
 } from './mint-client.js';
-import { messageOf, Settled, type MintOp, type WalletLogger } from './mint-journal.js';
+import { messageOf, proofRows, Settled, type MintOp, type WalletLogger } from './mint-journal.js';
 import {
   accountById,
   accountTotals,

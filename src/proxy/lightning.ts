@@ -8,7 +8,7 @@
 // the mint already issued). Payments out are ./lightning-pay.ts. See docs/proxy-wallet.md#lightning.
 import { randomBytes } from 'node:crypto';
 import { Amount, OutputData, type Proof, type SerializedOutputData } from '@cashu/cashu-ts';
-import { invoiceAmountMsat, invoicePaymentHash, proofY, type BlindSignature } from '../cashu/index.js';
+import { invoiceAmountMsat, invoicePaymentHash, type BlindSignature } from '../cashu/index.js';
 import { writeTransaction, type Database } from '../db/index.js';
 import { HttpError } from '../http/errors.js';
 import { keyHash, keyPrefix } from './accounts.js';
@@ -20,7 +20,7 @@ import {
   type KeysetWithKeys,
   type MintClient,
 } from './mint-client.js';
-import { messageOf, Settled, type MintOp, type WalletLogger } from './mint-journal.js';
+import { messageOf, proofRows, Settled, type MintOp, type WalletLogger } from './mint-journal.js';
 import {
   attachInvoiceOp,
   claimOp,
@@ -119,24 +119,6 @@ export function unblind(
       { id: keyset.id, keys: keyset.keys },
     );
   });
-}
-
-/** The node's new proofs from an operation, as rows of proxy_proofs. */
-export function proofRows(proofs: Proof[], op: MintOp, now: number) {
-  return proofs.map((p) => ({
-    mint_url: op.mint_url,
-    unit: op.unit,
-    keyset_id: p.id,
-    amount: Number(p.amount.toString()),
-    secret: p.secret,
-    c: p.C,
-    y: proofY(p.secret),
-    dleq: p.dleq ? JSON.stringify(p.dleq) : null,
-    state: 'unspent' as const,
-    source_op_id: op.id,
-    spend_op_id: null,
-    created_at: now,
-  }));
 }
 
 export interface LightningOptions {

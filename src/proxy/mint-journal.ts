@@ -246,23 +246,7 @@ export class MintJournal {
     try {
       await writeTransaction(this.db, async (trx) => {
         if (!(await markOpDone(trx, op.id, result, now))) throw new Settled();
-        await insertProofs(
-          trx,
-          proofs.slice(sendCount).map((p) => ({
-            mint_url: op.mint_url,
-            unit: op.unit,
-            keyset_id: p.id,
-            amount: Number(p.amount.toString()),
-            secret: p.secret,
-            c: p.C,
-            y: proofY(p.secret),
-            dleq: p.dleq ? JSON.stringify(p.dleq) : null,
-            state: 'unspent' as const,
-            source_op_id: op.id,
-            spend_op_id: null,
-            created_at: now,
-          })),
-        );
+        await insertProofs(trx, proofRows(proofs.slice(sendCount), op, now));
         if (op.kind === 'issue') {
           await markOpInputsSpent(trx, op.id);
         } else {
@@ -425,4 +409,22 @@ export function parseJournal(op: MintOp): Journal {
 
 export function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
+}
+
+/** The node's new proofs from an operation, as rows of proxy_proofs. */
+export function proofRows(proofs: Proof[], op: MintOp, now: number) {
+  return proofs.map((p) => ({
+    mint_url: op.mint_url,
+    unit: op.unit,
+    keyset_id: p.id,
+    amount: Number(p.amount.toString()),
+    secret: p.secret,
+    c: p.C,
+    y: proofY(p.secret),
+    dleq: p.dleq ? JSON.stringify(p.dleq) : null,
+    state: 'unspent' as const,
+    source_op_id: op.id,
+    spend_op_id: null,
+    created_at: now,
+  }));
 }
