@@ -3,9 +3,8 @@
 // of the same fake upstream trickling every answer (one event every 50 ms, 300 tokens: about 15 s).
 // The load comes from a worker thread of this process (stream-load.mjs), so its CPU is not the
 // targets'. For each target, at STREAMS (500) concurrent streams:
-// - heap per live stream: the target's heap used while every stream is live minus idle, over N
-//   (the least of several readings each, which is nearest the live data: readings between
-//   collections carry garbage);
+// - heap per live stream: the target's heap used while every stream is live minus idle, over N,
+//   each read just after a full collection (gc-on-signal.mjs), the median of a few readings;
 // - CPU per relayed event: the target's CPU time from /proc over the run, over the events received;
 // - time to first byte of the answer, p99.
 // Then a step search (1000, 2000, 4000… up to BENCH_STREAMS_MAX) for the most each carries with
@@ -13,6 +12,7 @@
 // Portkey's gateway 1.15.2 is not a target: it cannot stream through a custom host on Node (its
 // issues #1389, #1550).
 import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { createHash, randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -21,7 +21,7 @@ import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { parseDatabaseUrl } from '../src/config.js';
 import { openDatabase } from '../src/db/index.js';
-import { childPids, freePort, spawnQuartet, waitForHttp } from '../test/support/process.js';
+import { childPids, freePort, QUARTET_COMMAND, spawnQuartet, waitForHttp } from '../test/support/process.js';
 import { benchDuration, type BenchResult } from './harness.js';
 
 const STREAMS = Number(process.env.BENCH_STREAMS ?? 500);
@@ -34,6 +34,13 @@ const RAMP_MS = Number(process.env.BENCH_STREAMS_RAMP_MS ?? 3000);
 const TTFB_LIMIT_MS = 1000;
 const MINT = 'http://127.0.0.1:3338';
 const BARE_PROXY = fileURLToPath(new URL('./bare-node-proxy.mjs', import.meta.url));
+const GC_ON_SIGNAL = fileURLToPath(new URL('./gc-on-signal.mjs', import.meta.url));
+/** Node options of both targets: the collection on demand, and BENCH_STREAMS_NODE_OPTIONS (say --cpu-prof). */
+const TARGET_NODE_OPTIONS = [
+  '--import',
+  GC_ON_SIGNAL,
+  ...(process.env.BENCH_STREAMS_NODE_OPTIONS ?? '').split(' '),
+].filter(Boolean);
 
 interface StreamLoad {
   streams: number;
@@ -49,7 +56,7 @@ interface StreamLoad {
 
 interface Measured extends StreamLoad {
   cpuMs: number;
-  /** Least heap used while every stream was live, in bytes; NaN when never all were. */
+  /** Heap used while every stream was live (after a full collection, median), in bytes; NaN when never all were. */
   liveHeap: number;
 }
 
@@ -58,7 +65,15 @@ interface Target {
   url: string;
   headers: Record<string, string>;
   pids(): number[];
-  heapUsed(): Promise<number>;
+  /** Heap used now, in bytes. */
+  readHeap(): Promise<number>;
+}
+
+/** The target's heap used just after a full collection: its live data. */
+async function liveHeapOf(target: Target): Promise<number> {
+  process.kill(target.pids()[0], 'SIGUSR2');
+  await sleep(100);
+  return target.readHeap();
 }
 
 /** Runs one load; samples the target's heap while every stream is live. */
@@ -89,9 +104,10 @@ function streamLoad(target: Target, streams: number, tokens: number): Promise<Me
       if (message.phase === 'live') {
         live = true;
         sampling = (async () => {
-          while (live) {
-            heaps.push(await target.heapUsed());
-            await sleep(250);
+          // A few readings (each a full collection, not free): the median counts.
+          for (let i = 0; i < 3 && live; i++) {
+            heaps.push(await liveHeapOf(target));
+            await sleep(500);
           }
         })();
       } else if (message.phase === 'draining') {
@@ -99,7 +115,7 @@ function streamLoad(target: Target, streams: number, tokens: number): Promise<Me
       } else if (message.result) {
         const result = message.result;
         void (sampling ?? Promise.resolve()).then(() =>
-          resolve({ ...result, cpuMs: cpuMs(pids) - cpuBefore, liveHeap: heaps.length ? Math.min(...heaps) : NaN }),
+          resolve({ ...result, cpuMs: cpuMs(pids) - cpuBefore, liveHeap: median(heaps) }),
         );
       }
     });
@@ -110,14 +126,15 @@ function streamLoad(target: Target, streams: number, tokens: number): Promise<Me
   });
 }
 
-/** The least of a few heap readings of an idle target. */
+/** The median of a few heap readings of an idle target. */
 async function idleHeap(target: Target): Promise<number> {
   const readings: number[] = [];
-  for (let i = 0; i < 8; i++) {
-    readings.push(await target.heapUsed());
-    await sleep(250);
-  }
-  return Math.min(...readings);
+  for (let i = 0; i < 3; i++) readings.push(await liveHeapOf(target));
+  return median(readings);
+}
+
+function median(list: number[]): number {
+  return list.length ? [...list].sort((a, b) => a - b)[Math.floor(list.length / 2)] : NaN;
 }
 
 export default async function streamsBench(): Promise<BenchResult[]> {
@@ -135,11 +152,16 @@ export default async function streamsBench(): Promise<BenchResult[]> {
     ],
     { discardStdout: true },
   );
-  const bare = spawn(process.execPath, [BARE_PROXY, String(barePort), String(upstreamPort)], { stdio: 'ignore' });
+  const bare = spawn(process.execPath, [...TARGET_NODE_OPTIONS, BARE_PROXY, String(barePort), String(upstreamPort)], {
+    stdio: 'ignore',
+  });
   const databaseUrl = `sqlite:${join(dir, 'bench.db')}`;
-  const node = spawnQuartet(['serve'], {
-    discardStdout: true,
+  // Spawned as spawnQuartet does, with the targets' node options in front.
+  const node = spawn(process.execPath, [...TARGET_NODE_OPTIONS, ...QUARTET_COMMAND, 'serve'], {
+    stdio: 'ignore',
     env: {
+      PATH: process.env.PATH ?? '',
+      HOME: process.env.HOME ?? '',
       PORT: String(nodePort),
       HOST: '127.0.0.1',
       DATABASE_URL: databaseUrl,
@@ -151,6 +173,7 @@ export default async function streamsBench(): Promise<BenchResult[]> {
       PROXY_MINTS: MINT,
     },
   });
+  const nodeExited = once(node, 'exit');
   const key = `sk-${randomBytes(24).toString('hex')}`;
   try {
     await waitForHttp(`http://127.0.0.1:${nodePort}/healthz`);
@@ -184,15 +207,15 @@ export default async function streamsBench(): Promise<BenchResult[]> {
         url: `http://127.0.0.1:${barePort}/v1/chat/completions`,
         headers: {},
         pids: () => [bare.pid!],
-        heapUsed: async () =>
+        readHeap: async () =>
           ((await (await fetch(`http://127.0.0.1:${barePort}/debug/memory`)).json()) as { heapUsed: number }).heapUsed,
       },
       {
         name: 'quartet',
         url: `http://127.0.0.1:${nodePort}/v1/chat/completions`,
         headers: { authorization: `Bearer ${key}` },
-        pids: () => [node.child.pid!, ...childPids(node.child.pid!)],
-        heapUsed: async () => {
+        pids: () => [node.pid!, ...childPids(node.pid!)],
+        readHeap: async () => {
           const text = await (await fetch(`http://127.0.0.1:${nodePort}/metrics`)).text();
           const line = /^nodejs_heap_size_used_bytes(?:\{[^}]*\})? (\S+)/m.exec(text);
           if (!line) throw new Error('quartet /metrics has no nodejs_heap_size_used_bytes');
@@ -292,11 +315,11 @@ export default async function streamsBench(): Promise<BenchResult[]> {
       },
     ];
   } finally {
-    node.child.kill('SIGTERM');
+    node.kill('SIGTERM');
     upstream.child.kill('SIGTERM');
     bare.kill('SIGTERM');
     await Promise.race([
-      Promise.all([node.exited, upstream.exited]),
+      Promise.all([nodeExited, upstream.exited]),
       new Promise((resolve) => setTimeout(resolve, 5000)),
     ]);
     rmSync(dir, { recursive: true, force: true });

@@ -6,7 +6,7 @@
 // If the caller leaves after its first event, the upstream is still read to its usage (before it:
 // the upstream request is aborted, nothing is charged); if the upstream ends without usage, what
 // was delivered is billed by estimate (nothing delivered: nothing charged).
-import { PassThrough, type Readable } from 'node:stream';
+import { Readable } from 'node:stream';
 import { type BilledExchange, type Settled, settle } from './billed-exchange.js';
 import { callerResponseHeaders, ROUTSTR_REQUEST_ID_HEADER } from './forward.js';
 import { costJson, estimateUsage, withUsageCost } from './metering.js';
@@ -20,7 +20,14 @@ export async function sendBilledStream(
   body: Readable,
 ) {
   const { deps, reply, request, reservation, caller } = billed;
-  const out = new PassThrough();
+  // What the caller receives: events are pushed as they come (no Writable side to go through);
+  // `read` is called when the caller has taken what was pushed, and frees a waiting write.
+  let taken: (() => void) | null = null;
+  const out = new Readable({
+    read() {
+      taken?.();
+    },
+  });
   const xCashu = billed.payer.payment === 'x-cashu';
   reply
     .code(status)
@@ -31,11 +38,24 @@ export async function sendBilledStream(
     .header(ROUTSTR_REQUEST_ID_HEADER, request.id)
     .send(out);
 
-  const write = async (text: string) => {
+  const write = async (bytes: Buffer | string) => {
     if (caller.gone || out.destroyed) return;
     caller.answering();
-    if (!out.write(text)) await drainedOrClosed(out, reply.raw);
+    if (!out.push(bytes)) await takenOrClosed();
   };
+  /** Waits for the caller to take more, or to be gone. */
+  const takenOrClosed = () =>
+    new Promise<void>((resolve) => {
+      const done = () => {
+        taken = null;
+        out.off('close', done);
+        reply.raw.off('close', done);
+        resolve();
+      };
+      taken = done;
+      out.on('close', done);
+      reply.raw.on('close', done);
+    });
 
   const meter = new SseMeter(billed.metered.kind);
   const estimate = () => estimateUsage(billed.metered.raw.length, meter.contentBytes);
@@ -53,10 +73,10 @@ export async function sendBilledStream(
         await write(
           event.json
             ? withFields(event, { cost: { ...cost, ...refundable }, ...withUsageCost(event.json, cost) })
-            : event.text,
+            : event.bytes,
         );
       } else {
-        await write(event.text);
+        await write(event.bytes);
       }
       if (event.done) return true;
     }
@@ -90,21 +110,6 @@ export async function sendBilledStream(
     out.destroy(failure as Error);
     return reply;
   }
-  out.end();
+  out.push(null);
   return reply;
-}
-
-/** Waits for the caller to take more, or to be gone. */
-function drainedOrClosed(out: PassThrough, response: NodeJS.EventEmitter): Promise<void> {
-  return new Promise((resolve) => {
-    const done = () => {
-      out.off('drain', done);
-      out.off('close', done);
-      response.off('close', done);
-      resolve();
-    };
-    out.on('drain', done);
-    out.on('close', done);
-    response.on('close', done);
-  });
 }
