@@ -37,9 +37,10 @@ describe('quartet fake-upstream', () => {
       const arrivals: number[] = [];
       let text = '';
       const decoder = new TextDecoder();
-      for await (const chunk of response.body!) {
+      const reader = response.body!.getReader();
+      for (let read = await reader.read(); !read.done; read = await reader.read()) {
         arrivals.push(performance.now());
-        text += decoder.decode(chunk, { stream: true });
+        text += decoder.decode(read.value, { stream: true });
       }
       const events = text.split('\n\n').filter(Boolean);
       return { events, arrivals, usage: JSON.parse(events.at(-2)!.slice(6)).usage };
