@@ -11,6 +11,7 @@ const SLOW_FILES = [
   'test/platform/workers.test.ts', // WORKERS processes
   'test/users/cli.test.ts', // CLI processes
   'test/devmint/cli.test.ts', // CLI processes
+  'test/fakeupstream/command.test.ts', // CLI processes
   'test/proxy/forward-demo.test.ts', // npm run demo
   'test/proxy/recovery.test.ts', // a node killed mid-swap
   'test/proxy/recovery-resend.test.ts', // a node killed mid-swap

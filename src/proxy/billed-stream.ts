@@ -6,11 +6,11 @@
 // If the caller leaves after its first event, the upstream is still read to its usage (before it:
 // the upstream request is aborted, nothing is charged); if the upstream ends without usage, what
 // was delivered is billed by estimate (nothing delivered: nothing charged).
-import { PassThrough, type Readable } from 'node:stream';
+import { finished, Readable } from 'node:stream';
 import { type BilledExchange, type Settled, settle } from './billed-exchange.js';
 import { callerResponseHeaders, ROUTSTR_REQUEST_ID_HEADER } from './forward.js';
 import { costJson, estimateUsage, withUsageCost } from './metering.js';
-import { SseMeter, withFields } from './metering-stream.js';
+import { SseMeter, withFields, type SseEvent } from './metering-stream.js';
 import { availableMsat } from './store.js';
 
 export async function sendBilledStream(
@@ -20,7 +20,14 @@ export async function sendBilledStream(
   body: Readable,
 ) {
   const { deps, reply, request, reservation, caller } = billed;
-  const out = new PassThrough();
+  // What the caller receives: events are pushed as they come (no Writable side to go through);
+  // `read` is called when the caller has taken what was pushed, and frees a waiting write.
+  let taken: (() => void) | null = null;
+  const out = new Readable({
+    read() {
+      taken?.();
+    },
+  });
   const xCashu = billed.payer.payment === 'x-cashu';
   reply
     .code(status)
@@ -31,44 +38,60 @@ export async function sendBilledStream(
     .header(ROUTSTR_REQUEST_ID_HEADER, request.id)
     .send(out);
 
-  const write = async (text: string) => {
-    if (caller.gone || out.destroyed) return;
+  /** Passes bytes on; false when the caller has enough for now (wait for takenOrClosed). */
+  const pass = (bytes: Buffer | string): boolean => {
+    if (caller.gone || out.destroyed) return true;
     caller.answering();
-    if (!out.write(text)) await drainedOrClosed(out, reply.raw);
+    return out.push(bytes);
   };
+  /** Waits for the caller to take more, or to be gone. */
+  const takenOrClosed = () =>
+    new Promise<void>((resolve) => {
+      const done = () => {
+        taken = null;
+        out.off('close', done);
+        reply.raw.off('close', done);
+        resolve();
+      };
+      taken = done;
+      out.on('close', done);
+      reply.raw.on('close', done);
+    });
 
   const meter = new SseMeter(billed.metered.kind);
   const estimate = () => estimateUsage(billed.metered.raw.length, meter.contentBytes);
   let settled: Settled | null = null;
   let failure: unknown = null;
-  const handle = async (events: ReturnType<SseMeter['push']>) => {
-    for (const event of events) {
-      if (caller.cancelled) return true; // left before its first event: events still buffered are not billed
-      if (settled === null && event.usage) {
-        settled = await settle(billed, event.usage, estimate, status);
-        const cost = costJson(settled);
-        const refundable = xCashu
-          ? { refundable_msat: (await availableMsat(deps.db.kysely, billed.payer.accountId)) ?? 0 }
-          : {};
-        await write(
-          event.json
-            ? withFields(event, { cost: { ...cost, ...refundable }, ...withUsageCost(event.json, cost) })
-            : event.text,
-        );
-      } else {
-        await write(event.text);
-      }
+  /** The usage event, billed and passed on with the node's cost fields. */
+  const settleAndPass = async (event: SseEvent) => {
+    settled = await settle(billed, event.usage, estimate, status);
+    const cost = costJson(settled);
+    const refundable = xCashu
+      ? { refundable_msat: (await availableMsat(deps.db.kysely, billed.payer.accountId)) ?? 0 }
+      : {};
+    const fields = { cost: { ...cost, ...refundable } };
+    if (!pass(event.json ? withFields(event, { ...fields, ...withUsageCost(event.json, cost) }) : event.bytes)) {
+      await takenOrClosed();
+    }
+  };
+  /**
+   * Passes events on from `from`; true once nothing more may be (`[DONE]`, or a caller who left
+   * before its first event: events still buffered are not billed). Synchronous unless an event has
+   * to wait (the usage event's settling, a caller slow to take them): then a promise of the same.
+   */
+  const handle = (events: SseEvent[], from = 0): boolean | Promise<boolean> => {
+    for (let i = from; i < events.length; i++) {
+      const event = events[i];
+      if (caller.cancelled) return true;
+      const waiting =
+        settled === null && event.usage ? settleAndPass(event) : pass(event.bytes) ? null : takenOrClosed();
+      if (waiting) return waiting.then(() => event.done || handle(events, i + 1));
       if (event.done) return true;
     }
     return false;
   };
   try {
-    let finished = false;
-    for await (const chunk of body) {
-      if (finished) continue; // nothing after [DONE]; the rest is read only to free the connection
-      finished = await handle(meter.push(chunk as Buffer));
-    }
-    if (!finished) await handle(meter.end());
+    if (!(await passChunks(body, (chunk) => handle(meter.push(chunk))))) await handle(meter.end());
   } catch (error) {
     failure = error;
   }
@@ -90,21 +113,42 @@ export async function sendBilledStream(
     out.destroy(failure as Error);
     return reply;
   }
-  out.end();
+  out.push(null);
   return reply;
 }
 
-/** Waits for the caller to take more, or to be gone. */
-function drainedOrClosed(out: PassThrough, response: NodeJS.EventEmitter): Promise<void> {
-  return new Promise((resolve) => {
-    const done = () => {
-      out.off('drain', done);
-      out.off('close', done);
-      response.off('close', done);
-      resolve();
+/**
+ * Reads the upstream's chunks as they come ('data': no promise a chunk) into `onChunk`, the body
+ * paused while a chunk's promise is pending; once `onChunk` says the end passed, the rest is only
+ * read to free the connection. Resolves with whether it did; rejects when the body fails.
+ */
+function passChunks(body: Readable, onChunk: (chunk: Buffer) => boolean | Promise<boolean>): Promise<boolean> {
+  return new Promise((resolve, reject) => {
+    let ended = false;
+    /** A chunk's work under way: the body may fail meanwhile, but the outcome waits for it (no double settling). */
+    let pending: Promise<void> | null = null;
+    const fail = (error: unknown) => {
+      body.destroy(error as Error);
     };
-    out.on('drain', done);
-    out.on('close', done);
-    response.on('close', done);
+    body.on('data', (chunk: Buffer) => {
+      if (ended) return;
+      try {
+        const result = onChunk(chunk);
+        if (typeof result === 'boolean') ended = result;
+        else {
+          body.pause();
+          pending = result.then((done) => {
+            ended = done;
+            pending = null;
+            body.resume();
+          }, fail);
+        }
+      } catch (error) {
+        fail(error);
+      }
+    });
+    finished(body, (error) => {
+      void (pending ?? Promise.resolve()).then(() => (error ? reject(error) : resolve(ended)));
+    });
   });
 }

@@ -2,26 +2,34 @@
 // responses API's `response.completed`, Anthropic's `message_delta` with the input of its
 // `message_start`), counts the content delivered (for billing a stream that ends without usage),
 // and notices the end (`data: [DONE]`, Anthropic's `message_stop`), after which nothing more may be sent.
-import { StringDecoder } from 'node:string_decoder';
+// Events stay the bytes that came (passed on without re-encoding); only an event's data is
+// decoded, to parse it. Bytes, not text, are searched for boundaries: a UTF-8 character split
+// across chunks waits whole in the tail, and no byte of a multi-byte character is CR or LF.
 import { nestedDeeperThan } from '../http/json-depth.js';
 import { field, fieldAt } from './json-fields.js';
 import { readUsage, type BilledKind, type ReportedUsage } from './metering.js';
 
 export interface SseEvent {
-  /** The event's text as received, including its terminating blank line. */
-  text: string;
-  /** The parsed JSON of its data, when it has JSON data (not nested too deep to re-serialize). */
+  /** The event's bytes as received, including its terminating blank line. */
+  bytes: Buffer;
+  /** The parsed JSON of its data, when it reports usage (and is not nested too deep to re-serialize). */
   json?: Record<string, unknown>;
   done: boolean;
   /** The usage it reports (see readUsage), null when it reports none. */
   usage: ReportedUsage | null;
 }
 
-const BOUNDARY = /\r\n\r\n|\n\n|\r\r/;
+const LF = 0x0a;
+const CR = 0x0d;
+const LFLF = Buffer.from('\n\n');
+/** Event boundaries of a stream that has CRs (searched in its latin1 text: one char a byte). */
+const BOUNDARY = /\r\n\r\n|\n\n|\r\r/g;
+const LINE = /\r\n|\n|\r/;
+const DATA_PREFIX = Buffer.from('data: ');
 
 export class SseMeter {
-  private buffer = '';
-  private decoder = new StringDecoder('utf8');
+  /** The bytes of an event not complete yet (usually none: upstreams send whole events). */
+  private tail: Buffer | null = null;
   /** UTF-8 bytes of the generated text seen so far. */
   contentBytes = 0;
   done = false;
@@ -32,30 +40,40 @@ export class SseMeter {
 
   /** The complete events in this chunk of bytes (an incomplete tail waits for the next chunk). */
   push(chunk: Buffer): SseEvent[] {
-    this.buffer += this.decoder.write(chunk);
-    return this.drain(false);
+    const bytes = this.tail ? Buffer.concat([this.tail, chunk]) : chunk;
+    this.tail = null;
+    const events: SseEvent[] = [];
+    const end = this.split(bytes, events);
+    // Copied: the chunk's memory may be a view of a larger buffer the client reuses.
+    if (end < bytes.length) this.tail = Buffer.from(bytes.subarray(end));
+    return events;
   }
 
   /** The rest at the end of the stream (an unterminated last event counts too). */
   end(): SseEvent[] {
-    this.buffer += this.decoder.end();
-    return this.drain(true);
+    const rest = this.tail;
+    this.tail = null;
+    return rest && rest.toString('latin1').trim() ? [this.parse(rest)] : [];
   }
 
-  private drain(final: boolean): SseEvent[] {
-    const events: SseEvent[] = [];
-    for (;;) {
-      const match = BOUNDARY.exec(this.buffer);
-      if (!match) break;
+  /** Parses the complete events of `bytes` into `events`; returns where the incomplete rest starts. */
+  private split(bytes: Buffer, events: SseEvent[]): number {
+    let start = 0;
+    if (bytes.indexOf(CR) < 0) {
+      for (let at = bytes.indexOf(LFLF); at >= 0; at = bytes.indexOf(LFLF, start)) {
+        events.push(this.parse(bytes.subarray(start, at + 2)));
+        start = at + 2;
+      }
+      return start;
+    }
+    const text = bytes.toString('latin1');
+    BOUNDARY.lastIndex = 0;
+    for (let match = BOUNDARY.exec(text); match; match = BOUNDARY.exec(text)) {
       const end = match.index + match[0].length;
-      events.push(this.parse(this.buffer.slice(0, end)));
-      this.buffer = this.buffer.slice(end);
+      events.push(this.parse(bytes.subarray(start, end)));
+      start = end;
     }
-    if (final && this.buffer.trim()) {
-      events.push(this.parse(this.buffer));
-      this.buffer = '';
-    }
-    return events;
+    return start;
   }
 
   /**
@@ -81,59 +99,89 @@ export class SseMeter {
     return { ...usage, promptTokens, cacheReadTokens, cacheWriteTokens };
   }
 
-  private parse(text: string): SseEvent {
-    const data = text
-      .split(/\r\n|\n|\r/)
-      .filter((line) => line.startsWith('data:'))
-      .map((line) => line.slice(line.startsWith('data: ') ? 6 : 5))
-      .join('\n');
-    const event: SseEvent = { text, done: false, usage: null };
+  private parse(bytes: Buffer): SseEvent {
+    const data = dataOf(bytes);
+    const event: SseEvent = { bytes, done: false, usage: null };
     if (data.trim() === '[DONE]') {
       event.done = true;
       this.done = true;
       return event;
     }
     if (!data) return event;
+    let json: unknown;
     try {
-      const json = JSON.parse(data);
-      if (json && typeof json === 'object' && !Array.isArray(json)) {
-        // Too deep to re-serialize: billed from, but passed on as it came.
-        if (!nestedDeeperThan(json)) event.json = json;
-        event.usage = this.kind === 'messages' ? this.anthropicUsage(json, event) : readUsage(json, this.kind);
-        this.contentBytes += deliveredBytes(json);
-      }
+      json = JSON.parse(data);
     } catch {
-      // Not JSON: passed on as it is.
+      return event; // not JSON: passed on as it is
+    }
+    if (json && typeof json === 'object' && !Array.isArray(json)) {
+      const object = json as Record<string, unknown>;
+      event.usage = this.kind === 'messages' ? this.anthropicUsage(object, event) : readUsage(object, this.kind);
+      // Kept to be re-written with the cost; too deep to re-serialize: billed from, passed on as it came.
+      if (event.usage && !nestedDeeperThan(object)) event.json = object;
+      try {
+        this.contentBytes += deliveredBytes(object);
+      } catch {
+        // A chunk whose text fields cannot be read counts nothing.
+      }
     }
     return event;
   }
 }
 
+/** The data of an event: its `data:` lines' values joined by newlines. */
+function dataOf(bytes: Buffer): string {
+  // The usual event, one `data: …` line and LF LF, is sliced and decoded without splitting.
+  const last = bytes.length - 2;
+  if (
+    bytes.length > DATA_PREFIX.length + 2 &&
+    bytes[last] === LF &&
+    bytes[last + 1] === LF &&
+    bytes.compare(DATA_PREFIX, 0, DATA_PREFIX.length, 0, DATA_PREFIX.length) === 0 &&
+    bytes.indexOf(LF, DATA_PREFIX.length) === last &&
+    bytes.indexOf(CR) < 0
+  ) {
+    return bytes.toString('utf8', DATA_PREFIX.length, last);
+  }
+  return bytes
+    .toString('utf8')
+    .split(LINE)
+    .filter((line) => line.startsWith('data:'))
+    .map((line) => line.slice(line.startsWith('data: ') ? 6 : 5))
+    .join('\n');
+}
+
+/** UTF-8 bytes of a value that is text (generated text); other values count their String() form. */
+function textBytes(value: unknown): number {
+  return value === undefined || value === null ? 0 : Buffer.byteLength(String(value), 'utf8');
+}
+
 /** Bytes of generated text in one chunk (chat deltas, completion text, responses API and Anthropic deltas). */
 function deliveredBytes(json: unknown): number {
-  let text = '';
+  let bytes = 0;
   const choices = field(json, 'choices');
   if (Array.isArray(choices)) {
     for (const choice of choices) {
-      text += String(fieldAt(choice, ['delta', 'content']) ?? '');
-      text += String(fieldAt(choice, ['delta', 'reasoning']) ?? '');
-      text += String(field(choice, 'text') ?? '');
-      // A value that is not iterable throws: the chunk counts nothing, like any unreadable chunk.
-      const calls = (fieldAt(choice, ['delta', 'tool_calls']) ?? []) as Iterable<unknown>;
-      for (const call of calls) text += String(fieldAt(call, ['function', 'arguments']) ?? '');
+      const delta = field(choice, 'delta');
+      bytes +=
+        textBytes(field(delta, 'content')) + textBytes(field(delta, 'reasoning')) + textBytes(field(choice, 'text'));
+      // A value that is not iterable throws: the chunk counts nothing (parse).
+      const calls = (field(delta, 'tool_calls') ?? []) as Iterable<unknown>;
+      for (const call of calls) bytes += textBytes(fieldAt(call, ['function', 'arguments']));
     }
   }
   const delta = field(json, 'delta');
-  if (typeof delta === 'string') text += delta;
-  for (const name of ['text', 'partial_json', 'thinking']) text += String(fieldAt(json, ['delta', name]) ?? '');
-  return Buffer.byteLength(text, 'utf8');
+  if (typeof delta === 'string') bytes += textBytes(delta);
+  for (const name of ['text', 'partial_json', 'thinking']) bytes += textBytes(field(delta, name));
+  return bytes;
 }
 
 /** The event re-written with the node's fields added to its JSON data (for the usage chunk). */
 export function withFields(event: SseEvent, fields: Record<string, unknown>): string {
   const json = { ...event.json, ...fields };
-  const prefix = event.text
-    .split(/\r\n|\n|\r/)
+  const prefix = event.bytes
+    .toString('utf8')
+    .split(LINE)
     .filter((line) => line && !line.startsWith('data:'))
     .map((line) => `${line}\n`)
     .join('');
