@@ -321,4 +321,27 @@ export const proxyMigrations: Migration[] = [
       await db.schema.alterTable('proxy_accounts').addColumn('expires_at', t.bigint).execute();
     },
   },
+  {
+    // Refunds of expired keys to their Refund-LNURL address (expiry-refunds.ts): one row per
+    // account the job has tried, its attempts and when it may try again (backoff), so a failing
+    // address waits in the database, for every process, and never blocks the others in the batch.
+    // The partial index on proxy_accounts.expires_at serves the job's walk over expired accounts.
+    name: '2130_proxy_expiry_refunds',
+    async up(db, t) {
+      await db.schema
+        .createTable('proxy_expiry_refunds')
+        .addColumn('account_id', t.bigint, (col) => col.primaryKey())
+        .addColumn('attempts', 'integer', (col) => col.notNull())
+        .addColumn('next_attempt_at', t.bigint, (col) => col.notNull())
+        .addColumn('last_error', 'text')
+        .addColumn('updated_at', t.bigint, (col) => col.notNull())
+        .execute();
+      await db.schema
+        .createIndex('proxy_accounts_expiry')
+        .on('proxy_accounts')
+        .column('expires_at')
+        .where(sql.ref('expires_at'), 'is not', null)
+        .execute();
+    },
+  },
 ];

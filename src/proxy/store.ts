@@ -1184,3 +1184,135 @@ export async function settleLightningWithdrawal(
     .where('status', '=', 'pending')
     .execute();
 }
+
+// ------------------------------------------------------------------------------------------------
+// Lightning refunds claimed before they are prepared, and the refunds of expired keys to their
+// Refund-LNURL address (lightning-pay.ts, expiry-refunds.ts; docs/proxy-wallet.md#key-expiry-time).
+
+/**
+ * A claimed melt (preparing, its debit taken) becomes pending with its journal and final debit;
+ * undefined when it is no longer preparing (the recovery gave the claim back meanwhile).
+ */
+export async function journalClaimedMelt(
+  db: Executor,
+  id: number,
+  journal: { request: string; debit_msat: number; lease_until: number; updated_at: number },
+): Promise<MintOpRow | undefined> {
+  return db
+    .updateTable('proxy_mint_ops')
+    .set({ state: 'pending', ...journal })
+    .where('id', '=', id)
+    .where('state', '=', 'preparing')
+    .returningAll()
+    .executeTakeFirst();
+}
+
+/** A melt's unused fee reserve went back to the account: its debit is what the payment cost. */
+export async function reduceOpDebit(db: Executor, id: number, amountMsat: number): Promise<void> {
+  await db
+    .updateTable('proxy_mint_ops')
+    .set({ debit_msat: sql<number>`debit_msat - ${amountMsat}` })
+    .where('id', '=', id)
+    .execute();
+}
+
+/** An expired account the refund job may pay now, with its address and the attempts made so far. */
+export interface ExpiryRefundCandidate {
+  accountId: number;
+  address: string;
+  attempts: number | null;
+}
+
+/**
+ * Expired accounts holding at least `minMsat` available, with a Refund-LNURL address, not waiting
+ * out a backoff; the oldest expiry first, at most `limit`.
+ */
+export async function expiryRefundCandidates(
+  db: Executor,
+  now: number,
+  minMsat: number,
+  limit: number,
+): Promise<ExpiryRefundCandidate[]> {
+  const rows = await db
+    .selectFrom('proxy_accounts as a')
+    .innerJoin('proxy_refund_addresses as r', 'r.account_id', 'a.id')
+    .leftJoin('proxy_expiry_refunds as e', 'e.account_id', 'a.id')
+    .select(['a.id', 'r.address', 'e.attempts'])
+    .where('a.expires_at', '<=', now)
+    .where(sql<boolean>`a.balance_msat - a.reserved_msat >= ${minMsat}`)
+    .where((eb) => eb.or([eb('e.next_attempt_at', 'is', null), eb('e.next_attempt_at', '<=', now)]))
+    .orderBy('a.expires_at')
+    .limit(limit)
+    .execute();
+  return rows.map((row) => ({ accountId: row.id, address: row.address, attempts: row.attempts }));
+}
+
+/**
+ * Takes an account for one attempt of the job: its row moves to `attempts + 1` and waits until
+ * `nextAttemptAt`, conditional on the attempts the candidate was read with and on being due, so
+ * of two processes reading the same candidate one takes it. False when another took it first.
+ */
+export async function takeExpiryRefund(
+  db: Executor,
+  candidate: ExpiryRefundCandidate,
+  nextAttemptAt: number,
+  now: number,
+): Promise<boolean> {
+  if (candidate.attempts === null) {
+    const inserted = await db
+      .insertInto('proxy_expiry_refunds')
+      .values({ account_id: candidate.accountId, attempts: 1, next_attempt_at: nextAttemptAt, updated_at: now })
+      .onConflict((oc) => oc.column('account_id').doNothing())
+      .executeTakeFirst();
+    return Number(inserted.numInsertedOrUpdatedRows) === 1;
+  }
+  const updated = await db
+    .updateTable('proxy_expiry_refunds')
+    .set({ attempts: candidate.attempts + 1, next_attempt_at: nextAttemptAt, updated_at: now })
+    .where('account_id', '=', candidate.accountId)
+    .where('attempts', '=', candidate.attempts)
+    .where('next_attempt_at', '<=', now)
+    .executeTakeFirst();
+  return Number(updated.numUpdatedRows) === 1;
+}
+
+/** What went wrong with the account's last attempt (its backoff was set when it was taken). */
+export async function noteExpiryRefundError(db: Executor, accountId: number, error: string, now: number) {
+  await db
+    .updateTable('proxy_expiry_refunds')
+    .set({ last_error: error, updated_at: now })
+    .where('account_id', '=', accountId)
+    .execute();
+}
+
+/**
+ * The account's balance left by Lightning (paid, or pending with the recovery): the attempts start
+ * again from zero. The row stays, waiting until the time its taking set, so a process that read the
+ * account before it was taken cannot take it again (what the unused fee reserve gave back is paid
+ * on a later pass).
+ */
+export async function expiryRefundSettled(db: Executor, accountId: number, now: number): Promise<void> {
+  await db
+    .updateTable('proxy_expiry_refunds')
+    .set({ attempts: 0, last_error: null, updated_at: now })
+    .where('account_id', '=', accountId)
+    .execute();
+}
+
+/**
+ * Every refund of an account that took money, tokens and Lightning payments alike, newest first
+ * (GET /v1/wallet/refunds): `limit` of them before operation id `before`.
+ */
+export async function refundHistory(db: Executor, accountId: number, page: { before?: number; limit: number }) {
+  let query = db
+    .selectFrom('proxy_mint_ops as o')
+    .leftJoin('proxy_lightning_payments as p', 'p.op_id', 'o.id')
+    .selectAll('o')
+    .select(['p.recipient', 'p.amount_msat as paid_msat'])
+    .where('o.debit_account_id', '=', accountId)
+    .where('o.kind', 'in', ['issue', 'melt'])
+    .where('o.purpose', '=', 'refund')
+    .where('o.state', '!=', 'failed');
+  if (page.before !== undefined) query = query.where('o.id', '<', page.before);
+  return query.orderBy('o.id', 'desc').limit(page.limit).execute();
+}
