@@ -338,10 +338,14 @@ export class LightningPayments {
         updated_at: now,
       });
       if (!journaled) {
-        throw new HttpError(503, 'The refund was interrupted before it reached the mint; nothing was taken, try again', {
-          code: 'operation_interrupted',
-          type: 'api_error',
-        });
+        throw new HttpError(
+          503,
+          'The refund was interrupted before it reached the mint; nothing was taken, try again',
+          {
+            code: 'operation_interrupted',
+            type: 'api_error',
+          },
+        );
       }
       // The claim's excess over the invoice, the fee reserve and the input fee goes back at once.
       if (claim.debit_msat > debitMsat) await restoreDebit(trx, claim.debit_account_id!, claim.debit_msat - debitMsat);

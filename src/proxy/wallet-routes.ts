@@ -217,6 +217,7 @@ export async function registerWalletRoutes(scope: FastifyInstance, deps: WalletR
           unit: r.unit,
           created_at: Math.floor(r.createdAt / 1000),
           claimed: r.claimed,
+          lightning: r.lightning && { recipient: r.lightning.recipient, amount_msats: r.lightning.amountMsat },
         })),
         next_before: refunds.length === limit ? refunds[refunds.length - 1].id : null,
       };
