@@ -1,8 +1,8 @@
 // Key-Expiry-Time (issue 14, docs/proxy-wallet.md#key-expiry-time): a Cashu token sent as the
 // bearer with this header (unix seconds) sets when the account it opens expires. From then on the
 // account pays for nothing (401 invalid_api_key, checked in the billing transaction as well) while
-// its balance stays claimable by POST /v1/balance/refund; store.ts's expiredFundedAccounts lists
-// what a refund to a Refund-LNURL address would pay out (the Lightning part's hook).
+// its balance stays claimable by POST /v1/balance/refund, or is paid to the account's Refund-LNURL
+// address by the expiry job (expiry-refunds.ts).
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Database } from '../db/index.js';
 import { HttpError } from '../http/errors.js';

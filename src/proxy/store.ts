@@ -1023,22 +1023,6 @@ export async function setAccountExpiry(db: Executor, accountId: number, expiresA
 }
 
 /**
- * Expired accounts still holding an available balance, oldest expiry first: what a refund to
- * their Refund-LNURL address would pay out (the hook of docs/proxy-wallet.md#key-expiry-time).
- */
-export async function expiredFundedAccounts(db: Executor, now: number, limit: number): Promise<Account[]> {
-  const rows = await db
-    .selectFrom('proxy_accounts')
-    .selectAll()
-    .where('expires_at', '<=', now)
-    .where(sql<boolean>`balance_msat - reserved_msat > 0`)
-    .orderBy('expires_at')
-    .limit(limit)
-    .execute();
-  return rows.map(toAccount);
-}
-
-/**
  * Billed requests of an account (or of one of its child keys), newest first: `limit` of them
  * before ledger id `before`. Settled ones only: a released request cost nothing.
  */
