@@ -13,6 +13,7 @@ import { NodeWallet } from '../../src/proxy/wallet.js';
 import { databaseKinds } from '../support/databases.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 import { startLnurlServer, type LnurlServer } from './lnurl-server.js';
+import { expectMoneyBalanced } from './money.js';
 import { bearer, call, info, receiveAtMint, refund, waitFor } from './wallet-helpers.js';
 import { accountId } from './wallet-node.js';
 
@@ -263,6 +264,10 @@ describe.each(databaseKinds)('refunds of expired keys on %s', (kind) => {
       .executeTakeFirstOrThrow();
     expect(op.state).toBe('failed');
     expect(await paymentsOf(key)).toEqual([]);
+  });
+
+  it("balances the books with the mint's ledger after all of the above", async () => {
+    await expectMoneyBalanced(server.db);
   });
 });
 

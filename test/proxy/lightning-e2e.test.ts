@@ -7,6 +7,7 @@ import { startDevMint, type DevMint } from '../../src/devmint/index.js';
 import { databaseKinds } from '../support/databases.js';
 import { chatBody, postJson, startNode, testCost, type Node } from './forward-helpers.js';
 import { startLnurlServer, type LnurlServer } from './lnurl-server.js';
+import { expectMoneyBalanced } from './money.js';
 import { bearer, call, info } from './wallet-helpers.js';
 
 const json = { 'content-type': 'application/json' };
@@ -108,5 +109,7 @@ describe.each(databaseKinds)('fund by invoice, chat, refund to a Lightning addre
     expect(states.states.map((s: { state: string }) => s.state)).toEqual(held.map(() => 'UNSPENT'));
     expect(held.reduce((sum, p) => sum + Number(p.amount), 0) * 1000).toBe(left + charged);
     expect(await db.selectFrom('proxy_proofs').select('id').where('state', '=', 'reserved').execute()).toEqual([]);
+    // The node's whole book, the same way: taken = balances + earnings + paid back.
+    await expectMoneyBalanced(node.server.db);
   });
 });
