@@ -1,12 +1,13 @@
-// Refunds of expired keys (issue 14, docs/proxy-wallet.md#key-expiry-time): every
-// PROXY_EXPIRY_REFUND_INTERVAL_MS, each expired account holding a balance and a Refund-LNURL
-// address is paid to that address through the refund route's own path (LightningPayments.refund:
-// the balance claimed in one transaction, the melt journaled, the recovery finishing or giving
-// back what a crash leaves). Accounts without an address are left alone: their balance stays
-// claimable by POST /v1/balance/refund. Each pass takes at most PROXY_EXPIRY_REFUND_BATCH
-// accounts; an account is taken by a conditional write (proxy_expiry_refunds), so of several
-// processes running the job at once one works on it, and a failed attempt waits out a backoff
-// that doubles up to a day.
+// Refunds of expired keys (issue 14, docs/proxy-wallet.md#key-expiry-time): an account given both
+// an expiry (Key-Expiry-Time) and a Refund-LNURL address is scheduled at its expiry
+// (proxy_expiry_refunds); every PROXY_EXPIRY_REFUND_INTERVAL_MS the job takes at most
+// PROXY_EXPIRY_REFUND_BATCH due accounts, by that table's index, and pays each to its address
+// through the refund route's own path (LightningPayments.refund: the balance claimed in one
+// transaction, the melt journaled, the recovery finishing or giving back what a crash leaves).
+// An account is taken by a conditional write, so of several processes running the job at once
+// one works on it; a failed attempt waits out a backoff that doubles up to a day; an account with
+// nothing left to pay leaves the schedule. Accounts without an address are never scheduled: their
+// balance stays claimable by POST /v1/balance/refund.
 import type { Database } from '../db/index.js';
 import type { LightningConfig } from './lightning-config.js';
 import type { LightningPayments } from './lightning-pay.js';
@@ -16,6 +17,7 @@ import {
   expiryRefundSettled,
   noteExpiryRefundError,
   takeExpiryRefund,
+  unscheduleExpiryRefund,
   type ExpiryRefundCandidate,
 } from './store.js';
 
@@ -51,9 +53,12 @@ export class ExpiryRefunds {
   async runOnce(now = Date.now()): Promise<ExpiryRefundReport> {
     const report: ExpiryRefundReport = { paid: 0, pending: 0, failed: 0 };
     const { expiryRefundBatch: batch, expiryRefundIntervalMs: interval } = this.config;
-    const candidates = await expiryRefundCandidates(this.db.kysely, now, MIN_REFUND_MSAT, batch);
-    for (const candidate of candidates) {
-      const attempt = (candidate.attempts ?? 0) + 1;
+    for (const candidate of await expiryRefundCandidates(this.db.kysely, now, batch)) {
+      if (candidate.balanceMsat < MIN_REFUND_MSAT) {
+        await unscheduleExpiryRefund(this.db.kysely, candidate.accountId, now);
+        continue;
+      }
+      const attempt = candidate.attempts + 1;
       if (!(await takeExpiryRefund(this.db.kysely, candidate, retryAt(now, interval, attempt), now))) continue;
       report[await this.pay(candidate, attempt)]++;
     }
@@ -63,6 +68,8 @@ export class ExpiryRefunds {
 
   private async pay(candidate: ExpiryRefundCandidate, attempt: number): Promise<keyof ExpiryRefundReport> {
     try {
+      // A request that was in flight at the expiry still holds part of the balance: after it, then.
+      if (candidate.availableMsat < MIN_REFUND_MSAT) throw new Error('requests in flight hold the balance');
       const answer = await this.payments.refund(candidate.accountId, candidate.address);
       await expiryRefundSettled(this.db.kysely, candidate.accountId, Date.now());
       return answer.status;

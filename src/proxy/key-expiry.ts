@@ -7,7 +7,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Database } from '../db/index.js';
 import { HttpError } from '../http/errors.js';
 import { type Authenticator, parseAuthorization } from './accounts.js';
-import { setAccountExpiry } from './store.js';
+import { scheduleExpiryRefund, setAccountExpiry } from './store.js';
 
 /** The latest expiry accepted: 9999-12-31 (its milliseconds stay exact integers). */
 const MAX_EXPIRY_SECONDS = 253_402_300_799;
@@ -41,6 +41,9 @@ export function registerKeyExpiry(app: FastifyInstance, deps: { db: Database; au
     const expiresAt = keyExpiryOf(request, Date.now());
     if (expiresAt === null) return;
     const { accountId, keyHash } = await deps.authenticator.accountId(credential);
-    if (await setAccountExpiry(deps.db.kysely, accountId, expiresAt)) deps.authenticator.forget(keyHash);
+    if (await setAccountExpiry(deps.db.kysely, accountId, expiresAt)) {
+      deps.authenticator.forget(keyHash);
+      await scheduleExpiryRefund(deps.db.kysely, accountId, Date.now());
+    }
   });
 }

@@ -323,9 +323,10 @@ export const proxyMigrations: Migration[] = [
   },
   {
     // Refunds of expired keys to their Refund-LNURL address (expiry-refunds.ts): one row per
-    // account the job has tried, its attempts and when it may try again (backoff), so a failing
-    // address waits in the database, for every process, and never blocks the others in the batch.
-    // The partial index on proxy_accounts.expires_at serves the job's walk over expired accounts.
+    // account that has both an expiry and an address, due at its expiry; the job walks the due rows
+    // by the index (so its work per pass is its batch, however many accounts expired), counts its
+    // attempts and sets when it may try again (the backoff, for every process), and deletes the
+    // row once nothing is left to pay.
     name: '2130_proxy_expiry_refunds',
     async up(db, t) {
       await db.schema
@@ -337,11 +338,15 @@ export const proxyMigrations: Migration[] = [
         .addColumn('updated_at', t.bigint, (col) => col.notNull())
         .execute();
       await db.schema
-        .createIndex('proxy_accounts_expiry')
-        .on('proxy_accounts')
-        .column('expires_at')
-        .where(sql.ref('expires_at'), 'is not', null)
+        .createIndex('proxy_expiry_refunds_due')
+        .on('proxy_expiry_refunds')
+        .column('next_attempt_at')
         .execute();
+      await sql`
+        insert into proxy_expiry_refunds (account_id, attempts, next_attempt_at, updated_at)
+        select a.id, 0, a.expires_at, a.expires_at
+        from proxy_accounts a join proxy_refund_addresses r on r.account_id = a.id
+        where a.expires_at is not null`.execute(db);
     },
   },
 ];

@@ -1200,35 +1200,63 @@ export async function reduceOpDebit(db: Executor, id: number, amountMsat: number
     .execute();
 }
 
-/** An expired account the refund job may pay now, with its address and the attempts made so far. */
+/**
+ * Schedules the account's refund at its expiry once it has both an expiry and a refund address
+ * (whichever is given second schedules it; a schedule that exists stays).
+ */
+export async function scheduleExpiryRefund(db: Executor, accountId: number, now: number): Promise<void> {
+  await db
+    .insertInto('proxy_expiry_refunds')
+    .columns(['account_id', 'attempts', 'next_attempt_at', 'updated_at'])
+    .expression((eb) =>
+      eb
+        .selectFrom('proxy_accounts as a')
+        .innerJoin('proxy_refund_addresses as r', 'r.account_id', 'a.id')
+        .select([
+          'a.id',
+          sql<number>`0`.as('attempts'),
+          sql<number>`a.expires_at`.as('next_attempt_at'),
+          sql<number>`cast(${now} as bigint)`.as('updated_at'),
+        ])
+        .where('a.id', '=', accountId)
+        .where('a.expires_at', 'is not', null),
+    )
+    .onConflict((oc) => oc.column('account_id').doNothing())
+    .execute();
+}
+
+/** A scheduled account the refund job may pay now, with its address, balances and attempts so far. */
 export interface ExpiryRefundCandidate {
   accountId: number;
   address: string;
-  attempts: number | null;
+  attempts: number;
+  balanceMsat: number;
+  availableMsat: number;
 }
 
-/**
- * Expired accounts holding at least `minMsat` available, with a Refund-LNURL address, not waiting
- * out a backoff; the oldest expiry first, at most `limit`.
- */
+/** Scheduled accounts due by `now` (expired, not waiting out a backoff), the longest due first, at most `limit`. */
 export async function expiryRefundCandidates(
   db: Executor,
   now: number,
-  minMsat: number,
   limit: number,
 ): Promise<ExpiryRefundCandidate[]> {
   const rows = await db
-    .selectFrom('proxy_accounts as a')
-    .innerJoin('proxy_refund_addresses as r', 'r.account_id', 'a.id')
-    .leftJoin('proxy_expiry_refunds as e', 'e.account_id', 'a.id')
-    .select(['a.id', 'r.address', 'e.attempts'])
+    .selectFrom('proxy_expiry_refunds as e')
+    .innerJoin('proxy_accounts as a', 'a.id', 'e.account_id')
+    .innerJoin('proxy_refund_addresses as r', 'r.account_id', 'e.account_id')
+    .select(['e.account_id', 'e.attempts', 'r.address', 'a.balance_msat', 'a.reserved_msat'])
+    .where('e.next_attempt_at', '<=', now)
     .where('a.expires_at', '<=', now)
-    .where(sql<boolean>`a.balance_msat - a.reserved_msat >= ${minMsat}`)
-    .where((eb) => eb.or([eb('e.next_attempt_at', 'is', null), eb('e.next_attempt_at', '<=', now)]))
-    .orderBy('a.expires_at')
+    .orderBy('e.next_attempt_at')
     .limit(limit)
     .execute();
-  return rows.map((row) => ({ accountId: row.id, address: row.address, attempts: row.attempts }));
+  return rows.map((row) => ({
+    accountId: row.account_id,
+    address: row.address,
+    attempts: row.attempts,
+    balanceMsat: row.balance_msat,
+    availableMsat: row.balance_msat - row.reserved_msat,
+  }));
 }
 
 /**
@@ -1242,14 +1270,6 @@ export async function takeExpiryRefund(
   nextAttemptAt: number,
   now: number,
 ): Promise<boolean> {
-  if (candidate.attempts === null) {
-    const inserted = await db
-      .insertInto('proxy_expiry_refunds')
-      .values({ account_id: candidate.accountId, attempts: 1, next_attempt_at: nextAttemptAt, updated_at: now })
-      .onConflict((oc) => oc.column('account_id').doNothing())
-      .executeTakeFirst();
-    return Number(inserted.numInsertedOrUpdatedRows) === 1;
-  }
   const updated = await db
     .updateTable('proxy_expiry_refunds')
     .set({ attempts: candidate.attempts + 1, next_attempt_at: nextAttemptAt, updated_at: now })
@@ -1258,6 +1278,15 @@ export async function takeExpiryRefund(
     .where('next_attempt_at', '<=', now)
     .executeTakeFirst();
   return Number(updated.numUpdatedRows) === 1;
+}
+
+/** Nothing is left to pay (or the owner took it): the account leaves the schedule. */
+export async function unscheduleExpiryRefund(db: Executor, accountId: number, now: number): Promise<void> {
+  await db
+    .deleteFrom('proxy_expiry_refunds')
+    .where('account_id', '=', accountId)
+    .where('next_attempt_at', '<=', now)
+    .execute();
 }
 
 /** What went wrong with the account's last attempt (its backoff was set when it was taken). */

@@ -144,11 +144,11 @@ export interface ProxyTables {
   proxy_expiry_refunds: ProxyExpiryRefundsTable;
 }
 
-/** An expired account the refund job has tried to pay to its address (migration 2130, expiry-refunds.ts). */
+/** An account with an expiry and a refund address: the expiry job's schedule (migration 2130, expiry-refunds.ts). */
 export interface ProxyExpiryRefundsTable {
   account_id: number;
   attempts: number;
-  /** Unix ms before which the job leaves the account alone (the backoff, and the lease of a run). */
+  /** Unix ms from which the job may pay it: its expiry, then the backoff (and the lease of a run). */
   next_attempt_at: number;
   last_error: string | null;
   updated_at: number;

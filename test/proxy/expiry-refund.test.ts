@@ -60,7 +60,6 @@ describe.each(databaseKinds)('refunds of expired keys on %s', (kind) => {
       env: {
         SERVICES: 'proxy',
         PROXY_MINTS: mint.url,
-        PROXY_MINT_TIMEOUT_MS: '1000',
         PROXY_RECOVERY_INTERVAL_MS: '200',
         PROXY_LNURL_ALLOW_HTTP_LOOPBACK: 'true',
         // The node's own timer stays out of the way: the tests run the passes themselves.
@@ -90,14 +89,24 @@ describe.each(databaseKinds)('refunds of expired keys on %s', (kind) => {
     return opened.body.api_key as string;
   }
 
-  /** The hour passes: the account's expiry is now behind it. */
+  /** The hour passes: the account's expiry is behind it, and so is its refund's schedule (if it has one). */
   async function expire(key: string) {
+    const id = await accountId(server, key);
+    const past = Date.now() - 1000;
+    await server.db.kysely.updateTable('proxy_accounts').set({ expires_at: past }).where('id', '=', id).execute();
     await server.db.kysely
-      .updateTable('proxy_accounts')
-      .set({ expires_at: Date.now() - 1000 })
-      .where('id', '=', await accountId(server, key))
+      .updateTable('proxy_expiry_refunds')
+      .set({ next_attempt_at: past })
+      .where('account_id', '=', id)
       .execute();
   }
+
+  const scheduled = async (key: string) =>
+    server.db.kysely
+      .selectFrom('proxy_expiry_refunds')
+      .selectAll()
+      .where('account_id', '=', await accountId(server, key))
+      .executeTakeFirst();
 
   async function paymentsOf(key: string) {
     return server.db.kysely
@@ -137,9 +146,11 @@ describe.each(databaseKinds)('refunds of expired keys on %s', (kind) => {
       }),
     ]);
 
-    // Nothing more to pay: a later pass (a day on) asks for no invoice.
+    // Nothing more to pay: a later pass (a day on) asks for no invoice, and the account leaves the schedule.
+    expect(await scheduled(key)).toMatchObject({ attempts: 0 });
     expect(await job.runOnce(Date.now() + DAY_MS)).toEqual({ paid: 0, pending: 0, failed: 0 });
     expect(lnurl.asked.length).toBe(asked + 1);
+    expect(await scheduled(key)).toBeUndefined();
   });
 
   it('pays once when two processes run the job at the same moment, or the owner refunds meanwhile', async () => {
@@ -190,11 +201,7 @@ describe.each(databaseKinds)('refunds of expired keys on %s', (kind) => {
     mint.lightning.failNextMelt('no route to the recipient');
     expect(await job.runOnce(second)).toEqual({ paid: 0, pending: 0, failed: 1 });
     expect((await info(server.url, key)).body.balance).toBe(100_000);
-    const row = await server.db.kysely
-      .selectFrom('proxy_expiry_refunds')
-      .selectAll()
-      .where('account_id', '=', id)
-      .executeTakeFirstOrThrow();
+    const row = (await scheduled(key))!;
     expect(row).toMatchObject({ attempts: 2, next_attempt_at: second + 2 * INTERVAL_MS });
     expect(row.last_error).toContain('no route to the recipient');
     expect(await job.runOnce(second + INTERVAL_MS)).toEqual({ paid: 0, pending: 0, failed: 0 });
@@ -208,6 +215,7 @@ describe.each(databaseKinds)('refunds of expired keys on %s', (kind) => {
     const { job } = buildJob(server);
     const key = await openExpiring();
     await expire(key);
+    expect(await scheduled(key)).toBeUndefined();
     const asked = lnurl.asked.length;
     expect(await job.runOnce()).toEqual({ paid: 0, pending: 0, failed: 0 });
     expect(lnurl.asked.length).toBe(asked);
