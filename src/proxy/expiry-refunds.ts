@@ -26,8 +26,9 @@ const MIN_REFUND_MSAT = 2_000;
 const MAX_BACKOFF_MS = 24 * 60 * 60 * 1000;
 
 export interface ExpiryRefundReport {
-  /** Paid to the address (or handed to the recovery while the mint finishes the payment). */
+  /** Paid to the address. */
   paid: number;
+  /** Sent, not confirmed by the mint yet: the balance stays held and the recovery finishes it. */
   pending: number;
   /** Not paid this time; the balance is whole and the account is tried again after its backoff. */
   failed: number;

@@ -40,6 +40,7 @@ import {
   releaseReservedProofs,
   reserveProofs,
   restoreDebit,
+  scheduleExpiryRefund,
   settleLightningWithdrawal,
   unspentProofs,
   withdrawnMsat,
@@ -544,6 +545,8 @@ export class LightningPayments {
       if (!(await markOpFailed(trx, op.id, reason.slice(0, 500), now))) return;
       if (op.debit_account_id !== null && op.debit_msat > 0) {
         await restoreDebit(trx, op.debit_account_id, op.debit_msat);
+        // An expiring key whose refund had left the expiry job's schedule (paid, as it seemed) is due again.
+        await scheduleExpiryRefund(trx, op.debit_account_id, now);
       }
       await releaseReservedProofs(trx, op.id, false);
       await finishLightningPayment(trx, op.id, { status: 'failed', error: reason.slice(0, 500) }, now);

@@ -211,6 +211,28 @@ describe.each(databaseKinds)('refunds of expired keys on %s', (kind) => {
     expect((await info(server.url, key)).body.balance).toBe(1_000);
   });
 
+  it('schedules the key again when a payment left pending fails in the end, and pays it then', async () => {
+    const { job } = buildJob(server);
+    const key = await openExpiring(lnurl.address);
+    await expire(key);
+    // The melt stays in flight past the node's time limit for it: the payment is pending, the balance held.
+    const held = mint.lightning.holdNextMelt();
+    expect(await job.runOnce()).toEqual({ paid: 0, pending: 1, failed: 0 });
+    expect((await info(server.url, key)).body.balance).toBe(0);
+    // Nothing to pay meanwhile: the account leaves the schedule.
+    expect(await job.runOnce(Date.now() + INTERVAL_MS)).toEqual({ paid: 0, pending: 0, failed: 0 });
+    expect(await scheduled(key)).toBeUndefined();
+    // The payment fails; the recovery gives the balance back, and the account is due again.
+    held.settle('failed');
+    await waitFor('the recovery to give the balance back', async () => {
+      return (await info(server.url, key)).body.balance === 100_000;
+    });
+    expect(await scheduled(key)).toBeDefined();
+    expect(await job.runOnce()).toEqual({ paid: 1, pending: 0, failed: 0 });
+    expect((await paymentsOf(key)).map((p) => p.status)).toEqual(['failed', 'paid']);
+    expect((await info(server.url, key)).body.balance).toBe(1_000);
+  });
+
   it('leaves an expired key without an address alone: its owner refunds it', async () => {
     const { job } = buildJob(server);
     const key = await openExpiring();
