@@ -1,13 +1,13 @@
 // Key-Expiry-Time (issue 14, docs/proxy-wallet.md#key-expiry-time): a Cashu token sent as the
 // bearer with this header (unix seconds) sets when the account it opens expires. From then on the
 // account pays for nothing (401 invalid_api_key, checked in the billing transaction as well) while
-// its balance stays claimable by POST /v1/balance/refund; store.ts's expiredFundedAccounts lists
-// what a refund to a Refund-LNURL address would pay out (the Lightning part's hook).
+// its balance stays claimable by POST /v1/balance/refund, or is paid to the account's Refund-LNURL
+// address by the expiry job (expiry-refunds.ts).
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Database } from '../db/index.js';
 import { HttpError } from '../http/errors.js';
 import { type Authenticator, parseAuthorization } from './accounts.js';
-import { setAccountExpiry } from './store.js';
+import { scheduleExpiryRefund, setAccountExpiry } from './store.js';
 
 /** The latest expiry accepted: 9999-12-31 (its milliseconds stay exact integers). */
 const MAX_EXPIRY_SECONDS = 253_402_300_799;
@@ -41,6 +41,9 @@ export function registerKeyExpiry(app: FastifyInstance, deps: { db: Database; au
     const expiresAt = keyExpiryOf(request, Date.now());
     if (expiresAt === null) return;
     const { accountId, keyHash } = await deps.authenticator.accountId(credential);
-    if (await setAccountExpiry(deps.db.kysely, accountId, expiresAt)) deps.authenticator.forget(keyHash);
+    if (await setAccountExpiry(deps.db.kysely, accountId, expiresAt)) {
+      deps.authenticator.forget(keyHash);
+      await scheduleExpiryRefund(deps.db.kysely, accountId, Date.now());
+    }
   });
 }

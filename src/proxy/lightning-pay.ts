@@ -11,7 +11,7 @@ import { writeTransaction, type Database } from '../db/index.js';
 import { HttpError } from '../http/errors.js';
 import { lightningMintError, unblind } from './lightning.js';
 import { meltProofs, meltQuoteState, requestMeltQuote, type MeltQuote } from './lightning-mint.js';
-import type { Lnurl } from './lnurl.js';
+import { parseLightningAddress, type Lnurl } from './lnurl.js';
 import {
   MintRejectedError,
   MintUnreachableError,
@@ -29,15 +29,18 @@ import {
   insertMintOp,
   insertProofs,
   insertWithdrawal,
+  journalClaimedMelt,
   leaveOpPending,
   lightningPaymentByOp,
   lockNode,
   markOpDone,
   markOpFailed,
   markOpInputsSpent,
+  reduceOpDebit,
   releaseReservedProofs,
   reserveProofs,
   restoreDebit,
+  scheduleExpiryRefund,
   settleLightningWithdrawal,
   unspentProofs,
   withdrawnMsat,
@@ -71,8 +74,8 @@ export interface PaymentAnswer {
   fee_paid_msats: number | null;
 }
 
-/** Who pays: an account (a refund) or the node's earnings (a withdrawal). */
-type Payer = { accountId: number } | { withdrawnBy: string };
+/** Who pays: an account whose balance a refund claimed, or the node's earnings (a withdrawal). */
+type Payer = { claim: MintOp } | { withdrawnBy: string };
 
 const MAX_INPUTS = 500;
 /** Invoice requests and quotes tried while the fee reserve settles (each is one LNURL call). */
@@ -97,34 +100,88 @@ export class LightningPayments {
 
   /**
    * Refunds the account's available balance (whole units of its mint) to a Lightning address:
-   * an invoice for the balance less the mint's fee reserve and input fee.
+   * an invoice for the balance less the mint's fee reserve and input fee. The balance is claimed
+   * first, in one transaction (a preparing melt holding the debit), so that two refunds of one
+   * account (the route and the expiry job, or two processes) pay once; anything that stops the
+   * payment before the melt is sent gives the claim back, and so does the recovery after a crash.
    */
   async refund(accountId: number, address: string): Promise<PaymentAnswer> {
-    const account = await accountById(this.db.kysely, accountId);
-    if (!account) throw new HttpError(401, 'Unknown account', { code: 'invalid_api_key' });
-    const units = msatToUnit(account.balanceMsat - account.reservedMsat, account.unit);
-    if (units <= 0) {
-      throw new HttpError(400, 'Nothing to refund: the available balance is less than one unit of the mint', {
-        code: 'no_balance_to_refund',
-        detail: 'No balance to refund',
-      });
+    parseLightningAddress(address); // a malformed address is refused before anything is claimed
+    const claim = await this.claimBalance(accountId);
+    let op: MintOp;
+    try {
+      op = await this.prepareRefund(claim, address);
+    } catch (error) {
+      await this.fail(claim, `not sent: ${messageOf(error)}`);
+      throw error;
     }
+    return this.drive(op, true);
+  }
+
+  /** Debits the available balance in whole units and journals the claim (a preparing melt). */
+  private async claimBalance(accountId: number): Promise<MintOp> {
+    for (let attempt = 0; attempt < 5; attempt++) {
+      const now = Date.now();
+      // Reads the balance, then debits it: SQLite's write lock from the start (writeTransaction).
+      const claim = await writeTransaction(this.db, async (trx) => {
+        const account = await accountById(trx, accountId);
+        if (!account) throw new HttpError(401, 'Unknown account', { code: 'invalid_api_key' });
+        const units = msatToUnit(account.balanceMsat - account.reservedMsat, account.unit);
+        if (units <= 0) {
+          throw new HttpError(400, 'Nothing to refund: the available balance is less than one unit of the mint', {
+            code: 'no_balance_to_refund',
+            detail: 'No balance to refund',
+          });
+        }
+        const debit = unitToMsat(units, account.unit);
+        if (!(await debitAvailable(trx, accountId, debit, now))) throw new Conflict();
+        return insertMintOp(trx, {
+          kind: 'melt',
+          purpose: 'refund',
+          state: 'preparing',
+          mint_url: account.mintUrl,
+          unit: account.unit,
+          token_hash: null,
+          request: null,
+          credit_account_id: null,
+          credit_key_hash: null,
+          credit_key_prefix: null,
+          debit_account_id: accountId,
+          debit_msat: debit,
+          result: null,
+          error: null,
+          // Long enough for the LNURL calls and quotes before the melt is journaled.
+          lease_until: now + this.leaseMs + (1 + 2 * FEE_ATTEMPTS) * this.lnurl.timeoutMs,
+          created_at: now,
+          updated_at: now,
+        });
+      }).catch((error) => {
+        if (error instanceof Conflict) return null; // the balance moved under us: read it again
+        throw error;
+      });
+      if (claim) return claim;
+    }
+    throw new HttpError(409, 'The balance is changing right now; try the refund again', { code: 'balance_changing' });
+  }
+
+  /** The invoice from the address and the melt quote for the claimed balance, journaled on the claim. */
+  private async prepareRefund(claim: MintOp, address: string): Promise<MintOp> {
+    const units = msatToUnit(claim.debit_msat, claim.unit);
     const pay = await this.lnurl.resolve(address);
-    const client = this.wallet.client(account.mintUrl);
+    const client = this.wallet.client(claim.mint_url);
     let reserve = Math.max(1, Math.ceil(units / 100));
     let fee = 0;
     for (let attempt = 0; attempt < FEE_ATTEMPTS; attempt++) {
       const amount = units - reserve - fee;
       if (amount <= 0) break;
-      const bolt11 = await this.lnurl.invoice(pay, unitToMsat(amount, account.unit));
-      const quote = await this.meltQuote(client, bolt11, account.unit, amount);
+      const bolt11 = await this.lnurl.invoice(pay, unitToMsat(amount, claim.unit));
+      const quote = await this.meltQuote(client, bolt11, claim.unit, amount);
       if (amount + quote.feeReserve + fee > units) {
         reserve = quote.feeReserve;
         continue;
       }
       try {
-        const op = await this.start(client, account.unit, quote, { accountId }, pay.address, bolt11, units);
-        return this.drive(op, true);
+        return await this.start(client, claim.unit, quote, { claim }, pay.address, bolt11, units);
       } catch (error) {
         if (!(error instanceof FeeTooLow)) throw error;
         fee = error.fee;
@@ -255,32 +312,6 @@ export class LightningPayments {
     const debit = s.need + fee;
     if (s.availableUnits !== null && debit > s.availableUnits) throw new FeeTooLow(fee);
     const now = Date.now();
-    let withdrawalId: number | null = null;
-    if (Object.hasOwn(s.payer, 'accountId')) {
-      const { accountId } = s.payer as { accountId: number };
-      if (!(await debitAvailable(trx, accountId, unitToMsat(debit, s.unit), now))) throw new Conflict();
-    } else {
-      await lockNode(trx);
-      const { earned } = await accountTotals(trx);
-      const available = earned - (await withdrawnMsat(trx));
-      if (unitToMsat(debit, s.unit) > available) {
-        throw new HttpError(
-          400,
-          `The node's earnings are ${available} msat; the payment needs ${unitToMsat(debit, s.unit)} msat ` +
-            '(the invoice, the fee reserve and the input fee)',
-        );
-      }
-      withdrawalId = await insertWithdrawal(trx, {
-        amount_msat: unitToMsat(debit, s.unit),
-        mint_url: mintUrl,
-        status: 'pending',
-        token: null,
-        error: null,
-        created_by: (s.payer as { withdrawnBy: string }).withdrawnBy,
-        created_at: now,
-        updated_at: now,
-      });
-    }
     // Enough blank outputs for any change up to the inputs' excess (NUT-08: ceil(log2) of it).
     const excess = sum - fee - s.quote.amount;
     const blanks = Array.from({ length: Math.max(1, excess.toString(2).length) }, () =>
@@ -296,26 +327,72 @@ export class LightningPayments {
       feeReserve: s.quote.feeReserve,
       inputFee: fee,
     };
-    const accountId = withdrawalId === null ? (s.payer as { accountId: number }).accountId : null;
-    const op = await insertMintOp(trx, {
-      kind: 'melt',
-      purpose: accountId === null ? 'withdraw' : 'refund',
-      state: 'pending',
-      mint_url: mintUrl,
-      unit: s.unit,
-      token_hash: null,
-      request: JSON.stringify(journal),
-      credit_account_id: null,
-      credit_key_hash: null,
-      credit_key_prefix: null,
-      debit_account_id: accountId,
-      debit_msat: accountId === null ? 0 : unitToMsat(debit, s.unit),
-      result: null,
-      error: null,
-      lease_until: now + this.leaseMs,
-      created_at: now,
-      updated_at: now,
-    });
+    const debitMsat = unitToMsat(debit, s.unit);
+    const claim = Object.hasOwn(s.payer, 'claim') ? (s.payer as { claim: MintOp }).claim : null;
+    let op: MintOp;
+    let withdrawalId: number | null = null;
+    if (claim) {
+      const journaled = await journalClaimedMelt(trx, claim.id, {
+        request: JSON.stringify(journal),
+        debit_msat: debitMsat,
+        lease_until: now + this.leaseMs,
+        updated_at: now,
+      });
+      if (!journaled) {
+        throw new HttpError(
+          503,
+          'The refund was interrupted before it reached the mint; nothing was taken, try again',
+          {
+            code: 'operation_interrupted',
+            type: 'api_error',
+          },
+        );
+      }
+      // The claim's excess over the invoice, the fee reserve and the input fee goes back at once.
+      if (claim.debit_msat > debitMsat) await restoreDebit(trx, claim.debit_account_id!, claim.debit_msat - debitMsat);
+      op = journaled;
+    } else {
+      await lockNode(trx);
+      const { earned } = await accountTotals(trx);
+      const available = earned - (await withdrawnMsat(trx));
+      if (debitMsat > available) {
+        throw new HttpError(
+          400,
+          `The node's earnings are ${available} msat; the payment needs ${debitMsat} msat ` +
+            '(the invoice, the fee reserve and the input fee)',
+        );
+      }
+      withdrawalId = await insertWithdrawal(trx, {
+        amount_msat: debitMsat,
+        mint_url: mintUrl,
+        status: 'pending',
+        token: null,
+        error: null,
+        created_by: (s.payer as { withdrawnBy: string }).withdrawnBy,
+        created_at: now,
+        updated_at: now,
+      });
+      op = await insertMintOp(trx, {
+        kind: 'melt',
+        purpose: 'withdraw',
+        state: 'pending',
+        mint_url: mintUrl,
+        unit: s.unit,
+        token_hash: null,
+        request: JSON.stringify(journal),
+        credit_account_id: null,
+        credit_key_hash: null,
+        credit_key_prefix: null,
+        debit_account_id: null,
+        debit_msat: 0,
+        result: null,
+        error: null,
+        lease_until: now + this.leaseMs,
+        created_at: now,
+        updated_at: now,
+      });
+    }
+    const accountId = claim?.debit_account_id ?? null;
     const ids = picked.map((p) => p.id);
     if ((await reserveProofs(trx, ids, op.id)) !== ids.length) throw new Conflict();
     await insertLightningPayment(trx, {
@@ -439,6 +516,7 @@ export class LightningPayments {
         await markOpInputsSpent(trx, op.id);
         if (op.debit_account_id !== null && unused > 0) {
           await restoreDebit(trx, op.debit_account_id, unitToMsat(unused, op.unit));
+          await reduceOpDebit(trx, op.id, unitToMsat(unused, op.unit));
         }
         await finishLightningPayment(
           trx,
@@ -467,6 +545,8 @@ export class LightningPayments {
       if (!(await markOpFailed(trx, op.id, reason.slice(0, 500), now))) return;
       if (op.debit_account_id !== null && op.debit_msat > 0) {
         await restoreDebit(trx, op.debit_account_id, op.debit_msat);
+        // An expiring key whose refund had left the expiry job's schedule (paid, as it seemed) is due again.
+        await scheduleExpiryRefund(trx, op.debit_account_id, now);
       }
       await releaseReservedProofs(trx, op.id, false);
       await finishLightningPayment(trx, op.id, { status: 'failed', error: reason.slice(0, 500) }, now);
@@ -491,6 +571,8 @@ export class LightningPayments {
 
   /** For the recovery: a claimed melt, driven by its quote's state; throws while it stays pending. */
   async resume(op: MintOp): Promise<void> {
+    // A claim whose melt was never journaled (a crash while asking for the invoice): given back.
+    if (op.state === 'preparing') return this.fail(op, 'interrupted before it was sent');
     const answer = await this.drive(op, false);
     if (answer.status === 'pending') throw new Error('still pending');
   }

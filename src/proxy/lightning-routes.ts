@@ -17,7 +17,7 @@ import {
   RecoverBody,
   walletErrors,
 } from './schemas.js';
-import { accountByKeyHash, setRefundAddress } from './store.js';
+import { accountByKeyHash, scheduleExpiryRefund, setRefundAddress } from './store.js';
 
 const prefixes = ['/v1/balance/lightning', '/lightning'];
 
@@ -44,7 +44,10 @@ export async function registerLightningRoutes(scope: FastifyInstance, deps: Ligh
     const token = address === undefined ? null : tokenOf(request);
     if (token === null) return;
     const account = await accountByKeyHash(db.kysely, keyHash(apiKeyForToken(token)));
-    if (account) await setRefundAddress(db.kysely, account.id, address!, Date.now());
+    if (account) {
+      await setRefundAddress(db.kysely, account.id, address!, Date.now());
+      await scheduleExpiryRefund(db.kysely, account.id, Date.now()); // paid to it at the key's expiry
+    }
   });
 
   /** Each invoice costs a quote at the mint: a per-address limit as for token redemptions. */

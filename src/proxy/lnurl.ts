@@ -49,6 +49,11 @@ function lnurlTarget(lnurl: string): string | null {
 export class Lnurl {
   constructor(private options: LnurlOptions) {}
 
+  /** The time limit of one request to an address's server. */
+  get timeoutMs(): number {
+    return this.options.timeoutMs;
+  }
+
   /** Resolves an address to its pay request (LUD-16, LUD-06). */
   async resolve(given: string): Promise<PayRequest> {
     const address = parseLightningAddress(given);

@@ -321,4 +321,32 @@ export const proxyMigrations: Migration[] = [
       await db.schema.alterTable('proxy_accounts').addColumn('expires_at', t.bigint).execute();
     },
   },
+  {
+    // Refunds of expired keys to their Refund-LNURL address (expiry-refunds.ts): one row per
+    // account that has both an expiry and an address, due at its expiry; the job walks the due rows
+    // by the index (so its work per pass is its batch, however many accounts expired), counts its
+    // attempts and sets when it may try again (the backoff, for every process), and deletes the
+    // row once nothing is left to pay.
+    name: '2130_proxy_expiry_refunds',
+    async up(db, t) {
+      await db.schema
+        .createTable('proxy_expiry_refunds')
+        .addColumn('account_id', t.bigint, (col) => col.primaryKey())
+        .addColumn('attempts', 'integer', (col) => col.notNull())
+        .addColumn('next_attempt_at', t.bigint, (col) => col.notNull())
+        .addColumn('last_error', 'text')
+        .addColumn('updated_at', t.bigint, (col) => col.notNull())
+        .execute();
+      await db.schema
+        .createIndex('proxy_expiry_refunds_due')
+        .on('proxy_expiry_refunds')
+        .column('next_attempt_at')
+        .execute();
+      await sql`
+        insert into proxy_expiry_refunds (account_id, attempts, next_attempt_at, updated_at)
+        select a.id, 0, a.expires_at, a.expires_at
+        from proxy_accounts a join proxy_refund_addresses r on r.account_id = a.id
+        where a.expires_at is not null`.execute(db);
+    },
+  },
 ];

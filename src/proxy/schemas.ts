@@ -152,7 +152,22 @@ const RefundEntry = Type.Object({
   mint: Type.String(),
   unit: Type.String(),
   created_at: Type.Integer({ description: 'When the refund was asked for, Unix seconds (UTC)' }),
-  claimed: Type.Boolean({ description: 'A refund answer has carried this token' }),
+  claimed: Type.Boolean({ description: 'A refund answer has carried this token (always true for Lightning)' }),
+  lightning: Type.Union(
+    [
+      Type.Object({
+        recipient: Type.String({ description: 'The Lightning address paid' }),
+        amount_msats: Msat("What the recipient's invoice paid: msats - fee_msats"),
+      }),
+      Type.Null(),
+    ],
+    {
+      description:
+        'A refund paid to a Lightning address (POST …/refund with one, or an expired key paid to its Refund-LNURL ' +
+        'address): `token` is null and `fee_msats` is the fee reserve held (pending) or the fees paid (done); null ' +
+        'for a token',
+    },
+  ),
 });
 
 export const RefundList = Type.Object({

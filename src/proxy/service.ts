@@ -9,6 +9,7 @@ import { Authenticator, parseAuthorization } from './accounts.js';
 import { registerAdminRoutes } from './admin.js';
 import { Billing } from './billing.js';
 import { ChildKeys } from './child-keys.js';
+import { ExpiryRefunds } from './expiry-refunds.js';
 import { registerForwardRoutes } from './forward-routes.js';
 import { registerKeyExpiry } from './key-expiry.js';
 import { registerKeyRoutes } from './key-routes.js';
@@ -62,6 +63,11 @@ export const service: ServiceDefinition = {
     });
     billing.start();
     app.addHook('onClose', async () => recovery?.stop());
+    // Expired keys with a Refund-LNURL address are paid to it (expiry-refunds.ts); every process
+    // runs the job, each account is taken by one.
+    const expiryRefunds = new ExpiryRefunds(db, lightning.payments, config.lightning, app.log);
+    app.addHook('onReady', async () => expiryRefunds.start());
+    app.addHook('onClose', async () => expiryRefunds.stop());
     // With WORKERS > 1 the primary announces the node (src/workers.ts), not each worker.
     if (!cluster.isWorker) {
       const announcement = startAnnouncement(config, app.log);

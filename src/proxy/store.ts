@@ -1023,22 +1023,6 @@ export async function setAccountExpiry(db: Executor, accountId: number, expiresA
 }
 
 /**
- * Expired accounts still holding an available balance, oldest expiry first: what a refund to
- * their Refund-LNURL address would pay out (the hook of docs/proxy-wallet.md#key-expiry-time).
- */
-export async function expiredFundedAccounts(db: Executor, now: number, limit: number): Promise<Account[]> {
-  const rows = await db
-    .selectFrom('proxy_accounts')
-    .selectAll()
-    .where('expires_at', '<=', now)
-    .where(sql<boolean>`balance_msat - reserved_msat > 0`)
-    .orderBy('expires_at')
-    .limit(limit)
-    .execute();
-  return rows.map(toAccount);
-}
-
-/**
  * Billed requests of an account (or of one of its child keys), newest first: `limit` of them
  * before ledger id `before`. Settled ones only: a released request cost nothing.
  */
@@ -1183,4 +1167,165 @@ export async function settleLightningWithdrawal(
     .where('id', '=', id)
     .where('status', '=', 'pending')
     .execute();
+}
+
+// ------------------------------------------------------------------------------------------------
+// Lightning refunds claimed before they are prepared, and the refunds of expired keys to their
+// Refund-LNURL address (lightning-pay.ts, expiry-refunds.ts; docs/proxy-wallet.md#key-expiry-time).
+
+/**
+ * A claimed melt (preparing, its debit taken) becomes pending with its journal and final debit;
+ * undefined when it is no longer preparing (the recovery gave the claim back meanwhile).
+ */
+export async function journalClaimedMelt(
+  db: Executor,
+  id: number,
+  journal: { request: string; debit_msat: number; lease_until: number; updated_at: number },
+): Promise<MintOpRow | undefined> {
+  return db
+    .updateTable('proxy_mint_ops')
+    .set({ state: 'pending', ...journal })
+    .where('id', '=', id)
+    .where('state', '=', 'preparing')
+    .returningAll()
+    .executeTakeFirst();
+}
+
+/** A melt's unused fee reserve went back to the account: its debit is what the payment cost. */
+export async function reduceOpDebit(db: Executor, id: number, amountMsat: number): Promise<void> {
+  await db
+    .updateTable('proxy_mint_ops')
+    .set({ debit_msat: sql<number>`debit_msat - ${amountMsat}` })
+    .where('id', '=', id)
+    .execute();
+}
+
+/**
+ * Schedules the account's refund at its expiry once it has both an expiry and a refund address
+ * (whichever is given second schedules it; a schedule that exists stays).
+ */
+export async function scheduleExpiryRefund(db: Executor, accountId: number, now: number): Promise<void> {
+  await db
+    .insertInto('proxy_expiry_refunds')
+    .columns(['account_id', 'attempts', 'next_attempt_at', 'updated_at'])
+    .expression((eb) =>
+      eb
+        .selectFrom('proxy_accounts as a')
+        .innerJoin('proxy_refund_addresses as r', 'r.account_id', 'a.id')
+        .select([
+          'a.id',
+          sql<number>`0`.as('attempts'),
+          sql<number>`a.expires_at`.as('next_attempt_at'),
+          sql<number>`cast(${now} as bigint)`.as('updated_at'),
+        ])
+        .where('a.id', '=', accountId)
+        .where('a.expires_at', 'is not', null),
+    )
+    .onConflict((oc) => oc.column('account_id').doNothing())
+    .execute();
+}
+
+/** A scheduled account the refund job may pay now, with its address, balances and attempts so far. */
+export interface ExpiryRefundCandidate {
+  accountId: number;
+  address: string;
+  attempts: number;
+  balanceMsat: number;
+  availableMsat: number;
+}
+
+/** Scheduled accounts due by `now` (expired, not waiting out a backoff), the longest due first, at most `limit`. */
+export async function expiryRefundCandidates(
+  db: Executor,
+  now: number,
+  limit: number,
+): Promise<ExpiryRefundCandidate[]> {
+  const rows = await db
+    .selectFrom('proxy_expiry_refunds as e')
+    .innerJoin('proxy_accounts as a', 'a.id', 'e.account_id')
+    .innerJoin('proxy_refund_addresses as r', 'r.account_id', 'e.account_id')
+    .select(['e.account_id', 'e.attempts', 'r.address', 'a.balance_msat', 'a.reserved_msat'])
+    .where('e.next_attempt_at', '<=', now)
+    .where('a.expires_at', '<=', now)
+    .orderBy('e.next_attempt_at')
+    .limit(limit)
+    .execute();
+  return rows.map((row) => ({
+    accountId: row.account_id,
+    address: row.address,
+    attempts: row.attempts,
+    balanceMsat: row.balance_msat,
+    availableMsat: row.balance_msat - row.reserved_msat,
+  }));
+}
+
+/**
+ * Takes an account for one attempt of the job: its row moves to `attempts + 1` and waits until
+ * `nextAttemptAt`, conditional on the attempts the candidate was read with and on being due, so
+ * of two processes reading the same candidate one takes it. False when another took it first.
+ */
+export async function takeExpiryRefund(
+  db: Executor,
+  candidate: ExpiryRefundCandidate,
+  nextAttemptAt: number,
+  now: number,
+): Promise<boolean> {
+  const updated = await db
+    .updateTable('proxy_expiry_refunds')
+    .set({ attempts: candidate.attempts + 1, next_attempt_at: nextAttemptAt, updated_at: now })
+    .where('account_id', '=', candidate.accountId)
+    .where('attempts', '=', candidate.attempts)
+    .where('next_attempt_at', '<=', now)
+    .executeTakeFirst();
+  return Number(updated.numUpdatedRows) === 1;
+}
+
+/** Nothing is left to pay (or the owner took it): the account leaves the schedule. */
+export async function unscheduleExpiryRefund(db: Executor, accountId: number, now: number): Promise<void> {
+  await db
+    .deleteFrom('proxy_expiry_refunds')
+    .where('account_id', '=', accountId)
+    .where('next_attempt_at', '<=', now)
+    .execute();
+}
+
+/** What went wrong with the account's last attempt (its backoff was set when it was taken). */
+export async function noteExpiryRefundError(db: Executor, accountId: number, error: string, now: number) {
+  await db
+    .updateTable('proxy_expiry_refunds')
+    .set({ last_error: error, updated_at: now })
+    .where('account_id', '=', accountId)
+    .execute();
+}
+
+/**
+ * The account's balance left by Lightning (paid, or pending with the recovery): the attempts start
+ * again from zero. The row stays, waiting until the time its taking set, so a process that read the
+ * account before it was taken cannot take it again (what the unused fee reserve gave back is paid
+ * on a later pass).
+ */
+export async function expiryRefundSettled(db: Executor, accountId: number, now: number): Promise<void> {
+  await db
+    .updateTable('proxy_expiry_refunds')
+    .set({ attempts: 0, last_error: null, updated_at: now })
+    .where('account_id', '=', accountId)
+    .execute();
+}
+
+/**
+ * Every refund of an account that took money, tokens and Lightning payments alike, newest first
+ * (GET /v1/wallet/refunds): `limit` of them before operation id `before`.
+ */
+export async function refundHistory(db: Executor, accountId: number, page: { before?: number; limit: number }) {
+  let query = db
+    .selectFrom('proxy_mint_ops as o')
+    .leftJoin('proxy_lightning_payments as p', 'p.op_id', 'o.id')
+    .selectAll('o')
+    .select(['p.recipient', 'p.amount_msat as paid_msat'])
+    .where('o.debit_account_id', '=', accountId)
+    .where('o.kind', 'in', ['issue', 'melt'])
+    .where('o.purpose', '=', 'refund')
+    .where('o.state', '!=', 'failed');
+  if (page.before !== undefined) query = query.where('o.id', '<', page.before);
+  return query.orderBy('o.id', 'desc').limit(page.limit).execute();
 }

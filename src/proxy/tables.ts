@@ -141,6 +141,17 @@ export interface ProxyTables {
   proxy_lightning_invoices: ProxyLightningInvoicesTable;
   proxy_lightning_payments: ProxyLightningPaymentsTable;
   proxy_refund_addresses: { account_id: number; address: string; created_at: number };
+  proxy_expiry_refunds: ProxyExpiryRefundsTable;
+}
+
+/** An account with an expiry and a refund address: the expiry job's schedule (migration 2130, expiry-refunds.ts). */
+export interface ProxyExpiryRefundsTable {
+  account_id: number;
+  attempts: number;
+  /** Unix ms from which the job may pay it: its expiry, then the backoff (and the lease of a run). */
+  next_attempt_at: number;
+  last_error: string | null;
+  updated_at: number;
 }
 
 export type ResetPeriod = 'daily' | 'weekly' | 'monthly' | 'none';

@@ -192,11 +192,12 @@ export async function registerWalletRoutes(scope: FastifyInstance, deps: WalletR
     '/v1/wallet/refunds',
     {
       schema: {
-        summary: 'List the refund tokens of the account',
+        summary: 'List the refunds of the account',
         description:
           'Every refund of the account that took money, newest first, with its token once the mint has made it ' +
-          '(`pending` until then: the recovery finishes it). Failed refunds gave their debit back and are not ' +
-          'listed. Paged by `limit` and `before`.',
+          '(`pending` until then: the recovery finishes it), or its Lightning recipient (`lightning`) for a refund ' +
+          'paid to a Lightning address. Failed refunds gave their debit back and are not listed. Paged by `limit` ' +
+          'and `before`.',
         querystring: RefundsQuery,
         headers: AuthorizationHeader,
         response: { 200: RefundList, ...walletErrors([400, 401, 409, 422, 429, 503]) },
@@ -217,6 +218,7 @@ export async function registerWalletRoutes(scope: FastifyInstance, deps: WalletR
           unit: r.unit,
           created_at: Math.floor(r.createdAt / 1000),
           claimed: r.claimed,
+          lightning: r.lightning && { recipient: r.lightning.recipient, amount_msats: r.lightning.amountMsat },
         })),
         next_before: refunds.length === limit ? refunds[refunds.length - 1].id : null,
       };

@@ -32,6 +32,7 @@ import {
   oldestUnclaimedRefund,
   opHoldingProofs,
   proofsHeldInFlight,
+  refundHistory,
   refundOps,
   reserveProofs,
   unspentProofs,
@@ -90,8 +91,10 @@ export interface RefundRecord {
   mintUrl: string;
   unit: string;
   createdAt: number;
-  /** A refund answer has carried the token. */
+  /** A refund answer has carried the token (a Lightning refund has no token to carry: true). */
   claimed: boolean;
+  /** A refund paid to a Lightning address: where, and what its invoice paid (null for a token). */
+  lightning: { recipient: string; amountMsat: number } | null;
 }
 
 class Conflict extends Error {}
@@ -376,20 +379,26 @@ export class NodeWallet {
     };
   }
 
-  /** The account's refunds that took money, newest first (a page of at most `limit`). */
+  /** The account's refunds that took money, tokens and Lightning payments, newest first (at most `limit`). */
   async refunds(accountId: number, page: { before?: number; limit: number }): Promise<RefundRecord[]> {
-    const rows = await refundOps(this.db.kysely, accountId, page);
-    return rows.map((op) => ({
-      id: op.id,
-      state: op.state === 'done' ? 'done' : 'pending',
-      msats: op.debit_msat,
-      feeMsat: issueFeeMsat(op),
-      token: op.result,
-      mintUrl: op.mint_url,
-      unit: op.unit,
-      createdAt: op.created_at,
-      claimed: op.claimed_at !== null,
-    }));
+    const rows = await refundHistory(this.db.kysely, accountId, page);
+    return rows.map((row) => {
+      const { recipient, paid_msat: paidMsat, ...op } = row;
+      const lightning = op.kind === 'melt';
+      return {
+        id: op.id,
+        state: op.state === 'done' ? 'done' : 'pending',
+        msats: op.debit_msat,
+        // A Lightning refund's fee: what was debited beyond the invoice (fee reserve held, or fee paid, and input fee).
+        feeMsat: lightning ? (paidMsat === null ? null : op.debit_msat - paidMsat) : issueFeeMsat(op),
+        token: lightning ? null : op.result,
+        mintUrl: op.mint_url,
+        unit: op.unit,
+        createdAt: op.created_at,
+        claimed: lightning || op.claimed_at !== null,
+        lightning: lightning && recipient !== null && paidMsat !== null ? { recipient, amountMsat: paidMsat } : null,
+      };
+    });
   }
 
   private issueOpValues(

@@ -1,46 +1,14 @@
 // Lightning out: refunds to a Lightning address (LNURL-pay, resolved at a loopback LNURL server of
 // the test's own) paid by melting at the dev mint; a failed melt gives the balance back, a pending
 // one holds it until the recovery learns the outcome; the operator's withdrawal by Lightning.
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDevMint, type DevMint } from '../../src/devmint/index.js';
 import { databaseKinds } from '../support/databases.js';
 import { startTestServer, type TestServer } from '../support/server.js';
+import { startLnurlServer, type LnurlServer } from './lnurl-server.js';
 import { bearer, call, info, openAccount, waitFor } from './wallet-helpers.js';
 
 const json = { 'content-type': 'application/json' };
-
-/** An LNURL-pay service for `alice`: invoices of the dev mint's fake Lightning node ("another node"). */
-async function startLnurlServer(mint: DevMint) {
-  const asked: { amountMsat: number; invoice: string }[] = [];
-  const server: Server = createServer((request, response) => {
-    const url = new URL(request.url!, 'http://127.0.0.1');
-    const { port } = server.address() as AddressInfo;
-    response.setHeader('content-type', 'application/json');
-    if (url.pathname === '/.well-known/lnurlp/alice') {
-      const callback = `http://127.0.0.1:${port}/callback/alice`;
-      response.end(JSON.stringify({ tag: 'payRequest', callback, minSendable: 1000, maxSendable: 100_000_000 }));
-    } else if (url.pathname === '/callback/alice') {
-      const amountMsat = Number(url.searchParams.get('amount'));
-      const invoice = mint.lightning.createInvoice(amountMsat / 1000);
-      asked.push({ amountMsat, invoice });
-      response.end(JSON.stringify({ pr: invoice, routes: [] }));
-    } else {
-      response.statusCode = 404;
-      response.end(JSON.stringify({ status: 'ERROR', reason: 'no such user' }));
-    }
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    address: `alice@127.0.0.1:${port}`,
-    asked,
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
-  };
-}
-
-type Lnurl = Awaited<ReturnType<typeof startLnurlServer>>;
 
 const refundTo = (base: string, key: string, body?: unknown) =>
   call(base, 'POST', '/v1/balance/refund', { ...bearer(key), ...json }, body === undefined ? '' : JSON.stringify(body));
@@ -53,7 +21,7 @@ async function nodeProofs(server: TestServer) {
 
 describe.each(databaseKinds)('refunds to a Lightning address on %s', (kind) => {
   let mint: DevMint;
-  let lnurl: Lnurl;
+  let lnurl: LnurlServer;
   let server: TestServer;
 
   beforeAll(async () => {

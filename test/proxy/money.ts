@@ -8,13 +8,13 @@ import { nodeTotals } from '../../src/proxy/admin-data.js';
 import { unitToMsat } from '../../src/cashu/index.js';
 
 export interface MoneyBook {
-  /** Credited by completed redemptions: each token's value minus the mint's input fee. */
+  /** Credited by completed redemptions (each token's value minus the mint's input fee) and paid invoices. */
   takenMsat: number;
   /** Everything the accounts own (reserved parts included). */
   balancesMsat: number;
   /** The node's earnings still in its wallet (earned − withdrawn), from the admin totals. */
   earningsMsat: number;
-  /** Debited for refund and withdrawal tokens (the mint's fee on them included). */
+  /** Debited for refund and withdrawal tokens and Lightning payments (the mint's fees on them included). */
   paidBackMsat: number;
   /** The proofs the node's books hold unspent. */
   heldMsat: number;
@@ -26,6 +26,9 @@ export async function moneyBook(db: Database): Promise<MoneyBook> {
   const done = k.selectFrom('proxy_mint_ops').where('state', '=', 'done');
   const redeemed = await done.select(['mint_url', 'credit_msat', 'request']).where('kind', '=', 'redeem').execute();
   const refunds = await done.select('debit_msat').where('kind', '=', 'issue').where('purpose', '=', 'refund').execute();
+  // Lightning in and out: invoices minted and credited, refunds melted (debited: what the payment cost).
+  const minted = await done.select('credit_msat').where('kind', '=', 'mint').execute();
+  const melted = await done.select('debit_msat').where('kind', '=', 'melt').where('purpose', '=', 'refund').execute();
   const held = k.selectFrom('proxy_proofs').where('state', '=', 'unspent');
   const proofs = await held.select(['mint_url', 'unit', 'amount', 'y']).execute();
   const accounts = await k.selectFrom('proxy_accounts').select('balance_msat').execute();
@@ -42,10 +45,10 @@ export async function moneyBook(db: Database): Promise<MoneyBook> {
 
   const sum = (values: number[]) => values.reduce((a, b) => a + b, 0);
   return {
-    takenMsat: sum(redeemed.map((op) => Number(op.credit_msat))),
+    takenMsat: sum([...redeemed, ...minted].map((op) => Number(op.credit_msat))),
     balancesMsat: sum(accounts.map((a) => Number(a.balance_msat))),
     earningsMsat: totals.earningsMsat,
-    paidBackMsat: sum(refunds.map((op) => Number(op.debit_msat))) + totals.withdrawnMsat,
+    paidBackMsat: sum([...refunds, ...melted].map((op) => Number(op.debit_msat))) + totals.withdrawnMsat,
     heldMsat: sum(proofs.map((p) => unitToMsat(Number(p.amount), p.unit))),
   };
 }
