@@ -25,8 +25,13 @@ const BILLED_SUFFIXES: [string, BilledKind][] = [
   ['/responses', 'responses'],
 ];
 
+/** Slash-separated segments of letters, digits, "-" and "_": a path the URL parser leaves as it is. */
+const PLAIN_PATH = /^(?:\/[\w-]+)+$/;
+
 /** The path as matched and forwarded: dot segments resolved, repeated and trailing slashes dropped. */
 export function normalizePath(rawUrl: string): { path: string; search: string } {
+  // Most paths have nothing to resolve, collapse or encode: no URL parsing for them.
+  if (PLAIN_PATH.test(rawUrl)) return { path: rawUrl, search: '' };
   // Appended, not resolved: a raw URL starting with "//" would otherwise name a host.
   const url = new URL(`http://node.invalid${rawUrl.startsWith('/') ? '' : '/'}${rawUrl}`);
   const path = url.pathname.replace(/\/{2,}/g, '/').replace(/(.)\/+$/, '$1');
