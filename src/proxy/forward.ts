@@ -73,8 +73,13 @@ const NODE_OWNED = new Set([
   'x-request-id',
 ]);
 
-function connectionTokens(headers: IncomingHttpHeaders | Record<string, unknown>): Set<string> {
+const NO_TOKENS: ReadonlySet<string> = new Set();
+
+/** The header names a Connection header lists (RFC 9110 §7.6.1): not forwarded either. */
+function connectionTokens(headers: IncomingHttpHeaders | Record<string, unknown>): ReadonlySet<string> {
   const value = headers.connection;
+  // What nearly every client and server sends: nothing to list.
+  if (value === undefined || value === 'keep-alive' || value === 'close') return NO_TOKENS;
   const list = Array.isArray(value) ? value.join(',') : typeof value === 'string' ? value : '';
   return new Set(
     list
