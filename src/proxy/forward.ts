@@ -239,14 +239,15 @@ export class CallerConnection {
 
   constructor(response: ServerResponse) {
     // The response's 'close': the request's own 'close' fires as soon as its body has been read.
-    // It also follows a normal end, which `writableFinished` tells apart.
-    const closed = () => {
-      if (response.writableFinished) return;
-      this.gone = true;
-      if (!this.answered) this.controller.abort();
-    };
-    if (response.destroyed) closed();
-    else response.once('close', closed);
+    if (response.destroyed) this.closed(response);
+    else response.once('close', () => this.closed(response));
+  }
+
+  /** The connection closed; a normal end also closes it, which `writableFinished` tells apart. */
+  private closed(response: ServerResponse) {
+    if (response.writableFinished) return;
+    this.gone = true;
+    if (!this.answered) this.controller.abort();
   }
 
   /** The caller left before the first byte of its answer was written (the request is cancelled). */
@@ -302,28 +303,21 @@ export function readBody(stream: Readable, limit: number): Promise<Buffer> {
     return Promise.reject(bodyTooLarge(limit));
   }
   return new Promise((resolve, reject) => {
+    if (stream.readableEnded) return resolve(Buffer.alloc(0));
+    if (stream.destroyed) return reject(stream.errored ?? prematureClose());
     const chunks: Buffer[] = [];
     let size = 0;
-    const finish = (error: unknown) => {
-      stream.off('data', onData).off('end', onEnd).off('error', finish).off('close', onClose);
-      if (error) reject(error);
-      else resolve(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size));
-    };
-    const onData = (chunk: Buffer) => {
+    // The listeners stay: once the promise is settled, what they report changes nothing.
+    stream.on('data', (chunk: Buffer) => {
       size += chunk.length;
-      if (size > limit) {
-        finish(bodyTooLarge(limit));
-        stream.destroy();
-        return;
-      }
-      chunks.push(chunk);
-    };
-    const onEnd = () => finish(null);
+      if (size <= limit) return void chunks.push(chunk);
+      reject(bodyTooLarge(limit));
+      stream.destroy();
+    });
+    stream.once('end', () => resolve(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size)));
+    stream.on('error', reject);
     // Closed before its end (a caller or an upstream gone mid-body), as `for await` reports it.
-    const onClose = () => finish(prematureClose());
-    if (stream.readableEnded) return finish(null);
-    if (stream.destroyed) return finish(stream.errored ?? prematureClose());
-    stream.on('data', onData).once('end', onEnd).once('error', finish).once('close', onClose);
+    stream.once('close', () => reject(prematureClose()));
   });
 }
 
