@@ -54,7 +54,7 @@ export async function forwardBilled(deps: ForwardDeps, call: BilledCall) {
       { code: 'model_not_found' },
     );
   }
-  const { price, btcUsd } = await pricing.quote(model);
+  const { price, btcUsd } = pricing.cachedQuote(model) ?? (await pricing.quote(model));
   const limits = outputLimits(model, config);
   // A node at its operator's limit says so before a token is swapped or a reservation made.
   const route = routeOf(request, call.path, model.id);

@@ -2,7 +2,7 @@
 // JSON and the headers, sent (docs/proxy-billing.md).
 import type { Readable } from 'node:stream';
 import { HttpError } from '../http/errors.js';
-import { nestedDeeperThan } from '../http/json-depth.js';
+import { jsonTextDeeperThan } from '../http/json-depth.js';
 import { type BilledExchange, changeHeaderFor, errorWithChange, setCostHeaders, settle } from './billed-exchange.js';
 import { callerResponseHeaders, readBody, upstreamFailure } from './forward.js';
 import { costJson, estimateUsage, readUsage, withUsageCost } from './metering.js';
@@ -37,7 +37,7 @@ export async function sendBilledJson(
   const settled = await settle(billed, reported, estimate, status);
   setCostHeaders(reply, settled);
   const change = await changeHeaderFor(billed);
-  if (!json || typeof json !== 'object' || Array.isArray(json) || nestedDeeperThan(json)) {
+  if (!json || typeof json !== 'object' || Array.isArray(json) || jsonTextDeeperThan(raw)) {
     // Not a JSON object (an upstream ignoring accept-encoding: identity, say), or too deep to
     // re-serialize safely: passed on unchanged (the cost is in the headers).
     return reply.code(status).headers(callerResponseHeaders(headers)).send(raw);

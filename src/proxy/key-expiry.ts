@@ -33,17 +33,27 @@ export function keyExpiryOf(request: FastifyRequest, now: number): number | null
  * header changes nothing (Routstr's node lets any request move the expiry; here only the first use
  * with the token can set it).
  */
-export function registerKeyExpiry(app: FastifyInstance, deps: { db: Database; authenticator: Authenticator }) {
-  app.addHook('onRequest', async (request) => {
-    if (request.headers['key-expiry-time'] === undefined) return;
-    const credential = parseAuthorization(request.headers.authorization ?? '');
-    if (credential?.kind !== 'token') return;
-    const expiresAt = keyExpiryOf(request, Date.now());
-    if (expiresAt === null) return;
-    const { accountId, keyHash } = await deps.authenticator.accountId(credential);
-    if (await setAccountExpiry(deps.db.kysely, accountId, expiresAt)) {
-      deps.authenticator.forget(keyHash);
-      await scheduleExpiryRefund(deps.db.kysely, accountId, Date.now());
-    }
+export function registerKeyExpiry(app: FastifyInstance, deps: KeyExpiryDeps) {
+  // A callback hook: it runs on every request, and an async one costs a promise each time.
+  app.addHook('onRequest', (request, _reply, done) => {
+    if (request.headers['key-expiry-time'] === undefined) return done();
+    applyKeyExpiry(request, deps).then(() => done(), done);
   });
+}
+
+interface KeyExpiryDeps {
+  db: Database;
+  authenticator: Authenticator;
+}
+
+async function applyKeyExpiry(request: FastifyRequest, deps: KeyExpiryDeps) {
+  const credential = parseAuthorization(request.headers.authorization ?? '');
+  if (credential?.kind !== 'token') return;
+  const expiresAt = keyExpiryOf(request, Date.now());
+  if (expiresAt === null) return;
+  const { accountId, keyHash } = await deps.authenticator.accountId(credential);
+  if (await setAccountExpiry(deps.db.kysely, accountId, expiresAt)) {
+    deps.authenticator.forget(keyHash);
+    await scheduleExpiryRefund(deps.db.kysely, accountId, Date.now());
+  }
 }

@@ -34,21 +34,26 @@ export async function registerLightningRoutes(scope: FastifyInstance, deps: Ligh
   const { db, lightning, authenticator, invoicesPerMinute } = deps;
 
   // The address is checked before anything else runs, so a mistyped one is never stored.
-  app.addHook('onRequest', async (request) => {
+  // Callback hooks: they run on every request of the node, and an async one costs a promise each time.
+  app.addHook('onRequest', (request, _reply, done) => {
     const header = request.headers['refund-lnurl'];
     if (typeof header === 'string') refundAddresses.set(request, parseLightningAddress(header));
+    done();
   });
   // Kept once the token named its account (opened by the route itself): the first address stays.
-  app.addHook('onSend', async (request) => {
+  app.addHook('onSend', (request, _reply, payload, done) => {
     const address = refundAddresses.get(request);
     const token = address === undefined ? null : tokenOf(request);
-    if (token === null) return;
+    if (token === null) return done(null, payload);
+    keepRefundAddress(token, address!).then(() => done(null, payload), done);
+  });
+  async function keepRefundAddress(token: string, address: string) {
     const account = await accountByKeyHash(db.kysely, keyHash(apiKeyForToken(token)));
     if (account) {
-      await setRefundAddress(db.kysely, account.id, address!, Date.now());
+      await setRefundAddress(db.kysely, account.id, address, Date.now());
       await scheduleExpiryRefund(db.kysely, account.id, Date.now()); // paid to it at the key's expiry
     }
-  });
+  }
 
   /** Each invoice costs a quote at the mint: a per-address limit as for token redemptions. */
   async function countInvoice(ip: string) {

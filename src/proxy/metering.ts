@@ -2,7 +2,7 @@
 // output cap and streaming flag of a request body, a safe upper bound of its prompt tokens,
 // the reservation plan, and the usage read back from the upstream's answer.
 import { HttpError, type FieldError } from '../http/errors.js';
-import { nestedDeeperThan, tooDeepError } from '../http/json-depth.js';
+import { jsonTextDeeperThan, tooDeepError } from '../http/json-depth.js';
 import { field, fieldAt } from './json-fields.js';
 import type { ForwardConfig } from './forward-config.js';
 import {
@@ -25,8 +25,13 @@ const BILLED_SUFFIXES: [string, BilledKind][] = [
   ['/responses', 'responses'],
 ];
 
+/** Slash-separated segments of letters, digits, "-" and "_": a path the URL parser leaves as it is. */
+const PLAIN_PATH = /^(?:\/[\w-]+)+$/;
+
 /** The path as matched and forwarded: dot segments resolved, repeated and trailing slashes dropped. */
 export function normalizePath(rawUrl: string): { path: string; search: string } {
+  // Most paths have nothing to resolve, collapse or encode: no URL parsing for them.
+  if (PLAIN_PATH.test(rawUrl)) return { path: rawUrl, search: '' };
   // Appended, not resolved: a raw URL starting with "//" would otherwise name a host.
   const url = new URL(`http://node.invalid${rawUrl.startsWith('/') ? '' : '/'}${rawUrl}`);
   const path = url.pathname.replace(/\/{2,}/g, '/').replace(/(.)\/+$/, '$1');
@@ -127,7 +132,7 @@ export function meterRequest(kind: BilledKind, raw: Buffer): MeteredRequest {
     throw invalid([{ loc: ['body'], msg: 'Input should be a valid dictionary', type: 'dict_type' }]);
   }
   // Before anything walks it: the prompt bound and the re-serialized body recurse.
-  if (nestedDeeperThan(body)) throw tooDeepError();
+  if (jsonTextDeeperThan(raw)) throw tooDeepError();
   const object = body as Record<string, unknown>;
   if (typeof object.model !== 'string' || object.model === '') {
     throw invalid([

@@ -280,6 +280,12 @@ interface Rate {
   at: number;
 }
 
+/** A model's prices in msat and the BTC/USD rate they were computed at. */
+export interface Quote {
+  price: Price;
+  btcUsd: Fraction;
+}
+
 export class Pricing {
   readonly models: Map<string, Model>;
   private rate: Rate | null = null;
@@ -386,8 +392,19 @@ export class Pricing {
     return (await this.quote(model)).price;
   }
 
+  /**
+   * quote() with no promise, when the rate is fresh and the model's price already computed at it
+   * (nearly every request); null otherwise.
+   */
+  cachedQuote(model: Model): Quote | null {
+    const rate = this.rate;
+    if (!rate || Date.now() - rate.at >= this.config.priceCacheMs) return null;
+    const cached = this.prices.get(model.id);
+    return cached && cached.rate === rate ? { price: cached.price, btcUsd: rate.btcUsd } : null;
+  }
+
   /** The model's prices in msat and the BTC/USD rate they were computed at (for costs stated in USD). */
-  async quote(model: Model): Promise<{ price: Price; btcUsd: Fraction }> {
+  async quote(model: Model): Promise<Quote> {
     const rate = await this.currentRate();
     const cached = this.prices.get(model.id);
     if (cached && cached.rate === rate) return { price: cached.price, btcUsd: rate.btcUsd };

@@ -79,10 +79,12 @@ export const service: ServiceDefinition = {
     });
 
     // A token as the bearer is redeemed by whichever route authenticates it (the wallet routes and
-    // forwarding alike), so this hook covers every route of the proxy (see redeem-limit.ts).
-    app.addHook('onRequest', async (request) => {
+    // forwarding alike), so this hook covers every route of the proxy (see redeem-limit.ts). A
+    // callback hook: it runs on every request, and an async one costs a promise each time.
+    app.addHook('onRequest', (request, _reply, done) => {
       const credential = parseAuthorization(request.headers.authorization ?? '');
-      if (credential?.kind === 'token') await redemptionLimit.countToken(request.ip, credential.token);
+      if (credential?.kind !== 'token') return done();
+      redemptionLimit.countToken(request.ip, credential.token).then(() => done(), done);
     });
     registerKeyExpiry(app, { db, authenticator });
 

@@ -83,15 +83,20 @@ export class Upstreams {
    * first (tried only when every other one failed: a node with one provider keeps trying it).
    */
   candidates(route: ProviderRoute): Provider[] {
-    const serving = this.providers.filter(
-      (p) =>
-        servesPath(p.config, route.path) &&
-        (route.model === null || this.catalog.upstreamId(p.config.name, route.model) !== null),
-    );
+    const serving = this.providers.filter((p) => this.serves(p, route));
+    // One provider (the node without PROXY_PROVIDERS_FILE): no order to draw.
+    if (serving.length <= 1) return serving;
     const open = serving
       .filter((p) => p.breaker.state === 'open')
       .sort((a, b) => a.breaker.retryAt - b.breaker.retryAt);
     return [...weightedOrder(serving.filter((p) => p.breaker.state !== 'open')), ...open];
+  }
+
+  private serves(provider: Provider, route: ProviderRoute): boolean {
+    return (
+      servesPath(provider.config, route.path) &&
+      (route.model === null || this.catalog.upstreamId(provider.config.name, route.model) !== null)
+    );
   }
 
   /** 404 when no provider serves the route; 503 when every one that does is at its limit and queue. */

@@ -4,6 +4,7 @@
 import { createServer, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { jsonTextDeeperThan, nestedDeeperThan } from '../../src/http/json-depth.js';
 import { openForSuite } from '../support/lifecycle.js';
 import { databaseKinds } from '../support/databases.js';
 import { Client, QUOTES_ENV } from '../quotes/helpers.js';
@@ -161,5 +162,27 @@ describe.each(databaseKinds)('an upstream answer nested too deep on %s', (kind) 
     expect(await stream.text()).toBe(`data: ${answer}\n\ndata: [DONE]\n\n`);
     const spent = 2 * testCost(usage);
     expect(await node.balance(key)).toEqual({ balance: 1_000_000 - spent, reserved: 0, spent, requests: 2 });
+  });
+});
+
+describe('the depth of JSON text read from its bytes', () => {
+  it('agrees with the walk of the parsed value, brackets inside strings and escapes included', () => {
+    const texts = [
+      nested(128),
+      nested(129),
+      `{"a":"${'['.repeat(300)}","b":${nested(100)}}`,
+      `{"a":"\\"${'{'.repeat(300)}\\\\","b":${nested(129)}}`,
+      `["\\\\",${nested(128)}]`,
+      `["\\\\\\"[[[",${nested(127)}]`,
+      `{"é${'x'.repeat(300)}":{"k":[{"v":${nested(126)}}]}}`,
+      JSON.stringify({ messages: [{ role: 'user', content: '}]'.repeat(200) }], n: 1 }),
+    ];
+    for (const text of texts) {
+      for (const max of [1, 2, 100, 128, 129]) {
+        expect(jsonTextDeeperThan(Buffer.from(text), max), `${text.slice(0, 40)}… at ${max}`).toBe(
+          nestedDeeperThan(JSON.parse(text), max),
+        );
+      }
+    }
   });
 });
