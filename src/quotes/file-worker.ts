@@ -67,6 +67,7 @@ export type ExportRow = [
   /** JSON text of the forms, null without a translation. */
   forms: string | null,
   fuzzy: number | null,
+  stale: number | null,
   previous: string | null,
 ];
 
@@ -138,9 +139,19 @@ async function writeFile(task: WriteTask): Promise<Uint8Array> {
   if (!isFileFormat(format)) throw new Error(`unknown file format ${format}`);
   const entries: ExportEntry[] = [];
   for (const batch of batches) {
-    for (const [key, context, source, sourcePlural, forms, fuzzy, previous] of JSON.parse(batch) as ExportRow[]) {
+    for (const row of JSON.parse(batch) as ExportRow[]) {
+      const [key, context, source, sourcePlural, forms, fuzzy, stale, previous] = row;
       const translation = forms == null ? null : (JSON.parse(forms) as string[]);
-      entries.push({ key, context, source, sourcePlural, forms: translation, fuzzy: fuzzy === 1, previous });
+      entries.push({
+        key,
+        context,
+        source,
+        sourcePlural,
+        forms: translation,
+        fuzzy: fuzzy === 1,
+        stale: stale === 1,
+        previous,
+      });
     }
   }
   const content = await FORMATS[format].write({ ...request, entries, meta: JSON.parse(meta) });

@@ -443,7 +443,7 @@ export async function* exportRows(
   const query = db
     .selectFrom('quote_strings as s')
     .leftJoin('quote_translations as t', (join) => join.onRef('t.string_id', '=', 's.id').on('t.locale', '=', locale))
-    .select(['s.key', 's.context', 's.source', 's.source_plural', 't.forms', 't.fuzzy', 't.previous'])
+    .select(['s.key', 's.context', 's.source', 's.source_plural', 't.forms', 't.fuzzy', 't.stale', 't.previous'])
     .where('s.file_id', '=', fileId)
     .orderBy('s.position');
   if (dialect === 'postgres') {
@@ -468,6 +468,7 @@ export type ExportRowObject = {
   source_plural: string | null;
   forms: string | null;
   fuzzy: number | null;
+  stale: number | null;
   previous: string | null;
 };
 
