@@ -93,10 +93,16 @@ interface ScreenshotsTask {
 // back transferred.
 export const BATCH = 2000;
 
-type Task = ReadTask | WriteTask | ScreenshotsTask;
+/** Starts a thread (loading this module) ahead of the file it will read. */
+interface WarmTask {
+  kind: 'warm';
+}
+
+type Task = ReadTask | WriteTask | ScreenshotsTask | WarmTask;
 
 /** The task, in a worker thread. */
 export default async function runTask(task: Task): Promise<void | Uint8Array | ScreenshotsRead> {
+  if (task.kind === 'warm') return;
   if (task.kind === 'screenshots') {
     // Loaded on a thread's first screenshot upload: it brings the HTTP layer's validation with it,
     // which cost a thread's first import more than reading 100k strings (bench/README.md).
@@ -259,6 +265,15 @@ export class FilePool {
 
   get threads(): number {
     return this.options.threads;
+  }
+
+  /**
+   * Starts a thread if none runs, while an upload arrives: a thread's start-up (loading the
+   * format readers) then overlaps the upload instead of delaying its import (bench/README.md).
+   */
+  warm(): void {
+    if (this.pool.threads.length > 0) return;
+    this.pool.run({ kind: 'warm' }).catch(() => {}); // a full queue means threads are running
   }
 
   /**
