@@ -9,7 +9,7 @@ import { MessageChannel, type MessagePort } from 'node:worker_threads';
 import { Piscina } from 'piscina';
 import { FORMATS, FormatError, isFileFormat } from './formats/index.js';
 import type { ExportEntry, ExportRequest, ParsedUnit } from './formats/index.js';
-import type { ScreenshotsRead } from './screenshot-reader.js';
+import { readScreenshots, type ScreenshotsRead } from './screenshot-reader.js';
 import { countWords } from './wordcount.js';
 
 export interface ReadTask {
@@ -103,12 +103,7 @@ type Task = ReadTask | WriteTask | ScreenshotsTask | WarmTask;
 /** The task, in a worker thread. */
 export default async function runTask(task: Task): Promise<void | Uint8Array | ScreenshotsRead> {
   if (task.kind === 'warm') return;
-  if (task.kind === 'screenshots') {
-    // Loaded on a thread's first screenshot upload: it brings the HTTP layer's validation with it,
-    // which cost a thread's first import more than reading 100k strings (bench/README.md).
-    const { readScreenshots } = await import('./screenshot-reader.js');
-    return readScreenshots(task.type, task.body, task.maxBytes);
-  }
+  if (task.kind === 'screenshots') return readScreenshots(task.type, task.body, task.maxBytes);
   return task.kind === 'read' ? readFile(task) : writeFile(task);
 }
 
