@@ -167,6 +167,7 @@ async function* unitBatches(messages: MessageQueue<ReadMessage>): AsyncGenerator
   for (;;) {
     const message = await messages.next();
     if ('end' in message) return;
+    if ('problem' in message) throw new ReadError(message.problem);
     if (!('batch' in message)) throw new Error('the file thread posted something else than units');
     // Other requests are served between batches, even when the next one is already here.
     await new Promise((resolve) => setImmediate(resolve));
