@@ -13,9 +13,17 @@ import type { Executor } from './index.js';
 /** A value of a COPY row: text, a number, or null (SQL NULL). */
 export type CopyValue = string | number | null;
 
+type CopyRow = readonly CopyValue[];
+
+/**
+ * The rows of a COPY: all at hand, or in batches as they come (an import's rows while its file is
+ * still being read: the server writes the first ones meanwhile).
+ */
+export type CopyRows = Iterable<CopyRow> | AsyncIterable<readonly CopyRow[]>;
+
 /** The rows of a COPY, as the statement's one parameter (never sent as a value). */
 export class CopyInput {
-  constructor(readonly rows: Iterable<readonly CopyValue[]>) {}
+  constructor(readonly rows: CopyRows) {}
 }
 
 /** A value COPY's text format cannot carry: PostgreSQL's text has no NUL character. */
@@ -43,18 +51,25 @@ export function copyText(value: CopyValue): string {
 const PIECE = 64 * 1024;
 
 /** The rows as COPY text, in pieces, made as the socket takes them. */
-function* copyPieces(rows: Iterable<readonly CopyValue[]>): Generator<string> {
+async function* copyPieces(rows: CopyRows): AsyncGenerator<string> {
+  const batches = isAsync(rows) ? rows : [rows];
   let piece = '';
-  for (const row of rows) {
-    let line = '';
-    for (let i = 0; i < row.length; i++) line += (i ? '\t' : '') + copyText(row[i]);
-    piece += line + '\n';
-    if (piece.length >= PIECE) {
-      yield piece;
-      piece = '';
+  for await (const batch of batches) {
+    for (const row of batch) {
+      let line = '';
+      for (let i = 0; i < row.length; i++) line += (i ? '\t' : '') + copyText(row[i]);
+      piece += line + '\n';
+      if (piece.length >= PIECE) {
+        yield piece;
+        piece = '';
+      }
     }
   }
   if (piece) yield piece;
+}
+
+function isAsync(rows: CopyRows): rows is AsyncIterable<readonly CopyRow[]> {
+  return typeof (rows as Partial<AsyncIterable<unknown>>)[Symbol.asyncIterator] === 'function';
 }
 
 type Query = (...args: unknown[]) => unknown;
@@ -93,7 +108,7 @@ export async function copyRows(
   db: Executor,
   table: string,
   columns: readonly string[],
-  rows: Iterable<readonly CopyValue[]>,
+  rows: CopyRows,
 ): Promise<number> {
   const text = `copy ${quoted(table)} (${columns.map(quoted).join(', ')}) from stdin`;
   const result = await db.executeQuery<{ copied: number }>(CompiledQuery.raw(text, [new CopyInput(rows)]));

@@ -100,7 +100,7 @@ export async function uploadFile(
       problem ? null : bytes,
     ),
   );
-  if (!problem) queue.kick();
+  if (!problem) queue.kick({ importId: id, payload: bytes });
   return { name: fileName, format, language, import: { id, ...timeFields('created', now) } };
 }
 

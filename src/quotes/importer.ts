@@ -1,12 +1,15 @@
 // One import: the uploaded bytes, read in their format with their word counts by the import pool
 // (file-worker.ts), are applied in ONE transaction (strings or translations, file totals, state
-// counts, the task's status), so a file is either fully imported or not at all.
+// counts, the task's status), so a file is either fully imported or not at all. The units are
+// written batch by batch as the pool counts them; a problem found in a later batch (a duplicate)
+// rolls the earlier ones back with the rest.
 import { writeTransaction, type Database, type Dialect, type Executor } from '../db/index.js';
 import { ReadError, type CountedUnit, type ReadFile } from './file-worker.js';
 import {
   addTargetLocales,
   baseLocaleOf,
   completeImport,
+  copyNewStrings,
   countedLocales,
   deleteStrings,
   findFile,
@@ -40,13 +43,12 @@ export function fileNameProblem(name: string): string | null {
   return null;
 }
 
-/** An import being applied: the job, the units read from its file, in its transaction. */
+/** An import being applied: the job, its file as the pool reads it, in its transaction. */
 interface Applying {
   trx: Executor;
   dialect: Dialect;
   job: ImportRow;
-  units: CountedUnit[];
-  meta: Record<string, unknown>;
+  read: ReadFile;
   at: number;
 }
 
@@ -54,7 +56,7 @@ interface Applying {
 export async function applyImport(
   db: Database,
   job: ImportRow,
-  parsed: ReadFile,
+  read: ReadFile,
   now: () => number,
 ): Promise<ImportOutcome> {
   // Read then write: SQLite's write lock is taken at the start (writeTransaction).
@@ -62,16 +64,17 @@ export async function applyImport(
     const baseLocale = await baseLocaleOf(trx, job.project_id);
     if (baseLocale === undefined) throw new ImportError('the project was deleted');
     const at = now();
-    const applying: Applying = { trx, dialect: db.dialect, job, units: parsed.units, meta: parsed.meta, at };
+    const applying: Applying = { trx, dialect: db.dialect, job, read, at };
     const outcome = job.locale === baseLocale ? await importSource(applying) : await importTranslations(applying);
     await completeImport(trx, job.id, outcome, at);
     return outcome;
   });
 }
 
-async function importSource({ trx, dialect, job, units, meta, at }: Applying): Promise<ImportOutcome> {
+async function importSource({ trx, dialect, job, read, at }: Applying): Promise<ImportOutcome> {
+  const found = await findFile(trx, job.project_id, job.file_name);
   const file =
-    (await findFile(trx, job.project_id, job.file_name)) ??
+    found ??
     (await insertFile(trx, {
       project_id: job.project_id,
       name: job.file_name,
@@ -82,27 +85,35 @@ async function importSource({ trx, dialect, job, units, meta, at }: Applying): P
       uploaded_at: at,
       last_import_id: job.id,
     }));
-  const fileId = file.id;
-  let words = 0;
+  const outcome: ImportOutcome = { strings: 0, words: 0 };
   const keys = new Set<string>();
-  for (const unit of units) {
-    if (keys.has(unit.key)) throw new ImportError(`duplicate string "${unit.source.slice(0, 60)}"`);
-    keys.add(unit.key);
-    refuseNul(unit.key, unit.context, unit.source, unit.sourcePlural);
-    words += unit.words;
+  // The file's units in order, refused at the first duplicate or NUL character.
+  async function* checked(): AsyncGenerator<CountedUnit[]> {
+    for await (const batch of read.batches) {
+      for (const unit of batch) {
+        if (keys.has(unit.key)) throw new ImportError(`duplicate string "${unit.source.slice(0, 60)}"`);
+        keys.add(unit.key);
+        refuseNul(unit.key, unit.context, unit.source, unit.sourcePlural);
+        outcome.words += unit.words;
+      }
+      outcome.strings += batch.length;
+      yield batch;
+    }
   }
   const deleteMissing = job.keep_all_strings === 0;
-  // PostgreSQL merges the file set-wise from a COPY; SQLite, on this thread, diffs row by row.
-  if (dialect === 'postgres') await mergeStrings(trx, fileId, units, at, deleteMissing);
-  else await diffStrings(trx, fileId, units, keys, at, deleteMissing);
-  await updateUploadedFile(trx, fileId, {
+  // PostgreSQL copies a new file's strings straight in, and merges a known file set-wise from a
+  // COPY; SQLite, on this thread, diffs row by row.
+  if (dialect === 'sqlite') await diffStrings(trx, file.id, checked(), keys, at, deleteMissing);
+  else if (found) await mergeStrings(trx, file.id, checked(), at, deleteMissing);
+  else await copyNewStrings(trx, file.id, checked(), at);
+  await updateUploadedFile(trx, file.id, {
     format: job.format,
-    meta: JSON.stringify(meta),
+    meta: JSON.stringify(read.meta),
     uploaded_at: at,
     last_import_id: job.id,
   });
-  for (const locale of await countedLocales(trx, fileId)) await recountFileLocale(trx, fileId, locale);
-  return { strings: units.length, words };
+  for (const locale of await countedLocales(trx, file.id)) await recountFileLocale(trx, file.id, locale);
+  return outcome;
 }
 
 /**
@@ -115,34 +126,38 @@ function refuseNul(...texts: (string | null | undefined)[]): void {
   throw new ImportError(`the string "${text.slice(0, 60).replace(/\0/g, '\\0')}" contains a NUL character`);
 }
 
-/** SQLite: the file's strings compared with the stored ones, written with importWrites. */
+/** SQLite: the file's strings compared with the stored ones, written with importWrites batch by batch. */
 async function diffStrings(
   trx: Executor,
   fileId: number,
-  units: CountedUnit[],
+  batches: AsyncIterable<CountedUnit[]>,
   keys: Set<string>,
   at: number,
   deleteMissing: boolean,
 ): Promise<void> {
   const existing = await stringsByKey(trx, fileId);
-  // Rows for the bulk writes, their values one after another (store.ts importWrites).
-  const inserts: unknown[] = [];
-  // Changed source texts restart the "outdated" clock; unchanged ones keep theirs.
-  const changed: unknown[] = [];
-  const moved: unknown[] = [];
-  units.forEach((unit, position) => {
-    const old = existing.get(unit.key);
-    if (!old) {
-      inserts.push(fileId, unit.key, unit.context, unit.source, unit.sourcePlural, unit.words, position, at);
-    } else if (old.source !== unit.source || old.source_plural !== unit.sourcePlural) {
-      changed.push(old.id, unit.source, unit.sourcePlural, unit.words, position, at);
-    } else if (old.position !== position) {
-      moved.push(old.id, position);
+  let position = 0;
+  for await (const batch of batches) {
+    // Rows for the bulk writes, their values one after another (store.ts importWrites).
+    const inserts: unknown[] = [];
+    // Changed source texts restart the "outdated" clock; unchanged ones keep theirs.
+    const changed: unknown[] = [];
+    const moved: unknown[] = [];
+    for (const unit of batch) {
+      const old = existing.get(unit.key);
+      if (!old) {
+        inserts.push(fileId, unit.key, unit.context, unit.source, unit.sourcePlural, unit.words, position, at);
+      } else if (old.source !== unit.source || old.source_plural !== unit.sourcePlural) {
+        changed.push(old.id, unit.source, unit.sourcePlural, unit.words, position, at);
+      } else if (old.position !== position) {
+        moved.push(old.id, position);
+      }
+      position++;
     }
-  });
-  await importWrites.strings(trx, 'sqlite', inserts);
-  await importWrites.changedSources(trx, 'sqlite', changed);
-  await importWrites.moves(trx, 'sqlite', moved);
+    await importWrites.strings(trx, 'sqlite', inserts);
+    await importWrites.changedSources(trx, 'sqlite', changed);
+    await importWrites.moves(trx, 'sqlite', moved);
+  }
   if (deleteMissing) {
     await deleteStrings(
       trx,
@@ -155,7 +170,7 @@ function sameAsSource(forms: string[], source: string, plural: string | null): b
   return forms[0] === source && (forms.length < 2 || forms.slice(1).every((form) => form === (plural ?? source)));
 }
 
-async function importTranslations({ trx, dialect, job, units, meta, at }: Applying): Promise<ImportOutcome> {
+async function importTranslations({ trx, dialect, job, read, at }: Applying): Promise<ImportOutcome> {
   const file = await findFile(trx, job.project_id, job.file_name);
   if (!file) {
     throw new ImportError(
@@ -165,43 +180,46 @@ async function importTranslations({ trx, dialect, job, units, meta, at }: Applyi
   await addTargetLocales(trx, job.project_id, [job.locale], at);
   const strings = await stringsByKey(trx, file.id);
   const current = await translationsOf(trx, file.id, job.locale);
+  let units = 0;
   let known = 0;
   let matched = 0;
   let words = 0;
-  const inserts: unknown[] = [];
-  const updates: unknown[] = [];
-  for (const unit of units) {
-    const target = strings.get(unit.key);
-    if (!target) continue; // not in the base file: nothing to translate
-    known++;
-    refuseNul(...unit.forms, unit.previous);
-    // A "translation" identical to the source is no translation unless the upload allows it.
-    if (job.allow_same_as_original === 0 && sameAsSource(unit.forms, target.source, target.source_plural)) continue;
-    matched++;
-    words += target.word_count;
-    const forms = JSON.stringify(unit.forms.length ? unit.forms : ['']);
-    const isEmpty = (unit.untranslated ?? (unit.forms.length === 0 || unit.forms.some((form) => form === ''))) ? 1 : 0;
-    const fuzzy = unit.fuzzy ? 1 : 0;
-    const stale = unit.stale ? 1 : 0;
-    const previous = unit.previous ?? null;
-    const old = current.get(target.id);
-    // Only a change is a new translation: re-uploading the same file does not refresh it.
-    const rows = !old
-      ? inserts
-      : old.forms !== forms || old.fuzzy !== fuzzy || old.stale !== stale || old.previous !== previous
-        ? updates
-        : null;
-    rows?.push(target.id, job.locale, forms, isEmpty, fuzzy, stale, previous, at);
+  for await (const batch of read.batches) {
+    units += batch.length;
+    const inserts: unknown[] = [];
+    const updates: unknown[] = [];
+    for (const unit of batch) {
+      const target = strings.get(unit.key);
+      if (!target) continue; // not in the base file: nothing to translate
+      known++;
+      refuseNul(...unit.forms, unit.previous);
+      // A "translation" identical to the source is no translation unless the upload allows it.
+      if (job.allow_same_as_original === 0 && sameAsSource(unit.forms, target.source, target.source_plural)) continue;
+      matched++;
+      words += target.word_count;
+      const forms = JSON.stringify(unit.forms.length ? unit.forms : ['']);
+      const isEmpty =
+        (unit.untranslated ?? (unit.forms.length === 0 || unit.forms.some((form) => form === ''))) ? 1 : 0;
+      const fuzzy = unit.fuzzy ? 1 : 0;
+      const stale = unit.stale ? 1 : 0;
+      const previous = unit.previous ?? null;
+      const old = current.get(target.id);
+      // Only a change is a new translation: re-uploading the same file does not refresh it.
+      const rows = !old
+        ? inserts
+        : old.forms !== forms || old.fuzzy !== fuzzy || old.stale !== stale || old.previous !== previous
+          ? updates
+          : null;
+      rows?.push(target.id, job.locale, forms, isEmpty, fuzzy, stale, previous, at);
+    }
+    await importWrites.newTranslations(trx, dialect, inserts);
+    await importWrites.changedTranslations(trx, dialect, updates);
   }
   if (known === 0) {
-    throw new ImportError(
-      `none of the ${units.length} strings matches a string of "${file.name}" in the base language`,
-    );
+    throw new ImportError(`none of the ${units} strings matches a string of "${file.name}" in the base language`);
   }
-  await importWrites.newTranslations(trx, dialect, inserts);
-  await importWrites.changedTranslations(trx, dialect, updates);
   await recountFileLocale(trx, file.id, job.locale);
-  const pluralForms = (meta.headers as Record<string, string> | undefined)?.['Plural-Forms'];
+  const pluralForms = (read.meta.headers as Record<string, string> | undefined)?.['Plural-Forms'];
   if (pluralForms) await setPluralForms(trx, file.id, job.locale, pluralForms);
   return { strings: matched, words };
 }

@@ -1,7 +1,7 @@
 // All SQL of the quotation service (Kysely, parameterized, same queries on SQLite and PostgreSQL).
 import { sql, type Selectable } from 'kysely';
 import { columnsOf, insertRows, updateRows, type Column } from '../db/bulk.js';
-import { copyRows } from '../db/copy.js';
+import { copyRows, type CopyValue } from '../db/copy.js';
 import type { Dialect, Executor } from '../db/index.js';
 import type { Principal } from '../http/auth.js';
 import type {
@@ -341,7 +341,7 @@ export const importWrites = {
     ),
 };
 
-/** A string of an uploaded source file, as staged for mergeStrings. */
+/** A string of an uploaded source file, as copied by copyNewStrings or staged for mergeStrings. */
 export interface StagedString {
   key: string;
   context: string | null;
@@ -350,19 +350,46 @@ export interface StagedString {
   words: number;
 }
 
+/** The COPY rows of strings coming in batches, in file order: the values of `row` then the position. */
+async function* positioned(
+  batches: AsyncIterable<readonly StagedString[]>,
+  row: (s: StagedString) => CopyValue[],
+): AsyncGenerator<CopyValue[][]> {
+  let position = 0;
+  for await (const batch of batches) yield batch.map((s) => [...row(s), position++]);
+}
+
+/**
+ * PostgreSQL: the strings of a file that has none yet, copied straight into quote_strings in
+ * their order as they come (db/copy.ts; nothing to merge, so no staging table).
+ */
+export async function copyNewStrings(
+  db: Executor,
+  fileId: number,
+  strings: AsyncIterable<readonly StagedString[]>,
+  at: number,
+): Promise<void> {
+  await copyRows(
+    db,
+    'quote_strings',
+    ['file_id', 'key', 'context', 'source', 'source_plural', 'word_count', 'source_changed_at', 'position'],
+    positioned(strings, (s) => [fileId, s.key, s.context, s.source, s.sourcePlural, s.words, at]),
+  );
+}
+
 const STAGED_COLUMNS = ['key', 'context', 'source', 'source_plural', 'word_count', 'position'];
 
 /**
  * PostgreSQL: a source file's strings (in their order) replace the file's strings, set-wise: they
- * are copied into a staging table (db/copy.ts), then changed sources are updated (restarting
- * their "outdated" clock), moved strings get their new position, new strings are inserted and,
- * with `deleteMissing`, strings no longer in the file are deleted. The same writes as the
- * per-row diff that importWrites applies on SQLite, without the file's rows making a round trip.
+ * are copied into a staging table as they come (db/copy.ts), then changed sources are updated
+ * (restarting their "outdated" clock), moved strings get their new position, new strings are
+ * inserted and, with `deleteMissing`, strings no longer in the file are deleted. The same writes
+ * as the per-row diff that importWrites applies on SQLite, without the file's rows making a round trip.
  */
 export async function mergeStrings(
   db: Executor,
   fileId: number,
-  strings: readonly StagedString[],
+  strings: AsyncIterable<readonly StagedString[]>,
   at: number,
   deleteMissing: boolean,
 ): Promise<void> {
@@ -374,7 +401,7 @@ export async function mergeStrings(
     db,
     'quote_import_strings',
     STAGED_COLUMNS,
-    strings.map((s, position) => [s.key, s.context, s.source, s.sourcePlural, s.words, position]),
+    positioned(strings, (s) => [s.key, s.context, s.source, s.sourcePlural, s.words]),
   );
   await sql`update quote_strings as s
     set source = v.source, source_plural = v.source_plural, word_count = v.word_count,
@@ -416,7 +443,7 @@ export async function* exportRows(
   const query = db
     .selectFrom('quote_strings as s')
     .leftJoin('quote_translations as t', (join) => join.onRef('t.string_id', '=', 's.id').on('t.locale', '=', locale))
-    .select(['s.key', 's.context', 's.source', 's.source_plural', 't.forms', 't.fuzzy', 't.previous'])
+    .select(['s.key', 's.context', 's.source', 's.source_plural', 't.forms', 't.fuzzy', 't.stale', 't.previous'])
     .where('s.file_id', '=', fileId)
     .orderBy('s.position');
   if (dialect === 'postgres') {
@@ -441,6 +468,7 @@ export type ExportRowObject = {
   source_plural: string | null;
   forms: string | null;
   fuzzy: number | null;
+  stale: number | null;
   previous: string | null;
 };
 
@@ -653,11 +681,22 @@ export async function dropPayloads(db: Executor, importIds: number[]): Promise<v
 
 export type ClaimedImport = ImportRow & { payload: Buffer | null };
 
+/** An upload's payload at hand, as stored for its import. */
+export interface Upload {
+  importId: number;
+  payload: Buffer;
+}
+
 /**
  * Claims the oldest queued import for this process (queued → running, one atomic UPDATE that
- * another process may win: then the next one is tried, five times at most) with its upload.
+ * another process may win: then the next one is tried, five times at most) with its upload, read
+ * from the table unless it is the one at hand.
  */
-export async function claimImport(db: Executor, now: number): Promise<ClaimedImport | null> {
+export async function claimImport(
+  db: Executor,
+  now: number,
+  atHand: Upload | null = null,
+): Promise<ClaimedImport | null> {
   for (let tries = 0; tries < 5; tries++) {
     const next = await db
       .selectFrom('quote_imports')
@@ -674,11 +713,13 @@ export async function claimImport(db: Executor, now: number): Promise<ClaimedImp
       .where('status', '=', 'queued')
       .executeTakeFirst();
     if (Number(claimed.numUpdatedRows) !== 1) continue;
-    const [job, stored] = await Promise.all([
-      db.selectFrom('quote_imports').selectAll().where('id', '=', next.id).executeTakeFirstOrThrow(),
+    const job = db.selectFrom('quote_imports').selectAll().where('id', '=', next.id).executeTakeFirstOrThrow();
+    if (atHand?.importId === next.id) return { ...(await job), payload: atHand.payload };
+    const [row, stored] = await Promise.all([
+      job,
       db.selectFrom('quote_import_payloads').select('payload').where('import_id', '=', next.id).executeTakeFirst(),
     ]);
-    return { ...job, payload: stored?.payload ?? null };
+    return { ...row, payload: stored?.payload ?? null };
   }
   return null;
 }

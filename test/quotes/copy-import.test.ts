@@ -112,6 +112,31 @@ describe.each(databaseKinds)('imports of hostile strings on %s', (kind) => {
     expect(failed.message).toBe('the string "two\\0three" contains a NUL character');
     expect(await sources(project)).toEqual({ a: 'one', b: 'two' });
   });
+
+  it('writes nothing of a file refused after its first batches, new or re-uploaded', async () => {
+    // Units are written batch by batch (2,000 a batch) as the pool reads them: a NUL character
+    // near the end is found after the first batches are written, and they must go with the rest.
+    const project = await client.createProject('en-US', ['de-DE']);
+    const strings = (n: number, last: string) => {
+      const file: Record<string, string> = {};
+      for (let i = 0; i < n; i++) file[`k${i}`] = `String ${i}`;
+      file.last = last;
+      return JSON.stringify(file);
+    };
+    const refused = await client.importFile(project, 'app.json', strings(9000, 'x\u0000y'), 'HIERARCHICAL_JSON');
+    expect(refused).toMatchObject({ status: 'failed', message: 'the string "x\\0y" contains a NUL character' });
+    expect((await client.get(`/1/projects/${project}/files`)).body.meta.record_count).toBe(0);
+
+    expect(await client.importFile(project, 'app.json', strings(3, 'end'), 'HIERARCHICAL_JSON')).toMatchObject({
+      status: 'completed',
+      string_count: 4,
+    });
+    const again = await client.importFile(project, 'app.json', strings(9000, 'x\u0000y'), 'HIERARCHICAL_JSON', {
+      is_keeping_all_strings: 'false',
+    });
+    expect(again).toMatchObject({ status: 'failed' });
+    expect(await sources(project)).toEqual({ k0: 'String 0', k1: 'String 1', k2: 'String 2', last: 'end' });
+  });
 });
 
 describe.runIf(postgresAvailable)('COPY on PostgreSQL', () => {

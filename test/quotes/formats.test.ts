@@ -53,6 +53,7 @@ async function write(
     sourcePlural: unit.sourcePlural,
     forms: translated ? (forms.get(unit.key)?.forms ?? null) : null,
     fuzzy: forms.get(unit.key)?.fuzzy ?? false,
+    stale: forms.get(unit.key)?.stale ?? false,
   }));
   const request: ExportRequest = {
     entries,
@@ -627,6 +628,19 @@ describe('IOS_XCSTRINGS', () => {
     const expected = states(german);
     expect(states(again)).toEqual(expected);
     expect(sources(await read('IOS_XCSTRINGS', exported))).toEqual(sources(base));
+  });
+
+  it('writes a stale translation back as stale, so it reads back outdated', async () => {
+    const catalog = fixture('Localizable.xcstrings');
+    const russian = await read('IOS_XCSTRINGS', catalog, 'ru-RU');
+    const exported = await write('IOS_XCSTRINGS', await read('IOS_XCSTRINGS', catalog), {
+      file: russian,
+      locale: 'ru-RU',
+    });
+    expect(JSON.parse(exported.toString()).strings['Hello, world'].localizations.ru).toEqual({
+      stringUnit: { state: 'stale', value: 'Здравствуй, мир' },
+    });
+    expect(states(await read('IOS_XCSTRINGS', exported, 'ru-RU'))).toEqual(states(russian));
   });
 
   it('refuses what is not a string catalog', async () => {

@@ -47,6 +47,8 @@ export interface ExportEntry {
   /** null when there is no translation for the exported locale. */
   forms: string[] | null;
   fuzzy: boolean;
+  /** The translation was marked outdated by its upload (written back by formats that have the state: .xcstrings). */
+  stale?: boolean;
   previous?: string | null;
 }
 

@@ -191,7 +191,7 @@ export function writeXcstrings(request: ExportRequest): Buffer {
     };
     put(sourceLanguage, localized({ ...request, isBase: true }, entry, 'translated'));
     if (target !== null && hasText(request, entry)) {
-      put(target, localized(request, entry, entry.fuzzy ? 'needs_review' : 'translated'));
+      put(target, localized(request, entry, entry.stale ? 'stale' : entry.fuzzy ? 'needs_review' : 'translated'));
     }
   }
   return Buffer.from(

@@ -8,7 +8,7 @@ import { mergeParameters } from '../params.js';
 import * as S from '../schemas.js';
 import { projectOf, security, type QuotesDeps } from './context.js';
 
-export function registerFileRoutes(scope: FastifyInstance, { db, config, queue }: QuotesDeps) {
+export function registerFileRoutes(scope: FastifyInstance, { db, config, queue, pool }: QuotesDeps) {
   const app = scope.withTypeProvider<TypeBoxTypeProvider>();
   const tags = ['files'];
 
@@ -29,6 +29,8 @@ export function registerFileRoutes(scope: FastifyInstance, { db, config, queue }
         requestBody: S.UploadRequestBody,
         response: S.envelope(201, S.UploadResult, { 415: 'Not multipart/form-data' }),
       },
+      // Before the body is read: the import thread starts while the file arrives.
+      onRequest: async () => pool.warm(),
     },
     async (request, reply) => {
       const project = await projectOf(db, request);
