@@ -32,12 +32,12 @@ async function autocannonLoop(ms) {
     setupClient: (client) => client.setHeaders(headersOf(next++)),
   });
   // In a worker thread autocannon hands back its histograms encoded.
-  const result = autocannon.aggregateResult([raw], { connections });
+  const result = autocannon.aggregateResult([raw], { url, connections });
   const statuses = {};
   for (const [status, { count }] of Object.entries(result.statusCodeStats)) statuses[status] = count;
   return {
     ok: result['2xx'] + result['3xx'],
-    answered: result.totalCompletedRequests,
+    answered: result.requests.total,
     seconds: result.duration,
     p50Ms: result.latency.p50,
     p99Ms: result.latency.p99,
