@@ -26,15 +26,24 @@ export interface LoadOptions {
   warmupMs?: number;
   /** Requests a second in all (open loop); without it each connection sends as fast as answered. */
   rate?: number;
+  /** Closed loop by autocannon rather than undici (latencies in whole milliseconds). */
+  autocannon?: boolean;
+  /** Added to connection i's headers: `connectionHeaders[i % length]` (say one account per connection). */
+  connectionHeaders?: Record<string, string>[];
 }
 
 export interface LoadResult {
+  /** Answers below 400 in the measured time, and their rate. */
   requests: number;
   requestsPerSec: number;
   p50Ms: number;
   p99Ms: number;
   errors: number;
   statuses: Record<string, number>;
+  /** Every answer, warm-up included: what the server's CPU time in the whole call went to. */
+  answered: number;
+  /** Answers below 400, warm-up included. */
+  answeredOk: number;
 }
 
 export function httpLoad(options: LoadOptions): Promise<LoadResult> {
