@@ -22,7 +22,14 @@ import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { parseDatabaseUrl } from '../src/config.js';
 import { openDatabase, type Database } from '../src/db/index.js';
-import { childPids, freePort, spawnQuartet, waitForHttp, type QuartetProcess } from '../test/support/process.js';
+import {
+  buildCompiled,
+  childPids,
+  freePort,
+  spawnQuartet,
+  waitForHttp,
+  type QuartetProcess,
+} from '../test/support/process.js';
 import { benchDuration, httpLoad, type BenchResult, type LoadResult } from './harness.js';
 
 const CONNECTIONS = 50;
@@ -92,6 +99,7 @@ async function startNode(kind: DatabaseKind, workers: '1' | 'auto', dir: string,
   if (pgName) await adminQuery(`create database ${pgName}`);
   const databaseUrl = pgName ? `${PG_SERVER}/${pgName}` : `sqlite:${join(dir, `bench-${workers}.db`)}`;
   const node = spawnQuartet(['serve'], {
+    compiled: true,
     discardStdout: true,
     env: {
       PORT: String(port),
@@ -151,6 +159,7 @@ async function billing(db: Database) {
 }
 
 export default async function proxyBench(): Promise<BenchResult[]> {
+  buildCompiled(); // quartet runs as `npm start` runs it
   if (spawnSync('nginx', ['-v']).error) throw new Error('nginx is not installed (apt-get install nginx-light)');
   await adminQuery('select 1').catch((error: unknown) => {
     throw new Error(`the proxy bench needs PostgreSQL at ${PG_SERVER} (BENCH_PG_SERVER): ${String(error)}`);

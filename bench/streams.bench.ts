@@ -11,7 +11,9 @@
 // no error and TTFB p99 under 1 s. Quartet's account must fall by exactly the costs it reported.
 // BENCH_STREAMS_BEFORE=<dir>: another checkout's quartet (say `git archive <commit> src | tar -x
 // -C scratch/before`, inside this checkout so its packages resolve) runs as a third target,
-// "before", so one run gives the figures before and after a change.
+// "before", so one run gives the figures before and after a change. It runs from its sources
+// through tsx, this checkout's quartet compiled (dist/): compare before and after with both from
+// sources (tsx costs a few per cent) or read each against the bare proxy.
 // Portkey's gateway 1.15.2 is not a target: it cannot stream through a custom host on Node (its
 // issues #1389, #1550).
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -25,10 +27,11 @@ import { Worker } from 'node:worker_threads';
 import { parseDatabaseUrl } from '../src/config.js';
 import { openDatabase, type Database } from '../src/db/index.js';
 import {
+  buildCompiled,
   childPids,
+  cliCommand,
+  COMPILED_CLI,
   freePort,
-  QUARTET_CLI,
-  QUARTET_COMMAND,
   spawnQuartet,
   waitForHttp,
 } from '../test/support/process.js';
@@ -83,6 +86,7 @@ interface Target {
 }
 
 export default async function streamsBench(): Promise<BenchResult[]> {
+  buildCompiled(); // quartet runs as `npm start` runs it
   const dir = mkdtempSync(join(tmpdir(), 'quartet-streams-bench-'));
   const upstreamPort = await freePort();
   // Every answer as long as its max_tokens asks.
@@ -94,7 +98,7 @@ export default async function streamsBench(): Promise<BenchResult[]> {
   try {
     await waitForHttp(`http://127.0.0.1:${upstreamPort}/v1/models`);
     targets.push(await startBare(upstreamPort));
-    targets.push(await startQuartet('quartet', QUARTET_CLI, dir, upstreamPort));
+    targets.push(await startQuartet('quartet', COMPILED_CLI, dir, upstreamPort));
     const before = process.env.BENCH_STREAMS_BEFORE;
     if (before) targets.push(await startQuartet('before', resolve(before, 'src/cli.ts'), dir, upstreamPort));
 
@@ -232,7 +236,7 @@ async function startQuartet(name: string, cli: string, dir: string, upstreamPort
   const port = await freePort();
   const databaseUrl = `sqlite:${join(dir, `${name}.db`)}`;
   // Spawned as spawnQuartet does, with the targets' node options in front.
-  const child = spawn(process.execPath, [...TARGET_NODE_OPTIONS, ...QUARTET_COMMAND.slice(0, -1), cli, 'serve'], {
+  const child = spawn(process.execPath, [...TARGET_NODE_OPTIONS, ...cliCommand(cli), 'serve'], {
     stdio: 'ignore',
     env: {
       PATH: process.env.PATH ?? '',

@@ -10,6 +10,20 @@ export const QUARTET_CLI = fileURLToPath(new URL('../../src/cli.ts', import.meta
 const TSX_LOADER = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
 /** The arguments of `node` that run the CLI: `spawn(process.execPath, [...QUARTET_COMMAND, 'serve'])`. */
 export const QUARTET_COMMAND = ['--import', TSX_LOADER, QUARTET_CLI];
+/** The compiled CLI, as `npm start` runs it: benchmarks measure it (tsx adds work to every closure). */
+export const COMPILED_CLI = fileURLToPath(new URL('../../dist/cli.js', import.meta.url));
+const BUILD_IF_NEEDED = fileURLToPath(new URL('../../scripts/build-if-needed.mjs', import.meta.url));
+
+/** The arguments of `node` that run a CLI file: compiled JavaScript as `npm start` does, TypeScript through tsx. */
+export function cliCommand(cli: string): string[] {
+  return cli.endsWith('.js') ? ['--disable-proto=delete', cli] : ['--import', TSX_LOADER, cli];
+}
+
+/** Builds dist/ when it is missing or older than its sources (`npm start` does the same). */
+export function buildCompiled(): void {
+  const build = spawnSync(process.execPath, [BUILD_IF_NEEDED], { stdio: 'inherit' });
+  if (build.status !== 0) throw new Error(`building dist/ failed (exit ${build.status})`);
+}
 
 export interface QuartetProcess {
   child: ChildProcess;
@@ -21,9 +35,10 @@ export interface QuartetProcess {
 /** `discardStdout`: the log is not kept (a benchmark's access log would fill memory). */
 export function spawnQuartet(
   args: string[],
-  options: { cwd?: string; env?: Record<string, string>; discardStdout?: boolean } = {},
+  options: { cwd?: string; env?: Record<string, string>; discardStdout?: boolean; compiled?: boolean } = {},
 ): QuartetProcess {
-  const child = spawn(process.execPath, [...QUARTET_COMMAND, ...args], {
+  const command = options.compiled ? cliCommand(COMPILED_CLI) : QUARTET_COMMAND;
+  const child = spawn(process.execPath, [...command, ...args], {
     cwd: options.cwd,
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', LOG_LEVEL: 'warn', ...options.env },
     stdio: ['ignore', options.discardStdout ? 'ignore' : 'pipe', 'pipe'],
