@@ -222,4 +222,42 @@ export const quotesMigrations: Migration[] = [
         .execute();
     },
   },
+  {
+    // PostgreSQL only: a file's strings are checked against quote_files once a statement, not once a
+    // row. The row-level foreign key cost as much server time as the insert itself (100k strings:
+    // 0.72–0.83 s against 0.37 s without it; bench/README.md, "PostgreSQL import"). The triggers keep
+    // what it guaranteed: no string without its file, whose row stays locked FOR KEY SHARE until the
+    // writer commits (as the key's check locks it, so a concurrent delete waits or the write fails),
+    // and a file's strings deleted with it.
+    name: '3004_quotes_strings_file_check_per_statement',
+    async up(db, t) {
+      if (t.dialect !== 'postgres') return;
+      await sql`alter table quote_strings drop constraint if exists quote_strings_file_id_fkey`.execute(db);
+      await sql`
+        create function quote_strings_have_files() returns trigger language plpgsql as $$
+        begin
+          perform 1 from quote_files f where f.id in (select distinct file_id from written) for key share;
+          if exists (select 1 from written w
+                     where not exists (select 1 from quote_files f where f.id = w.file_id)) then
+            raise foreign_key_violation
+              using message = 'quote_strings violates its foreign key: a string names no file';
+          end if;
+          return null;
+        end $$`.execute(db);
+      for (const event of ['insert', 'update']) {
+        await sql`
+          create trigger ${sql.raw(`quote_strings_have_files_on_${event}`)} after ${sql.raw(event)} on quote_strings
+          referencing new table as written for each statement execute function quote_strings_have_files()`.execute(db);
+      }
+      await sql`
+        create function quote_files_delete_strings() returns trigger language plpgsql as $$
+        begin
+          delete from quote_strings where file_id in (select id from deleted);
+          return null;
+        end $$`.execute(db);
+      await sql`
+        create trigger quote_files_delete_strings after delete on quote_files
+        referencing old table as deleted for each statement execute function quote_files_delete_strings()`.execute(db);
+    },
+  },
 ];
