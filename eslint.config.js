@@ -5,7 +5,17 @@ import neostandard, { plugins } from 'neostandard';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'data/**', 'coverage/**', 'node_modules/**', 'viewer/dist/**', 'test/fixtures/**'] },
+  {
+    ignores: [
+      'dist/**',
+      'data/**',
+      'coverage/**',
+      'node_modules/**',
+      'viewer/dist/**',
+      'test/fixtures/**',
+      'scratch/**',
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   ...neostandard({ ts: true, noStyle: true }),
