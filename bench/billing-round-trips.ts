@@ -3,6 +3,7 @@
 // the server (each one a round trip) per request. No HTTP: what the billing steps cost by themselves.
 //   node --import tsx bench/billing-round-trips.ts [accounts=1] [seconds=5]
 import { randomBytes } from 'node:crypto';
+import { readdirSync, readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import pg from 'pg';
 import { parseDatabaseUrl } from '../src/config.js';
@@ -75,18 +76,36 @@ try {
   statements = 0;
   const started = performance.now();
   const cpu = process.cpuUsage();
+  const serverBefore = backendsCpuMs(name);
   await run(started + seconds * 1000, true);
   const elapsed = (performance.now() - started) / 1000;
   const used = process.cpuUsage(cpu);
+  const server = backendsCpuMs(name) - serverBefore;
   await billing.close();
   console.log(
     `${accounts} account(s): ${Math.round(requests / elapsed)} requests/s (reserve + settle), ` +
       `${(statements / requests).toFixed(2)} statements a request, ` +
       `${Math.round((used.user + used.system) / requests)} µs of this process's CPU a request, ` +
+      `${Math.round((server * 1000) / requests)} µs of the server's backends, ` +
       `load ${loadavg()[0].toFixed(1)}`,
   );
 } finally {
   await db.close();
   await admin.query(`drop database if exists ${name} with (force)`);
   await admin.end();
+}
+
+/** CPU time (ms) of the PostgreSQL backends serving database `name` (this machine's server), from /proc. */
+function backendsCpuMs(name: string): number {
+  let ticks = 0;
+  for (const pid of readdirSync('/proc').filter((entry) => /^\d+$/.test(entry))) {
+    try {
+      if (!readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(`: postgres ${name} `)) continue;
+      const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+      ticks += Number(fields[11]) + Number(fields[12]); // utime, stime
+    } catch {
+      // gone
+    }
+  }
+  return ticks * 10; // USER_HZ is 100 on Linux
 }

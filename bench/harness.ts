@@ -21,6 +21,8 @@ export interface LoadOptions {
   method?: string;
   headers?: Record<string, string>;
   body?: string;
+  /** Authorization headers the requests take in turn (a load spread over many accounts). */
+  authorizations?: string[];
   connections: number;
   durationMs: number;
   warmupMs?: number;

@@ -8,6 +8,13 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { Pool } from 'undici';
 
 const { url, method = 'GET', headers = {}, body, connections, durationMs, warmupMs = 500, rate } = workerData;
+// Optional: Authorization headers that the requests take in turn (load spread over many accounts).
+const { authorizations = [] } = workerData;
+let nextAuthorization = 0;
+const headersOf = () =>
+  authorizations.length
+    ? { ...headers, authorization: authorizations[nextAuthorization++ % authorizations.length] }
+    : headers;
 const target = new URL(url);
 const pool = new Pool(target.origin, { connections, pipelining: 1 });
 const path = target.pathname + target.search;
@@ -18,7 +25,7 @@ const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 async function send(due, record) {
   try {
-    const response = await pool.request({ path, method, headers, body });
+    const response = await pool.request({ path, method, headers: headersOf(), body });
     await response.body.dump();
     if (record) {
       latencies.push(performance.now() - due);
