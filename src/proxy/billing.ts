@@ -28,8 +28,9 @@ export interface ReserveRequest {
   accountId: number;
   /**
    * The amount to hold, given what the account has available under the transaction's lock; null
-   * (or more than is available) refuses the reservation. Called once per attempt, the last call
-   * being the one that counts.
+   * (or more than is available) refuses the reservation. May be called more than once per attempt
+   * (on PostgreSQL first for a balance that affords anything, store.ts applyBillingStepsAtOnce), the
+   * last call being the one that counts.
    */
   amountFor(availableMsat: number): number | null;
   requestId: string;
