@@ -1,13 +1,14 @@
-// Group commit: steps arriving together run in one write transaction. On SQLite a commit, not a
+// Group commit: steps arriving together run in one write transaction (or one statement). On SQLite a commit, not a
 // statement, is the expensive part, so under load one commit serves many requests; on
 // PostgreSQL several such transactions run at once, each on its own connection. Each step
 // belongs to a key (a row the transaction locks, such as an account): a running transaction's
 // keys are busy, and their next steps wait for the following one, so no two transactions of this
 // process wait on each other's row locks. Measurements: bench/README.md.
-import { type Database, type Executor, writeTransaction } from './index.js';
-
-/** Runs a batch of steps in a transaction; one result per step, in order. */
-export type ApplySteps<S> = (trx: Executor, steps: S[]) => Promise<unknown[]>;
+/**
+ * Runs a batch of steps atomically (in a transaction, or in one statement, which is its own
+ * transaction); one result per step, in order.
+ */
+export type ApplySteps<S> = (steps: S[]) => Promise<unknown[]>;
 
 export interface GroupCommitOptions<S> {
   /** The key of the row a step changes. */
@@ -31,7 +32,6 @@ export class GroupCommit<S extends object> {
   private busyKeys = new Set<number>();
 
   constructor(
-    private readonly db: Database,
     private readonly apply: ApplySteps<S>,
     private readonly options: GroupCommitOptions<S>,
   ) {}
@@ -87,7 +87,7 @@ export class GroupCommit<S extends object> {
    */
   private async runBatch(batch: Queued<S>[]) {
     try {
-      const results = await writeTransaction(this.db, (trx) => this.apply(trx, batch));
+      const results = await this.apply(batch);
       batch.forEach((step, i) => step.resolve(results[i]));
     } catch (error) {
       if (batch.length === 1) return batch[0].reject(error);

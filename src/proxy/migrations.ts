@@ -349,4 +349,133 @@ export const proxyMigrations: Migration[] = [
         where a.expires_at is not null`.execute(db);
     },
   },
+  {
+    // PostgreSQL only: one shared billing batch in one statement (store.ts, applyBillingSteps). Each
+    // statement from the node is a round trip, and a transaction of begin, lock, settle, update,
+    // insert and commit held the account's row lock for six of them; this function does the same
+    // work in one (bench/README.md, "Group commit of billing"). The amounts are planned by the
+    // caller for a balance that affords them; when one does not fit what the account has available
+    // under the lock, the function raises QB001, which undoes the whole batch, and the caller plans
+    // again in a transaction. Batches with child keys or charges above their reservation take that
+    // transaction from the start. Arrays carry the steps, one element a step, in the order they came.
+    name: '2140_proxy_billing_function',
+    async up(db, t) {
+      if (t.dialect !== 'postgres') return;
+      await sql`
+        create function proxy_bill_steps(
+          p_accounts bigint[],
+          s_id bigint[], s_account bigint[], s_reserved bigint[], s_charged bigint[], s_cost bigint[],
+          s_input bigint[], s_output bigint[], s_prompt bigint[], s_completion bigint[], s_source text[],
+          s_upstream integer[], s_now bigint[],
+          f_id bigint[], f_account bigint[], f_status text[], f_error text[], f_upstream integer[],
+          f_stale_before bigint[], f_now bigint[],
+          h_account bigint[], h_request text[], h_path text[], h_model text[], h_stream integer[],
+          h_payment text[], h_amount bigint[], h_now bigint[],
+          out settled bigint[], out finished bigint[], out held bigint[], out available bigint[], out refusal text[]
+        ) language plpgsql as $$
+        declare
+          a_id bigint[]; a_avail bigint[]; a_expires bigint[];
+          d_account bigint[]; d_reserved bigint[]; d_charged bigint[];
+          take boolean[] := '{}';
+          k integer;
+        begin
+          -- A batch that charges nothing (holds and releases) does not wait for its commit to reach
+          -- the disk; a later charge's commit makes it durable (docs/proxy-billing.md).
+          if coalesce(array_length(s_id, 1), 0) = 0 then
+            perform set_config('synchronous_commit', 'off', true);
+          end if;
+
+          -- The accounts, locked in ascending id order (as the transactional path locks them).
+          select coalesce(array_agg(l.id order by l.id), '{}'),
+                 coalesce(array_agg(l.balance_msat - l.reserved_msat order by l.id), '{}'),
+                 coalesce(array_agg(l.expires_at order by l.id), '{}')
+            into a_id, a_avail, a_expires
+            from (select id, balance_msat, reserved_msat, expires_at from proxy_accounts
+                  where id = any(p_accounts) order by id for update) l;
+
+          -- Settles and releases of rows still reserved, with the account and amount they were made for.
+          with done as (
+            update proxy_requests t set status = 'settled', charged_msat = v.charged, cost_msat = v.cost,
+                   input_msat = v.input, output_msat = v.output, prompt_tokens = v.prompt,
+                   completion_tokens = v.completion, usage_source = v.source, upstream_status = v.upstream,
+                   settled_at = v.now
+              from unnest(s_id, s_account, s_reserved, s_charged, s_cost, s_input, s_output, s_prompt,
+                          s_completion, s_source, s_upstream, s_now)
+                   as v(id, account, reserved, charged, cost, input, output, prompt, completion, source, upstream, now)
+             where t.id = v.id and t.account_id = v.account and t.reserved_msat = v.reserved
+               and t.status = 'reserved' and t.account_id = any(a_id)
+            returning t.id, t.account_id, t.reserved_msat, v.charged)
+          select coalesce(array_agg(id), '{}'), coalesce(array_agg(account_id), '{}'),
+                 coalesce(array_agg(reserved_msat), '{}'), coalesce(array_agg(charged), '{}')
+            into settled, d_account, d_reserved, d_charged from done;
+          with done as (
+            update proxy_requests t set status = v.status, error = v.error, upstream_status = v.upstream,
+                   settled_at = v.now
+              from unnest(f_id, f_account, f_status, f_error, f_upstream, f_stale_before, f_now)
+                   as v(id, account, status, error, upstream, stale_before, now)
+             where t.id = v.id and t.account_id = v.account and t.status = 'reserved'
+               and t.child_key_id is null and t.account_id = any(a_id)
+               and (v.stale_before is null or t.heartbeat_at < v.stale_before)
+            returning t.id, t.account_id, t.reserved_msat)
+          select coalesce(array_agg(id), '{}'), d_account || coalesce(array_agg(account_id), '{}'),
+                 d_reserved || coalesce(array_agg(reserved_msat), '{}'),
+                 d_charged || coalesce(array_agg(0::bigint), '{}')
+            into finished, d_account, d_reserved, d_charged from done;
+          for i in 1 .. coalesce(array_length(d_account, 1), 0) loop
+            k := array_position(a_id, d_account[i]);
+            a_avail[k] := a_avail[k] + d_reserved[i] - d_charged[i];
+          end loop;
+
+          -- New reservations in the order they came, each from what is available after those before it.
+          available := '{}'; refusal := '{}';
+          for i in 1 .. coalesce(array_length(h_account, 1), 0) loop
+            k := array_position(a_id, h_account[i]);
+            if k is null then
+              available := available || null::bigint; refusal := refusal || null::text; take := take || false;
+            elsif a_expires[k] is not null and a_expires[k] <= h_now[i] then
+              available := available || greatest(a_avail[k], 0); refusal := refusal || 'expired'::text;
+              take := take || false;
+            elsif a_avail[k] < h_amount[i] then
+              raise exception 'reservation % does not fit the available balance', i using errcode = 'QB001';
+            else
+              available := available || greatest(a_avail[k], 0); refusal := refusal || null::text;
+              take := take || true;
+              a_avail[k] := a_avail[k] - h_amount[i];
+            end if;
+          end loop;
+
+          update proxy_accounts t
+             set reserved_msat = t.reserved_msat + d.reserved, balance_msat = t.balance_msat - d.charged,
+                 total_spent_msat = t.total_spent_msat + d.charged, total_requests = t.total_requests + d.requests,
+                 last_used_at = coalesce(d.used, t.last_used_at)
+            from (select x.account, sum(x.reserved)::bigint as reserved, sum(x.charged)::bigint as charged,
+                         sum(x.requests)::bigint as requests, max(x.used) as used
+                    from (select s.account, -s.reserved as reserved, s.charged, 1 as requests, s.now as used
+                            from unnest(s_id, s_account, s_reserved, s_charged, s_now)
+                                 as s(id, account, reserved, charged, now)
+                           where s.id = any(settled)
+                          union all
+                          select f.account, -f.reserved, 0, 0, null
+                            from unnest(d_account, d_reserved) with ordinality as f(account, reserved, n)
+                           where f.n > coalesce(array_length(settled, 1), 0)
+                          union all
+                          select h.account, h.amount, 0, 0, h.now
+                            from unnest(h_account, h_amount, h_now, take) as h(account, amount, now, taken)
+                           where h.taken) x
+                   group by x.account) d
+           where t.id = d.account;
+
+          with ins as (
+            insert into proxy_requests (account_id, request_id, path, model, stream, payment, status,
+                                        reserved_msat, created_at, heartbeat_at)
+            select h.account, h.request, h.path, h.model, h.stream, h.payment, 'reserved', h.amount, h.now, h.now
+              from unnest(h_account, h_request, h_path, h_model, h_stream, h_payment, h_amount, h_now, take)
+                   with ordinality as h(account, request, path, model, stream, payment, amount, now, taken, n)
+             where h.taken order by h.n
+            returning id)
+          select coalesce(array_agg(id order by id), '{}') into held from ins;
+        end
+        $$`.execute(db);
+    },
+  },
 ];
