@@ -14,6 +14,8 @@ export interface FakeUpstreamFaults {
   status: number | null;
   /** Destroy the connection after this many stream events. */
   resetAfterChunks: number | null;
+  /** Announce a JSON answer's whole length, send its first half, then destroy the connection. */
+  cutJsonAnswer: boolean;
   /**
    * Report no usage: streams without the usage chunk even when `stream_options.include_usage`
    * asks for it, JSON answers without `usage`.
@@ -123,6 +125,7 @@ const defaultFaults = (): FakeUpstreamFaults => ({
   hang: false,
   status: null,
   resetAfterChunks: null,
+  cutJsonAnswer: false,
   omitUsage: false,
   chunkDelayMs: 0,
   completionTokens: null,
@@ -148,7 +151,12 @@ export async function startFakeUpstream(options: FakeUpstreamOptions = {}): Prom
     const text = JSON.stringify(value, (key, v) => (key === 'usage' && v !== null ? replaced : v));
     return faults.usage === null ? text : text.split(JSON.stringify(USAGE_MARKER)).join(faults.usage);
   };
-  const sendAnswer = (res: ServerResponse, body: unknown) => sendJson(res, 200, body, encode(body));
+  const sendAnswer = (res: ServerResponse, body: unknown) => {
+    const text = encode(body);
+    if (!faults.cutJsonAnswer) return sendJson(res, 200, body, text);
+    res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
+    res.write(text.slice(0, text.length >> 1), () => res.destroy());
+  };
 
   const server = createServer((req, res) => {
     stats.received++;

@@ -86,6 +86,15 @@ describe.each(databaseKinds)('billing on %s', (kind) => {
     ]);
   });
 
+  it('charges nothing when the upstream’s JSON answer breaks off half way (502)', async () => {
+    const key = await node.account(100_000);
+    node.upstream.faults.cutJsonAnswer = true;
+    const answer = await postJson(`${node.url}/v1/chat/completions`, chatBody(), auth(key));
+    expect(answer.status).toBe(502);
+    expect(await node.balance(key)).toEqual({ balance: 100_000, reserved: 0, spent: 0, requests: 0 });
+    expect((await node.ledger()).at(-1).status).toBe('released');
+  });
+
   it('releases the reservation on a timeout (504)', async () => {
     const key = await node.account(100_000);
     // undici checks timeouts of a second or more on a coarse clock (up to a second late): the
