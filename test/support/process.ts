@@ -8,8 +8,6 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 export const QUARTET_CLI = fileURLToPath(new URL('../../src/cli.ts', import.meta.url));
 /** tsx's loader by its absolute URL: the children run in other directories, where `tsx` is not found. */
 const TSX_LOADER = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
-/** The arguments of `node` that run the CLI: `spawn(process.execPath, [...QUARTET_COMMAND, 'serve'])`. */
-export const QUARTET_COMMAND = ['--import', TSX_LOADER, QUARTET_CLI];
 /** The compiled CLI, as `npm start` runs it: benchmarks measure it (tsx adds work to every closure). */
 export const COMPILED_CLI = fileURLToPath(new URL('../../dist/cli.js', import.meta.url));
 const BUILD_IF_NEEDED = fileURLToPath(new URL('../../scripts/build-if-needed.mjs', import.meta.url));
@@ -18,6 +16,9 @@ const BUILD_IF_NEEDED = fileURLToPath(new URL('../../scripts/build-if-needed.mjs
 export function cliCommand(cli: string): string[] {
   return cli.endsWith('.js') ? ['--disable-proto=delete', cli] : ['--import', TSX_LOADER, cli];
 }
+
+/** The arguments of `node` that run the CLI: `spawn(process.execPath, [...QUARTET_COMMAND, 'serve'])`. */
+export const QUARTET_COMMAND = cliCommand(QUARTET_CLI);
 
 /** Builds dist/ when it is missing or older than its sources (`npm start` does the same). */
 export function buildCompiled(): void {
