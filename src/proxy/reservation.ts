@@ -6,7 +6,7 @@ import { HttpError } from '../http/errors.js';
 import type { ForwardDeps } from './billed-exchange.js';
 import type { Reservation, ReserveRequest } from './billing.js';
 import { withChange } from './change.js';
-import { upstreamFailure } from './forward.js';
+import { type CancelSignal, upstreamFailure } from './forward.js';
 import type { ReservationPlan, ReservationPlanning } from './metering.js';
 import { keyRefused } from './accounts.js';
 import { balanceLimitExceeded } from './child-keys.js';
@@ -25,7 +25,7 @@ export interface ReservationWanted {
   /** The plan for what is available (0: the 402's figures); see planReservation. */
   planning(availableMsat: number): ReservationPlanning;
   /** Aborted when the caller leaves: a refused reservation is then not tried again. */
-  signal?: AbortSignal;
+  signal?: CancelSignal;
 }
 
 /** The planning of a request with one fixed price. */

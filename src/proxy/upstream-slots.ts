@@ -6,6 +6,7 @@
 // A queued request whose caller leaves gives its place up and is never sent (docs/proxy-billing.md).
 import { HttpError } from '../http/errors.js';
 import type { Counter, MetricsRegistry } from '../http/metrics.js';
+import type { CancelSignal } from './forward.js';
 
 export interface SlotLimits {
   /** Most requests in flight at once; 0: no limit. */
@@ -67,8 +68,8 @@ export class UpstreamSlots {
    * 503 (no room, queue full or waited too long) or the signal's reason (the caller left: the
    * request gives its place in the queue up and is never sent).
    */
-  async acquire(signal?: AbortSignal): Promise<Release> {
-    signal?.throwIfAborted();
+  async acquire(signal?: CancelSignal): Promise<Release> {
+    if (signal?.aborted) throw signal.reason;
     // The queue is served first: a newcomer never overtakes a waiting request.
     if (this.hasRoom() && this.waiters.size === 0) return this.take();
     if (this.waiters.size >= this.limits.queue) throw this.busy('full');
@@ -76,7 +77,7 @@ export class UpstreamSlots {
       const leave = (error: unknown) => {
         this.waiters.delete(waiter);
         clearTimeout(timer);
-        signal?.removeEventListener('abort', onAbort);
+        signal?.removeListener('abort', onAbort);
         reject(error);
       };
       const onAbort = () => leave(signal!.reason);
@@ -84,11 +85,11 @@ export class UpstreamSlots {
       const waiter: Waiter = {
         admit: () => {
           clearTimeout(timer);
-          signal?.removeEventListener('abort', onAbort);
+          signal?.removeListener('abort', onAbort);
           resolve(this.take());
         },
       };
-      signal?.addEventListener('abort', onAbort, { once: true });
+      signal?.once('abort', onAbort);
       this.waiters.add(waiter);
     });
   }
