@@ -1,6 +1,7 @@
 // One storage layer for both databases: Kysely over better-sqlite3 (embedded, WAL) or pg.
 // Queries and migrations are written once; the few dialect differences live in columns.ts.
 import { mkdirSync } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { dirname, resolve } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { CompiledQuery, Kysely, PostgresDialect, SqliteDialect, sql, type Transaction } from 'kysely';
@@ -55,7 +56,7 @@ export async function openDatabase(config: DatabaseConfig): Promise<Database> {
   const native = new BetterSqlite3(file);
   native.pragma('journal_mode = WAL');
   native.pragma('synchronous = NORMAL');
-  native.pragma('busy_timeout = 5000');
+  native.pragma(`busy_timeout = ${SQLITE_BUSY_TIMEOUT_MS}`);
   native.pragma('foreign_keys = ON');
   // Checkpoints in a worker thread (./checkpointer.ts), not on the event loop.
   const checkpointer = file === ':memory:' ? null : startCheckpointer(file);
@@ -75,14 +76,37 @@ export async function openDatabase(config: DatabaseConfig): Promise<Database> {
   };
 }
 
+/** SQLite's busy_timeout for single statements: its busy handler waits in the calling thread. */
+const SQLITE_BUSY_TIMEOUT_MS = 5000;
+
 /**
  * Runs `work` in a transaction that holds SQLite's write lock from its start (`begin immediate`):
  * a deferred transaction that reads and then writes fails at once, without waiting, when another
  * process wrote in between. On PostgreSQL an ordinary transaction (the statements lock rows).
+ * SQLite's busy handler sleeps in the calling thread, the event loop here: while another process
+ * (WORKERS > 1, a second node) holds the write lock, a transaction waits for it between tries
+ * instead, the event loop serving other requests meanwhile (whose steps join the next batch).
  */
 export async function writeTransaction<T>(db: Database, work: (trx: Kysely<DB>) => Promise<T>): Promise<T> {
+  if (db.dialect === 'postgres') return inTransaction(db, 'begin', work);
+  const deadline = Date.now() + SQLITE_BUSY_TIMEOUT_MS;
+  for (let pause = 1; ; pause = Math.min(pause * 2, 50)) {
+    try {
+      return await inTransaction(db, 'begin immediate', work);
+    } catch (error) {
+      if (!(error instanceof WriteLockBusy)) throw error;
+      if (Date.now() + pause > deadline) throw error.cause;
+      await sleep(pause);
+    }
+  }
+}
+
+/** `begin immediate` found another connection writing (SQLite). */
+class WriteLockBusy extends Error {}
+
+async function inTransaction<T>(db: Database, begin: string, work: (trx: Kysely<DB>) => Promise<T>): Promise<T> {
   return db.kysely.connection().execute(async (connection) => {
-    await connection.executeQuery(CompiledQuery.raw(db.dialect === 'sqlite' ? 'begin immediate' : 'begin'));
+    await beginOn(connection, begin);
     try {
       const result = await work(connection);
       await connection.executeQuery(CompiledQuery.raw('commit'));
@@ -92,6 +116,23 @@ export async function writeTransaction<T>(db: Database, work: (trx: Kysely<DB>) 
       throw error;
     }
   });
+}
+
+const NO_WAIT = CompiledQuery.raw('pragma busy_timeout = 0');
+const WAIT = CompiledQuery.raw(`pragma busy_timeout = ${SQLITE_BUSY_TIMEOUT_MS}`);
+
+/** Begins; on SQLite without waiting in its busy handler (WriteLockBusy instead). */
+async function beginOn(connection: Kysely<DB>, begin: string): Promise<void> {
+  if (begin !== 'begin immediate') return void (await connection.executeQuery(CompiledQuery.raw(begin)));
+  await connection.executeQuery(NO_WAIT);
+  try {
+    await connection.executeQuery(CompiledQuery.raw(begin));
+  } catch (error) {
+    if ((error as { code?: string }).code?.startsWith('SQLITE_BUSY')) throw new WriteLockBusy('busy', { cause: error });
+    throw error;
+  } finally {
+    await connection.executeQuery(WAIT);
+  }
 }
 
 const STATEMENT_CACHE_SIZE = 500;

@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import BetterSqlite3 from 'better-sqlite3';
 import { sql } from 'kysely';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -120,6 +121,33 @@ describe.each(databaseKinds)('storage on %s', (kind) => {
       ),
     ).toBe(1);
   });
+
+  if (kind === 'sqlite') {
+    it('waits for another process holding the write lock without stopping the event loop', async () => {
+      await migrate(first);
+      const config = parseDatabaseUrl(database.url);
+      const other = new BetterSqlite3(config.kind === 'sqlite' ? config.file : '');
+      try {
+        // Another process mid-transaction. SQLite's own busy handler would wait for it in this
+        // thread, so the timer below, which ends that transaction, could never run.
+        other.exec('begin immediate');
+        other.prepare('insert into rate_limits (key, hits, window_start) values (?, 1, 1)').run('lock:first');
+        setTimeout(() => other.exec('commit'), 50);
+        const order = await writeTransaction(first, async (trx) => {
+          await trx.insertInto('rate_limits').values({ key: 'lock:second', hits: 1, window_start: 2 }).execute();
+          return trx
+            .selectFrom('rate_limits')
+            .select('key')
+            .where('key', 'like', 'lock:%')
+            .orderBy('window_start')
+            .execute();
+        });
+        expect(order.map((row) => row.key)).toEqual(['lock:first', 'lock:second']);
+      } finally {
+        other.close();
+      }
+    });
+  }
 
   it('counts rate-limit hits exactly across two connections hitting at once', async () => {
     const rule = { limit: 30, windowMs: 60_000 };
