@@ -90,7 +90,11 @@ const IMAGE_TOKENS = 1500;
  * tokens are never shorter than a byte, and the JSON framing outweighs the per-message special
  * tokens), with each image counted as IMAGE_TOKENS instead of its URL or base64 bytes.
  */
-export function promptTokenBound(body: unknown): number {
+export function promptTokenBound(body: unknown, raw: Buffer): number {
+  // Most bodies have no image: their bytes as sent are the bound (an escape only lengthens the
+  // text it stands for), found without serializing the body again. An escape (\u…) could spell
+  // an image's key, so such bodies are walked below.
+  if (!raw.includes('image_url') && !raw.includes('data:') && !raw.includes('\\u')) return raw.length;
   const plain = JSON.stringify(body);
   // The replacer below is slow; most bodies have nothing for it to do.
   if (!plain.includes('image_url') && !plain.includes('data:')) return Buffer.byteLength(plain, 'utf8');
@@ -154,7 +158,7 @@ export function meterRequest(kind: BilledKind, raw: Buffer): MeteredRequest {
     kind,
     model: object.model,
     stream: object.stream === true && kind !== 'embeddings',
-    promptBound: promptTokenBound(object),
+    promptBound: promptTokenBound(object, raw),
     raw,
     requestedMaxTokens,
     choices: Math.max(n, bestOf),

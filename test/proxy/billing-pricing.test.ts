@@ -36,11 +36,12 @@ describe('msat arithmetic', () => {
   });
 
   it('bounds the prompt by its bytes and counts images as a fixed allowance', () => {
-    const text = promptTokenBound({ model: 'm', messages: [{ role: 'user', content: 'hello' }] });
-    expect(text).toBe(
-      Buffer.byteLength(JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'hello' }] })),
-    );
-    const image = promptTokenBound({
+    const bound = (body: unknown, raw = JSON.stringify(body)) => promptTokenBound(body, Buffer.from(raw));
+    const text = { model: 'm', messages: [{ role: 'user', content: 'héllo' }] };
+    expect(bound(text)).toBe(Buffer.byteLength(JSON.stringify(text)));
+    // Escaped as a client may send it: never below the text's own bytes.
+    expect(bound(text, JSON.stringify(text).replace('é', '\\u00e9'))).toBe(Buffer.byteLength(JSON.stringify(text)));
+    const image = {
       model: 'm',
       messages: [
         {
@@ -48,8 +49,11 @@ describe('msat arithmetic', () => {
           content: [{ type: 'image_url', image_url: { url: `data:image/png;base64,${'A'.repeat(100_000)}` } }],
         },
       ],
-    });
-    expect(image).toBeLessThan(2000);
+    };
+    expect(bound(image)).toBeLessThan(2000);
+    // An image's key spelt with an escape is still counted as an image.
+    const byUrl = { model: 'm', messages: [{ role: 'user', content: [{ image_url: { url: 'https://x/y.png' } }] }] };
+    expect(bound(byUrl, JSON.stringify(byUrl).replace('image_url', 'image\\u005furl'))).toBeGreaterThan(1500);
   });
 
   it('plans a full reservation, a clamped one for a small balance, or none', () => {
