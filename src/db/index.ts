@@ -8,6 +8,7 @@ import { CompiledQuery, Kysely, PostgresDialect, SqliteDialect, sql, type Transa
 import pg from 'pg';
 import type { DatabaseConfig } from '../config.js';
 import { acceptCopyInput } from './copy.js';
+import { acceptNamedStatements } from './named.js';
 import { FALLBACK_AUTOCHECKPOINT_PAGES, startCheckpointer } from './checkpointer.js';
 import type { DB } from './schema.js';
 
@@ -39,6 +40,8 @@ export async function openDatabase(config: DatabaseConfig): Promise<Database> {
     pool.on('error', () => {});
     // Bulk imports stream their rows with COPY through the same connections (./copy.ts).
     pool.on('connect', acceptCopyInput);
+    // Hot statements prepared once per connection (./named.ts).
+    pool.on('connect', acceptNamedStatements);
     const kysely = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
     const database: Database = {
       kysely,

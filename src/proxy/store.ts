@@ -4,6 +4,7 @@
 import { CompiledQuery, sql, type Insertable, type Selectable } from 'kysely';
 import { columnsOf, insertRows, updateRows, type Column, type SetColumn } from '../db/bulk.js';
 import type { Dialect, Executor } from '../db/index.js';
+import { namedStatement } from '../db/named.js';
 import type { BillingStep, HeldResult } from './billing.js';
 import { prepared, type Params } from '../db/prepared.js';
 import { periodStartOf } from './key-periods.js';
@@ -836,7 +837,9 @@ const BILL_STEP_TYPES = [
   // holds: account, request id, path, model, stream, payment, amount, now
   ...['bigint', 'text', 'text', 'text', 'integer', 'text', 'bigint', 'bigint'],
 ];
-const BILL_STEPS = `select * from proxy_bill_steps(${BILL_STEP_TYPES.map((type, i) => `$${i + 1}::${type}[]`)})`;
+const BILL_STEPS = namedStatement(
+  `select * from proxy_bill_steps(${BILL_STEP_TYPES.map((type, i) => `$${i + 1}::${type}[]`)})`,
+);
 /** Raised by proxy_bill_steps when a planned reservation does not fit: nothing of the batch is kept. */
 const DOES_NOT_FIT = 'QB001';
 
