@@ -235,6 +235,11 @@ export class CallerConnection {
   readonly signal = this.controller.signal;
   /** The caller left before its answer was complete. */
   gone = false;
+  /**
+   * The caller left before the first byte of its answer was written (the request is cancelled).
+   * A field, not `signal.aborted`: a stream asks at every event, and that getter validates its receiver.
+   */
+  cancelled = false;
   private answered = false;
 
   constructor(response: ServerResponse) {
@@ -247,12 +252,9 @@ export class CallerConnection {
   private closed(response: ServerResponse) {
     if (response.writableFinished) return;
     this.gone = true;
-    if (!this.answered) this.controller.abort();
-  }
-
-  /** The caller left before the first byte of its answer was written (the request is cancelled). */
-  get cancelled(): boolean {
-    return this.signal.aborted;
+    if (this.answered) return;
+    this.cancelled = true;
+    this.controller.abort();
   }
 
   /** The first byte of the answer is being written: from now on the caller leaving cancels nothing. */
