@@ -6,9 +6,10 @@
 // If the caller leaves after its first event, the upstream is still read to its usage (before it:
 // the upstream request is aborted, nothing is charged); if the upstream ends without usage, what
 // was delivered is billed by estimate (nothing delivered: nothing charged).
-import { finished, Readable } from 'node:stream';
-import { type BilledExchange, type Settled, settle } from './billed-exchange.js';
-import { callerResponseHeaders, ROUTSTR_REQUEST_ID_HEADER } from './forward.js';
+import type { OutgoingHttpHeaders } from 'node:http';
+import { finished, type Readable } from 'node:stream';
+import { type BilledExchange, errorWithChange, type Settled, settle } from './billed-exchange.js';
+import { callerResponseHeaders, ROUTSTR_REQUEST_ID_HEADER, upstreamFailure } from './forward.js';
 import { costJson, estimateUsage, withUsageCost } from './metering.js';
 import { SseMeter, withFields, type SseEvent } from './metering-stream.js';
 import { availableMsat } from './store.js';
@@ -20,42 +21,42 @@ export async function sendBilledStream(
   body: Readable,
 ) {
   const { deps, reply, request, reservation, caller } = billed;
-  // What the caller receives: events are pushed as they come (no Writable side to go through);
-  // `read` is called when the caller has taken what was pushed, and frees a waiting write.
-  let taken: (() => void) | null = null;
-  const out = new Readable({
-    read() {
-      taken?.();
-    },
-  });
+  const res = reply.raw;
   const xCashu = billed.payer.payment === 'x-cashu';
-  reply
-    .code(status)
-    .headers(callerResponseHeaders(headers, { dropLength: true }))
-    .header('cache-control', 'no-cache')
-    // The cost is not known yet: Routstr's node buffers the stream to send it as headers; quartet
-    // sends it in the usage chunk only (docs/proxy-billing.md, "Cost in answers").
-    .header(ROUTSTR_REQUEST_ID_HEADER, request.id)
-    .send(out);
+  // Written straight to the caller's socket, as a bare `pipeline` would: a Readable handed to
+  // reply.send() between the two cost a stream hop, its ticks and reads, on every event
+  // (bench/README.md, "Issue 18"). Fastify's onResponse hooks (log, metrics) still run on 'finish'.
+  let started = false;
+  const start = () => {
+    started = true;
+    reply.hijack();
+    if (res.destroyed) return;
+    reply
+      .headers(callerResponseHeaders(headers, { dropLength: true }))
+      .header('cache-control', 'no-cache')
+      // The cost is not known yet: Routstr's node buffers the stream to send it as headers; quartet
+      // sends it in the usage chunk only (docs/proxy-billing.md, "Cost in answers").
+      .header(ROUTSTR_REQUEST_ID_HEADER, request.id);
+    res.writeHead(status, reply.getHeaders() as OutgoingHttpHeaders);
+  };
 
-  /** Passes bytes on; false when the caller has enough for now (wait for takenOrClosed). */
+  /** Passes bytes on; false when the caller has enough for now (wait for drainedOrClosed). */
   const pass = (bytes: Buffer | string): boolean => {
-    if (caller.gone || out.destroyed) return true;
+    if (caller.gone || res.destroyed) return true;
+    if (!started) start();
     caller.answering();
-    return out.push(bytes);
+    return res.write(bytes);
   };
   /** Waits for the caller to take more, or to be gone. */
-  const takenOrClosed = () =>
+  const drainedOrClosed = () =>
     new Promise<void>((resolve) => {
       const done = () => {
-        taken = null;
-        out.off('close', done);
-        reply.raw.off('close', done);
+        res.off('drain', done);
+        res.off('close', done);
         resolve();
       };
-      taken = done;
-      out.on('close', done);
-      reply.raw.on('close', done);
+      res.on('drain', done);
+      res.on('close', done);
     });
 
   const meter = new SseMeter(billed.metered.kind);
@@ -71,7 +72,7 @@ export async function sendBilledStream(
       : {};
     const fields = { cost: { ...cost, ...refundable } };
     if (!pass(event.json ? withFields(event, { ...fields, ...withUsageCost(event.json, cost) }) : event.bytes)) {
-      await takenOrClosed();
+      await drainedOrClosed();
     }
   };
   /**
@@ -84,7 +85,7 @@ export async function sendBilledStream(
       const event = events[i];
       if (caller.cancelled) return true;
       const waiting =
-        settled === null && event.usage ? settleAndPass(event) : pass(event.bytes) ? null : takenOrClosed();
+        settled === null && event.usage ? settleAndPass(event) : pass(event.bytes) ? null : drainedOrClosed();
       if (waiting) return waiting.then(() => event.done || handle(events, i + 1));
       if (event.done) return true;
     }
@@ -108,12 +109,15 @@ export async function sendBilledStream(
     }
   }
   if (failure && !caller.gone) {
+    // Nothing sent yet: an error answer (502/504) instead of a stream.
+    if (!started) throw await errorWithChange(billed, upstreamFailure(failure));
     // The upstream broke the stream: break ours too, so the caller sees it was cut short.
     request.log.warn({ err: failure }, 'upstream stream failed');
-    out.destroy(failure as Error);
+    res.destroy(failure as Error);
     return reply;
   }
-  out.push(null);
+  if (!started) start();
+  if (!res.destroyed) res.end();
   return reply;
 }
 

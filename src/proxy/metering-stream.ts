@@ -21,7 +21,6 @@ export interface SseEvent {
 
 const LF = 0x0a;
 const CR = 0x0d;
-const LFLF = Buffer.from('\n\n');
 /** Event boundaries of a stream that has CRs (searched in its latin1 text: one char a byte). */
 const BOUNDARY = /\r\n\r\n|\n\n|\r\r/g;
 const LINE = /\r\n|\n|\r/;
@@ -60,9 +59,19 @@ export class SseMeter {
   private split(bytes: Buffer, events: SseEvent[]): number {
     let start = 0;
     if (bytes.indexOf(CR) < 0) {
-      for (let at = bytes.indexOf(LFLF); at >= 0; at = bytes.indexOf(LFLF, start)) {
-        events.push(this.parse(bytes.subarray(start, at + 2)));
-        start = at + 2;
+      // Line by line (one scan of the bytes): an event ends at an empty line; one of a single
+      // line, the usual `data: …`, is known as such without scanning it again (dataOf).
+      let lineStart = 0;
+      let oneLine = true;
+      for (let at = bytes.indexOf(LF); at >= 0 && at + 1 < bytes.length; at = bytes.indexOf(LF, lineStart)) {
+        lineStart = at + 1;
+        if (bytes[lineStart] !== LF) {
+          oneLine = false;
+          continue;
+        }
+        events.push(this.parse(bytes.subarray(start, at + 2), oneLine));
+        start = lineStart = at + 2;
+        oneLine = true;
       }
       return start;
     }
@@ -99,8 +108,9 @@ export class SseMeter {
     return { ...usage, promptTokens, cacheReadTokens, cacheWriteTokens };
   }
 
-  private parse(bytes: Buffer): SseEvent {
-    const data = dataOf(bytes);
+  /** `oneLine`: the bytes are known to be one line and its LF LF, without CR (split). */
+  private parse(bytes: Buffer, oneLine = false): SseEvent {
+    const data = dataOf(bytes, oneLine);
     const event: SseEvent = { bytes, done: false, usage: null };
     if (data.trim() === '[DONE]') {
       event.done = true;
@@ -130,16 +140,17 @@ export class SseMeter {
 }
 
 /** The data of an event: its `data:` lines' values joined by newlines. */
-function dataOf(bytes: Buffer): string {
+function dataOf(bytes: Buffer, oneLine: boolean): string {
   // The usual event, one `data: …` line and LF LF, is sliced and decoded without splitting.
   const last = bytes.length - 2;
   if (
     bytes.length > DATA_PREFIX.length + 2 &&
-    bytes[last] === LF &&
-    bytes[last + 1] === LF &&
     bytes.compare(DATA_PREFIX, 0, DATA_PREFIX.length, 0, DATA_PREFIX.length) === 0 &&
-    bytes.indexOf(LF, DATA_PREFIX.length) === last &&
-    bytes.indexOf(CR) < 0
+    (oneLine ||
+      (bytes[last] === LF &&
+        bytes[last + 1] === LF &&
+        bytes.indexOf(LF, DATA_PREFIX.length) === last &&
+        bytes.indexOf(CR) < 0))
   ) {
     return bytes.toString('utf8', DATA_PREFIX.length, last);
   }
@@ -155,6 +166,9 @@ function dataOf(bytes: Buffer): string {
 function textBytes(value: unknown): number {
   return value === undefined || value === null ? 0 : Buffer.byteLength(String(value), 'utf8');
 }
+
+/** Anthropic's and the responses API's text fields of a `delta` object. */
+const DELTA_TEXT_FIELDS = ['text', 'partial_json', 'thinking'];
 
 /** Bytes of generated text in one chunk (chat deltas, completion text, responses API and Anthropic deltas). */
 function deliveredBytes(json: unknown): number {
@@ -172,7 +186,7 @@ function deliveredBytes(json: unknown): number {
   }
   const delta = field(json, 'delta');
   if (typeof delta === 'string') bytes += textBytes(delta);
-  for (const name of ['text', 'partial_json', 'thinking']) bytes += textBytes(field(delta, name));
+  for (const name of DELTA_TEXT_FIELDS) bytes += textBytes(field(delta, name));
   return bytes;
 }
 

@@ -351,7 +351,7 @@ function tokenCount(value: unknown): number | null {
  */
 export function readUsage(json: unknown, kind: BilledKind): ReportedUsage | null {
   if (!json || typeof json !== 'object') return null;
-  const usage = field(json, 'usage') ?? fieldAt(json, ['response', 'usage']);
+  const usage = field(json, 'usage') ?? field(field(json, 'response'), 'usage');
   if (usage === undefined || usage === null) return null;
   const completion = field(usage, 'completion_tokens') ?? field(usage, 'output_tokens');
   return {
