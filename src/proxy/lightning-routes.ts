@@ -41,12 +41,29 @@ export async function registerLightningRoutes(scope: FastifyInstance, deps: Ligh
     done();
   });
   // Kept once the token named its account (opened by the route itself): the first address stays.
+  // Before the answer is sent; an answer its route writes itself (a billed stream takes its reply
+  // over, so onSend never runs) keeps it once it is over.
   app.addHook('onSend', (request, _reply, payload, done) => {
-    const address = refundAddresses.get(request);
-    const token = address === undefined ? null : tokenOf(request);
-    if (token === null) return done(null, payload);
-    keepRefundAddress(token, address!).then(() => done(null, payload), done);
+    if (!refundAddresses.has(request)) return done(null, payload);
+    keepRequestsAddress(request).then(() => done(null, payload), done);
   });
+  app.addHook('onResponse', (request, _reply, done) => {
+    if (!refundAddresses.has(request)) return done();
+    keepRequestsAddress(request).then(
+      () => done(),
+      (error: unknown) => {
+        request.log.error({ err: error }, 'could not keep the Refund-LNURL address');
+        done();
+      },
+    );
+  });
+  async function keepRequestsAddress(request: FastifyRequest) {
+    const address = refundAddresses.get(request);
+    if (address === undefined) return;
+    refundAddresses.delete(request);
+    const token = tokenOf(request);
+    if (token !== null) await keepRefundAddress(token, address);
+  }
   async function keepRefundAddress(token: string, address: string) {
     const account = await accountByKeyHash(db.kysely, keyHash(apiKeyForToken(token)));
     if (account) {

@@ -7,7 +7,9 @@ import { startDevMint, type DevMint } from '../../src/devmint/index.js';
 import { databaseKinds } from '../support/databases.js';
 import { chatBody, postJson, startNode, testCost, TEST_MODEL, type Node } from './forward-helpers.js';
 import { sendChat, startHoldingUpstream } from './holding.js';
-import { receiveAtMint } from './wallet-helpers.js';
+import { apiKeyForToken, keyHash } from '../../src/proxy/accounts.js';
+import { refundAddressOf } from '../../src/proxy/store.js';
+import { receiveAtMint, waitFor } from './wallet-helpers.js';
 
 const tokenSats = (token: string) => Number(getTokenMetadata(token).amount);
 
@@ -85,6 +87,29 @@ describe.each(databaseKinds)('X-Cashu payments on %s', (kind) => {
     expect(refund.headers.get('x-cashu')).toBe(refund.json.token);
     expect(tokenSats(refund.json.token) * 1000 + cost.total_msat).toBe(64_000);
     expect(await receiveAtMint(mint.url, refund.json.token)).toBe(tokenSats(refund.json.token));
+  });
+
+  it('keeps the Refund-LNURL address a token names at its first use, a streamed chat too', async () => {
+    const token = await mint.mintToken(64);
+    const response = await fetch(`${node.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        authorization: `Bearer ${token}`,
+        'refund-lnurl': 'alice@wallet.example',
+      },
+      body: JSON.stringify(chatBody({ stream: true })),
+    });
+    expect(response.status).toBe(200);
+    expect(await response.text()).toContain('data: [DONE]');
+    // Kept once the answer is over (a billed stream writes its reply itself).
+    const account = await node.server.db.kysely
+      .selectFrom('proxy_accounts')
+      .select('id')
+      .where('key_hash', '=', keyHash(apiKeyForToken(token)))
+      .executeTakeFirstOrThrow();
+    const kept = await waitFor('the refund address', () => refundAddressOf(node.server.db.kysely, account.id));
+    expect(kept).toBe('alice@wallet.example');
   });
 
   it('answers a refund by X-Cashu 404 for a token that paid nothing here', async () => {
