@@ -25,6 +25,9 @@ export interface Database {
   close(): Promise<void>;
 }
 
+/** SQLite's busy_timeout for single statements: its busy handler waits in the calling thread. */
+const SQLITE_BUSY_TIMEOUT_MS = 5000;
+
 // int8 (bigint) arrives from pg as a string; every bigint we store (msat, ms timestamps, ids)
 // fits in a double, so parse it, and refuse silently-rounded values.
 pg.types.setTypeParser(20, (value: string) => {
@@ -79,9 +82,6 @@ export async function openDatabase(config: DatabaseConfig): Promise<Database> {
   };
 }
 
-/** SQLite's busy_timeout for single statements: its busy handler waits in the calling thread. */
-const SQLITE_BUSY_TIMEOUT_MS = 5000;
-
 /**
  * Runs `work` in a transaction that holds SQLite's write lock from its start (`begin immediate`):
  * a deferred transaction that reads and then writes fails at once, without waiting, when another
@@ -91,11 +91,11 @@ const SQLITE_BUSY_TIMEOUT_MS = 5000;
  * instead, the event loop serving other requests meanwhile (whose steps join the next batch).
  */
 export async function writeTransaction<T>(db: Database, work: (trx: Kysely<DB>) => Promise<T>): Promise<T> {
-  if (db.dialect === 'postgres') return inTransaction(db, 'begin', work);
+  if (db.dialect === 'postgres') return inTransaction(db, work);
   const deadline = Date.now() + SQLITE_BUSY_TIMEOUT_MS;
   for (let pause = 1; ; pause = Math.min(pause * 2, 50)) {
     try {
-      return await inTransaction(db, 'begin immediate', work);
+      return await inTransaction(db, work);
     } catch (error) {
       if (!(error instanceof WriteLockBusy)) throw error;
       if (Date.now() + pause > deadline) throw error.cause;
@@ -107,9 +107,10 @@ export async function writeTransaction<T>(db: Database, work: (trx: Kysely<DB>) 
 /** `begin immediate` found another connection writing (SQLite). */
 class WriteLockBusy extends Error {}
 
-async function inTransaction<T>(db: Database, begin: string, work: (trx: Kysely<DB>) => Promise<T>): Promise<T> {
+async function inTransaction<T>(db: Database, work: (trx: Kysely<DB>) => Promise<T>): Promise<T> {
   return db.kysely.connection().execute(async (connection) => {
-    await beginOn(connection, begin);
+    if (db.dialect === 'sqlite') await beginImmediateWithoutWaiting(connection);
+    else await connection.executeQuery(CompiledQuery.raw('begin'));
     try {
       const result = await work(connection);
       await connection.executeQuery(CompiledQuery.raw('commit'));
@@ -124,12 +125,11 @@ async function inTransaction<T>(db: Database, begin: string, work: (trx: Kysely<
 const NO_WAIT = CompiledQuery.raw('pragma busy_timeout = 0');
 const WAIT = CompiledQuery.raw(`pragma busy_timeout = ${SQLITE_BUSY_TIMEOUT_MS}`);
 
-/** Begins; on SQLite without waiting in its busy handler (WriteLockBusy instead). */
-async function beginOn(connection: Kysely<DB>, begin: string): Promise<void> {
-  if (begin !== 'begin immediate') return void (await connection.executeQuery(CompiledQuery.raw(begin)));
+/** `begin immediate` without waiting in SQLite's busy handler: WriteLockBusy instead. */
+async function beginImmediateWithoutWaiting(connection: Kysely<DB>): Promise<void> {
   await connection.executeQuery(NO_WAIT);
   try {
-    await connection.executeQuery(CompiledQuery.raw(begin));
+    await connection.executeQuery(CompiledQuery.raw('begin immediate'));
   } catch (error) {
     if ((error as { code?: string }).code?.startsWith('SQLITE_BUSY')) throw new WriteLockBusy('busy', { cause: error });
     throw error;
