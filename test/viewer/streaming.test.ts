@@ -125,7 +125,8 @@ describe('a big description arriving slowly', () => {
     await expect(page.locator('.qv-message').textContent()).resolves.toContain('fetching resource list');
     await expect(page.locator('.qv-tag-toggle').allTextContents()).resolves.toEqual(['things']);
     await tag.click();
-    await expect(page.locator('.qv-op').count()).resolves.toBe(20);
+    // The tag's operations are rendered a batch at a time after the click.
+    await expect.poll(() => page.locator('.qv-op').count()).toBe(20);
     await expect(page.locator('.qv-op .qv-summary').first().textContent()).resolves.toBe('Thing number 0');
     // Search and opening an operation work; its details wait for the definitions still to come.
     await page.locator('.qv-search').fill('number 13');
@@ -143,7 +144,7 @@ describe('a big description arriving slowly', () => {
     await expect(page.locator('.qv-message').isHidden()).resolves.toBe(true);
     // What the reader opened stays open, now with its details (from `components`).
     await expect(tag.getAttribute('aria-expanded')).resolves.toBe('true');
-    await expect(page.locator('#resource_things .qv-op').count()).resolves.toBe(40);
+    await expect.poll(() => page.locator('#resource_things .qv-op').count()).toBe(40);
     const opened = page.locator('#resource_things .qv-op', {
       has: page.locator('.qv-path', { hasText: /^\/things\/3$/ }),
     });
