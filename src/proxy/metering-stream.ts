@@ -6,6 +6,7 @@
 // decoded, to parse it. Bytes, not text, are searched for boundaries: a UTF-8 character split
 // across chunks waits whole in the tail, and no byte of a multi-byte character is CR or LF.
 import { nestedDeeperThan } from '../http/json-depth.js';
+import { ChunkShape } from './chunk-shape.js';
 import { field, fieldAt } from './json-fields.js';
 import { readUsage, type BilledKind, type ReportedUsage } from './metering.js';
 
@@ -25,6 +26,8 @@ const CR = 0x0d;
 const BOUNDARY = /\r\n\r\n|\n\n|\r\r/g;
 const LINE = /\r\n|\n|\r/;
 const DATA_PREFIX = Buffer.from('data: ');
+/** Shapes looked for in one stream at most (each costs two parses): a stream whose chunks never repeat stops. */
+const MAX_SHAPE_TRIES = 8;
 
 export class SseMeter {
   /** The bytes of an event not complete yet (usually none: upstreams send whole events). */
@@ -34,6 +37,9 @@ export class SseMeter {
   done = false;
   /** Anthropic: the input (and cached input) its message_start reported, for its message_delta's usage. */
   private anthropicStart: ReportedUsage | null = null;
+  /** The last content chunk's shape (chunk-shape.ts), and how many times one was looked for. */
+  private shape: ChunkShape | null = null;
+  private shapeTries = 0;
 
   constructor(private readonly kind: BilledKind) {}
 
@@ -110,7 +116,15 @@ export class SseMeter {
 
   /** `oneLine`: the bytes are known to be one line and its LF LF, without CR (split). */
   private parse(bytes: Buffer, oneLine = false): SseEvent {
-    const data = dataOf(bytes, oneLine);
+    const usual = isUsual(bytes, oneLine);
+    if (usual && this.shape) {
+      const delivered = this.shape.contentBytesOf(bytes);
+      if (delivered >= 0) {
+        this.contentBytes += delivered;
+        return { bytes, done: false, usage: null };
+      }
+    }
+    const data = usual ? bytes.toString('utf8', DATA_PREFIX.length, bytes.length - 2) : dataOf(bytes);
     const event: SseEvent = { bytes, done: false, usage: null };
     if (data.trim() === '[DONE]') {
       event.done = true;
@@ -129,21 +143,33 @@ export class SseMeter {
       event.usage = this.kind === 'messages' ? this.anthropicUsage(object, event) : readUsage(object, this.kind);
       // Kept to be re-written with the cost; too deep to re-serialize: billed from, passed on as it came.
       if (event.usage && !nestedDeeperThan(object)) event.json = object;
-      try {
-        this.contentBytes += deliveredBytes(object);
-      } catch {
-        // A chunk whose text fields cannot be read counts nothing.
+      const delivered = safeDeliveredBytes(object);
+      this.contentBytes += delivered;
+      if (usual && delivered > 0 && !event.usage && this.kind !== 'messages' && this.shapeTries < MAX_SHAPE_TRIES) {
+        this.shapeTries++;
+        this.shape = ChunkShape.of(bytes, DATA_PREFIX.length, bytes.length - 2, this.readContent) ?? this.shape;
       }
     }
     return event;
   }
+
+  /** A chunk's data read as parse() reads it (for ChunkShape): null if it reports usage or is not an object. */
+  private readonly readContent = (data: string) => {
+    let json: unknown;
+    try {
+      json = JSON.parse(data);
+    } catch {
+      return null;
+    }
+    if (!json || typeof json !== 'object' || Array.isArray(json) || readUsage(json, this.kind)) return null;
+    return { contentBytes: safeDeliveredBytes(json) };
+  };
 }
 
-/** The data of an event: its `data:` lines' values joined by newlines. */
-function dataOf(bytes: Buffer, oneLine: boolean): string {
-  // The usual event, one `data: …` line and LF LF, is sliced and decoded without splitting.
+/** Whether the event is the usual one: a single `data: …` line and LF LF, no CR. */
+function isUsual(bytes: Buffer, oneLine: boolean): boolean {
   const last = bytes.length - 2;
-  if (
+  return (
     bytes.length > DATA_PREFIX.length + 2 &&
     bytes.compare(DATA_PREFIX, 0, DATA_PREFIX.length, 0, DATA_PREFIX.length) === 0 &&
     (oneLine ||
@@ -151,9 +177,11 @@ function dataOf(bytes: Buffer, oneLine: boolean): string {
         bytes[last + 1] === LF &&
         bytes.indexOf(LF, DATA_PREFIX.length) === last &&
         bytes.indexOf(CR) < 0))
-  ) {
-    return bytes.toString('utf8', DATA_PREFIX.length, last);
-  }
+  );
+}
+
+/** The data of an event: its `data:` lines' values joined by newlines. */
+function dataOf(bytes: Buffer): string {
   return bytes
     .toString('utf8')
     .split(LINE)
@@ -170,6 +198,15 @@ function textBytes(value: unknown): number {
 /** Anthropic's and the responses API's text fields of a `delta` object. */
 const DELTA_TEXT_FIELDS = ['text', 'partial_json', 'thinking'];
 
+/** deliveredBytes, 0 for a chunk whose text fields cannot be read. */
+function safeDeliveredBytes(json: unknown): number {
+  try {
+    return deliveredBytes(json);
+  } catch {
+    return 0;
+  }
+}
+
 /** Bytes of generated text in one chunk (chat deltas, completion text, responses API and Anthropic deltas). */
 function deliveredBytes(json: unknown): number {
   let bytes = 0;
@@ -179,7 +216,7 @@ function deliveredBytes(json: unknown): number {
       const delta = field(choice, 'delta');
       bytes +=
         textBytes(field(delta, 'content')) + textBytes(field(delta, 'reasoning')) + textBytes(field(choice, 'text'));
-      // A value that is not iterable throws: the chunk counts nothing (parse).
+      // A value that is not iterable throws: the chunk counts nothing (safeDeliveredBytes).
       const calls = (field(delta, 'tool_calls') ?? []) as Iterable<unknown>;
       for (const call of calls) bytes += textBytes(fieldAt(call, ['function', 'arguments']));
     }
