@@ -75,8 +75,11 @@ export class SseMeter {
           oneLine = false;
           continue;
         }
-        events.push(this.parse(bytes.subarray(start, at + 2), oneLine));
+        // A chunk that is one whole event (the usual one) is the event's bytes: no view of it made.
+        const whole = start === 0 && at + 2 === bytes.length;
+        events.push(this.parse(whole ? bytes : bytes.subarray(start, at + 2), oneLine));
         start = lineStart = at + 2;
+        if (whole) break;
         oneLine = true;
       }
       return start;
@@ -116,14 +119,15 @@ export class SseMeter {
 
   /** `oneLine`: the bytes are known to be one line and its LF LF, without CR (split). */
   private parse(bytes: Buffer, oneLine = false): SseEvent {
-    const usual = isUsual(bytes, oneLine);
-    if (usual && this.shape) {
+    // A shape's bytes start with `data: ` and end with the blank line: one line is all it needs.
+    if (oneLine && this.shape) {
       const delivered = this.shape.contentBytesOf(bytes);
       if (delivered >= 0) {
         this.contentBytes += delivered;
         return { bytes, done: false, usage: null };
       }
     }
+    const usual = isUsual(bytes, oneLine);
     const data = usual ? bytes.toString('utf8', DATA_PREFIX.length, bytes.length - 2) : dataOf(bytes);
     const event: SseEvent = { bytes, done: false, usage: null };
     if (data.trim() === '[DONE]') {
