@@ -12,15 +12,15 @@
 // no error and TTFB p99 under 1 s. Quartet's account must fall by exactly the costs it reported.
 // BENCH_STREAMS_BEFORE=<dir>: another checkout's quartet (say `git archive <commit> src | tar -x
 // -C scratch/before`, inside this checkout so its packages resolve) runs as a third target,
-// "before", so one run gives the figures before and after a change. It runs from its sources
-// through tsx, this checkout's quartet compiled (dist/): compare before and after with both from
-// sources (tsx costs a few per cent) or read each against the bare proxy.
+// "before", so one run gives the figures before and after a change. It runs compiled when it has
+// a dist/ (a worktree built with `npm run build`), else from its sources through tsx, which costs
+// a few per cent: then read each against the bare proxy.
 // Portkey's gateway 1.15.2 is not a target: it cannot stream through a custom host on Node (its
 // issues #1389, #1550).
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { once } from 'node:events';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -108,7 +108,11 @@ export default async function streamsBench(): Promise<BenchResult[]> {
     targets.push(await startBare(upstreamPort));
     targets.push(await startQuartet('quartet', COMPILED_CLI, dir, upstreamPort));
     const before = process.env.BENCH_STREAMS_BEFORE;
-    if (before) targets.push(await startQuartet('before', resolve(before, 'src/cli.ts'), dir, upstreamPort));
+    if (before) {
+      const compiled = resolve(before, 'dist/cli.js');
+      const cli = existsSync(compiled) ? compiled : resolve(before, 'src/cli.ts');
+      targets.push(await startQuartet('before', cli, dir, upstreamPort));
+    }
 
     const run = async (target: Target, streams: number, tokens = TOKENS) => {
       const result = await streamLoad(target, streams, tokens);

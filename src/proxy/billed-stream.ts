@@ -91,8 +91,14 @@ export async function sendBilledStream(
     }
     return false;
   };
+  /** A chunk that is one usual event (SseMeter.takeUsual), passed on without being split into events. */
+  const handleUsual = (chunk: Buffer): boolean | Promise<boolean> => {
+    if (caller.cancelled) return true;
+    return pass(chunk) ? false : drainedOrClosed().then(() => false);
+  };
   try {
-    if (!(await passChunks(body, (chunk) => handle(meter.push(chunk))))) await handle(meter.end());
+    const onChunk = (chunk: Buffer) => (meter.takeUsual(chunk) ? handleUsual(chunk) : handle(meter.push(chunk)));
+    if (!(await passChunks(body, onChunk))) await handle(meter.end());
   } catch (error) {
     failure = error;
   }

@@ -28,6 +28,8 @@ const LINE = /\r\n|\n|\r/;
 const DATA_PREFIX = Buffer.from('data: ');
 /** Shapes looked for in one stream at most (each costs two parses): a stream whose chunks never repeat stops. */
 const MAX_SHAPE_TRIES = 8;
+/** A chunk longer than this is not kept as a shape (a stream holds its shape while it lasts). */
+const MAX_SHAPE_BYTES = 16 * 1024;
 
 export class SseMeter {
   /** The bytes of an event not complete yet (usually none: upstreams send whole events). */
@@ -42,6 +44,20 @@ export class SseMeter {
   private shapeTries = 0;
 
   constructor(private readonly kind: BilledKind) {}
+
+  /**
+   * Meters `chunk` when it is one whole event of the stream's shape, the usual chunk of a long
+   * answer (chunk-shape.ts): true, and there is nothing to do with it but pass it on; it reports
+   * no usage and does not end the stream. Otherwise false: push() reads it.
+   */
+  takeUsual(chunk: Buffer): boolean {
+    // A shape's bytes are one `data: ` line and its blank line, the body between them no LF or CR.
+    if (this.tail || !this.shape) return false;
+    const delivered = this.shape.contentBytesOf(chunk);
+    if (delivered < 0) return false;
+    this.contentBytes += delivered;
+    return true;
+  }
 
   /** The complete events in this chunk of bytes (an incomplete tail waits for the next chunk). */
   push(chunk: Buffer): SseEvent[] {
@@ -149,7 +165,14 @@ export class SseMeter {
       if (event.usage && !nestedDeeperThan(object)) event.json = object;
       const delivered = safeDeliveredBytes(object);
       this.contentBytes += delivered;
-      if (usual && delivered > 0 && !event.usage && this.kind !== 'messages' && this.shapeTries < MAX_SHAPE_TRIES) {
+      if (
+        usual &&
+        delivered > 0 &&
+        !event.usage &&
+        this.kind !== 'messages' &&
+        this.shapeTries < MAX_SHAPE_TRIES &&
+        bytes.length <= MAX_SHAPE_BYTES
+      ) {
         this.shapeTries++;
         this.shape = ChunkShape.of(bytes, DATA_PREFIX.length, bytes.length - 2, this.readContent) ?? this.shape;
       }

@@ -1,7 +1,8 @@
 // The stream meter reads most content chunks by their shape (chunk-shape.ts) instead of parsing
 // them. Random streams (fast-check) of chunks that repeat a shape with random text, valid or not,
-// cut at random points: a meter that has seen the earlier chunks must report what a fresh meter
-// reading each event alone reports (a fresh meter has no shape: it parses every chunk).
+// cut at random points or at every event (where takeUsual takes whole events): a meter that has
+// seen the earlier chunks must report what a fresh meter reading each event alone reports (a fresh
+// meter has no shape: it parses every chunk).
 import { isUtf8 } from 'node:buffer';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
@@ -87,14 +88,21 @@ describe('stream meter', () => {
   for (const kind of ['chat', 'completions', 'responses'] as BilledKind[]) {
     it(`reads repeated chunks as parsing each would (${kind})`, () => {
       fc.assert(
-        fc.property(stream, fc.array(fc.nat(), { maxLength: 12 }), (events, cuts) => {
-          const bytes = Buffer.concat(events.map(latin1OrUtf8));
-          const points = [...new Set(cuts.map((cut) => cut % (bytes.length + 1)))].sort((a, b) => a - b);
+        fc.property(stream, fc.array(fc.nat(), { maxLength: 12 }), fc.boolean(), (events, cuts, atEvents) => {
+          const raws = events.map(latin1OrUtf8);
+          const bytes = Buffer.concat(raws);
+          // Cut at random points, or at every event's end (as upstreams send them: takeUsual's case).
+          const ends = raws.map((_, i) => Buffer.concat(raws.slice(0, i + 1)).length);
+          const points = [...new Set(atEvents ? ends : cuts.map((cut) => cut % (bytes.length + 1)))].sort(
+            (a, b) => a - b,
+          );
           const meter = new SseMeter(kind);
           const seen: SseEvent[] = [];
           let from = 0;
           for (const point of [...points, bytes.length]) {
-            seen.push(...meter.push(bytes.subarray(from, point)));
+            const chunk = bytes.subarray(from, point);
+            if (meter.takeUsual(chunk)) seen.push({ bytes: chunk, done: false, usage: null });
+            else seen.push(...meter.push(chunk));
             from = point;
           }
           seen.push(...meter.end());
@@ -130,6 +138,19 @@ describe('stream meter', () => {
       }),
       { numRuns: 5000 },
     );
+  });
+
+  it('takes no chunk as a whole event while part of an event waits', () => {
+    const meter = new SseMeter('chat');
+    const chunk = (word: string) => Buffer.from(`data: {"choices":[{"delta":{"content":"${word}"}}]}\n\n`);
+    expect(meter.push(chunk('one'))).toHaveLength(1);
+    expect(meter.takeUsual(chunk('two'))).toBe(true);
+    expect(meter.push(Buffer.from('event: delta\n'))).toEqual([]);
+    // The shape's bytes, but the rest of the waiting event: one event of two lines.
+    expect(meter.takeUsual(chunk('three'))).toBe(false);
+    const [event] = meter.push(chunk('three'));
+    expect(event.bytes.toString()).toBe(`event: delta\n${chunk('three').toString()}`);
+    expect(meter.contentBytes).toBe(11);
   });
 
   it('meters a long run of one shape by its shape: the text of every chunk counted', () => {
