@@ -3,7 +3,8 @@
 // `message_start`), counts the content delivered (for billing a stream that ends without usage),
 // and notices the end (`data: [DONE]`, Anthropic's `message_stop`), after which nothing more may be sent.
 // Events stay the bytes that came (passed on without re-encoding); only an event's data is
-// decoded, to parse it. Bytes, not text, are searched for boundaries: a UTF-8 character split
+// decoded, to parse it, and a content chunk of the shape the stream repeats is not even parsed
+// (chunk-shape.ts). Bytes, not text, are searched for boundaries: a UTF-8 character split
 // across chunks waits whole in the tail, and no byte of a multi-byte character is CR or LF.
 import { nestedDeeperThan } from '../http/json-depth.js';
 import { ChunkShape } from './chunk-shape.js';
