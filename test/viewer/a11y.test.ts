@@ -88,7 +88,9 @@ describe('accessibility', () => {
     await page.keyboard.press('/');
     await expect(page.evaluate(() => document.activeElement?.classList.contains('qv-search'))).resolves.toBe(true);
     await page.keyboard.type('inventories');
-    await expect.poll(() => page.locator('.qv-op:visible .qv-path').allTextContents()).toEqual(['/store/inventory']);
+    await expect
+      .poll(() => page.locator('.qv-op:visible .qv-path').allTextContents(), { timeout: 10_000 })
+      .toEqual(['/store/inventory']);
     await expect(page.locator('.qv-message').textContent()).resolves.toContain('1 operations match');
     await page.keyboard.press('Escape');
     await page.waitForFunction(() => document.querySelectorAll('.qv-op[hidden]').length === 0);

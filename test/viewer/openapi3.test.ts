@@ -130,7 +130,9 @@ describe('OpenAPI 3.x completeness', () => {
     await expect(page.locator('#resource_pets .qv-path').allTextContents()).resolves.toEqual(['/pets', '/birds']);
     // Search and deep links reach it.
     await page.locator('.qv-search').fill('adopted');
-    await expect.poll(() => page.locator('.qv-op:visible .qv-path').allTextContents()).toEqual(['petAdopted']);
+    await expect
+      .poll(() => page.locator('.qv-op:visible .qv-path').allTextContents(), { timeout: 10_000 })
+      .toEqual(['petAdopted']);
   });
 
   it('callbacks: shown inside the operation that registers them, read-only', async () => {
@@ -168,7 +170,9 @@ describe('OpenAPI 3.x completeness', () => {
     await address.locator('a.qv-link-target').click();
     const target = page.locator('#operation-users-getAddress');
     // Opened as the click's handler renders it, not at once.
-    await expect.poll(() => target.locator('.qv-op-head').getAttribute('aria-expanded')).toBe('true');
+    await expect
+      .poll(() => target.locator('.qv-op-head').getAttribute('aria-expanded'), { timeout: 10_000 })
+      .toBe('true');
   });
 
   it('discriminator and oneOf: the property, which value selects which schema, and a matching example', async () => {

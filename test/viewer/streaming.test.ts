@@ -125,8 +125,9 @@ describe('a big description arriving slowly', () => {
     await expect(page.locator('.qv-message').textContent()).resolves.toContain('fetching resource list');
     await expect(page.locator('.qv-tag-toggle').allTextContents()).resolves.toEqual(['things']);
     await tag.click();
-    // The tag's operations are rendered a batch at a time after the click.
-    await expect.poll(() => page.locator('.qv-op').count()).toBe(20);
+    // The tag's operations are rendered a batch at a time after the click, each batch after a frame
+    // (or 1 s without one): under a loaded CI machine that takes longer than expect.poll's 1 s default.
+    await expect.poll(() => page.locator('.qv-op').count(), { timeout: 10_000 }).toBe(20);
     await expect(page.locator('.qv-op .qv-summary').first().textContent()).resolves.toBe('Thing number 0');
     // Search and opening an operation work; its details wait for the definitions still to come.
     await page.locator('.qv-search').fill('number 13');
@@ -144,7 +145,7 @@ describe('a big description arriving slowly', () => {
     await expect(page.locator('.qv-message').isHidden()).resolves.toBe(true);
     // What the reader opened stays open, now with its details (from `components`).
     await expect(tag.getAttribute('aria-expanded')).resolves.toBe('true');
-    await expect.poll(() => page.locator('#resource_things .qv-op').count()).toBe(40);
+    await expect.poll(() => page.locator('#resource_things .qv-op').count(), { timeout: 10_000 }).toBe(40);
     const opened = page.locator('#resource_things .qv-op', {
       has: page.locator('.qv-path', { hasText: /^\/things\/3$/ }),
     });
