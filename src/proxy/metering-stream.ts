@@ -53,8 +53,12 @@ export class SseMeter {
    */
   takeUsual(chunk: Buffer): boolean {
     // A shape's bytes are one `data: ` line and its blank line, the body between them no LF or CR.
-    if (this.tail || !this.shape) return false;
-    const delivered = this.shape.contentBytesOf(chunk);
+    return !this.tail && this.meteredByShape(chunk);
+  }
+
+  /** Counts the delivered bytes of an event of the stream's shape; false when it has none or another. */
+  private meteredByShape(event: Buffer): boolean {
+    const delivered = this.shape ? this.shape.contentBytesOf(event) : -1;
     if (delivered < 0) return false;
     this.contentBytes += delivered;
     return true;
@@ -137,13 +141,7 @@ export class SseMeter {
   /** `oneLine`: the bytes are known to be one line and its LF LF, without CR (split). */
   private parse(bytes: Buffer, oneLine = false): SseEvent {
     // A shape's bytes start with `data: ` and end with the blank line: one line is all it needs.
-    if (oneLine && this.shape) {
-      const delivered = this.shape.contentBytesOf(bytes);
-      if (delivered >= 0) {
-        this.contentBytes += delivered;
-        return { bytes, done: false, usage: null };
-      }
-    }
+    if (oneLine && this.meteredByShape(bytes)) return { bytes, done: false, usage: null };
     const usual = isUsual(bytes, oneLine);
     const data = usual ? bytes.toString('utf8', DATA_PREFIX.length, bytes.length - 2) : dataOf(bytes);
     const event: SseEvent = { bytes, done: false, usage: null };
@@ -152,15 +150,9 @@ export class SseMeter {
       this.done = true;
       return event;
     }
-    if (!data) return event;
-    let json: unknown;
-    try {
-      json = JSON.parse(data);
-    } catch {
-      return event; // not JSON: passed on as it is
-    }
-    if (json && typeof json === 'object' && !Array.isArray(json)) {
-      const object = json as Record<string, unknown>;
+    // Not a JSON object (not JSON at all, say): passed on as it is.
+    const object = data ? jsonObjectOf(data) : null;
+    if (object) {
       event.usage = this.kind === 'messages' ? this.anthropicUsage(object, event) : readUsage(object, this.kind);
       // Kept to be re-written with the cost; too deep to re-serialize: billed from, passed on as it came.
       if (event.usage && !nestedDeeperThan(object)) event.json = object;
@@ -183,15 +175,20 @@ export class SseMeter {
 
   /** A chunk's data read as parse() reads it (for ChunkShape): null if it reports usage or is not an object. */
   private readonly readContent = (data: string) => {
-    let json: unknown;
-    try {
-      json = JSON.parse(data);
-    } catch {
-      return null;
-    }
-    if (!json || typeof json !== 'object' || Array.isArray(json) || readUsage(json, this.kind)) return null;
-    return { contentBytes: safeDeliveredBytes(json) };
+    const object = jsonObjectOf(data);
+    return object && !readUsage(object, this.kind) ? { contentBytes: safeDeliveredBytes(object) } : null;
   };
+}
+
+/** The JSON object `data` holds; null when it is not JSON or not an object. */
+function jsonObjectOf(data: string): Record<string, unknown> | null {
+  let json: unknown;
+  try {
+    json = JSON.parse(data);
+  } catch {
+    return null;
+  }
+  return json && typeof json === 'object' && !Array.isArray(json) ? (json as Record<string, unknown>) : null;
 }
 
 /** Whether the event is the usual one: a single `data: …` line and LF LF, no CR. */
