@@ -73,7 +73,7 @@ const stream = fc
     ),
   );
 
-function latin1OrUtf8(text: string): Buffer {
+function utf8WithInvalidBytes(text: string): Buffer {
   // \xff stands for an invalid UTF-8 byte: written as that byte, the rest as UTF-8.
   return Buffer.concat(
     text.split('\xff').flatMap((part, i) => (i ? [Buffer.from([0xff]), Buffer.from(part)] : [Buffer.from(part)])),
@@ -89,7 +89,7 @@ describe('stream meter', () => {
     it(`reads repeated chunks as parsing each would (${kind})`, () => {
       fc.assert(
         fc.property(stream, fc.array(fc.nat(), { maxLength: 12 }), fc.boolean(), (events, cuts, atEvents) => {
-          const raws = events.map(latin1OrUtf8);
+          const raws = events.map(utf8WithInvalidBytes);
           const bytes = Buffer.concat(raws);
           // Cut at random points, or at every event's end (as upstreams send them: takeUsual's case).
           const ends = raws.map((_, i) => Buffer.concat(raws.slice(0, i + 1)).length);
@@ -126,7 +126,7 @@ describe('stream meter', () => {
   it('counts a JSON string body as the bytes of the text it stands for', () => {
     fc.assert(
       fc.property(body, (text) => {
-        const raw = latin1OrUtf8(text);
+        const raw = utf8WithInvalidBytes(text);
         let parsed: unknown;
         try {
           parsed = JSON.parse(`"${raw.toString('utf8')}"`);
