@@ -3,6 +3,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loggerOptions } from '../../src/http/logging.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 
+/** A browser's preflight for a POST from `origin` that will send `headers`. */
+const preflight = (url: string, origin: string, headers: string) =>
+  fetch(url, {
+    method: 'OPTIONS',
+    headers: { Origin: origin, 'Access-Control-Request-Method': 'POST', 'Access-Control-Request-Headers': headers },
+  });
+
 describe('HTTP plumbing', () => {
   let server: TestServer;
   let restricted: TestServer;
@@ -25,14 +32,11 @@ describe('HTTP plumbing', () => {
   });
 
   it('answers a CORS preflight with the methods and every requested header, custom api-key ones too', async () => {
-    const response = await fetch(`${server.url}/api/tasks/create`, {
-      method: 'OPTIONS',
-      headers: {
-        Origin: 'https://viewer.example',
-        'Access-Control-Request-Method': 'POST',
-        'Access-Control-Request-Headers': 'content-type, authorization, x-my-api-key',
-      },
-    });
+    const response = await preflight(
+      `${server.url}/api/tasks/create`,
+      'https://viewer.example',
+      'content-type, authorization, x-my-api-key',
+    );
     expect(response.status).toBe(204);
     expect(response.headers.get('access-control-allow-origin')).toBe('*');
     for (const method of ['GET', 'PUT', 'POST', 'DELETE', 'PATCH', 'OPTIONS']) {
@@ -40,6 +44,26 @@ describe('HTTP plumbing', () => {
     }
     const allowed = response.headers.get('access-control-allow-headers')!.toLowerCase();
     for (const header of ['content-type', 'authorization', 'x-my-api-key']) expect(allowed).toContain(header);
+    expect(response.headers.get('access-control-max-age')).toBe('600');
+    expect(response.headers.get('vary')).toBe('Origin, Access-Control-Request-Headers');
+    expect(response.headers.get('content-length')).toBe('0');
+  });
+
+  it('answers a preflight to the proxy node before it asks for a key', async () => {
+    const response = await preflight(
+      `${server.url}/v1/chat/completions`,
+      'https://chat.example',
+      'authorization, x-cashu',
+    );
+    expect(response.status).toBe(204);
+    expect(response.headers.get('access-control-allow-headers')).toBe('authorization, x-cashu');
+    expect(response.headers.get('access-control-expose-headers')).toContain('X-Cashu');
+  });
+
+  it('says that answers vary by Origin even to a request without one, and adds no CORS headers to it', async () => {
+    const response = await fetch(`${server.url}/healthz`);
+    expect(response.headers.get('vary')).toBe('Origin');
+    expect([...response.headers.keys()].filter((name) => name.startsWith('access-control-'))).toEqual([]);
   });
 
   it('puts the three CORS headers on simple responses too', async () => {
@@ -48,6 +72,9 @@ describe('HTTP plumbing', () => {
     expect(response.headers.get('access-control-allow-origin')).toBe('*');
     expect(response.headers.get('access-control-allow-methods')).toBeTruthy();
     expect(response.headers.get('access-control-allow-headers')).toBeTruthy();
+    expect(response.headers.get('access-control-expose-headers')).toBe(
+      '*, X-Request-Id, X-Cashu, Retry-After, Content-Disposition',
+    );
   });
 
   it('allows only configured origins when CORS_ORIGINS lists them', async () => {
