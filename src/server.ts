@@ -22,7 +22,7 @@ import {
   sendError,
 } from './http/errors.js';
 import { installJsonParser } from './http/json-depth.js';
-import { loggerOptions, logRequest, stdoutDestination } from './http/logging.js';
+import { afterLogWritten, loggerOptions, logRequest, stdoutDestination } from './http/logging.js';
 import { MetricsRegistry, registerMetrics } from './http/metrics.js';
 import { OpenApiCollector } from './http/openapi.js';
 import { validatorCompiler } from './http/validation.js';
@@ -111,7 +111,7 @@ export async function buildServer(config: Config, options: BuildOptions = {}): P
   });
 
   app.server.on('connect', answerConnect(ALLOW));
-  await registerCors(app, config.corsOrigins);
+  registerCors(app, config.corsOrigins);
   const metrics = new MetricsRegistry();
   registerMetrics(app, metrics);
 
@@ -212,7 +212,8 @@ export async function startServer(config: Config): Promise<BuiltServer & { addre
     built.app.close().then(
       () => {
         built.app.log.info('shut down cleanly');
-        process.exit(0);
+        // The log's last lines written first (a write under way at exit could be lost).
+        afterLogWritten(built.app.log, () => process.exit(0));
       },
       (error) => {
         built.app.log.error({ err: error }, 'error while shutting down');

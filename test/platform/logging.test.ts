@@ -1,8 +1,10 @@
+import { spawn, spawnSync } from 'node:child_process';
 import { Writable } from 'node:stream';
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
 import { loggerOptions, redactSecrets } from '../../src/http/logging.js';
 import { HttpError } from '../../src/http/errors.js';
+import { TSX_LOADER } from '../support/process.js';
 
 function capture() {
   const lines: string[] = [];
@@ -44,5 +46,55 @@ describe('log redaction', () => {
     for (const secret of ['pw-0001', 'cashuBsecret0002', 'cashuBchange0003']) expect(out).not.toContain(secret);
     expect(out).toContain('"name":"n"');
     expect(out).toContain('"message":"pay"');
+  });
+});
+
+/** A script logging through the background standard output (as `serve` does), in a process of its own. */
+const LOGGING = new URL('../../src/http/logging.ts', import.meta.url).href;
+const loggingScript = (body: string) => [
+  '--import',
+  TSX_LOADER,
+  '--input-type=module',
+  '-e',
+  `import pino from 'pino'; import { stdoutDestination } from '${LOGGING}';
+   const log = pino({ base: null, timestamp: false }, stdoutDestination(false)); ${body}`,
+];
+const lineNumbers = (stdout: string) =>
+  stdout
+    .trim()
+    .split('\n')
+    .map((line) => JSON.parse(line).n);
+
+describe('standard output written in the background', () => {
+  const many = Array.from({ length: 5000 }, (_, n) => n);
+
+  it('writes every line, in order, when the process ends by running out of work', () => {
+    const run = spawnSync(process.execPath, loggingScript('for (let n = 0; n < 5000; n++) log.info({ n });'), {
+      encoding: 'utf8',
+    });
+    expect(run.status).toBe(0);
+    expect(lineNumbers(run.stdout)).toEqual(many);
+  });
+
+  it("calls logger.flush's callback once what was logged before it is written", () => {
+    const script = `import { writeSync } from 'node:fs';
+      for (let n = 0; n < 50; n++) log.info({ n });
+      log.flush(() => { writeSync(1, 'flushed\\n'); process.exit(0); });
+      setTimeout(() => {}, 30_000);`;
+    const run = spawnSync(process.execPath, loggingScript(script), { encoding: 'utf8', timeout: 20_000 });
+    const lines = run.stdout.trim().split('\n');
+    expect(lines.at(-1)).toBe('flushed');
+    expect(lineNumbers(lines.slice(0, -1).join('\n'))).toEqual(many.slice(0, 50));
+  });
+
+  it('writes a lone line within moments while the process goes on', async () => {
+    const child = spawn(process.execPath, loggingScript('log.info({ n: 7 }); setTimeout(() => {}, 30_000);'));
+    let stdout = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += String(chunk)));
+    try {
+      await expect.poll(() => stdout, { timeout: 10_000 }).toContain('"n":7');
+    } finally {
+      child.kill();
+    }
   });
 });

@@ -11,7 +11,7 @@ describe('graceful shutdown', () => {
     const port = await freePort();
     const run = spawnQuartet(['serve'], {
       cwd,
-      env: { PORT: String(port), HOST: '127.0.0.1', SERVICES: 'tasks', USERS_SCRYPT_N: '1024' },
+      env: { PORT: String(port), HOST: '127.0.0.1', SERVICES: 'tasks', USERS_SCRYPT_N: '1024', LOG_LEVEL: 'info' },
     });
     try {
       await waitForHttp(`http://127.0.0.1:${port}/healthz`);
@@ -35,6 +35,14 @@ describe('graceful shutdown', () => {
       await closed;
       expect(answer).toMatch(/^HTTP\/1\.1 401 /);
       expect(await run.exited).toBe(0);
+      // The log is written in the background: its last lines reached the output before the exit.
+      const logged = run
+        .output()
+        .split('\n')
+        .filter((line) => line.startsWith('{'))
+        .map((line) => JSON.parse(line) as { msg?: string; status?: number; req?: { url?: string } });
+      expect(logged.some((line) => line.req?.url === '/api/users/login' && line.status === 401)).toBe(true);
+      expect(logged.at(-1)?.msg).toBe('shut down cleanly');
     } finally {
       run.child.kill('SIGKILL');
       rmSync(cwd, { recursive: true, force: true });

@@ -7,7 +7,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 
 export const QUARTET_CLI = fileURLToPath(new URL('../../src/cli.ts', import.meta.url));
 /** tsx's loader by its absolute URL: the children run in other directories, where `tsx` is not found. */
-const TSX_LOADER = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
+export const TSX_LOADER = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
 /** The compiled CLI, as `npm start` runs it: benchmarks measure it (tsx adds work to every closure). */
 export const COMPILED_CLI = fileURLToPath(new URL('../../dist/cli.js', import.meta.url));
 const BUILD_IF_NEEDED = fileURLToPath(new URL('../../scripts/build-if-needed.mjs', import.meta.url));
