@@ -125,18 +125,25 @@ describe('a big description arriving slowly', () => {
     await expect(page.locator('.qv-message').textContent()).resolves.toContain('fetching resource list');
     await expect(page.locator('.qv-tag-toggle').allTextContents()).resolves.toEqual(['things']);
     await tag.click();
-    // The tag's operations are rendered a batch at a time after the click, each batch after a frame
-    // (or 1 s without one): under a loaded CI machine that takes longer than expect.poll's 1 s default.
-    await expect.poll(() => page.locator('.qv-op').count(), { timeout: 10_000 }).toBe(20);
-    await expect(page.locator('.qv-op .qv-summary').first().textContent()).resolves.toBe('Thing number 0');
+    // The preview shows the operations read when it was made: all 20 of the first part, or fewer
+    // when the browser's first read of the body came in two pieces (seen under load in CI).
+    await expect.poll(() => page.locator('.qv-op').count(), { timeout: 10_000 }).toBeGreaterThan(0);
+    const summaries = await page.locator('.qv-op .qv-summary').allTextContents();
+    expect(summaries.length).toBeLessThanOrEqual(20);
+    expect(summaries).toEqual(summaries.map((_, i) => `Thing number ${i}`));
     // Search and opening an operation work; its details wait for the definitions still to come.
-    await page.locator('.qv-search').fill('number 13');
+    // The last one shown: its number is a prefix of no other shown ("number 1" of 0..1, "number 13" of 0..19).
+    const last = summaries.length - 1;
+    await page.locator('.qv-search').fill(`number ${last}`);
     await page.locator('.qv-op:not([hidden])').first().waitFor();
     await page.waitForFunction(() => document.querySelectorAll('.qv-op:not([hidden])').length === 1);
-    await expect(page.locator('.qv-op:not([hidden]) .qv-path').textContent()).resolves.toBe('/things/13');
+    await expect(page.locator('.qv-op:not([hidden]) .qv-path').textContent()).resolves.toBe(`/things/${last}`);
     await page.locator('.qv-search').fill('');
-    await page.waitForFunction(() => document.querySelectorAll('.qv-op:not([hidden])').length === 20);
-    const op = await expandOperation(page, 'things', 'get', '/things/3');
+    await page.waitForFunction(
+      (shown) => document.querySelectorAll('.qv-op:not([hidden])').length === shown,
+      summaries.length,
+    );
+    const op = await expandOperation(page, 'things', 'get', '/things/0');
     await expect(op.locator('.qv-op-body [role=status]').textContent()).resolves.toBe('Loading…');
 
     gate.release();
@@ -147,7 +154,7 @@ describe('a big description arriving slowly', () => {
     await expect(tag.getAttribute('aria-expanded')).resolves.toBe('true');
     await expect.poll(() => page.locator('#resource_things .qv-op').count(), { timeout: 10_000 }).toBe(40);
     const opened = page.locator('#resource_things .qv-op', {
-      has: page.locator('.qv-path', { hasText: /^\/things\/3$/ }),
+      has: page.locator('.qv-path', { hasText: /^\/things\/0$/ }),
     });
     await expect(opened.locator('.qv-op-head').getAttribute('aria-expanded')).resolves.toBe('true');
     await expect(opened.locator('.qv-op-body').textContent()).resolves.toContain('How many at most');
