@@ -1,6 +1,8 @@
 // Issue 18's goals in one run: the proxy node with billing on (priced, reserved, settled from
 // usage) against other gateways forwarding to the same fake upstream, 50 connections:
 // - a bare Node proxy (bare-node-proxy.mjs): the least any Node proxy of this kind costs;
+// - the same with quartet's durable billing and nothing else (billed-bare-proxy.mjs): the least a
+//   Node proxy that bills each request through quartet's SQLite transactions costs;
 // - Portkey's AI gateway (@portkey-ai/gateway, a dev dependency; no billing), pointed at the
 //   upstream by its `x-portkey-custom-host` header: the Node gateway many pick;
 // - nginx `proxy_pass` (Debian's package): the ceiling.
@@ -38,6 +40,7 @@ const ROUNDS = 3;
 const MINT = 'http://127.0.0.1:3338';
 const BALANCE_MSAT = 1e15;
 const BARE_PROXY = fileURLToPath(new URL('./bare-node-proxy.mjs', import.meta.url));
+const BILLED_BARE_PROXY = fileURLToPath(new URL('./billed-bare-proxy.mjs', import.meta.url));
 const PORTKEY = fileURLToPath(new URL('../node_modules/@portkey-ai/gateway/build/start-server.js', import.meta.url));
 const PG_SERVER = process.env.BENCH_PG_SERVER ?? 'postgres://postgres@127.0.0.1:5432';
 
@@ -165,7 +168,8 @@ export default async function proxyBench(): Promise<BenchResult[]> {
     throw new Error(`the proxy bench needs PostgreSQL at ${PG_SERVER} (BENCH_PG_SERVER): ${String(error)}`);
   });
   const dir = mkdtempSync(join(tmpdir(), 'quartet-proxy-bench-'));
-  const [upstreamPort, nginxPort, barePort, portkeyPort] = [
+  const [upstreamPort, nginxPort, barePort, billedBarePort, portkeyPort] = [
+    await freePort(),
     await freePort(),
     await freePort(),
     await freePort(),
@@ -178,6 +182,14 @@ export default async function proxyBench(): Promise<BenchResult[]> {
   });
   const nginx = startNginx(dir, nginxPort, upstreamPort);
   const bare = spawn(process.execPath, [BARE_PROXY, String(barePort), String(upstreamPort)], { stdio: 'ignore' });
+  const billedBareUrl = `sqlite:${join(dir, 'billed-bare.db')}`;
+  const migrated = await spawnQuartet(['migrate'], { compiled: true, env: { DATABASE_URL: billedBareUrl } }).exited;
+  if (migrated !== 0) throw new Error(`quartet migrate for the billed bare proxy exited with ${migrated}`);
+  const billedBare = spawn(
+    process.execPath,
+    [BILLED_BARE_PROXY, String(billedBarePort), String(upstreamPort), billedBareUrl],
+    { stdio: 'ignore' },
+  );
   const portkey = startPortkey(portkeyPort);
   const nodes: QuartetNode[] = [];
   const databases: Database[] = [];
@@ -201,6 +213,9 @@ export default async function proxyBench(): Promise<BenchResult[]> {
     const dbOf = (node: QuartetNode) => databases[nodes.indexOf(node)];
     await waitForHttp(`http://127.0.0.1:${nginxPort}/v1/models`);
     await waitForHttp(`http://127.0.0.1:${barePort}/v1/models`);
+    await waitForHttp(`http://127.0.0.1:${billedBarePort}/v1/models`);
+    const billedBareDb = await openDatabase(parseDatabaseUrl(billedBareUrl));
+    databases.push(billedBareDb);
     await waitForHttp(`http://127.0.0.1:${portkeyPort}/`);
 
     const newKey = () => `sk-${randomBytes(24).toString('hex')}`;
@@ -210,6 +225,7 @@ export default async function proxyBench(): Promise<BenchResult[]> {
     for (const node of nodes) {
       await fund(dbOf(node), [...(node === sqlite || node === postgres ? [hotKey] : []), ...manyKeys.get(node)!]);
     }
+    await fund(billedBareDb, [hotKey]);
 
     const bearer = (key: string) => ({ authorization: `Bearer ${key}` });
     const perConnection = (node: QuartetNode) => manyKeys.get(node)!.map(bearer);
@@ -226,6 +242,12 @@ export default async function proxyBench(): Promise<BenchResult[]> {
       upstream: { port: upstreamPort, pids: () => [] },
       nginx: { port: nginxPort, pids: () => withChildren(nginx.pid!) },
       bare: { port: barePort, pids: () => [bare.pid!] },
+      billedBare: {
+        port: billedBarePort,
+        headers: bearer(hotKey),
+        pids: () => [billedBare.pid!],
+        billedIn: billedBareDb,
+      },
       portkey: {
         port: portkeyPort,
         headers: {
@@ -401,6 +423,26 @@ export default async function proxyBench(): Promise<BenchResult[]> {
           `errors ${errors('sqlite')}; ${cpuNote('sqlite', 'bare')}`,
       },
       {
+        name: "proxy: the bare Node proxy with quartet's durable billing alone, SQLite, one account",
+        value: rps('billedBare'),
+        unit: 'req/s',
+        anchor: 'bare Node proxy',
+        anchorValue: rps('bare'),
+        ratio: round(rps('billedBare') / rps('bare')),
+        notes:
+          'what billing every request durably leaves of the bare proxy: the most quartet could reach; ' +
+          `errors ${errors('billedBare')}; ${cpuNote('billedBare', 'bare')}; ${await billingNote(billedBareDb)}`,
+      },
+      {
+        name: "proxy: billed chat completions against the bare Node proxy with quartet's billing",
+        value: rps('sqlite'),
+        unit: 'req/s',
+        anchor: 'bench/billed-bare-proxy.mjs (the same billing, no framework or features)',
+        anchorValue: rps('billedBare'),
+        ratio: round(rps('sqlite') / rps('billedBare')),
+        notes: 'what the HTTP stack, validation, pricing, headers, logging and metrics leave of it',
+      },
+      {
         name: "proxy: billed chat completions against Portkey's gateway",
         value: rps('sqlite'),
         unit: 'req/s',
@@ -470,6 +512,7 @@ export default async function proxyBench(): Promise<BenchResult[]> {
     upstream.child.kill('SIGTERM');
     nginx.kill('SIGQUIT');
     bare.kill('SIGTERM');
+    billedBare.kill('SIGTERM');
     portkey.kill('SIGTERM');
     await Promise.race([Promise.all([...exits, upstream.exited]), new Promise((resolve) => setTimeout(resolve, 5000))]);
     for (const db of databases) await db.close();
