@@ -63,6 +63,14 @@ export function benchDuration(ms: number): number {
   return Math.max(200, Math.round(ms * (Number.isFinite(scale) && scale > 0 ? scale : 1)));
 }
 
+/** The middle value (the mean of the middle two of an even count); NaN for none. */
+export function median(values: number[]): number {
+  if (!values.length) return NaN;
+  const sorted = [...values].sort((x, y) => x - y);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+}
+
 /** Latency percentiles of a list of samples in milliseconds. */
 export function percentiles(samples: number[]): { p50: number; p99: number; mean: number } {
   const sorted = [...samples].sort((a, b) => a - b);

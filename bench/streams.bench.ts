@@ -36,7 +36,7 @@ import {
   spawnQuartet,
   waitForHttp,
 } from '../test/support/process.js';
-import { benchDuration, type BenchResult } from './harness.js';
+import { benchDuration, median, type BenchResult } from './harness.js';
 
 const STREAMS = Number(process.env.BENCH_STREAMS ?? 500);
 /** Measured rounds of each target at STREAMS (the targets take turns); each figure is the median round's. */
@@ -415,10 +415,6 @@ function cpuMs(pids: number[]): number {
     }
   }
   return ticks * 10; // USER_HZ is 100 on Linux
-}
-
-function median(list: number[]): number {
-  return list.length ? [...list].sort((a, b) => a - b)[Math.floor(list.length / 2)] : NaN;
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

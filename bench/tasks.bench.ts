@@ -13,7 +13,7 @@ import { buildServer } from '../src/server.js';
 import { hashPassword, verifyPassword } from '../src/users/passwords.js';
 import { tokenHash } from '../src/users/tokens.js';
 import { createTestDatabase, postgresAvailable } from '../test/support/databases.js';
-import { benchDuration, httpLoad, percentiles, type BenchResult, type LoadResult } from './harness.js';
+import { benchDuration, httpLoad, median, percentiles, type BenchResult, type LoadResult } from './harness.js';
 
 const CONNECTIONS = 20;
 
@@ -63,12 +63,6 @@ function base(app: { server: { address(): unknown } }): string {
 }
 
 const PAIRS = 6;
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((x, y) => x - y);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
-}
 
 /**
  * Runs anchor and subject back to back PAIRS times, alternating which goes first, and reports

@@ -22,7 +22,7 @@ import {
   sendError,
 } from './http/errors.js';
 import { installJsonParser } from './http/json-depth.js';
-import { afterLogWritten, loggerOptions, logRequest, stdoutDestination } from './http/logging.js';
+import { exitAfterLog, loggerOptions, logRequest, stdoutDestination } from './http/logging.js';
 import { MetricsRegistry, registerMetrics } from './http/metrics.js';
 import { OpenApiCollector } from './http/openapi.js';
 import { validatorCompiler } from './http/validation.js';
@@ -206,18 +206,17 @@ export async function startServer(config: Config): Promise<BuiltServer & { addre
     built.app.log.info({ signal }, 'shutting down: finishing in-flight requests');
     const force = setTimeout(() => {
       built.app.log.error('shutdown timed out; exiting');
-      process.exit(1);
+      exitAfterLog(built.app.log, 1);
     }, config.shutdownTimeoutMs);
     force.unref();
     built.app.close().then(
       () => {
         built.app.log.info('shut down cleanly');
-        // The log's last lines written first (a write under way at exit could be lost).
-        afterLogWritten(built.app.log, () => process.exit(0));
+        exitAfterLog(built.app.log, 0);
       },
       (error) => {
         built.app.log.error({ err: error }, 'error while shutting down');
-        process.exit(1);
+        exitAfterLog(built.app.log, 1);
       },
     );
   };

@@ -9,7 +9,7 @@ import cluster, { type Worker } from 'node:cluster';
 import pino from 'pino';
 import type { Config } from './config.js';
 import { migrateDatabase } from './db/migrate.js';
-import { stdoutDestination } from './http/logging.js';
+import { exitAfterLog, logWritten, stdoutDestination } from './http/logging.js';
 import { serveClusterMetrics } from './http/metrics.js';
 
 /** A worker that dies this soon after starting counts toward giving up. */
@@ -75,7 +75,7 @@ export async function runPrimary(config: Config): Promise<number> {
     // A worker has its own SHUTDOWN_TIMEOUT_MS; this only guards against one that hangs anyway.
     setTimeout(() => {
       log.error('workers did not stop in time; exiting');
-      process.exit(1);
+      exitAfterLog(log, 1);
     }, config.shutdownTimeoutMs + 5000).unref();
   };
   process.on('SIGTERM', () => stop('SIGTERM'));
@@ -83,5 +83,7 @@ export async function runPrimary(config: Config): Promise<number> {
 
   for (let i = 0; i < config.workers; i++) fork();
   log.info({ workers: config.workers, port: config.port }, 'started the workers');
-  return allExited;
+  const code = await allExited;
+  await logWritten(log); // the CLI exits right after
+  return code;
 }

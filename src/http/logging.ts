@@ -138,11 +138,26 @@ class GatheredLines implements pino.DestinationStream {
   }
 }
 
-/** Calls `then` once what `log` was given is written (pino's `flush`); at once for a logger without one. */
-export function afterLogWritten(log: FastifyBaseLogger, then: () => void): void {
+/** How long an exit waits for the log's last lines (standard output may be a stuck pipe). */
+const EXIT_LOG_WAIT_MS = 2000;
+
+/**
+ * Resolves once what `log` was given is written (pino's `flush`), at most EXIT_LOG_WAIT_MS later:
+ * `process.exit()` while a write is under way could lose it, and with it the line saying why.
+ */
+export function logWritten(log: FastifyBaseLogger | pino.Logger): Promise<void> {
   const { flush } = log as { flush?: (callback: () => void) => void };
-  if (typeof flush === 'function') flush.call(log, then);
-  else then();
+  return new Promise((resolve) => {
+    setTimeout(resolve, EXIT_LOG_WAIT_MS).unref();
+    if (typeof flush === 'function') flush.call(log, () => resolve());
+    else resolve();
+  });
+}
+
+/** Exits with `code` once the log's last lines are written (see logWritten). */
+export function exitAfterLog(log: FastifyBaseLogger | pino.Logger, code: number): void {
+  setTimeout(() => process.exit(code), EXIT_LOG_WAIT_MS);
+  void logWritten(log).then(() => process.exit(code));
 }
 
 export function loggerOptions(level: string): FastifyServerOptions['logger'] {
