@@ -7,38 +7,21 @@
 import { createServer } from 'node:http';
 import { pipeline } from 'node:stream/promises';
 import { Pool } from 'undici';
+import { forward, readAll } from './anchor-proxy.mjs';
 
 const [port, upstreamPort] = process.argv.slice(2).map(Number);
 // No connection cap: one connection per live stream, as many as there are.
 const upstream = new Pool(`http://127.0.0.1:${upstreamPort}`);
-
-async function readAll(stream) {
-  const chunks = [];
-  for await (const chunk of stream) chunks.push(chunk);
-  return Buffer.concat(chunks);
-}
 
 createServer(async (request, response) => {
   if (request.method === 'GET' && request.url === '/debug/memory') {
     response.writeHead(200, { 'content-type': 'application/json' });
     return response.end(JSON.stringify(process.memoryUsage()));
   }
-  const abort = new AbortController();
-  // Only a caller gone before its answer is complete cancels: aborting after every answer made a
-  // DOMException (a stack trace) per request, 7% of this proxy's CPU (bench/README.md).
-  response.once('close', () => {
-    if (!response.writableFinished) abort.abort();
-  });
   try {
     const body = await readAll(request);
     const streamed = JSON.parse(body.toString('utf8')).stream === true;
-    const answer = await upstream.request({
-      path: request.url,
-      method: request.method,
-      headers: { 'content-type': 'application/json' },
-      body,
-      signal: abort.signal,
-    });
+    const answer = await forward(upstream, request, response, body);
     if (streamed) {
       response.writeHead(answer.statusCode, { 'content-type': answer.headers['content-type'] ?? 'text/event-stream' });
       return await pipeline(answer.body, response);

@@ -12,6 +12,7 @@ import { Pool } from 'undici';
 import { parseDatabaseUrl } from '../dist/config.js';
 import { openDatabase } from '../dist/db/index.js';
 import { Billing } from '../dist/proxy/billing.js';
+import { forward, readAll } from './anchor-proxy.mjs';
 
 const [port, upstreamPort] = process.argv.slice(2, 4).map(Number);
 const db = await openDatabase(parseDatabaseUrl(process.argv[4]));
@@ -39,18 +40,8 @@ async function accountOf(authorization) {
   return id;
 }
 
-async function readAll(stream) {
-  const chunks = [];
-  for await (const chunk of stream) chunks.push(chunk);
-  return Buffer.concat(chunks);
-}
-
 let requests = 0;
 createServer(async (request, response) => {
-  const abort = new AbortController();
-  response.once('close', () => {
-    if (!response.writableFinished) abort.abort();
-  });
   let reservation = null;
   try {
     const body = await readAll(request);
@@ -67,13 +58,7 @@ createServer(async (request, response) => {
       payment: 'key',
     }));
     if (!reservation) return response.writeHead(402).end();
-    const answer = await upstream.request({
-      path: request.url,
-      method: request.method,
-      headers: { 'content-type': 'application/json' },
-      body,
-      signal: abort.signal,
-    });
+    const answer = await forward(upstream, request, response, body);
     const json = JSON.parse((await readAll(answer.body)).toString('utf8'));
     const usage = { promptTokens: json.usage.prompt_tokens, completionTokens: json.usage.completion_tokens };
     const [inputMsat, outputMsat] = [usage.promptTokens * MSAT_PER_TOKEN, usage.completionTokens * MSAT_PER_TOKEN];

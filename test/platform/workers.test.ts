@@ -1,8 +1,5 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { childPids, freePort, spawnQuartet, waitForHttp, type QuartetProcess } from '../support/process.js';
+import { childPids, logLines, serveInTempDir, waitForHttp, type QuartetProcess } from '../support/process.js';
 
 // The primary's children that run quartet (tsx may also start an esbuild service as a child).
 const workersOf = (pid: number) => childPids(pid, 'src/cli.ts');
@@ -19,21 +16,14 @@ async function until<T>(probe: () => T | undefined, explain: () => string, timeo
 
 /** `quartet serve` with WORKERS=2 and an access log line per request (each with its process id). */
 async function startCluster() {
-  const cwd = mkdtempSync(join(tmpdir(), 'quartet-workers-'));
-  const port = await freePort();
-  const run = spawnQuartet(['serve'], {
-    cwd,
-    env: {
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      SERVICES: 'tasks',
-      WORKERS: '2',
-      USERS_SCRYPT_N: '1024',
-      LOG_LEVEL: 'info',
-      LOG_SYNC: '1',
-    },
+  const served = await serveInTempDir({
+    SERVICES: 'tasks',
+    WORKERS: '2',
+    USERS_SCRYPT_N: '1024',
+    LOG_LEVEL: 'info',
+    LOG_SYNC: '1',
   });
-  return { run, port, primary: run.child.pid!, cwd };
+  return { ...served, primary: served.run.child.pid! };
 }
 
 /** Waits for both workers to listen; resolves with their process ids. */
@@ -47,15 +37,13 @@ async function bothListening(run: QuartetProcess, port: number, primary: number)
 
 /** The process ids in the access log lines of `url`. */
 const pidsServing = (run: QuartetProcess, url: string) =>
-  run
-    .output()
-    .split('\n')
-    .filter((line) => line.includes(`"url":"${url}"`))
-    .map((line) => JSON.parse(line).pid);
+  logLines(run)
+    .filter((line) => (line.req as { url?: string } | undefined)?.url === url)
+    .map((line) => line.pid);
 
 describe('WORKERS', () => {
   it('serves one port from several processes, replaces one that dies, and stops them all at SIGTERM', async () => {
-    const { run, port, primary, cwd } = await startCluster();
+    const { run, port, primary, stop } = await startCluster();
     try {
       const first = await bothListening(run, port, primary);
       // Each new connection goes to the next worker: both answer, and they share one database.
@@ -97,13 +85,12 @@ describe('WORKERS', () => {
       for (const pid of replaced) expect(() => process.kill(pid, 0)).toThrow();
       expect(run.output()).toMatch(/worker stopped; starting another/);
     } finally {
-      run.child.kill('SIGKILL');
-      rmSync(cwd, { recursive: true, force: true });
+      stop();
     }
   }, 120_000);
 
   it("answers /metrics on any worker with the whole cluster's counts", async () => {
-    const { run, port, cwd } = await startCluster();
+    const { run, port, stop } = await startCluster();
     try {
       await bothListening(run, port, run.child.pid!);
       const get = (path: string) => fetch(`http://127.0.0.1:${port}${path}`, { headers: { connection: 'close' } });
@@ -117,8 +104,7 @@ describe('WORKERS', () => {
       }
       expect(new Set(pidsServing(run, '/metrics')).size).toBe(2);
     } finally {
-      run.child.kill('SIGKILL');
-      rmSync(cwd, { recursive: true, force: true });
+      stop();
     }
   }, 120_000);
 });

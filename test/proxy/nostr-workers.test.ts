@@ -1,12 +1,9 @@
 // With WORKERS > 1 the node is announced once, by the primary process, while every worker shows
 // the npub (docs/proxy-nostr.md).
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { npubEncode, nsecEncode } from 'nostr-tools/nip19';
 import { generateSecretKey, getPublicKey, verifyEvent } from 'nostr-tools/pure';
 import { describe, expect, it } from 'vitest';
-import { freePort, spawnQuartet, waitForHttp } from '../support/process.js';
+import { logLines, serveInTempDir, waitForHttp } from '../support/process.js';
 import { startRelayDouble } from './nostr-relay.js';
 
 async function until(probe: () => boolean, explain: () => string, timeoutMs = 60_000): Promise<void> {
@@ -22,22 +19,15 @@ describe('the announcement with WORKERS=2', () => {
     const relay = await startRelayDouble();
     const secret = generateSecretKey();
     const nsec = nsecEncode(secret);
-    const cwd = mkdtempSync(join(tmpdir(), 'quartet-nostr-workers-'));
-    const port = await freePort();
-    const run = spawnQuartet(['serve'], {
-      cwd,
-      env: {
-        PORT: String(port),
-        HOST: '127.0.0.1',
-        SERVICES: 'proxy',
-        WORKERS: '2',
-        LOG_LEVEL: 'info',
-        LOG_SYNC: '1',
-        PROXY_MINTS: 'https://mint.example.com',
-        PROXY_HTTP_URL: 'https://node.example.com',
-        NOSTR_NSEC: nsec,
-        NOSTR_RELAYS: relay.url,
-      },
+    const { run, port, stop } = await serveInTempDir({
+      SERVICES: 'proxy',
+      WORKERS: '2',
+      LOG_LEVEL: 'info',
+      LOG_SYNC: '1',
+      PROXY_MINTS: 'https://mint.example.com',
+      PROXY_HTTP_URL: 'https://node.example.com',
+      NOSTR_NSEC: nsec,
+      NOSTR_RELAYS: relay.url,
     });
     try {
       await waitForHttp(`http://127.0.0.1:${port}/healthz`);
@@ -49,11 +39,9 @@ describe('the announcement with WORKERS=2', () => {
       const npubs = new Set<string>();
       const served = () =>
         new Set(
-          run
-            .output()
-            .split('\n')
-            .filter((line) => line.includes('"url":"/v1/info"'))
-            .map((line) => JSON.parse(line).pid),
+          logLines(run)
+            .filter((line) => (line.req as { url?: string } | undefined)?.url === '/v1/info')
+            .map((line) => line.pid),
         );
       for (let i = 0; i < 50 && served().size < 2; i++) {
         const info = await fetch(`http://127.0.0.1:${port}/v1/info`, { headers: { connection: 'close' } });
@@ -76,9 +64,8 @@ describe('the announcement with WORKERS=2', () => {
       run.child.kill('SIGTERM');
       expect(await run.exited).toBe(0);
     } finally {
-      run.child.kill('SIGKILL');
+      stop();
       await relay.close();
-      rmSync(cwd, { recursive: true, force: true });
     }
   }, 120_000);
 });

@@ -2,7 +2,10 @@
 // (production runs the compiled dist/cli.js: bin/quartet.js, `npm start`).
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
 export const QUARTET_CLI = fileURLToPath(new URL('../../src/cli.ts', import.meta.url));
@@ -82,4 +85,28 @@ export async function freePort(): Promise<number> {
 export function childPids(pid: number, pattern?: string): number[] {
   const args = ['-P', String(pid), ...(pattern ? ['-f', pattern] : [])];
   return String(spawnSync('pgrep', args).stdout).split(/\s+/).filter(Boolean).map(Number);
+}
+
+/**
+ * `quartet serve` on a free loopback port, in a new temporary directory that holds its data (not
+ * answering yet: waitForHttp). `stop()` kills it and removes the directory.
+ */
+export async function serveInTempDir(env: Record<string, string>) {
+  const cwd = mkdtempSync(join(tmpdir(), 'quartet-serve-'));
+  const port = await freePort();
+  const run = spawnQuartet(['serve'], { cwd, env: { PORT: String(port), HOST: '127.0.0.1', ...env } });
+  const stop = () => {
+    run.child.kill('SIGKILL');
+    rmSync(cwd, { recursive: true, force: true });
+  };
+  return { run, port, stop };
+}
+
+/** The JSON lines of a process's log (its other output left out). */
+export function logLines(run: QuartetProcess): Record<string, unknown>[] {
+  return run
+    .output()
+    .split('\n')
+    .filter((line) => line.startsWith('{'))
+    .map((line) => JSON.parse(line) as Record<string, unknown>);
 }
