@@ -462,8 +462,14 @@ export class NodeWallet {
           keysets,
         );
         if (sum < units) {
-          // Another issue's inputs may hold what this one needs until its change comes back.
-          if (Date.now() < waitUntil && (await proofsHeldInFlight(trx, op.mint_url, op.unit))) {
+          // Another issue's inputs may hold what this one needs until its change comes back. On
+          // PostgreSQL each statement sees its own snapshot: that change may have landed (and the
+          // inputs been freed) between the pool's read and this check, which the pool read again shows.
+          if (
+            Date.now() < waitUntil &&
+            ((await proofsHeldInFlight(trx, op.mint_url, op.unit)) ||
+              totalOf(await unspentProofs(trx, op.mint_url, op.unit, MAX_INPUTS)) > totalOf(pool))
+          ) {
             throw new HeldInFlight();
           }
           const message = `The node holds too little at ${op.mint_url} to issue this token now; nothing was taken`;
@@ -520,6 +526,8 @@ export class NodeWallet {
     return this.journal.drive(pending, true);
   }
 }
+
+const totalOf = (proofs: ProofRow[]) => proofs.reduce((sum, proof) => sum + proof.amount, 0);
 
 /** Fresh blinded outputs (random secrets and blinding factors) worth `amount` of the keyset. */
 function blankOutputs(amount: number, keyset: KeysetWithKeys, mintUrl: string): OutputData[] {
