@@ -19,10 +19,20 @@ import {
   type KeysetWithKeys,
   type MintClient,
 } from './mint-client.js';
-import { messageOf, proofRows, Settled, type MintOp, type WalletLogger } from './mint-journal.js';
+import {
+  CHANGE_POLL_MS,
+  CHANGE_WAIT_MS,
+  ChangeInFlight,
+  messageOf,
+  proofRows,
+  Settled,
+  type MintOp,
+  type WalletLogger,
+} from './mint-journal.js';
 import {
   accountById,
   accountTotals,
+  changeMayComeBack,
   debitAvailable,
   finishLightningPayment,
   insertLightningPayment,
@@ -259,13 +269,16 @@ export class LightningPayments {
       throw lightningMintError(error, client.url, 'the Lightning payment');
     }
     const need = quote.amount + quote.feeReserve;
-    for (let conflicts = 0; conflicts < 5; conflicts++) {
+    const waitUntil = Date.now() + CHANGE_WAIT_MS;
+    for (let conflicts = 0; conflicts < 5;) {
+      const s = { client, unit, quote, payer, recipient, bolt11, availableUnits, keysets, keysetId, need };
+      const mayWait = Date.now() < waitUntil;
       try {
-        return await writeTransaction(this.db, (trx) =>
-          this.startIn(trx, { client, unit, quote, payer, recipient, bolt11, availableUnits, keysets, keysetId, need }),
-        );
+        return await writeTransaction(this.db, (trx) => this.startIn(trx, { ...s, mayWait }));
       } catch (error) {
-        if (!(error instanceof Conflict)) throw error;
+        if (error instanceof Conflict) conflicts++;
+        else if (error instanceof ChangeInFlight) await new Promise((resolve) => setTimeout(resolve, CHANGE_POLL_MS));
+        else throw error;
       }
     }
     throw new HttpError(409, 'The balance or the node wallet is changing right now; try again', {
@@ -286,6 +299,8 @@ export class LightningPayments {
       keysets: KeysetInfo[];
       keysetId: string;
       need: number;
+      /** Too little unspent: wait for change on its way back (ChangeInFlight) rather than refuse. */
+      mayWait: boolean;
     },
   ): Promise<MintOp> {
     const mintUrl = s.client.url;
@@ -303,6 +318,8 @@ export class LightningPayments {
       );
     }
     if (sum < s.need + fee) {
+      // Another operation's inputs may hold what this payment needs until its change comes back.
+      if (s.mayWait && (await changeMayComeBack(trx, mintUrl, s.unit, pool, MAX_INPUTS))) throw new ChangeInFlight();
       throw new HttpError(503, `The node holds too little at ${mintUrl} to pay this now; nothing was taken`, {
         code: 'insufficient_node_funds',
         type: 'api_error',

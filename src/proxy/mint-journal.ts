@@ -61,6 +61,14 @@ export interface Journal {
 /** Someone else settled the operation first. */
 export class Settled extends Error {}
 
+/** Too little is unspent now, but change on its way back may cover it (store.ts changeMayComeBack). */
+export class ChangeInFlight extends Error {}
+
+/** Longest wait for change on its way back before a token or a payment is refused as uncoverable. */
+export const CHANGE_WAIT_MS = 3000;
+/** The pause between two looks at the pool while waiting for change. */
+export const CHANGE_POLL_MS = 100;
+
 export class MintJournal {
   /** How long a claimed operation is its claimer's alone. */
   readonly leaseMs: number;

@@ -530,8 +530,20 @@ export async function releaseReservedProofs(db: Executor, opId: number, spent: b
 }
 
 /** Whether in-flight swaps at this mint hold proofs of this unit (their change comes back when they end). */
-export async function proofsHeldInFlight(db: Executor, mintUrl: string, unit: string): Promise<boolean> {
-  const row = await db
+/**
+ * Whether change may yet cover what a read of the pool (`read`, by unspentProofs with `limit`)
+ * lacked: another operation holds proofs in flight, whose change comes back when it ends; or one
+ * ended since the read (on PostgreSQL each statement sees its own snapshot: its change inserted and
+ * its inputs freed between the read and the look for proofs in flight), which the pool read again shows.
+ */
+export async function changeMayComeBack(
+  db: Executor,
+  mintUrl: string,
+  unit: string,
+  read: ProofRow[],
+  limit: number,
+): Promise<boolean> {
+  const inFlight = await db
     .selectFrom('proxy_proofs')
     .select('id')
     .where('mint_url', '=', mintUrl)
@@ -539,7 +551,9 @@ export async function proofsHeldInFlight(db: Executor, mintUrl: string, unit: st
     .where('state', '=', 'reserved')
     .limit(1)
     .executeTakeFirst();
-  return row !== undefined;
+  if (inFlight) return true;
+  const total = (proofs: ProofRow[]) => proofs.reduce((sum, proof) => sum + proof.amount, 0);
+  return total(await unspentProofs(db, mintUrl, unit, limit)) > total(read);
 }
 
 // ------------------------------------------------------------------------------------------------

@@ -11,6 +11,9 @@ import { HttpError } from '../http/errors.js';
 import type { ProxyConfig } from './config.js';
 import { MintClient, normalizeMintUrl, type KeysetWithKeys } from './mint-client.js';
 import {
+  CHANGE_POLL_MS,
+  CHANGE_WAIT_MS,
+  ChangeInFlight,
   MintJournal,
   Settled,
   messageOf,
@@ -23,6 +26,7 @@ import {
   type Account,
   accountById,
   accountByKeyHash,
+  changeMayComeBack,
   claimOpInputs,
   countUnclaimedRefunds,
   debitAvailable,
@@ -31,7 +35,6 @@ import {
   markRefundClaimed,
   oldestUnclaimedRefund,
   opHoldingProofs,
-  proofsHeldInFlight,
   refundHistory,
   refundOps,
   reserveProofs,
@@ -98,11 +101,6 @@ export interface RefundRecord {
 }
 
 class Conflict extends Error {}
-/** Too little is unspent, but in-flight swaps hold proofs whose change comes back soon. */
-class HeldInFlight extends Error {}
-
-/** Longest wait for in-flight swaps to return their change before a token is refused as uncoverable. */
-const IN_FLIGHT_WAIT_MS = 3000;
 
 /** Most inputs one issuing swap spends (largest proofs first, so this is rarely reached). */
 const MAX_INPUTS = 500;
@@ -443,7 +441,7 @@ export class NodeWallet {
       throw this.journal.failureFor(op, error);
     }
     let pending: MintOp | null = null;
-    const waitUntil = Date.now() + IN_FLIGHT_WAIT_MS;
+    const waitUntil = Date.now() + CHANGE_WAIT_MS;
     for (let conflicts = 0; conflicts < 5 && !pending;) {
       // Reads the pool, then reserves from it: SQLite's write lock from the start (writeTransaction).
       pending = await writeTransaction(this.db, async (trx) => {
@@ -462,15 +460,9 @@ export class NodeWallet {
           keysets,
         );
         if (sum < units) {
-          // Another issue's inputs may hold what this one needs until its change comes back. On
-          // PostgreSQL each statement sees its own snapshot: that change may have landed (and the
-          // inputs been freed) between the pool's read and this check, which the pool read again shows.
-          if (
-            Date.now() < waitUntil &&
-            ((await proofsHeldInFlight(trx, op.mint_url, op.unit)) ||
-              totalOf(await unspentProofs(trx, op.mint_url, op.unit, MAX_INPUTS)) > totalOf(pool))
-          ) {
-            throw new HeldInFlight();
+          // Another operation's inputs may hold what this one needs until its change comes back.
+          if (Date.now() < waitUntil && (await changeMayComeBack(trx, op.mint_url, op.unit, pool, MAX_INPUTS))) {
+            throw new ChangeInFlight();
           }
           const message = `The node holds too little at ${op.mint_url} to issue this token now; nothing was taken`;
           const headers = { 'retry-after': '5' };
@@ -511,8 +503,8 @@ export class NodeWallet {
           conflicts++; // another issue took a proof: pick again
           return null;
         }
-        if (error instanceof HeldInFlight) {
-          await new Promise((resolve) => setTimeout(resolve, 100));
+        if (error instanceof ChangeInFlight) {
+          await new Promise((resolve) => setTimeout(resolve, CHANGE_POLL_MS));
           return null;
         }
         if (error instanceof HttpError) await this.journal.fail(op, error.message, { releaseInputs: true });
@@ -526,8 +518,6 @@ export class NodeWallet {
     return this.journal.drive(pending, true);
   }
 }
-
-const totalOf = (proofs: ProofRow[]) => proofs.reduce((sum, proof) => sum + proof.amount, 0);
 
 /** Fresh blinded outputs (random secrets and blinding factors) worth `amount` of the keyset. */
 function blankOutputs(amount: number, keyset: KeysetWithKeys, mintUrl: string): OutputData[] {

@@ -281,6 +281,39 @@ describe.each(databaseKinds)('refunds to a bech32 LNURL on %s', (kind) => {
   });
 });
 
+describe.each(databaseKinds)('a Lightning refund while a token refund holds proofs in flight, on %s', (kind) => {
+  it("waits for that refund's change to come back, then pays, not a 503", async () => {
+    const mint = await startDevMint({ unit: 'sat', port: 0 });
+    const lnurl = await startLnurlServer(mint);
+    const server = await startTestServer(kind, {
+      env: { SERVICES: 'proxy', PROXY_MINTS: mint.url, PROXY_LNURL_ALLOW_HTTP_LOOPBACK: 'true' },
+    });
+    try {
+      // The node holds 16 + 4 sat from each; the token refund spends both 16s (change 12 to come back).
+      const first = await openAccount(server.url, await mint.mintToken(20));
+      const second = await openAccount(server.url, await mint.mintToken(20));
+      await mint.faults.set({ holdSwaps: true });
+      const tokenRefund = refundTo(server.url, first);
+      await waitFor('the token refund swap to reach the mint', async () => mint.faults.heldSwaps === 1);
+      // 8 sat unspent now: too little for the second's refund until the change is back.
+      const lightningRefund = refundTo(server.url, second, { lightning_address: lnurl.address });
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      await mint.faults.set({ holdSwaps: false });
+      const [token, paid] = await Promise.all([tokenRefund, lightningRefund]);
+      expect(token.status, token.text).toBe(200);
+      expect(token.body).toMatchObject({ msats: 20_000, balance: 0 });
+      expect(paid.status, paid.text).toBe(200);
+      expect(paid.body).toMatchObject({ status: 'paid', recipient: lnurl.address });
+      expect(paid.body.msats + paid.body.fee_paid_msats + paid.body.balance).toBe(20_000);
+      expect((await nodeProofs(server)).reserved).toBe(0);
+    } finally {
+      await server.close();
+      await lnurl.close();
+      await mint.close();
+    }
+  });
+});
+
 describe('Lightning addresses outside loopback tests', () => {
   it('are resolved over https only', async () => {
     const { Lnurl } = await import('../../src/proxy/lnurl.js');
