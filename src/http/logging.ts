@@ -88,8 +88,8 @@ let gatheredStdout: GatheredLines | undefined;
  * system call on the request's path. In the background, lines are gathered up to 4 KB (or 100 ms)
  * and written together by the thread pool: one write per line cost 3-5% of a billed request's CPU
  * (bench/README.md, "Where a billed request's CPU goes"). They are flushed when the process exits;
- * `process.exit()` while a write is under way can lose that write, so the server's shutdown waits for
- * `log.flush` first, and only a crash can lose the last lines.
+ * `process.exit()` while a write is under way can lose that write, so every exit of the server and the
+ * primary waits for it first (exitAfterLog, logWritten), and only a crash can lose the last lines.
  */
 export function stdoutDestination(sync: boolean): pino.DestinationStream {
   if (sync) return pino.destination({ dest: 1, sync });

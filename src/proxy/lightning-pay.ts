@@ -23,6 +23,7 @@ import {
   CHANGE_POLL_MS,
   CHANGE_WAIT_MS,
   ChangeInFlight,
+  MAX_INPUTS,
   messageOf,
   proofRows,
   Settled,
@@ -87,7 +88,6 @@ export interface PaymentAnswer {
 /** Who pays: an account whose balance a refund claimed, or the node's earnings (a withdrawal). */
 type Payer = { claim: MintOp } | { withdrawnBy: string };
 
-const MAX_INPUTS = 500;
 /** Invoice requests and quotes tried while the fee reserve settles (each is one LNURL call). */
 const FEE_ATTEMPTS = 3;
 
@@ -269,9 +269,9 @@ export class LightningPayments {
       throw lightningMintError(error, client.url, 'the Lightning payment');
     }
     const need = quote.amount + quote.feeReserve;
+    const s = { client, unit, quote, payer, recipient, bolt11, availableUnits, keysets, keysetId, need };
     const waitUntil = Date.now() + CHANGE_WAIT_MS;
     for (let conflicts = 0; conflicts < 5;) {
-      const s = { client, unit, quote, payer, recipient, bolt11, availableUnits, keysets, keysetId, need };
       const mayWait = Date.now() < waitUntil;
       try {
         return await writeTransaction(this.db, (trx) => this.startIn(trx, { ...s, mayWait }));

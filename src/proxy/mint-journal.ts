@@ -64,6 +64,9 @@ export class Settled extends Error {}
 /** Too little is unspent now, but change on its way back may cover it (store.ts changeMayComeBack). */
 export class ChangeInFlight extends Error {}
 
+/** Most inputs one swap or melt spends (largest proofs first, so this is rarely reached). */
+export const MAX_INPUTS = 500;
+
 /** Longest wait for change on its way back before a token or a payment is refused as uncoverable. */
 export const CHANGE_WAIT_MS = 3000;
 /** The pause between two looks at the pool while waiting for change. */

@@ -529,7 +529,6 @@ export async function releaseReservedProofs(db: Executor, opId: number, spent: b
     .execute();
 }
 
-/** Whether in-flight swaps at this mint hold proofs of this unit (their change comes back when they end). */
 /**
  * Whether change may yet cover what a read of the pool (`read`, by unspentProofs with `limit`)
  * lacked: another operation holds proofs in flight, whose change comes back when it ends; or one

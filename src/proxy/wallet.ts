@@ -14,6 +14,7 @@ import {
   CHANGE_POLL_MS,
   CHANGE_WAIT_MS,
   ChangeInFlight,
+  MAX_INPUTS,
   MintJournal,
   Settled,
   messageOf,
@@ -101,9 +102,6 @@ export interface RefundRecord {
 }
 
 class Conflict extends Error {}
-
-/** Most inputs one issuing swap spends (largest proofs first, so this is rarely reached). */
-const MAX_INPUTS = 500;
 
 const noopLogger: WalletLogger = { info() {}, warn() {}, error() {} };
 
