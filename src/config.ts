@@ -8,7 +8,9 @@ import { loadQuotesConfig, type QuotesConfig } from './quotes/config.js';
 export const SERVICE_NAMES = ['proxy', 'tasks', 'quotes', 'docs'] as const;
 export type ServiceName = (typeof SERVICE_NAMES)[number];
 
-export type DatabaseConfig = { kind: 'sqlite'; file: string } | { kind: 'postgres'; url: string; poolSize: number };
+export type DatabaseConfig =
+  | { kind: 'sqlite'; file: string }
+  | { kind: 'postgres'; url: string; poolSize: number; queryTimeoutMs: number };
 
 export interface Config {
   port: number;
@@ -30,10 +32,10 @@ export interface Config {
   quotes: QuotesConfig;
 }
 
-export function parseDatabaseUrl(value: string, poolSize = 10): DatabaseConfig {
+export function parseDatabaseUrl(value: string, poolSize = 10, queryTimeoutMs = 60_000): DatabaseConfig {
   if (/^postgres(ql)?:\/\//.test(value)) {
     if (!URL.canParse(value)) throw new ConfigError('DATABASE_URL', 'not a valid postgres:// URL');
-    return { kind: 'postgres', url: value, poolSize };
+    return { kind: 'postgres', url: value, poolSize, queryTimeoutMs };
   }
   const file = value.replace(/^sqlite:(\/\/)?/, '');
   if (!file) throw new ConfigError('DATABASE_URL', 'expected sqlite:<file> or postgres://…');
@@ -66,6 +68,7 @@ export function loadConfig(env: Env): Config {
     database: parseDatabaseUrl(
       str(env, 'DATABASE_URL', 'sqlite:./data/quartet.db'),
       int(env, 'PG_POOL_SIZE', 10, 1, 1000),
+      int(env, 'PG_QUERY_TIMEOUT_MS', 60_000, 1000, 3_600_000),
     ),
     services: [...new Set(services)] as ServiceName[],
     logLevel: oneOf(env, 'LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], 'info'),

@@ -8,6 +8,7 @@ import { CompiledQuery, Kysely, PostgresDialect, SqliteDialect, sql, type Transa
 import pg from 'pg';
 import type { DatabaseConfig } from '../config.js';
 import { acceptCopyInput } from './copy.js';
+import { DatabaseUnavailableError, isConnectionFailure } from './errors.js';
 import { acceptNamedStatements } from './named.js';
 import { FALLBACK_AUTOCHECKPOINT_PAGES, startCheckpointer } from './checkpointer.js';
 import type { DB } from './schema.js';
@@ -25,6 +26,37 @@ export interface Database {
   close(): Promise<void>;
 }
 
+/** Longest wait for a new PostgreSQL connection before a request is answered 503. */
+const PG_CONNECT_TIMEOUT_MS = 5000;
+
+/**
+ * A checked-out client has no 'error' listener of the pool's: the server ending its connection
+ * between two statements of a transaction (a restart, pg_terminate_backend) emitted 'error' with
+ * nobody listening, which ended the process. The statement that next uses the client fails, and the
+ * pool drops the client when it comes back; connection failures of statements and of connecting
+ * are thrown as DatabaseUnavailableError, which every service answers 503.
+ */
+function reportConnectionFailures(client: pg.PoolClient): void {
+  client.on('error', () => {});
+  const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+  client.query = ((...args: unknown[]) => {
+    const result = query(...args);
+    return result instanceof Promise ? result.catch(rethrowAsUnavailable) : result;
+  }) as typeof client.query;
+}
+
+function rethrowAsUnavailable(error: unknown): never {
+  throw isConnectionFailure(error) ? new DatabaseUnavailableError(error) : error;
+}
+
+/** The pool as Kysely uses it, its connection failures thrown as DatabaseUnavailableError. */
+function poolReportingFailures(pool: pg.Pool) {
+  return {
+    connect: () => pool.connect().catch(rethrowAsUnavailable),
+    end: () => pool.end(),
+  };
+}
+
 /** SQLite's busy_timeout for single statements: its busy handler waits in the calling thread. */
 const SQLITE_BUSY_TIMEOUT_MS = 5000;
 
@@ -38,14 +70,23 @@ pg.types.setTypeParser(20, (value: string) => {
 
 export async function openDatabase(config: DatabaseConfig): Promise<Database> {
   if (config.kind === 'postgres') {
-    const pool = new pg.Pool({ connectionString: config.url, max: config.poolSize, connectionTimeoutMillis: 5000 });
+    const pool = new pg.Pool({
+      connectionString: config.url,
+      max: config.poolSize,
+      connectionTimeoutMillis: PG_CONNECT_TIMEOUT_MS,
+      // A server gone without closing the connection (a network cut) is noticed by TCP keep-alive,
+      // and a statement that never answers fails after query_timeout instead of holding its caller.
+      keepAlive: true,
+      query_timeout: config.queryTimeoutMs,
+    });
     // An idle client losing its server must not crash the process; the next query reports it.
     pool.on('error', () => {});
     // Bulk imports stream their rows with COPY through the same connections (./copy.ts).
     pool.on('connect', acceptCopyInput);
     // Hot statements prepared once per connection (./named.ts).
     pool.on('connect', acceptNamedStatements);
-    const kysely = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
+    pool.on('connect', reportConnectionFailures);
+    const kysely = new Kysely<DB>({ dialect: new PostgresDialect({ pool: poolReportingFailures(pool) }) });
     const database: Database = {
       kysely,
       dialect: 'postgres',

@@ -9,7 +9,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { isForeignKeyViolation, isTransactionConflict } from '../db/errors.js';
+import { databaseOutage, isForeignKeyViolation, isTransactionConflict } from '../db/errors.js';
 import type { LocalPrefix } from '../services.js';
 
 export interface FieldError {
@@ -71,6 +71,7 @@ const STATUS_TITLES: Record<number, string> = {
   502: 'Bad Gateway',
   503: 'Service Unavailable',
   504: 'Gateway Timeout',
+  507: 'Insufficient Storage',
 };
 
 export function statusTitle(status: number): string {
@@ -339,6 +340,11 @@ export function errorHandlerFor(fixed?: ErrorStyle) {
       const message = 'This request collided with a concurrent change and was not completed; send it again';
       return answer(reply, style, new HttpError(409, message, { headers: { 'retry-after': '1' } }));
     }
+    const outage = outageError(error);
+    if (outage) {
+      request.log.warn({ err: error }, outage.message);
+      return answer(reply, style, outage);
+    }
     const status = fastifyError.statusCode ?? 500;
     if (status >= 400 && status < 500) {
       return answer(reply, style, new HttpError(status, clientMessage(fastifyError)));
@@ -346,6 +352,30 @@ export function errorHandlerFor(fixed?: ErrorStyle) {
     request.log.error({ err: error }, 'unhandled error');
     return answer(reply, style, new HttpError(500, 'Internal server error'));
   };
+}
+
+/** Seconds a caller is asked to wait while the database is away (Retry-After). */
+const OUTAGE_RETRY_AFTER_S = '2';
+
+/**
+ * The answer to a request that failed because the database is gone or full (db/errors.ts), or
+ * null: 503 (try again shortly) or 507 (try again once the operator freed space), with Retry-After.
+ */
+export function outageError(error: unknown): HttpError | null {
+  const outage = databaseOutage(error);
+  if (!outage) return null;
+  const headers = { 'retry-after': outage === 'storage-full' ? '30' : OUTAGE_RETRY_AFTER_S };
+  return outage === 'storage-full'
+    ? new HttpError(507, 'The server is out of storage space; try again later', {
+        code: 'insufficient_storage',
+        type: 'api_error',
+        headers,
+      })
+    : new HttpError(503, 'The database is unavailable; try again shortly', {
+        code: 'database_unavailable',
+        type: 'api_error',
+        headers,
+      });
 }
 
 function clientMessage(error: FastifyError): string {

@@ -9,7 +9,9 @@
 // Steps arriving together share one transaction (../db/group-commit.ts), written set-wise by
 // applyBillingSteps in store.ts.
 import { GroupCommit } from '../db/group-commit.js';
+import { databaseOutage } from '../db/errors.js';
 import { writeTransaction, type Database } from '../db/index.js';
+import { retryWhileUnavailable } from '../db/retry.js';
 import type { Counter, MetricsRegistry } from '../http/metrics.js';
 import type { ForwardConfig } from './forward-config.js';
 import type { Usage } from './metering.js';
@@ -128,6 +130,8 @@ export class Billing {
   private steps: GroupCommit<BillingStep>;
   private timers: NodeJS.Timeout[] = [];
   private background = new Set<Promise<unknown>>();
+  /** Aborted at close: work waiting for the database to come back stops waiting (the stale sweep takes over). */
+  private stopped = new AbortController();
 
   private outcomes?: Counter;
   private charged?: Counter;
@@ -175,6 +179,7 @@ export class Billing {
 
   /** Waits for settlements still running (e.g. streams whose client left) and stops the timers. */
   async close() {
+    this.stopped.abort();
     for (const timer of this.timers) clearInterval(timer);
     this.timers = [];
     while (this.background.size) await Promise.allSettled([...this.background]);
@@ -293,19 +298,26 @@ export class Billing {
 
   /**
    * The safety net after a request: a reservation neither settled nor released (an unexpected
-   * error) is released; if even that fails its heartbeat stops, so the stale sweep frees it.
+   * error) is released; while the database is away, once it is back; if even that fails its
+   * heartbeat stops, so the stale sweep frees it.
    */
   async abandon(reservation: Reservation, reason: string): Promise<void> {
     if (!this.live.has(reservation.id)) return;
     try {
       await this.release(reservation, reason);
     } catch (error) {
+      if (databaseOutage(error) && !this.stopped.signal.aborted) {
+        // The ledger row leaves 'reserved' once, so a release whose commit was lost with its
+        // connection is not done twice. Live meanwhile: its heartbeat keeps other processes' sweeps off.
+        this.log.warn({ err: error, reservation: reservation.id }, 'the database is away; releasing when it is back');
+        this.track(retryWhileUnavailable(() => this.release(reservation, reason), this.stopped.signal));
+        return;
+      }
+      this.live.delete(reservation.id);
       this.log.error(
         { err: error, reservation: reservation.id },
         'could not release a reservation; the stale sweep will',
       );
-    } finally {
-      this.live.delete(reservation.id);
     }
   }
 

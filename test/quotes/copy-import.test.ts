@@ -145,7 +145,7 @@ describe.runIf(postgresAvailable)('COPY on PostgreSQL', () => {
 
   beforeAll(async () => {
     database = await createTestDatabase('postgres');
-    db = await openDatabase({ kind: 'postgres', url: database.url, poolSize: 2 });
+    db = await openDatabase({ kind: 'postgres', url: database.url, poolSize: 2, queryTimeoutMs: 60_000 });
   });
   afterAll(async () => {
     await db?.close();

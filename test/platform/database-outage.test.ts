@@ -1,0 +1,144 @@
+// PostgreSQL going away under load (a server restart, a failover, a pooler cutting connections),
+// as pg_terminate_backend and ALLOW_CONNECTIONS false do it: the process stays up, /healthz
+// answers, every request that needs the database gets a 503 with Retry-After in its service's
+// shape, the pool reconnects by itself, and every billed request is settled or released once.
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PG_ADMIN_URL, createTestDatabase, postgresAvailable, type TestDatabase } from '../support/databases.js';
+import { request } from '../support/http.js';
+import { chatBody, postJson, startNode, testCost, type Node } from '../proxy/forward-helpers.js';
+import { Client, QUOTES_ENV } from '../quotes/helpers.js';
+
+const auth = (key: string) => ({ authorization: `Bearer ${key}` });
+const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Runs `sql` as the server's superuser, outside the database under test. */
+async function admin(sql: string, values: unknown[] = []): Promise<void> {
+  const client = new pg.Client({ connectionString: PG_ADMIN_URL });
+  await client.connect();
+  try {
+    await client.query(sql, values);
+  } finally {
+    await client.end();
+  }
+}
+
+const databaseName = (database: TestDatabase) => new URL(database.url).pathname.slice(1);
+
+/** Cuts every connection to the database, as a server restart does. */
+const terminateBackends = (name: string) =>
+  admin('select pg_terminate_backend(pid) from pg_stat_activity where datname = $1 and pid <> pg_backend_pid()', [
+    name,
+  ]);
+
+/** Polls `probe` until it holds; the time it took, in ms. */
+async function timeUntil(what: string, probe: () => Promise<boolean>, withinMs = 30_000): Promise<number> {
+  const start = Date.now();
+  while (!(await probe())) {
+    if (Date.now() - start > withinMs) throw new Error(`${what}: not within ${withinMs} ms`);
+    await pause(50);
+  }
+  return Date.now() - start;
+}
+
+describe.runIf(postgresAvailable)('PostgreSQL going away', () => {
+  let database: TestDatabase;
+  let node: Node;
+  let quoter: Client;
+  beforeAll(async () => {
+    database = await createTestDatabase('postgres');
+    node = await startNode('postgres', {
+      database,
+      env: { ...QUOTES_ENV, SERVICES: 'proxy,tasks,quotes,docs', PROXY_UPSTREAM_TIMEOUT_MS: '5000' },
+    });
+    quoter = await Client.create(node.url);
+  });
+  afterAll(async () => {
+    await admin(`alter database ${databaseName(database)} allow_connections true`).catch(() => {});
+    await node?.close();
+    await database?.drop();
+  });
+
+  it('answers 503 meanwhile, serves again by itself, and bills every request exactly once', async () => {
+    const name = databaseName(database);
+    const funded = 10_000_000;
+    const keys = await Promise.all(Array.from({ length: 8 }, () => node.account(funded)));
+    const statuses = new Map<number, number>();
+    const wrong: string[] = [];
+    let charged = 0;
+    const loadState = { running: true };
+    const load = keys.map(async (key) => {
+      while (loadState.running) {
+        try {
+          const answer = await postJson(`${node.url}/v1/chat/completions`, chatBody(), auth(key));
+          statuses.set(answer.status, (statuses.get(answer.status) ?? 0) + 1);
+          if (answer.status === 200) charged += testCost(answer.json.usage);
+          else if (answer.status !== 503 || !answer.headers.get('retry-after') || !answer.json?.error?.message) {
+            wrong.push(`${answer.status} ${answer.text.slice(0, 200)}`);
+          }
+        } catch (error) {
+          wrong.push(String(error));
+        }
+      }
+    });
+    await pause(500);
+    await admin(`alter database ${name} allow_connections false`);
+    await terminateBackends(name);
+    await pause(1000);
+
+    // Down: the process answers; what needs the database says so, in each service's shape.
+    expect((await request(`${node.url}/healthz`)).status).toBe(200);
+    expect((await request(`${node.url}/readyz`)).status).toBe(503);
+    const register = await postJson(`${node.url}/api/users/register`, {
+      email: 'outage@example.test',
+      username: 'outage',
+      password: 'a long outage password',
+      first_name: 'Out',
+      last_name: 'Age',
+    });
+    expect(register.status).toBe(503);
+    expect(register.headers.get('content-type')).toContain('application/problem+json');
+    expect(register.headers.get('retry-after')).toMatch(/^\d+$/);
+    const projects = await quoter.get('/1/projects');
+    expect(projects.status).toBe(503);
+    expect(projects.json.meta.status).toBe(503);
+    expect(projects.headers.get('retry-after')).toMatch(/^\d+$/);
+    const balance = await request(`${node.url}/v1/wallet/info`, 'GET', { headers: auth(keys[0]) });
+    expect(balance.status).toBe(503);
+    expect(balance.json.error.code).toBe('database_unavailable');
+    await pause(1000);
+
+    // Back: every service serves again within 5 s, without a restart.
+    await admin(`alter database ${name} allow_connections true`);
+    const ready = await timeUntil('ready', async () => (await request(`${node.url}/readyz`)).status === 200);
+    const billed = await timeUntil(
+      'billed',
+      async () => (await postJson(`${node.url}/v1/chat/completions`, chatBody(), auth(keys[0]))).status === 200,
+    );
+    const quotes = await timeUntil('quotes', async () => (await quoter.get('/1/projects')).status === 200);
+    expect(Math.max(ready, billed, quotes)).toBeLessThan(5000);
+
+    loadState.running = false;
+    await Promise.all(load);
+    expect(wrong).toEqual([]);
+    expect(statuses.get(503)).toBeGreaterThan(0);
+    expect(statuses.get(200)).toBeGreaterThan(0);
+
+    // Every reservation settled or released, once; every balance fell by exactly what was charged.
+    await timeUntil('reservations finished', async () => {
+      const ledger = await node.ledger();
+      return ledger.every((row) => row.status !== 'reserved');
+    });
+    let spent = 0;
+    for (const key of keys) {
+      const account = await node.balance(key);
+      expect(account.reserved).toBe(0);
+      expect(account.balance + account.spent).toBe(funded);
+      spent += account.spent;
+    }
+    const ledger = await node.ledger();
+    const settled = ledger.filter((row) => row.status === 'settled');
+    expect(settled.reduce((sum, row) => sum + Number(row.charged_msat), 0)).toBe(spent);
+    expect(spent).toBeGreaterThanOrEqual(charged);
+  }, 120_000);
+});
