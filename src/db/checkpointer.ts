@@ -6,7 +6,6 @@
 // starts it over; so the main connection keeps an autocheckpoint, at 4,000 pages instead of 1,000,
 // that finds little left to copy and keeps the log bounded (also if the worker stops).
 // Measurements: bench/README.md (Measurements behind the code).
-import { once } from 'node:events';
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
 
@@ -22,9 +21,14 @@ const db = new Database(workerData.file, { fileMustExist: true });
 const checkpoint = () => {
   // Passive passes until the log is copied up to its end (then the next commit starts the log
   // over), a few at most: under steady writes it is caught up on the next tick instead.
-  for (let pass = 0; pass < 3; pass++) {
-    const [state] = db.pragma('wal_checkpoint(PASSIVE)');
-    if (state.busy || state.checkpointed >= state.log) return;
+  try {
+    for (let pass = 0; pass < 3; pass++) {
+      const [state] = db.pragma('wal_checkpoint(PASSIVE)');
+      if (state.busy || state.checkpointed >= state.log) return;
+    }
+  } catch {
+    // A full disk (SQLITE_FULL, an I/O error on the file): tried again at the next tick, so
+    // checkpoints resume by themselves once space is freed.
   }
 };
 const timer = setInterval(checkpoint, workerData.intervalMs);
@@ -45,7 +49,8 @@ export function startCheckpointer(file: string): Checkpointer {
     workerData: { file, driver: createRequire(import.meta.url).resolve('better-sqlite3'), intervalMs: INTERVAL_MS },
   });
   worker.unref();
-  const exited = once(worker, 'exit');
+  // Not events.once: it rejects on 'error', and nothing awaits that promise until stop().
+  const exited = new Promise((resolve) => worker.once('exit', resolve));
   // A failed worker leaves checkpoints to the fallback autocheckpoint; the process goes on.
   worker.on('error', () => {});
   return {
