@@ -2,12 +2,15 @@
 // as pg_terminate_backend and ALLOW_CONNECTIONS false do it: the process stays up, /healthz
 // answers, every request that needs the database gets a 503 with Retry-After in its service's
 // shape, the pool reconnects by itself, and every billed request is settled or released once.
+import { createHash, randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PG_ADMIN_URL, createTestDatabase, postgresAvailable, type TestDatabase } from '../support/databases.js';
 import { request } from '../support/http.js';
-import { chatBody, postJson, startNode, testCost, type Node } from '../proxy/forward-helpers.js';
+import { startFakeUpstream } from '../../src/fakeupstream/index.js';
+import { chatBody, postJson, startNode, testCost, writeModelsFile, type Node } from '../proxy/forward-helpers.js';
 import { Client, QUOTES_ENV } from '../quotes/helpers.js';
+import { childPids, serveInTempDir, waitForHttp } from '../support/process.js';
 
 const auth = (key: string) => ({ authorization: `Bearer ${key}` });
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -142,3 +145,86 @@ describe.runIf(postgresAvailable)('PostgreSQL going away', () => {
     expect(spent).toBeGreaterThanOrEqual(charged);
   }, 120_000);
 });
+
+describe.runIf(postgresAvailable)('PostgreSQL going away under WORKERS', () => {
+  it('keeps the primary and every worker up under billed load, and serves again by itself', async () => {
+    const database = await createTestDatabase('postgres');
+    const name = databaseName(database);
+    const upstream = await startFakeUpstream({ apiKey: 'operator-key' });
+    const { run, port, stop } = await serveInTempDir({
+      SERVICES: 'proxy',
+      WORKERS: '2',
+      DATABASE_URL: database.url,
+      PROXY_UPSTREAM_URL: upstream.url,
+      PROXY_UPSTREAM_KEY: 'operator-key',
+      PROXY_BTC_USD: '100000',
+      PROXY_MODELS_FILE: writeModelsFile(),
+      PROXY_MINTS: 'http://127.0.0.1:9',
+    });
+    const base = `http://127.0.0.1:${port}`;
+    const load = { running: true, statuses: new Map<number, number>() };
+    try {
+      await waitForHttp(`${base}/healthz`);
+      await timeUntil('both workers', async () => childPids(run.child.pid!, 'src/cli.ts').length === 2);
+      const workers = childPids(run.child.pid!, 'src/cli.ts');
+      const key = await fundedKey(database.url, 100_000_000);
+      const ready = () => request(`${base}/readyz`, 'GET', { headers: { connection: 'close' } });
+      // Billed requests on new connections, so that both workers serve them, while the database goes.
+      const loops = Array.from({ length: 6 }, async () => {
+        while (load.running) {
+          // 0: the connection broke without an answer (a worker died).
+          const status = await postJson(`${base}/v1/chat/completions`, chatBody(), {
+            ...auth(key),
+            connection: 'close',
+          }).then(
+            (answer) => answer.status,
+            () => 0,
+          );
+          load.statuses.set(status, (load.statuses.get(status) ?? 0) + 1);
+        }
+      });
+      await pause(500);
+      await admin(`alter database ${name} allow_connections false`);
+      await terminateBackends(name);
+      await pause(1500);
+      expect((await ready()).status).toBe(503);
+      expect((await request(`${base}/healthz`, 'GET', { headers: { connection: 'close' } })).status).toBe(200);
+      await admin(`alter database ${name} allow_connections true`);
+      // Every worker serves again: four answers in a row (two per worker) from the database.
+      const back = await timeUntil('every worker back', async () => {
+        for (let i = 0; i < 4; i++) if ((await ready()).status !== 200) return false;
+        return true;
+      });
+      load.running = false;
+      await Promise.all(loops);
+      expect(back).toBeLessThan(5000);
+      expect([...load.statuses.keys()].sort()).toEqual([200, 503]);
+      expect(childPids(run.child.pid!, 'src/cli.ts')).toEqual(workers);
+      expect(run.child.exitCode).toBeNull();
+      expect(run.output()).not.toMatch(/worker stopped|Unhandled|uncaught/i);
+    } finally {
+      load.running = false;
+      await admin(`alter database ${name} allow_connections true`).catch(() => {});
+      stop();
+      await upstream.close();
+      await database.drop();
+    }
+  }, 120_000);
+});
+
+/** An account of the proxy node holding `msat`, written straight into its database; its key. */
+async function fundedKey(url: string, msat: number): Promise<string> {
+  const key = `sk-${randomBytes(24).toString('hex')}`;
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    await client.query(
+      `insert into proxy_accounts (key_hash, key_prefix, balance_msat, mint_url, unit, created_at)
+       values ($1, $2, $3, 'http://127.0.0.1:9', 'sat', $4)`,
+      [createHash('sha256').update(key).digest('hex'), key.slice(0, 12), msat, Date.now()],
+    );
+  } finally {
+    await client.end();
+  }
+  return key;
+}
