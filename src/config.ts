@@ -25,6 +25,12 @@ export interface Config {
   bodyLimit: number;
   trustProxy: boolean;
   shutdownTimeoutMs: number;
+  /** How long an idle keep-alive connection is kept open. */
+  keepAliveTimeoutMs: number;
+  /** Longest time for a request's headers to arrive. */
+  headersTimeoutMs: number;
+  /** Longest time for a whole request (headers and body) to arrive; 0: none. The answer is not bounded by it. */
+  requestTimeoutMs: number;
   /** Processes serving the port (src/workers.ts); 1 serves from this process. */
   workers: number;
   proxy: ProxyConfig;
@@ -62,6 +68,12 @@ export function loadConfig(env: Env): Config {
       throw new ConfigError('CORS_ORIGINS', `"${origin}" is not an origin like https://example.com`);
     }
   }
+  const headersTimeoutMs = int(env, 'HEADERS_TIMEOUT_MS', 30_000, 100, 3_600_000);
+  const requestTimeoutMs = int(env, 'REQUEST_TIMEOUT_MS', 300_000, 0, 3_600_000);
+  // Node refuses a headers timeout longer than the request's.
+  if (requestTimeoutMs > 0 && headersTimeoutMs > requestTimeoutMs) {
+    throw new ConfigError('HEADERS_TIMEOUT_MS', `must not exceed REQUEST_TIMEOUT_MS (${requestTimeoutMs})`);
+  }
   return {
     port: int(env, 'PORT', 3000, 0, 65535),
     host: str(env, 'HOST', '0.0.0.0'),
@@ -77,6 +89,9 @@ export function loadConfig(env: Env): Config {
     bodyLimit: int(env, 'BODY_LIMIT', 1024 * 1024, 1024, 1024 * 1024 * 1024),
     trustProxy: bool(env, 'TRUST_PROXY', false),
     shutdownTimeoutMs: int(env, 'SHUTDOWN_TIMEOUT_MS', 10_000, 0, 600_000),
+    keepAliveTimeoutMs: int(env, 'KEEP_ALIVE_TIMEOUT_MS', 72_000, 1000, 3_600_000),
+    headersTimeoutMs,
+    requestTimeoutMs,
     workers: env.WORKERS?.trim() === 'auto' ? availableParallelism() : int(env, 'WORKERS', 1, 1, 256),
     proxy: loadProxyConfig(env),
     users: loadUsersConfig(env),

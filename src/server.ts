@@ -12,6 +12,7 @@ import type { Config, ServiceName } from './config.js';
 import { openDatabase, type Database } from './db/index.js';
 import { migrate } from './db/migrate.js';
 import { registerCors } from './http/cors.js';
+import { readEarlyAnswers } from './http/edge.js';
 import {
   answerConnect,
   clientErrorHandler,
@@ -40,6 +41,9 @@ const ALL_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']
 const ROUTED_METHODS = new Set<string>(ALL_METHODS);
 const ALLOW = ALL_METHODS.join(', ');
 
+/** How often Node looks for requests past their timeouts (its default, 30 s, makes a 30 s timeout up to 60). */
+const TIMEOUT_CHECK_INTERVAL_MS = 1000;
+
 export interface BuildOptions {
   /** Overrides the logger (tests pass a stream to read what is logged). */
   logger?: unknown;
@@ -62,6 +66,11 @@ export async function buildServer(config: Config, options: BuildOptions = {}): P
     bodyLimit: config.bodyLimit,
     trustProxy: config.trustProxy,
     forceCloseConnections: 'idle',
+    // Timeouts of receiving a request (README.md, "Configuration"); none bounds the answer, as the
+    // proxy streams answers for minutes (hence no connectionTimeout: it would cut a silent stream).
+    keepAliveTimeout: config.keepAliveTimeoutMs,
+    requestTimeout: config.requestTimeoutMs,
+    http: { headersTimeout: config.headersTimeoutMs, connectionsCheckingInterval: TIMEOUT_CHECK_INTERVAL_MS },
     // The 503s of the drain, bad URLs and malformed HTTP are answered in the area's shape
     // (the onRequest hook below, errors.ts) rather than in Fastify's.
     return503OnClosing: false,
@@ -111,6 +120,7 @@ export async function buildServer(config: Config, options: BuildOptions = {}): P
   });
 
   app.server.on('connect', answerConnect(ALLOW));
+  readEarlyAnswers(app.server);
   registerCors(app, config.corsOrigins);
   const metrics = new MetricsRegistry();
   registerMetrics(app, metrics);

@@ -11,6 +11,7 @@ import type { Duplex } from 'node:stream';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { databaseOutage, isForeignKeyViolation, isTransactionConflict } from '../db/errors.js';
 import type { LocalPrefix } from '../services.js';
+import { endAndLinger, lingeringError } from './edge.js';
 
 export interface FieldError {
   /** Where the input lives: body, query, header, path, then the path into it. */
@@ -413,17 +414,24 @@ const CLIENT_ERRORS = new Map<string | undefined, [number, string]>([
   ['HPE_HEADER_OVERFLOW', [431, 'The request headers are too large']],
 ]);
 
-/** Answers on a bare socket (no request object exists) in the shape of `target`'s service, then closes it. */
-function answerOnSocket(socket: Duplex, target: string, status: number, message: string, headers = '') {
-  const rendered = errorStyleFor(target).render(status, message);
+/**
+ * Answers on a bare socket (no request object exists) in the shape of `target`'s service, then
+ * closes it once the client stops sending. An answer to HEAD has no body (the client reads none).
+ */
+function answerOnSocket(
+  socket: Duplex,
+  request: { method: string; target: string },
+  status: number,
+  message: string,
+  headers = '',
+) {
+  const rendered = errorStyleFor(request.target).render(status, message);
   const body = JSON.stringify(rendered.body);
-  if (socket.writable) {
-    socket.write(
-      `HTTP/1.1 ${status} ${statusTitle(status)}\r\nContent-Type: ${rendered.contentType}\r\n${headers}` +
-        `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
-    );
-  }
-  socket.destroy();
+  endAndLinger(
+    socket,
+    `HTTP/1.1 ${status} ${statusTitle(status)}\r\nContent-Type: ${rendered.contentType}\r\n${headers}` +
+      `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${request.method === 'HEAD' ? '' : body}`,
+  );
 }
 
 /**
@@ -437,17 +445,18 @@ export function clientErrorHandler(
   error: Error & { code?: string; rawPacket?: unknown },
   socket: Duplex,
 ) {
-  // A reset connection has nobody to answer.
-  if (error.code === 'ECONNRESET' || socket.destroyed) return;
+  // A reset connection has nobody to answer; one that has had its answer gets no second one.
+  if (error.code === 'ECONNRESET' || socket.destroyed || lingeringError(socket, error.code)) return;
   this.log.trace({ err: error }, 'client error');
   const [status, message] = CLIENT_ERRORS.get(error.code) ?? [400, 'Malformed HTTP request'];
   const head = Buffer.isBuffer(error.rawPacket) ? error.rawPacket.subarray(0, 4096).toString('latin1') : '';
-  answerOnSocket(socket, /^[!-~]+ (\S+)/.exec(head)?.[1] ?? '/', status, message);
+  const [, method = '', target = '/'] = /^([!-~]+) (\S+)/.exec(head) ?? [];
+  answerOnSocket(socket, { method, target }, status, message);
 }
 
 /** CONNECT never reaches the router (Node hands it to 'connect'): a 405 like any other method. */
 export function answerConnect(allow: string) {
   const message = `Method CONNECT is not allowed; this server serves ${allow}`;
   return (request: IncomingMessage, socket: Duplex) =>
-    answerOnSocket(socket, request.url ?? '/', 405, message, `Allow: ${allow}\r\n`);
+    answerOnSocket(socket, { method: 'CONNECT', target: request.url ?? '/' }, 405, message, `Allow: ${allow}\r\n`);
 }

@@ -81,6 +81,18 @@ describe('configuration', () => {
     expect(() => loadConfig({ BODY_LIMIT: '-1' })).toThrow(ConfigError);
   });
 
+  it('reads the timeouts of receiving a request, a headers timeout no longer than the request timeout', () => {
+    const config = loadConfig({});
+    expect([config.keepAliveTimeoutMs, config.headersTimeoutMs, config.requestTimeoutMs]).toEqual([
+      72_000, 30_000, 300_000,
+    ]);
+    expect(loadConfig({ REQUEST_TIMEOUT_MS: '0', HEADERS_TIMEOUT_MS: '90000' }).requestTimeoutMs).toBe(0);
+    expect(() => loadConfig({ REQUEST_TIMEOUT_MS: '10000', HEADERS_TIMEOUT_MS: '20000' })).toThrow(
+      /HEADERS_TIMEOUT_MS: must not exceed REQUEST_TIMEOUT_MS/,
+    );
+    expect(() => loadConfig({ KEEP_ALIVE_TIMEOUT_MS: 'soon' })).toThrow(ConfigError);
+  });
+
   it('an unknown command exits with 2', async () => {
     const run = spawnQuartet(['frobnicate'], { cwd: tempDir() });
     children.push(run);
