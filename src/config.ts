@@ -9,8 +9,7 @@ export const SERVICE_NAMES = ['proxy', 'tasks', 'quotes', 'docs'] as const;
 export type ServiceName = (typeof SERVICE_NAMES)[number];
 
 export type DatabaseConfig =
-  | { kind: 'sqlite'; file: string }
-  | { kind: 'postgres'; url: string; poolSize: number; queryTimeoutMs: number };
+  { kind: 'sqlite'; file: string } | { kind: 'postgres'; url: string; poolSize: number; queryTimeoutMs: number };
 
 export interface Config {
   port: number;
