@@ -12,7 +12,7 @@ export interface QuotesConfig {
   maxFileBytes: number;
   /** Largest body of a screenshot upload (base64 images), and so of one image. */
   maxScreenshotBytes: number;
-  /** A running import's lease: not renewed for this long (its process died or lost the database), it is retried or failed. */
+  /** A running import's lease: not renewed for this long (its process died or lost the database), it runs again. */
   importStaleS: number;
   /** How often a process looks for queued imports (e.g. queued by another process). */
   importPollMs: number;

@@ -186,7 +186,10 @@ export class ImportQueue {
       return;
     }
     if (!again) return;
-    this.log.warn({ err: error, importId: job.id, attempt: job.attempts }, 'import cut by a database outage; queued again');
+    this.log.warn(
+      { err: error, importId: job.id, attempt: job.attempts },
+      'import cut by a database outage; queued again',
+    );
     this.kick();
   }
 

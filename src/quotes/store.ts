@@ -759,13 +759,8 @@ export async function renewImportLeases(db: Executor, held: HeldImport[], leaseU
   await db.updateTable('quote_imports').set({ lease_until: leaseUntil }).where(stillHeld(held)).execute();
 }
 
-/** Fails a running import with a message for the uploader and drops its upload; false if this try no longer holds it. */
-export async function failImport(
-  db: Executor,
-  job: HeldImport,
-  message: string,
-  at: number,
-): Promise<boolean> {
+/** Fails a running import with a message for the uploader and drops its upload; false if this try lost it. */
+export async function failImport(db: Executor, job: HeldImport, message: string, at: number): Promise<boolean> {
   const failed = await db
     .updateTable('quote_imports')
     .set({ status: 'failed', message, finished_at: at, lease_until: null })
@@ -778,19 +773,18 @@ export async function failImport(
 
 /** Queues again a running import this try could not finish (the database went away under it). */
 export async function requeueImport(db: Executor, job: HeldImport): Promise<void> {
-  await db.updateTable('quote_imports').set({ status: 'queued', lease_until: null }).where(stillHeld([job])).execute();
+  await db
+    .updateTable('quote_imports')
+    .set({ status: 'queued', lease_until: null })
+    .where(stillHeld([job]))
+    .execute();
 }
 
 /**
  * Fails the running imports whose lease ran out before `now` (no live process works on them) that
  * have had `maxAttempts`, and drops their uploads. A row without a lease counts as run out.
  */
-export async function failStaleImports(
-  db: Executor,
-  now: number,
-  maxAttempts: number,
-  message: string,
-): Promise<void> {
+export async function failStaleImports(db: Executor, now: number, maxAttempts: number, message: string): Promise<void> {
   const failed = await db
     .updateTable('quote_imports')
     .set({ status: 'failed', message, finished_at: now, lease_until: null })
