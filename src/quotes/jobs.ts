@@ -31,7 +31,8 @@ import {
 } from './store.js';
 
 const MAX_ATTEMPTS = 3;
-const INTERRUPTED = `the import was interrupted ${MAX_ATTEMPTS} times (server restarts or database outages); upload the file again`;
+const INTERRUPTED =
+  `the import was interrupted ${MAX_ATTEMPTS} times (server restarts or database outages); ` + 'upload the file again';
 const STORAGE_FULL = 'the database ran out of space during the import; upload the file again once space is freed';
 
 export class ImportQueue {
