@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { databaseKinds, postgresAvailable } from '../support/databases.js';
 import { request } from '../support/http.js';
-import { bringBack, pause, takeDown, timeUntil } from '../support/outage.js';
+import { bringBack, pause, takeDown, timeUntil, writing } from '../support/outage.js';
 import type { TestServer } from '../support/server.js';
 import { Client, fixture, startQuotesServer } from './helpers.js';
 
@@ -36,7 +36,9 @@ describe.runIf(postgresAvailable)('an import cut by a PostgreSQL outage', () => 
     const uploaded = await client.upload(project, 'outage.po', bigPo(100_000), 'GNU_PO');
     expect(uploaded.status).toBe(201);
     const id: number = uploaded.body.data.import.id;
-    await timeUntil('import running', async () => (await statusOf(server, id)) === 'running');
+    // Cut while the import's transaction is copying its strings in.
+    await timeUntil('import writing', () => writing(server.database, 'copy%quote_strings%'));
+    expect(await statusOf(server, id)).toBe('running');
 
     await takeDown(server.database);
     await pause(3000);

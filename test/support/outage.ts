@@ -5,12 +5,12 @@ import { PG_ADMIN_URL, type TestDatabase } from './databases.js';
 
 export const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** Runs `sql` as the server's superuser, outside the database under test. */
-export async function admin(sql: string, values: unknown[] = []): Promise<void> {
+/** Runs `sql` as the server's superuser, outside the database under test; its rows. */
+export async function admin(sql: string, values: unknown[] = []): Promise<unknown[]> {
   const client = new pg.Client({ connectionString: PG_ADMIN_URL });
   await client.connect();
   try {
-    await client.query(sql, values);
+    return (await client.query(sql, values)).rows;
   } finally {
     await client.end();
   }
@@ -31,8 +31,9 @@ export async function takeDown(database: TestDatabase): Promise<void> {
 }
 
 /** The database accepts connections again. */
-export const bringBack = (database: TestDatabase) =>
-  admin(`alter database ${databaseName(database)} allow_connections true`);
+export async function bringBack(database: TestDatabase): Promise<void> {
+  await admin(`alter database ${databaseName(database)} allow_connections true`);
+}
 
 /** Polls `probe` until it holds; the time it took, in ms. */
 export async function timeUntil(what: string, probe: () => Promise<boolean>, withinMs = 30_000): Promise<number> {
@@ -43,3 +44,13 @@ export async function timeUntil(what: string, probe: () => Promise<boolean>, wit
   }
   return Date.now() - start;
 }
+
+/** Whether a backend of the database is inside a transaction that wrote, on a statement matching `like`. */
+export const writing = async (database: TestDatabase, like: string) =>
+  (
+    await admin(
+      `select 1 from pg_stat_activity
+       where datname = $1 and backend_xid is not null and state <> 'idle' and query ilike $2`,
+      [databaseName(database), like],
+    )
+  ).length > 0;
