@@ -22,10 +22,14 @@ const db = new Database(workerData.file, { fileMustExist: true });
 const checkpoint = () => {
   // Passive passes until the log is copied up to its end (then the next commit starts the log
   // over), a few at most: under steady writes it is caught up on the next tick instead.
-  for (let pass = 0; pass < 3; pass++) {
-    const [state] = db.pragma('wal_checkpoint(PASSIVE)');
-    if (state.busy || state.checkpointed >= state.log) return;
-  }
+  // A failed pass (a full disk, an I/O error) is tried again on the next tick: thrown, it would
+  // end the worker and checkpoints with it for good.
+  try {
+    for (let pass = 0; pass < 3; pass++) {
+      const [state] = db.pragma('wal_checkpoint(PASSIVE)');
+      if (state.busy || state.checkpointed >= state.log) return;
+    }
+  } catch {}
 };
 const timer = setInterval(checkpoint, workerData.intervalMs);
 parentPort.on('message', () => {
