@@ -76,7 +76,8 @@ export class ExpiryRefunds {
       return answer.status;
     } catch (error) {
       const reason = messageOf(error).slice(0, 500);
-      await noteExpiryRefundError(this.db.kysely, candidate.accountId, reason, Date.now());
+      // A note lost with the database must not end the pass: the backoff was set when it was taken.
+      await noteExpiryRefundError(this.db.kysely, candidate.accountId, reason, Date.now()).catch(() => {});
       this.log.warn(
         { accountId: candidate.accountId, attempt, err: reason },
         'expired key not refunded to its address yet; tried again later',

@@ -46,7 +46,12 @@ export const service: ServiceDefinition = {
     const upstream = new Upstreams(config.forward, catalog, app.log, context.metrics);
     const refreshModels = catalog.fetches
       ? setInterval(
-          () => catalog.refresh(config.forward, app.log).then(() => pricing.replaceModels(catalog.models)),
+          () =>
+            catalog
+              .refresh(config.forward, app.log)
+              .then(() => pricing.replaceModels(catalog.models))
+              // Not unhandled: the next refresh tries again.
+              .catch((error) => app.log.error({ err: error }, 'refreshing the provider models failed')),
           config.forward.providersRefreshMs,
         ).unref()
       : null;

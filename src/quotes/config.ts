@@ -12,7 +12,7 @@ export interface QuotesConfig {
   maxFileBytes: number;
   /** Largest body of a screenshot upload (base64 images), and so of one image. */
   maxScreenshotBytes: number;
-  /** An import running longer than this (a crashed process) is retried or failed. */
+  /** A running import's lease: not renewed for this long (its process died or lost the database), it runs again. */
   importStaleS: number;
   /** How often a process looks for queued imports (e.g. queued by another process). */
   importPollMs: number;
@@ -31,7 +31,7 @@ export function loadQuotesConfig(env: Env): QuotesConfig {
     timestampWindowS: int(env, 'QUOTES_TIMESTAMP_WINDOW_S', 600, 1, 86_400),
     maxFileBytes: int(env, 'QUOTES_MAX_FILE_BYTES', 32 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
     maxScreenshotBytes: int(env, 'QUOTES_MAX_SCREENSHOT_BYTES', 10 * 1024 * 1024, 1024, 256 * 1024 * 1024),
-    importStaleS: int(env, 'QUOTES_IMPORT_STALE_S', 300, 0, 86_400),
+    importStaleS: int(env, 'QUOTES_IMPORT_STALE_S', 15, 3, 86_400),
     importPollMs: int(env, 'QUOTES_IMPORT_POLL_MS', 1000, 50, 600_000),
     // The main thread keeps a core for requests and the database work of imports.
     importThreads: int(env, 'QUOTES_IMPORT_THREADS', Math.max(1, Math.min(4, availableParallelism() - 1)), 1, 64),

@@ -27,6 +27,16 @@ import {
 /** Failures whose message is meant for the uploader (anything else is logged, not shown). */
 export class ImportError extends Error {}
 
+/**
+ * This try of the import no longer holds it: its lease ran out (the database was away longer than
+ * QUOTES_IMPORT_STALE_S) and another try took it over; what it wrote is rolled back.
+ */
+export class ImportLeaseLost extends Error {
+  constructor(id: number) {
+    super(`import ${id}: its lease ran out and another try took it over`);
+  }
+}
+
 export interface ImportOutcome {
   strings: number;
   words: number;
@@ -66,7 +76,7 @@ export async function applyImport(
     const at = now();
     const applying: Applying = { trx, dialect: db.dialect, job, read, at };
     const outcome = job.locale === baseLocale ? await importSource(applying) : await importTranslations(applying);
-    await completeImport(trx, job.id, outcome, at);
+    if (!(await completeImport(trx, job.id, job.attempts, outcome, at))) throw new ImportLeaseLost(job.id);
     return outcome;
   });
 }

@@ -260,4 +260,14 @@ export const quotesMigrations: Migration[] = [
         referencing old table as deleted for each statement execute function quote_files_delete_strings()`.execute(db);
     },
   },
+  {
+    // A running import's lease (jobs.ts): its process renews it while it works on the job, and any
+    // process queues again a running job whose lease ran out. Jobs running at the upgrade get the
+    // old rule's 300 s from their start.
+    name: '3005_quotes_import_lease',
+    async up(db, t) {
+      await db.schema.alterTable('quote_imports').addColumn('lease_until', t.bigint).execute();
+      await sql`update quote_imports set lease_until = started_at + 300000 where status = 'running'`.execute(db);
+    },
+  },
 ];

@@ -1,8 +1,9 @@
 // All SQL of the quotation service (Kysely, parameterized, same queries on SQLite and PostgreSQL).
-import { sql, type Selectable } from 'kysely';
+import { sql, type ExpressionBuilder, type Selectable } from 'kysely';
 import { columnsOf, insertRows, updateRows, type Column } from '../db/bulk.js';
 import { copyRows, type CopyValue } from '../db/copy.js';
 import type { Dialect, Executor } from '../db/index.js';
+import type { DB } from '../db/schema.js';
 import type { Principal } from '../http/auth.js';
 import type {
   QuoteAssignmentRow,
@@ -21,7 +22,7 @@ import type {
 export type Project = Omit<QuoteProjectRow, 'id'> & { id: number };
 export type ProjectGroup = Omit<QuoteProjectGroupRow, 'id'> & { id: number };
 export type FileRow = Omit<QuoteFileRow, 'id'> & { id: number };
-export type ImportRow = Omit<QuoteImportRow, 'id'> & { id: number };
+export type ImportRow = Omit<QuoteImportRow, 'id' | 'lease_until'> & { id: number };
 export type OrderRow = Omit<QuoteOrderRow, 'id'> & { id: number };
 
 // Rows per INSERT: 3000 rows of up to 9 columns stay under SQLite's (32766) and PostgreSQL's
@@ -656,9 +657,18 @@ export async function baseLocaleOf(db: Executor, projectId: number): Promise<str
   return project?.base_locale;
 }
 
-/** Marks an import completed with what it read, and drops its upload. */
-export async function completeImport(db: Executor, id: number, counts: StringTotals, at: number): Promise<void> {
-  await db
+/**
+ * Marks an import completed with what it read, and drops its upload; false when this try of it
+ * (`attempt`) no longer holds it (its lease ran out and another process took it over, jobs.ts).
+ */
+export async function completeImport(
+  db: Executor,
+  id: number,
+  attempt: number,
+  counts: StringTotals,
+  at: number,
+): Promise<boolean> {
+  const completed = await db
     .updateTable('quote_imports')
     .set({
       status: 'completed',
@@ -666,10 +676,15 @@ export async function completeImport(db: Executor, id: number, counts: StringTot
       string_count: counts.strings,
       word_count: counts.words,
       finished_at: at,
+      lease_until: null,
     })
     .where('id', '=', id)
-    .execute();
+    .where('status', '=', 'running')
+    .where('attempts', '=', attempt)
+    .executeTakeFirst();
+  if (!Number(completed.numUpdatedRows)) return false;
   await dropPayloads(db, [id]);
+  return true;
 }
 
 /** Drops the stored uploads of imports that have ended. */
@@ -689,12 +704,13 @@ export interface Upload {
 
 /**
  * Claims the oldest queued import for this process (queued → running, one atomic UPDATE that
- * another process may win: then the next one is tried, five times at most) with its upload, read
- * from the table unless it is the one at hand.
+ * another process may win: then the next one is tried, five times at most), held until
+ * `leaseUntil`, with its upload, read from the table unless it is the one at hand.
  */
 export async function claimImport(
   db: Executor,
   now: number,
+  leaseUntil: number,
   atHand: Upload | null = null,
 ): Promise<ClaimedImport | null> {
   for (let tries = 0; tries < 5; tries++) {
@@ -708,7 +724,7 @@ export async function claimImport(
     if (!next) return null;
     const claimed = await db
       .updateTable('quote_imports')
-      .set((eb) => ({ status: 'running', started_at: now, attempts: eb('attempts', '+', 1) }))
+      .set((eb) => ({ status: 'running', started_at: now, lease_until: leaseUntil, attempts: eb('attempts', '+', 1) }))
       .where('id', '=', next.id)
       .where('status', '=', 'queued')
       .executeTakeFirst();
@@ -724,32 +740,56 @@ export async function claimImport(
   return null;
 }
 
-/** Fails a running import with a message for the uploader and drops its upload; false if it was not running. */
-export async function failImport(db: Executor, id: number, message: string, at: number): Promise<boolean> {
+/** One try of a running import: the attempt that claimed it is the one that may end it. */
+export interface HeldImport {
+  id: number;
+  attempts: number;
+}
+
+/** The running imports of `held` that are still theirs to finish: `held.attempts` (one statement). */
+const stillHeld = (held: HeldImport[]) => (eb: ExpressionBuilder<DB, 'quote_imports'>) =>
+  eb.and([
+    eb('status', '=', 'running'),
+    eb.or(held.map((job) => eb.and([eb('id', '=', job.id), eb('attempts', '=', job.attempts)]))),
+  ]);
+
+/** Renews the leases of the imports this process works on, those that are still its own. */
+export async function renewImportLeases(db: Executor, held: HeldImport[], leaseUntil: number): Promise<void> {
+  if (!held.length) return;
+  await db.updateTable('quote_imports').set({ lease_until: leaseUntil }).where(stillHeld(held)).execute();
+}
+
+/** Fails a running import with a message for the uploader and drops its upload; false if this try lost it. */
+export async function failImport(db: Executor, job: HeldImport, message: string, at: number): Promise<boolean> {
   const failed = await db
     .updateTable('quote_imports')
-    .set({ status: 'failed', message, finished_at: at })
-    .where('id', '=', id)
-    .where('status', '=', 'running')
+    .set({ status: 'failed', message, finished_at: at, lease_until: null })
+    .where(stillHeld([job]))
     .executeTakeFirst();
   if (!Number(failed.numUpdatedRows)) return false;
-  await dropPayloads(db, [id]);
+  await dropPayloads(db, [job.id]);
   return true;
 }
 
-/** Fails the imports left running since `startedBefore` that have had `maxAttempts`, and drops their uploads. */
-export async function failStaleImports(
-  db: Executor,
-  startedBefore: number,
-  maxAttempts: number,
-  message: string,
-  at: number,
-): Promise<void> {
+/** Queues again a running import this try could not finish (the database went away under it). */
+export async function requeueImport(db: Executor, job: HeldImport): Promise<void> {
+  await db
+    .updateTable('quote_imports')
+    .set({ status: 'queued', lease_until: null })
+    .where(stillHeld([job]))
+    .execute();
+}
+
+/**
+ * Fails the running imports whose lease ran out before `now` (no live process works on them) that
+ * have had `maxAttempts`, and drops their uploads. A row without a lease counts as run out.
+ */
+export async function failStaleImports(db: Executor, now: number, maxAttempts: number, message: string): Promise<void> {
   const failed = await db
     .updateTable('quote_imports')
-    .set({ status: 'failed', message, finished_at: at })
+    .set({ status: 'failed', message, finished_at: now, lease_until: null })
     .where('status', '=', 'running')
-    .where('started_at', '<=', startedBefore)
+    .where(leaseRunOut(now))
     .where('attempts', '>=', maxAttempts)
     .returning('id')
     .execute();
@@ -759,16 +799,19 @@ export async function failStaleImports(
   );
 }
 
-/** Queues again the imports left running since `startedBefore` (by a process that died); returns their number. */
-export async function requeueStaleImports(db: Executor, startedBefore: number): Promise<number> {
+/** Queues again the running imports whose lease ran out before `now`; returns their number. */
+export async function requeueStaleImports(db: Executor, now: number): Promise<number> {
   const requeued = await db
     .updateTable('quote_imports')
-    .set({ status: 'queued' })
+    .set({ status: 'queued', lease_until: null })
     .where('status', '=', 'running')
-    .where('started_at', '<=', startedBefore)
+    .where(leaseRunOut(now))
     .executeTakeFirst();
   return Number(requeued.numUpdatedRows);
 }
+
+const leaseRunOut = (now: number) => (eb: ExpressionBuilder<DB, 'quote_imports'>) =>
+  eb.or([eb('lease_until', '<', now), eb('lease_until', 'is', null)]);
 
 // ---- orders and the translators' backlog -------------------------------------------------------
 

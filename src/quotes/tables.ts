@@ -111,6 +111,8 @@ export interface QuoteImportRow {
   created_at: number;
   started_at: number | null;
   finished_at: number | null;
+  /** While running: until when its process holds it (renewed as it works; jobs.ts). */
+  lease_until: number | null;
 }
 
 /** An uploaded file, kept until its import ends (apart: a status change then leaves it alone). */

@@ -5,44 +5,15 @@
 import { createHash, randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PG_ADMIN_URL, createTestDatabase, postgresAvailable, type TestDatabase } from '../support/databases.js';
+import { createTestDatabase, postgresAvailable, type TestDatabase } from '../support/databases.js';
 import { request } from '../support/http.js';
+import { admin, databaseName, pause, terminateBackends, timeUntil } from '../support/outage.js';
 import { startFakeUpstream } from '../../src/fakeupstream/index.js';
 import { chatBody, postJson, startNode, testCost, writeModelsFile, type Node } from '../proxy/forward-helpers.js';
 import { Client, QUOTES_ENV } from '../quotes/helpers.js';
 import { childPids, serveInTempDir, waitForHttp } from '../support/process.js';
 
 const auth = (key: string) => ({ authorization: `Bearer ${key}` });
-const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** Runs `sql` as the server's superuser, outside the database under test. */
-async function admin(sql: string, values: unknown[] = []): Promise<void> {
-  const client = new pg.Client({ connectionString: PG_ADMIN_URL });
-  await client.connect();
-  try {
-    await client.query(sql, values);
-  } finally {
-    await client.end();
-  }
-}
-
-const databaseName = (database: TestDatabase) => new URL(database.url).pathname.slice(1);
-
-/** Cuts every connection to the database, as a server restart does. */
-const terminateBackends = (name: string) =>
-  admin('select pg_terminate_backend(pid) from pg_stat_activity where datname = $1 and pid <> pg_backend_pid()', [
-    name,
-  ]);
-
-/** Polls `probe` until it holds; the time it took, in ms. */
-async function timeUntil(what: string, probe: () => Promise<boolean>, withinMs = 30_000): Promise<number> {
-  const start = Date.now();
-  while (!(await probe())) {
-    if (Date.now() - start > withinMs) throw new Error(`${what}: not within ${withinMs} ms`);
-    await pause(50);
-  }
-  return Date.now() - start;
-}
 
 describe.runIf(postgresAvailable)('PostgreSQL going away', () => {
   let database: TestDatabase;

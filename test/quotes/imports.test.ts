@@ -335,7 +335,7 @@ describe('oversize uploads and interrupted imports', () => {
   });
 
   it('fails an upload over QUOTES_MAX_FILE_BYTES, and resumes an import interrupted by a restart', async () => {
-    server = await startQuotesServer('sqlite', { QUOTES_MAX_FILE_BYTES: '2048', QUOTES_IMPORT_STALE_S: '0' });
+    server = await startQuotesServer('sqlite', { QUOTES_MAX_FILE_BYTES: '2048' });
     const client = await Client.create(server.url);
     const project = await client.createProject();
     const task = await client.importFile(project, 'big.po', 'x'.repeat(4096), 'GNU_PO');
@@ -378,7 +378,7 @@ describe('oversize uploads and interrupted imports', () => {
     const third = await interrupted('third.po', 3);
     const database = server.database;
     await server.close({ keepDatabase: true });
-    server = await startQuotesServer('sqlite', { QUOTES_IMPORT_STALE_S: '0' }, database);
+    server = await startQuotesServer('sqlite', {}, database);
     const again = new Client(server.url, client.apiKey, client.apiSecret, client.token);
     expect(await again.waitImport(project, Number(row.id))).toMatchObject({ status: 'completed', string_count: 2 });
     expect(await again.waitImport(project, Number(third.id))).toMatchObject({
