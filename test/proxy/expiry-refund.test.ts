@@ -15,7 +15,7 @@ import { startTestServer, type TestServer } from '../support/server.js';
 import { startLnurlServer, type LnurlServer } from './lnurl-server.js';
 import { expectMoneyBalanced } from './money.js';
 import { bearer, call, info, receiveAtMint, refund, waitFor } from './wallet-helpers.js';
-import { accountId } from './wallet-node.js';
+import { accountId, expireAccount } from './wallet-node.js';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 /** The jobs the tests build run every minute (the default); a failed account waits 1, 2, 4… minutes. */
@@ -89,17 +89,7 @@ describe.each(databaseKinds)('refunds of expired keys on %s', (kind) => {
     return opened.body.api_key as string;
   }
 
-  /** The hour passes: the account's expiry is behind it, and so is its refund's schedule (if it has one). */
-  async function expire(key: string) {
-    const id = await accountId(server, key);
-    const past = Date.now() - 1000;
-    await server.db.kysely.updateTable('proxy_accounts').set({ expires_at: past }).where('id', '=', id).execute();
-    await server.db.kysely
-      .updateTable('proxy_expiry_refunds')
-      .set({ next_attempt_at: past })
-      .where('account_id', '=', id)
-      .execute();
-  }
+  const expire = (key: string) => expireAccount(server, key);
 
   const scheduled = async (key: string) =>
     server.db.kysely

@@ -8,7 +8,7 @@ import { bringBack, pause, takeDown, timeUntil } from '../support/outage.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 import { startLnurlServer, type LnurlServer } from './lnurl-server.js';
 import { bearer, call, info } from './wallet-helpers.js';
-import { accountId } from './wallet-node.js';
+import { accountId, expireAccount } from './wallet-node.js';
 
 describe.runIf(postgresAvailable)('proxy loops across a PostgreSQL outage', () => {
   let mint: DevMint;
@@ -48,21 +48,14 @@ describe.runIf(postgresAvailable)('proxy loops across a PostgreSQL outage', () =
     });
     expect(opened.status).toBe(200);
     const key = opened.body.api_key as string;
-    const id = await accountId(server, key);
-    const past = Date.now() - 1000;
-    await server.db.kysely.updateTable('proxy_accounts').set({ expires_at: past }).where('id', '=', id).execute();
-    await server.db.kysely
-      .updateTable('proxy_expiry_refunds')
-      .set({ next_attempt_at: past })
-      .where('account_id', '=', id)
-      .execute();
+    await expireAccount(server, key);
 
     // The loop, not the test, pays it: 99 sats to the address, the 1-sat fee reserve left.
     await timeUntil('refunded', async () => (await info(server.url, key)).body.balance === 1_000);
     const payments = await server.db.kysely
       .selectFrom('proxy_lightning_payments')
       .select(['status', 'amount_msat'])
-      .where('account_id', '=', id)
+      .where('account_id', '=', await accountId(server, key))
       .execute();
     expect(payments).toEqual([{ status: 'paid', amount_msat: 99_000 }]);
   }, 60_000);

@@ -37,3 +37,15 @@ export async function accountId(server: TestServer, key: string): Promise<number
     .executeTakeFirstOrThrow();
   return row.id;
 }
+
+/** The key's hour passes: its account's expiry is behind it, and so is its refund's schedule (if it has one). */
+export async function expireAccount(server: TestServer, key: string): Promise<void> {
+  const id = await accountId(server, key);
+  const past = Date.now() - 1000;
+  await server.db.kysely.updateTable('proxy_accounts').set({ expires_at: past }).where('id', '=', id).execute();
+  await server.db.kysely
+    .updateTable('proxy_expiry_refunds')
+    .set({ next_attempt_at: past })
+    .where('account_id', '=', id)
+    .execute();
+}

@@ -196,3 +196,42 @@ export function latencies(times: number[]): { p99: number; figures: string } {
     figures: `${sorted.length} probes: p50 ${ms(at(0.5))}, p99 ${ms(p99)}, max ${ms(sorted.at(-1) ?? NaN)}`,
   };
 }
+
+/**
+ * An import a process claimed and never ended (it died, or lost the database): running, with its
+ * payload (other.pot) stored; its lease ran out unless `leaseUntil` says otherwise. Its id.
+ */
+export async function insertRunningImport(
+  server: TestServer,
+  projectId: number,
+  fileName: string,
+  options: { attempts?: number; leaseUntil?: number | null } = {},
+): Promise<number> {
+  const row = await server.db.kysely
+    .insertInto('quote_imports')
+    .values({
+      project_id: projectId,
+      file_name: fileName,
+      format: 'GNU_PO',
+      locale: 'en-US',
+      keep_all_strings: 1,
+      allow_same_as_original: 0,
+      status: 'running',
+      message: null,
+      byte_count: 10,
+      string_count: null,
+      word_count: null,
+      attempts: options.attempts ?? 1,
+      created_at: Date.now(),
+      started_at: Date.now() - 60_000,
+      finished_at: null,
+      lease_until: options.leaseUntil === undefined ? Date.now() - 1000 : options.leaseUntil,
+    })
+    .returning('id')
+    .executeTakeFirstOrThrow();
+  await server.db.kysely
+    .insertInto('quote_import_payloads')
+    .values({ import_id: Number(row.id), payload: fixture('other.pot') })
+    .execute();
+  return Number(row.id);
+}

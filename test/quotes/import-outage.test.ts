@@ -6,7 +6,7 @@ import { databaseKinds, postgresAvailable } from '../support/databases.js';
 import { request } from '../support/http.js';
 import { bringBack, pause, takeDown, timeUntil, writing } from '../support/outage.js';
 import type { TestServer } from '../support/server.js';
-import { Client, fixture, startQuotesServer } from './helpers.js';
+import { Client, fixture, insertRunningImport, startQuotesServer } from './helpers.js';
 
 /** A PO file big enough that its import is still running a moment after it started. */
 function bigPo(strings: number): string {
@@ -74,32 +74,7 @@ describe.each(databaseKinds)('a running import nobody works on, on %s', (kind) =
     const client = await Client.create(server.url);
     const project = await client.createProject();
     // A process claimed it and then lost the database (or died): running, its lease run out.
-    const row = await server.db.kysely
-      .insertInto('quote_imports')
-      .values({
-        project_id: project,
-        file_name: 'orphan.po',
-        format: 'GNU_PO',
-        locale: 'en-US',
-        keep_all_strings: 1,
-        allow_same_as_original: 0,
-        status: 'running',
-        message: null,
-        byte_count: 10,
-        string_count: null,
-        word_count: null,
-        attempts: 1,
-        created_at: Date.now(),
-        started_at: Date.now() - 60_000,
-        finished_at: null,
-        lease_until: Date.now() - 1000,
-      })
-      .returning('id')
-      .executeTakeFirstOrThrow();
-    await server.db.kysely
-      .insertInto('quote_import_payloads')
-      .values({ import_id: Number(row.id), payload: fixture('other.pot') })
-      .execute();
-    expect(await client.waitImport(project, Number(row.id))).toMatchObject({ status: 'completed', string_count: 2 });
+    const id = await insertRunningImport(server, project, 'orphan.po');
+    expect(await client.waitImport(project, id)).toMatchObject({ status: 'completed', string_count: 2 });
   }, 60_000);
 });

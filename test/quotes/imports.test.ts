@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { databaseKinds } from '../support/databases.js';
 import type { TestServer } from '../support/server.js';
-import { Client, fixture, startQuotesServer } from './helpers.js';
+import { Client, fixture, insertRunningImport, startQuotesServer } from './helpers.js';
 
 describe.each(databaseKinds)('file imports on %s', (kind) => {
   let server: TestServer;
@@ -345,43 +345,15 @@ describe('oversize uploads and interrupted imports', () => {
     });
 
     // A process died while importing: the row says running, with its payload still stored.
-    const interrupted = async (fileName: string, attempts: number) => {
-      const row = await server.db.kysely
-        .insertInto('quote_imports')
-        .values({
-          project_id: project,
-          file_name: fileName,
-          format: 'GNU_PO',
-          locale: 'en-US',
-          keep_all_strings: 1,
-          allow_same_as_original: 0,
-          status: 'running',
-          message: null,
-          byte_count: 10,
-          string_count: null,
-          word_count: null,
-          attempts,
-          created_at: Date.now(),
-          started_at: Date.now() - 60_000,
-          finished_at: null,
-        })
-        .returning('id')
-        .executeTakeFirstOrThrow();
-      await server.db.kysely
-        .insertInto('quote_import_payloads')
-        .values({ import_id: Number(row.id), payload: fixture('other.pot') })
-        .execute();
-      return row;
-    };
-    const row = await interrupted('other.po', 1);
+    const row = await insertRunningImport(server, project, 'other.po', { attempts: 1, leaseUntil: null });
     // And one interrupted for the third time: it fails.
-    const third = await interrupted('third.po', 3);
+    const third = await insertRunningImport(server, project, 'third.po', { attempts: 3, leaseUntil: null });
     const database = server.database;
     await server.close({ keepDatabase: true });
     server = await startQuotesServer('sqlite', {}, database);
     const again = new Client(server.url, client.apiKey, client.apiSecret, client.token);
-    expect(await again.waitImport(project, Number(row.id))).toMatchObject({ status: 'completed', string_count: 2 });
-    expect(await again.waitImport(project, Number(third.id))).toMatchObject({
+    expect(await again.waitImport(project, row)).toMatchObject({ status: 'completed', string_count: 2 });
+    expect(await again.waitImport(project, third)).toMatchObject({
       status: 'failed',
       message: expect.stringContaining('interrupted 3 times'),
     });
