@@ -2,10 +2,11 @@
 // the exchange in progress (its caller, meter, price, reservation and payer). Settling an exchange
 // turns the upstream's usage into a charge (docs/proxy-billing.md).
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { databaseOutage } from '../db/errors.js';
 import type { Database } from '../db/index.js';
 import type { HttpError } from '../http/errors.js';
 import type { Authenticator } from './accounts.js';
-import type { Billing, Reservation } from './billing.js';
+import type { Billing, Reservation, Settlement } from './billing.js';
 import { type ChangeFields, setChangeHeader, withChange } from './change.js';
 import type { ForwardConfig } from './forward-config.js';
 import { type CallerConnection, COST_HEADERS, ROUTSTR_COST_HEADERS, ROUTSTR_REQUEST_ID_HEADER } from './forward.js';
@@ -60,6 +61,38 @@ export async function settle(
   estimate: () => Usage,
   upstreamStatus: number,
 ): Promise<Settled> {
+  const settlement = settlementOf(billed, reported, estimate, upstreamStatus);
+  const charged = await billed.deps.billing.settle(billed.reservation, settlement);
+  return { cost: settlement.cost, charged, chargedUsd: usdOf(charged, billed.btcUsd) };
+}
+
+/**
+ * Settles an answer the caller has (part of) already, a stream's: while the database is away, it
+ * is settled once the database is back (null now), so the caller keeps the rest of its answer.
+ */
+export async function settleDelivered(
+  billed: BilledExchange,
+  reported: ReportedUsage | null,
+  estimate: () => Usage,
+  upstreamStatus: number,
+): Promise<Settled | null> {
+  const settlement = settlementOf(billed, reported, estimate, upstreamStatus);
+  try {
+    const charged = await billed.deps.billing.settle(billed.reservation, settlement);
+    return { cost: settlement.cost, charged, chargedUsd: usdOf(charged, billed.btcUsd) };
+  } catch (error) {
+    if (!databaseOutage(error)) throw error;
+    billed.deps.billing.settleWhenBack(billed.reservation, settlement, error);
+    return null;
+  }
+}
+
+function settlementOf(
+  billed: BilledExchange,
+  reported: ReportedUsage | null,
+  estimate: () => Usage,
+  upstreamStatus: number,
+): Settlement {
   const { usage, source: usageSource } = billedUsage(reported, estimate);
   if (reported && usageSource === 'estimate') {
     billed.request.log.warn({ reported }, 'the upstream reported unreadable usage; the missing counts are estimated');
@@ -68,15 +101,14 @@ export async function settle(
     read: usage.cacheReadTokens,
     write: usage.cacheWriteTokens,
   });
-  const charged = await billed.deps.billing.settle(billed.reservation, {
+  return {
     cost,
     usage,
     usageSource,
     upstreamStatus,
     roundToSat: billed.roundToSat,
     ceilingMsat: billed.ceilingMsat,
-  });
-  return { cost, charged, chargedUsd: usdOf(charged, billed.btcUsd) };
+  };
 }
 
 /** Quartet's cost headers and, beside them, Routstr's (what its clients read). */

@@ -8,7 +8,7 @@
 // was delivered is billed by estimate (nothing delivered: nothing charged).
 import type { OutgoingHttpHeaders } from 'node:http';
 import { finished, type Readable } from 'node:stream';
-import { type BilledExchange, errorWithChange, type Settled, settle } from './billed-exchange.js';
+import { type BilledExchange, errorWithChange, settleDelivered } from './billed-exchange.js';
 import { callerResponseHeaders, ROUTSTR_REQUEST_ID_HEADER, upstreamFailure } from './forward.js';
 import { costJson, estimateUsage, withUsageCost } from './metering.js';
 import { SseMeter, withFields, type SseEvent } from './metering-stream.js';
@@ -61,11 +61,18 @@ export async function sendBilledStream(
 
   const meter = new SseMeter(billed.metered.kind);
   const estimate = () => estimateUsage(billed.metered.raw.length, meter.contentBytes);
-  let settled: Settled | null = null;
+  /** Whether settling has begun: settled, or waiting for the database to come back (settleDelivered). */
+  let billedYet = false;
   let failure: unknown = null;
   /** The usage event, billed and passed on with the node's cost fields. */
   const settleAndPass = async (event: SseEvent) => {
-    settled = await settle(billed, event.usage, estimate, status);
+    billedYet = true;
+    const settled = await settleDelivered(billed, event.usage, estimate, status);
+    if (!settled) {
+      // Charged once the database is back; the caller gets the event without the node's cost fields.
+      if (!pass(event.bytes)) await drainedOrClosed();
+      return;
+    }
     const cost = costJson(settled);
     const refundable = xCashu
       ? { refundable_msat: (await availableMsat(deps.db.kysely, billed.payer.accountId)) ?? 0 }
@@ -85,7 +92,7 @@ export async function sendBilledStream(
       const event = events[i];
       if (caller.cancelled) return true;
       const waiting =
-        settled === null && event.usage ? settleAndPass(event) : pass(event.bytes) ? null : drainedOrClosed();
+        !billedYet && event.usage ? settleAndPass(event) : pass(event.bytes) ? null : drainedOrClosed();
       if (waiting) return waiting.then(() => event.done || handle(events, i + 1));
       if (event.done) return true;
     }
@@ -102,16 +109,24 @@ export async function sendBilledStream(
   } catch (error) {
     failure = error;
   }
-  if (settled === null) {
-    if (meter.contentBytes > 0 && !caller.cancelled) {
-      settled = await settle(billed, null, estimate, status);
-    } else {
-      const reason = caller.cancelled
-        ? 'the caller left before the answer began'
-        : failure
-          ? `stream failed: ${(failure as Error).message}`
-          : 'stream ended without content or usage';
-      await deps.billing.release(reservation, reason, status);
+  if (!billedYet) {
+    try {
+      if (meter.contentBytes > 0 && !caller.cancelled) await settleDelivered(billed, null, estimate, status);
+      else {
+        const reason = caller.cancelled
+          ? 'the caller left before the answer began'
+          : failure
+            ? `stream failed: ${(failure as Error).message}`
+            : 'stream ended without content or usage';
+        await deps.billing.release(reservation, reason, status);
+      }
+    } catch (error) {
+      // Nothing sent yet: an error answer. Once the stream began, nobody would end it: cut it
+      // (the reservation is released, now or once the database is back: billed-forward's abandon).
+      if (!started) throw error;
+      request.log.error({ err: error }, 'a stream could not be settled; cut');
+      res.destroy(error as Error);
+      return reply;
     }
   }
   if (failure && !caller.gone) {

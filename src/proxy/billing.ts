@@ -132,6 +132,8 @@ export class Billing {
   private background = new Set<Promise<unknown>>();
   /** Aborted at close: work waiting for the database to come back stops waiting (the stale sweep takes over). */
   private stopped = new AbortController();
+  /** Reservations whose settlement waits for the database (settleWhenBack). */
+  private settlingLater = new Set<number>();
 
   private outcomes?: Counter;
   private charged?: Counter;
@@ -261,6 +263,18 @@ export class Billing {
     return charged;
   }
 
+  /**
+   * Settles once the database is back, where settling failed because it is away: for an answer
+   * the caller has already (a stream), which is charged rather than given away. Settling is done
+   * once (the ledger row leaves 'reserved' once); live meanwhile, and `abandon` leaves it alone.
+   */
+  settleWhenBack(reservation: Reservation, settlement: Settlement, cause: unknown): void {
+    this.settlingLater.add(reservation.id);
+    this.log.warn({ err: cause, reservation: reservation.id }, 'the database is away; settling when it is back');
+    const settled = retryWhileUnavailable(() => this.settle(reservation, settlement), this.stopped.signal);
+    this.track(settled.finally(() => this.settlingLater.delete(reservation.id)));
+  }
+
   /** Gives the whole reservation back (upstream failure, timeout, nothing delivered). */
   async release(reservation: Reservation, reason: string, upstreamStatus: number | null = null): Promise<void> {
     await this.finish(reservation, 'released', reason, upstreamStatus);
@@ -302,7 +316,7 @@ export class Billing {
    * heartbeat stops, so the stale sweep frees it.
    */
   async abandon(reservation: Reservation, reason: string): Promise<void> {
-    if (!this.live.has(reservation.id)) return;
+    if (!this.live.has(reservation.id) || this.settlingLater.has(reservation.id)) return;
     try {
       await this.release(reservation, reason);
     } catch (error) {

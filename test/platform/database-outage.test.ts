@@ -41,15 +41,22 @@ describe.runIf(postgresAvailable)('PostgreSQL going away', () => {
     const wrong: string[] = [];
     let charged = 0;
     const loadState = { running: true };
-    const load = keys.map(async (key) => {
+    // Half the callers stream: a stream in flight when the database goes is finished, and charged
+    // once the database is back (a hung or cut stream is a failure here).
+    const load = keys.map(async (key, i) => {
+      const streams = i % 2 === 1;
       while (loadState.running) {
         try {
-          const answer = await postJson(`${node.url}/v1/chat/completions`, chatBody(), auth(key));
+          const answer = await Promise.race([
+            postJson(`${node.url}/v1/chat/completions`, chatBody({ stream: streams }), auth(key)),
+            pause(20_000).then(() => Promise.reject(new Error(`no answer within 20 s (stream: ${streams})`))),
+          ]);
           statuses.set(answer.status, (statuses.get(answer.status) ?? 0) + 1);
-          if (answer.status === 200) charged += testCost(answer.json.usage);
-          else if (answer.status !== 503 || !answer.headers.get('retry-after') || !answer.json?.error?.message) {
-            wrong.push(`${answer.status} ${answer.text.slice(0, 200)}`);
-          }
+          if (answer.status === 503) {
+            if (!answer.headers.get('retry-after') || !answer.json?.error?.message) wrong.push(`503 ${answer.text}`);
+          } else if (answer.status !== 200) wrong.push(`${answer.status} ${answer.text.slice(0, 200)}`);
+          else if (streams && !answer.text.trimEnd().endsWith('data: [DONE]')) wrong.push('a stream cut short');
+          else if (!streams) charged += testCost(answer.json.usage);
         } catch (error) {
           wrong.push(String(error));
         }
