@@ -92,11 +92,21 @@ let gatheredStdout: GatheredLines | undefined;
  * primary waits for it first (exitAfterLog, logWritten), and only a crash can lose the last lines.
  */
 export function stdoutDestination(sync: boolean): pino.DestinationStream {
-  if (sync) return pino.destination({ dest: 1, sync });
+  if (sync) return surviving(pino.destination({ dest: 1, sync }));
   // One for the process: every server built in it (tests build many) shares standard output.
   // minLength 1, not 0: SonicBoom's flush(cb) then waits for the writes under way.
-  gatheredStdout ??= new GatheredLines(pino.destination({ dest: 1, sync: false, minLength: 1 }));
+  gatheredStdout ??= new GatheredLines(surviving(pino.destination({ dest: 1, sync: false, minLength: 1 })));
   return gatheredStdout;
+}
+
+/**
+ * A log that cannot be written (standard output a file on a full disk: ENOSPC, a closed pipe)
+ * loses those lines, not the process: SonicBoom's 'error' without a listener ended it. Writing
+ * resumes by itself once the destination takes lines again.
+ */
+function surviving<T extends ReturnType<typeof pino.destination>>(destination: T): T {
+  destination.on('error', () => {});
+  return destination;
 }
 
 /**
