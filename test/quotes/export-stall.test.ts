@@ -71,7 +71,7 @@ describe.each(databaseKinds)('big exports on %s', (kind) => {
     await server?.close();
   });
 
-  it('writes several 100k-string PO files at once without holding the event loop (main-thread CPU per turn)', async () => {
+  it('writes several 100k-string PO files at once without holding the event loop', async () => {
     const project = await client.createProject('en-US', ['de-DE']);
     const entries = bigCatalogue();
     const base = await client.importFile(project, 'big.po', po(entries, false), 'GNU_PO');
@@ -93,7 +93,6 @@ describe.each(databaseKinds)('big exports on %s', (kind) => {
     const answers = await Promise.all(locales.map((locale) => exportOf('big.po', locale)));
     const elapsed = performance.now() - started;
     const holds = loop.stop();
-    console.log('CALIB', holds.figures);
 
     // The same bytes as the writer called directly, with what the two uploads stored.
     const request = (locale: string): ExportRequest => ({
@@ -129,5 +128,5 @@ describe.each(databaseKinds)('big exports on %s', (kind) => {
     expect(holds.turns, all).toBeGreaterThanOrEqual(20);
     expect(holds.longestHoldMs, all).toBeLessThan(250);
     expect(holds.heldMs, all).toBeLessThan(500);
-  }, 180_000);
+  }, 600_000); // two 100k-string imports and four 8 MB exports: over 180 s at load 20 on 2 cores
 });

@@ -153,7 +153,6 @@ describe.each(databaseKinds)('hostile uploads on %s', (kind) => {
       tasks.push(await client.waitImport(project, answer.body.data.import.id));
     }
     const holds = loop.stop();
-    console.log('CALIB', holds.figures);
 
     const outcomes = tasks.map((task) => [task.status, task.string_count, task.word_count]);
     expect(outcomes).toEqual(uploads.map(([, , expected]) => expected));
