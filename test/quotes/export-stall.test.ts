@@ -132,10 +132,12 @@ describe.each(databaseKinds)('big exports on %s', (kind) => {
 
     // CPU time of the main thread, not a latency: a busy machine slows every answer but adds no CPU
     // time to a turn of the loop (test/support/loop.ts). Writing an 8 MB file on the main thread
-    // holds it for seconds.
+    // holds it for seconds. As it is, the four exports hold it up to ~310 ms a turn, ~1.1 s in all
+    // (the 8 MB answers and this process's big heap); a 500 ms CPU hold in the handler made that
+    // 1.7 s and 3.0 s.
     const all = `${holds.figures}; 4 exports in ${(elapsed / 1000).toFixed(1)} s`;
     expect(holds.turns, all).toBeGreaterThanOrEqual(20);
-    expect(holds.longestHoldMs, all).toBeLessThan(250);
-    expect(holds.heldMs, all).toBeLessThan(500);
+    expect(holds.longestHoldMs, all).toBeLessThan(1000);
+    expect(holds.heldMs, all).toBeLessThan(2000);
   }, 900_000); // two 100k-string imports, four 8 MB exports in threads at nice 10: over 300 s at load 10
 });
