@@ -24,8 +24,11 @@ export default defineConfig({
     include: ['test/**/*.test.ts'],
     exclude: fast ? [...configDefaults.exclude, ...SLOW_FILES] : configDefaults.exclude,
     env: fast ? { QUARTET_TEST_DATABASES: 'sqlite', QUARTET_TEST_BROWSER: '0', FUZZ_RUNS: '100' } : {},
-    testTimeout: 30_000,
-    hookTimeout: 60_000,
+    // Limits for a hung test, not a speed check: at load 20 on 2 cores, tests that took 5 s idle took
+    // over 30 s (a server started per database, tsx children, scrypt). A test that waits for something
+    // waits for that event with a deadline and message of its own.
+    testTimeout: 120_000,
+    hookTimeout: 180_000,
     pool: 'forks',
     // The fast loop reuses a worker across files: src is imported once per worker, not once per file
     // (imports fell from 31 s to 10 s). The full suite keeps each file in a fresh process.

@@ -22,6 +22,7 @@ describe('quartet fake-upstream', () => {
     started.push(upstream);
     await waitForHttp(`http://127.0.0.1:${port}/v1/models`);
     const stream = async (maxTokens?: number) => {
+      const started = performance.now();
       const response = await fetch(`http://127.0.0.1:${port}/v1/chat/completions`, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
@@ -43,13 +44,16 @@ describe('quartet fake-upstream', () => {
         text += decoder.decode(read.value, { stream: true });
       }
       const events = text.split('\n\n').filter(Boolean);
-      return { events, arrivals, usage: JSON.parse(events.at(-2)!.slice(6)).usage };
+      return { events, arrivals, started, usage: JSON.parse(events.at(-2)!.slice(6)).usage };
     };
     const full = await stream();
     expect(full.usage.completion_tokens).toBe(30);
     // role chunk, 30 tokens, finish chunk, usage chunk, [DONE]
     expect(full.events).toHaveLength(34);
-    expect(full.arrivals.length).toBeGreaterThan(17); // most arrive apart (a busy reader may join a few)
+    // Paced, not in one piece: the last event comes at least 30 delays after the request, and in more
+    // than one read. How many reads is not checked: a reader held up on a busy machine joins many.
+    expect(full.arrivals.at(-1)! - full.started).toBeGreaterThanOrEqual(30 * 40);
+    expect(full.arrivals.length).toBeGreaterThan(1);
     expect((await stream(12)).usage.completion_tokens).toBe(12);
   });
 

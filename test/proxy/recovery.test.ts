@@ -18,7 +18,7 @@ describe.each(databaseKinds)('crash after the mint did the swaps, on %s', (kind)
     // hears back, and the restarted node must find them done (checkstate) and restore them (NUT-09).
     const { payer, refunder, t } = await h.crashDuring('perform');
     await h.expectSettled(payer, refunder, t);
-  }, 60_000);
+  }, 240_000); // two node processes started one after the other, each up to 90 s on a busy machine
 });
 
 describe.each(databaseKinds)('a refund interrupted right after its debit on %s', (kind) => {

@@ -128,15 +128,19 @@ export class Client {
     return [answer.body.data.translation_only.string_count, answer.body.data.translation_only.word_count];
   }
 
-  /** Polls the import task until it is no longer in progress. */
-  async waitImport(projectId: number, importId: number): Promise<any> {
-    for (let i = 0; i < 600; i++) {
+  /**
+   * Polls the import task until it is no longer in progress. A deadline, not a number of polls:
+   * a 100k-string import on a busy machine takes minutes (the import's own time-out ends a stuck one).
+   */
+  async waitImport(projectId: number, importId: number, timeoutMs = 300_000): Promise<any> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
       const task = await this.get(`/1/projects/${projectId}/import-tasks/${importId}`);
       if (task.status !== 200) throw new Error(`import task ${task.status} ${task.text}`);
       if (task.body.data.status !== 'in-progress') return task.body.data;
+      if (Date.now() > deadline) throw new Error(`import ${importId} did not finish within ${timeoutMs} ms`);
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
-    throw new Error('import did not finish');
   }
 
   async importFile(

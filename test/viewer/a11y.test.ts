@@ -89,7 +89,7 @@ describe('accessibility', () => {
     await expect(page.evaluate(() => document.activeElement?.classList.contains('qv-search'))).resolves.toBe(true);
     await page.keyboard.type('inventories');
     await expect
-      .poll(() => page.locator('.qv-op:visible .qv-path').allTextContents(), { timeout: 10_000 })
+      .poll(() => page.locator('.qv-op:visible .qv-path').allTextContents(), { timeout: 60_000 })
       .toEqual(['/store/inventory']);
     await expect(page.locator('.qv-message').textContent()).resolves.toContain('1 operations match');
     await page.keyboard.press('Escape');

@@ -30,7 +30,7 @@ async function authorizeThroughPopup(p: Page) {
   const popup = p.waitForEvent('popup');
   await form.getByRole('button', { name: 'Authorize' }).click();
   await popup; // the redirect page hands the answer back and closes itself
-  await form.locator('.qv-auth-status', { hasText: 'Authorized' }).waitFor({ timeout: 10_000 });
+  await form.locator('.qv-auth-status', { hasText: 'Authorized' }).waitFor({ timeout: 60_000 });
 }
 
 describe('OAuth2', () => {

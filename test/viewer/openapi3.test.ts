@@ -131,7 +131,7 @@ describe('OpenAPI 3.x completeness', () => {
     // Search and deep links reach it.
     await page.locator('.qv-search').fill('adopted');
     await expect
-      .poll(() => page.locator('.qv-op:visible .qv-path').allTextContents(), { timeout: 10_000 })
+      .poll(() => page.locator('.qv-op:visible .qv-path').allTextContents(), { timeout: 60_000 })
       .toEqual(['petAdopted']);
   });
 
@@ -171,7 +171,7 @@ describe('OpenAPI 3.x completeness', () => {
     const target = page.locator('#operation-users-getAddress');
     // Opened as the click's handler renders it, not at once.
     await expect
-      .poll(() => target.locator('.qv-op-head').getAttribute('aria-expanded'), { timeout: 10_000 })
+      .poll(() => target.locator('.qv-op-head').getAttribute('aria-expanded'), { timeout: 60_000 })
       .toBe('true');
   });
 

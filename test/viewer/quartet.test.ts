@@ -101,7 +101,7 @@ describe('/docs/ on quartet', () => {
       for (const head of await page.locator('.qv-op-head').all()) await head.click();
       // Bodies render when opened, possibly a frame later: wait for all of them, not just the first.
       const operations = await page.locator('.qv-op').count();
-      await expect.poll(() => page.locator('.qv-op-body:visible').count(), { timeout: 10_000 }).toBe(operations);
+      await expect.poll(() => page.locator('.qv-op-body:visible').count(), { timeout: 60_000 }).toBe(operations);
     }
     expect(violations).toEqual([]);
     expect(errors).toEqual([]);

@@ -127,7 +127,7 @@ describe('a big description arriving slowly', () => {
     await tag.click();
     // The preview shows the operations read when it was made: all 20 of the first part, or fewer
     // when the browser's first read of the body came in two pieces (seen under load in CI).
-    await expect.poll(() => page.locator('.qv-op').count(), { timeout: 10_000 }).toBeGreaterThan(0);
+    await expect.poll(() => page.locator('.qv-op').count(), { timeout: 60_000 }).toBeGreaterThan(0);
     const summaries = await page.locator('.qv-op .qv-summary').allTextContents();
     expect(summaries.length).toBeLessThanOrEqual(20);
     expect(summaries).toEqual(summaries.map((_, i) => `Thing number ${i}`));
@@ -152,7 +152,7 @@ describe('a big description arriving slowly', () => {
     await expect(page.locator('.qv-message').isHidden()).resolves.toBe(true);
     // What the reader opened stays open, now with its details (from `components`).
     await expect(tag.getAttribute('aria-expanded')).resolves.toBe('true');
-    await expect.poll(() => page.locator('#resource_things .qv-op').count(), { timeout: 10_000 }).toBe(40);
+    await expect.poll(() => page.locator('#resource_things .qv-op').count(), { timeout: 60_000 }).toBe(40);
     const opened = page.locator('#resource_things .qv-op', {
       has: page.locator('.qv-path', { hasText: /^\/things\/0$/ }),
     });

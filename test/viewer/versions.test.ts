@@ -35,7 +35,7 @@ describe('description versions', () => {
       .first()
       .click();
     await tree.locator('.qv-nested summary').first().click();
-    await tree.locator('.qv-model', { hasText: '(recursive)' }).first().waitFor({ timeout: 2000 });
+    await tree.locator('.qv-model', { hasText: '(recursive)' }).first().waitFor({ timeout: 60_000 });
   });
 
   it('renders OpenAPI 3.0 YAML with a remote $ref, oneOf and allOf', async () => {
