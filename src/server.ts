@@ -66,6 +66,9 @@ export async function buildServer(config: Config, options: BuildOptions = {}): P
     bodyLimit: config.bodyLimit,
     trustProxy: config.trustProxy,
     forceCloseConnections: 'idle',
+    // Fastify's 10 s for a plugin to start was too short on a busy machine (load 20 on 2 cores):
+    // "Plugin did not start in time" ended `quartet serve`. A start that hangs still fails.
+    pluginTimeout: 120_000,
     // Timeouts of receiving a request (README.md, "Configuration"); none bounds the answer, as the
     // proxy streams answers for minutes (hence no connectionTimeout: it would cut a silent stream).
     keepAliveTimeout: config.keepAliveTimeoutMs,

@@ -3,7 +3,6 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Worker } from 'node:worker_threads';
 import type { DatabaseKind } from '../support/databases.js';
 import { request, type Answer } from '../support/http.js';
 import { startTestServer, type TestServer } from '../support/server.js';
@@ -154,51 +153,6 @@ export class Client {
     if (answer.status !== 201) throw new Error(`upload ${answer.status} ${answer.text}`);
     return this.waitImport(projectId, answer.body.data.import.id);
   }
-}
-
-/** Measures GET /healthz from another thread (its own event loop), as an outside client would. */
-export function probeHealth(base: string): { ready: Promise<unknown>; stop(): Promise<number[]> } {
-  const worker = new Worker(
-    `const { parentPort, workerData } = require('node:worker_threads');
-    let stop = false;
-    const times = [];
-    parentPort.once('message', () => { stop = true; });
-    (async () => {
-      await fetch(workerData + '/healthz'); // loads fetch itself, which is not what is measured
-      parentPort.postMessage('ready');
-      while (!stop) {
-        const started = performance.now();
-        await fetch(workerData + '/healthz').then((answer) => answer.text());
-        times.push(performance.now() - started);
-        await new Promise((resolve) => setTimeout(resolve, 2));
-      }
-      parentPort.postMessage(times);
-    })();`,
-    { eval: true, workerData: base },
-  );
-  const ready = new Promise((resolve) => worker.once('message', resolve));
-  const times = ready.then(() => new Promise<number[]>((resolve) => worker.once('message', resolve)));
-  return {
-    ready,
-    async stop() {
-      worker.postMessage('stop');
-      const result = await times;
-      await worker.terminate();
-      return result;
-    },
-  };
-}
-
-/** The probes' p99 and a line of figures for an assertion's message. */
-export function latencies(times: number[]): { p99: number; figures: string } {
-  const sorted = [...times].sort((a, b) => a - b);
-  const at = (share: number) => sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * share))];
-  const ms = (value: number) => `${value.toFixed(1)} ms`;
-  const p99 = at(0.99);
-  return {
-    p99,
-    figures: `${sorted.length} probes: p50 ${ms(at(0.5))}, p99 ${ms(p99)}, max ${ms(sorted.at(-1) ?? NaN)}`,
-  };
 }
 
 /**
