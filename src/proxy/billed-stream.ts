@@ -91,8 +91,7 @@ export async function sendBilledStream(
     for (let i = from; i < events.length; i++) {
       const event = events[i];
       if (caller.cancelled) return true;
-      const waiting =
-        !billedYet && event.usage ? settleAndPass(event) : pass(event.bytes) ? null : drainedOrClosed();
+      const waiting = !billedYet && event.usage ? settleAndPass(event) : pass(event.bytes) ? null : drainedOrClosed();
       if (waiting) return waiting.then(() => event.done || handle(events, i + 1));
       if (event.done) return true;
     }
