@@ -96,8 +96,15 @@ describe('/docs/ on quartet', () => {
       await page.locator('.qv-title', { hasText: description.title }).waitFor();
       await expect(page.locator('.qv-spec-version').textContent()).resolves.toBe('OAS 3.1.0');
       await expect(page.locator('.qv-message.qv-failure').count()).resolves.toBe(0);
-      // Open every operation of the description: all of them render.
+      // Open every operation of the description: all of them render. A tag's operations render in
+      // batches (later ones a frame or more later on a busy machine): wait for all before opening them.
+      const document = (await (await fetch(`${quartet.url}${description.url}`)).json()) as {
+        paths: Record<string, Record<string, unknown>>;
+      };
+      const methods = new Set(['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace']);
+      const expected = Object.values(document.paths).flatMap((item) => Object.keys(item).filter((k) => methods.has(k)));
       for (const tag of await page.locator('.qv-tag-toggle').all()) await tag.click();
+      await expect.poll(() => page.locator('.qv-op-head').count(), { timeout: 60_000 }).toBe(expected.length);
       for (const head of await page.locator('.qv-op-head').all()) await head.click();
       // Bodies render when opened, possibly a frame later: wait for all of them, not just the first.
       const operations = await page.locator('.qv-op').count();
