@@ -76,7 +76,7 @@ export async function applyImport(
     const at = now();
     const applying: Applying = { trx, dialect: db.dialect, job, read, at };
     const outcome = job.locale === baseLocale ? await importSource(applying) : await importTranslations(applying);
-    if (!(await completeImport(trx, job.id, job.attempts, outcome, at))) throw new ImportLeaseLost(job.id);
+    if (!(await completeImport(trx, job, outcome, at))) throw new ImportLeaseLost(job.id);
     return outcome;
   });
 }

@@ -657,14 +657,26 @@ export async function baseLocaleOf(db: Executor, projectId: number): Promise<str
   return project?.base_locale;
 }
 
+/** One try of a running import: the attempt that claimed it is the one that may end it. */
+export interface HeldImport {
+  id: number;
+  attempts: number;
+}
+
+/** The running imports of `held` that are still theirs to finish: `held.attempts` (one statement). */
+const stillHeld = (held: HeldImport[]) => (eb: ExpressionBuilder<DB, 'quote_imports'>) =>
+  eb.and([
+    eb('status', '=', 'running'),
+    eb.or(held.map((job) => eb.and([eb('id', '=', job.id), eb('attempts', '=', job.attempts)]))),
+  ]);
+
 /**
  * Marks an import completed with what it read, and drops its upload; false when this try of it
- * (`attempt`) no longer holds it (its lease ran out and another process took it over, jobs.ts).
+ * (`job.attempts`) no longer holds it (its lease ran out and another process took it over, jobs.ts).
  */
 export async function completeImport(
   db: Executor,
-  id: number,
-  attempt: number,
+  job: HeldImport,
   counts: StringTotals,
   at: number,
 ): Promise<boolean> {
@@ -678,12 +690,10 @@ export async function completeImport(
       finished_at: at,
       lease_until: null,
     })
-    .where('id', '=', id)
-    .where('status', '=', 'running')
-    .where('attempts', '=', attempt)
+    .where(stillHeld([job]))
     .executeTakeFirst();
   if (!Number(completed.numUpdatedRows)) return false;
-  await dropPayloads(db, [id]);
+  await dropPayloads(db, [job.id]);
   return true;
 }
 
@@ -739,19 +749,6 @@ export async function claimImport(
   }
   return null;
 }
-
-/** One try of a running import: the attempt that claimed it is the one that may end it. */
-export interface HeldImport {
-  id: number;
-  attempts: number;
-}
-
-/** The running imports of `held` that are still theirs to finish: `held.attempts` (one statement). */
-const stillHeld = (held: HeldImport[]) => (eb: ExpressionBuilder<DB, 'quote_imports'>) =>
-  eb.and([
-    eb('status', '=', 'running'),
-    eb.or(held.map((job) => eb.and([eb('id', '=', job.id), eb('attempts', '=', job.attempts)]))),
-  ]);
 
 /** Renews the leases of the imports this process works on, those that are still its own. */
 export async function renewImportLeases(db: Executor, held: HeldImport[], leaseUntil: number): Promise<void> {
