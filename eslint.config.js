@@ -4,6 +4,13 @@ import js from '@eslint/js';
 import neostandard, { plugins } from 'neostandard';
 import tseslint from 'typescript-eslint';
 
+// What the platform (src/config.ts, src/env.ts, src/http/, src/db/) may not import: a service's folder
+// (../proxy/…, ../../users/…; relative imports are all that reach them) or a module that names them.
+const PLATFORM_FORBIDDEN =
+  /^(\.\.?\/)+(proxy|users|tasks|quotes|docs|devmint|fakeupstream)(\/|$)|(^|\/)(services|server|workers|cli)\.js$/;
+const PLATFORM_FORBIDDEN_MESSAGE =
+  'The platform imports no service: src/services.ts hands it what it needs of them (issue 28).';
+
 export default tseslint.config(
   {
     ignores: [
@@ -34,6 +41,22 @@ export default tseslint.config(
       '@typescript-eslint/no-unused-vars': [
         'error',
         { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none' },
+      ],
+    },
+  },
+  {
+    // The platform knows no service (issue 28): src/services.ts hands it each service's configuration,
+    // migrations, tables and error shape. `import type` and `export … from` count too (a type import is
+    // an edge of a circle); no-restricted-syntax adds `import()`, which no-restricted-imports does not see.
+    files: ['src/config.ts', 'src/env.ts', 'src/http/**', 'src/db/**'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        { patterns: [{ regex: PLATFORM_FORBIDDEN.source, message: PLATFORM_FORBIDDEN_MESSAGE }] },
+      ],
+      'no-restricted-syntax': [
+        'error',
+        { selector: `ImportExpression[source.value=${PLATFORM_FORBIDDEN}]`, message: PLATFORM_FORBIDDEN_MESSAGE },
       ],
     },
   },

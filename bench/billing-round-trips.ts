@@ -11,6 +11,7 @@ import { openDatabase } from '../src/db/index.js';
 import { migrate } from '../src/db/migrate.js';
 import { Billing } from '../src/proxy/billing.js';
 import type { ForwardConfig } from '../src/proxy/forward-config.js';
+import { serviceMigrations } from '../src/services.js';
 
 const PG_SERVER = process.env.BENCH_PG_SERVER ?? 'postgres://postgres@127.0.0.1:5432';
 const CALLERS = 50;
@@ -31,7 +32,7 @@ const name = `quartet_bench_${randomBytes(4).toString('hex')}`;
 await admin.query(`create database ${name}`);
 const db = await openDatabase(parseDatabaseUrl(`${PG_SERVER}/${name}`));
 try {
-  await migrate(db);
+  await migrate(db, serviceMigrations);
   const ids: number[] = [];
   for (let i = 0; i < accounts; i++) {
     const row = await db.kysely

@@ -3,7 +3,7 @@
 // route, same machine, same run.
 import { Writable } from 'node:stream';
 import Fastify from 'fastify';
-import { loadConfig } from '../src/config.js';
+import { loadFullConfig } from '../src/services.js';
 import { loggerOptions } from '../src/http/logging.js';
 import { buildServer } from '../src/server.js';
 import { benchDuration, httpLoad, type BenchResult, type LoadResult } from './harness.js';
@@ -18,7 +18,7 @@ export default async function platformBench(): Promise<BenchResult[]> {
 
   const dir = mkdtempSync(join(tmpdir(), 'quartet-bench-'));
   const level = process.env.BENCH_LOG_LEVEL ?? 'info';
-  const config = loadConfig({ DATABASE_URL: `sqlite:${join(dir, 'bench.db')}`, LOG_LEVEL: level });
+  const config = loadFullConfig({ DATABASE_URL: `sqlite:${join(dir, 'bench.db')}`, LOG_LEVEL: level });
   const sink = new Writable({ write: (_chunk, _encoding, done) => done() });
   const logger = { ...(loggerOptions(level) as object), stream: sink };
   const { app } = await buildServer(config, { logger });

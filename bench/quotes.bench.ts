@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Fastify from 'fastify';
-import { loadConfig } from '../src/config.js';
+import { loadFullConfig } from '../src/services.js';
 import { buildServer } from '../src/server.js';
 import { benchDuration, httpLoad, type BenchResult } from './harness.js';
 
@@ -42,7 +42,7 @@ function poFile(strings: number, seed: string, translated: boolean): Buffer {
 
 export default async function quotesBench(): Promise<BenchResult[]> {
   const dir = mkdtempSync(join(tmpdir(), 'quartet-quotes-bench-'));
-  const config = loadConfig({
+  const config = loadFullConfig({
     DATABASE_URL: process.env.BENCH_DATABASE_URL ?? `sqlite:${join(dir, 'bench.db')}`,
     LOG_LEVEL: 'silent',
     SERVICES: 'tasks,quotes',

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import Fastify from 'fastify';
-import { loadConfig } from '../src/config.js';
+import { loadFullConfig } from '../src/services.js';
 import type { Database } from '../src/db/index.js';
 import { loggerOptions } from '../src/http/logging.js';
 import { buildServer } from '../src/server.js';
@@ -112,7 +112,7 @@ async function benchOn(kind: 'sqlite' | 'postgres', withLogin: boolean): Promise
     kind === 'sqlite'
       ? { url: `sqlite:${join(dir, 'bench.db')}`, drop: async () => {} }
       : await createTestDatabase('postgres');
-  const config = loadConfig({
+  const config = loadFullConfig({
     DATABASE_URL: database.url,
     SERVICES: 'tasks',
     LOG_LEVEL: 'info',

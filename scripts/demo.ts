@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import OpenAI from 'openai';
 import { getTokenMetadata } from '@cashu/cashu-ts';
-import { loadConfig } from '../src/config.js';
+import { loadFullConfig } from '../src/services.js';
 import { startDevMint } from '../src/devmint/index.js';
 import { startFakeUpstream } from '../src/fakeupstream/index.js';
 import { buildServer } from '../src/server.js';
@@ -30,7 +30,7 @@ async function json(response: Response) {
 const dir = mkdtempSync(join(tmpdir(), 'quartet-demo-'));
 const mint = await startDevMint({ unit: 'sat', port: 0 });
 const upstream = await startFakeUpstream({ port: 0 });
-const config = loadConfig({
+const config = loadFullConfig({
   HOST: '127.0.0.1',
   DATABASE_URL: `sqlite:${join(dir, 'demo.db')}`,
   SERVICES: 'proxy',

@@ -1,8 +1,8 @@
 // `quartet <command>`: serve (default), migrate, and the services' admin commands.
 import './noproto.js';
-import { loadConfig } from './config.js';
 import { migrateDatabase } from './db/migrate.js';
 import { ConfigError, loadEnv, type Env } from './env.js';
+import { loadFullConfig, serviceMigrations } from './services.js';
 
 export interface Command {
   summary: string;
@@ -13,7 +13,7 @@ const commands: Record<string, () => Promise<Command>> = {
   serve: async () => ({
     summary: 'serve the mounted services (default)',
     async run(_args, env) {
-      const config = loadConfig(env);
+      const config = loadFullConfig(env);
       const { isWorkerProcess, runPrimary } = await import('./workers.js');
       if (config.workers > 1 && !isWorkerProcess()) return runPrimary(config);
       const { startServer } = await import('./server.js');
@@ -24,7 +24,7 @@ const commands: Record<string, () => Promise<Command>> = {
   migrate: async () => ({
     summary: 'apply pending database migrations and exit',
     async run(_args, env) {
-      const applied = await migrateDatabase(loadConfig(env).database);
+      const applied = await migrateDatabase(loadFullConfig(env).database, serviceMigrations);
       console.log(applied.length ? `applied: ${applied.join(', ')}` : 'database is up to date');
       return 0;
     },

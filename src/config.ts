@@ -1,17 +1,16 @@
-// The whole configuration: the platform's variables here, each service's in its own config.ts.
+// The platform's configuration. Each service reads its own variables in its own config.ts, and
+// src/services.ts puts the whole Config together: the platform imports no service.
 import { availableParallelism } from 'node:os';
 import { ConfigError, type Env, bool, int, list, oneOf, str } from './env.js';
-import { loadProxyConfig, type ProxyConfig } from './proxy/config.js';
-import { loadUsersConfig, type UsersConfig } from './users/config.js';
-import { loadQuotesConfig, type QuotesConfig } from './quotes/config.js';
 
+/** The names SERVICES may list; src/services.ts maps each one to its service. */
 export const SERVICE_NAMES = ['proxy', 'tasks', 'quotes', 'docs'] as const;
 export type ServiceName = (typeof SERVICE_NAMES)[number];
 
 export type DatabaseConfig =
   { kind: 'sqlite'; file: string } | { kind: 'postgres'; url: string; poolSize: number; queryTimeoutMs: number };
 
-export interface Config {
+export interface PlatformConfig {
   port: number;
   host: string;
   database: DatabaseConfig;
@@ -32,9 +31,6 @@ export interface Config {
   requestTimeoutMs: number;
   /** Processes serving the port (src/workers.ts); 1 serves from this process. */
   workers: number;
-  proxy: ProxyConfig;
-  users: UsersConfig;
-  quotes: QuotesConfig;
 }
 
 export function parseDatabaseUrl(value: string, poolSize = 10, queryTimeoutMs = 60_000): DatabaseConfig {
@@ -53,7 +49,8 @@ export function parseDatabaseUrl(value: string, poolSize = 10, queryTimeoutMs = 
   return { kind: 'sqlite', file };
 }
 
-export function loadConfig(env: Env): Config {
+/** The platform's variables; src/services.ts adds each service's (loadFullConfig). */
+export function loadConfig(env: Env): PlatformConfig {
   const services = list(env, 'SERVICES', [...SERVICE_NAMES]);
   for (const name of services) {
     if (!(SERVICE_NAMES as readonly string[]).includes(name)) {
@@ -92,8 +89,5 @@ export function loadConfig(env: Env): Config {
     headersTimeoutMs,
     requestTimeoutMs,
     workers: env.WORKERS?.trim() === 'auto' ? availableParallelism() : int(env, 'WORKERS', 1, 1, 256),
-    proxy: loadProxyConfig(env),
-    users: loadUsersConfig(env),
-    quotes: loadQuotesConfig(env),
   };
 }

@@ -8,7 +8,7 @@ import Fastify, {
   type FastifyRequest,
   type FastifyServerOptions,
 } from 'fastify';
-import type { Config, ServiceName } from './config.js';
+import type { ServiceName } from './config.js';
 import { openDatabase, type Database } from './db/index.js';
 import { migrate } from './db/migrate.js';
 import { registerCors } from './http/cors.js';
@@ -17,7 +17,6 @@ import {
   answerConnect,
   clientErrorHandler,
   errorHandlerFor,
-  errorStyleFor,
   frameworkErrorHandler,
   HttpError,
   sendError,
@@ -27,7 +26,15 @@ import { exitAfterLog, loggerOptions, logRequest, stdoutDestination } from './ht
 import { MetricsRegistry, registerMetrics } from './http/metrics.js';
 import { OpenApiCollector } from './http/openapi.js';
 import { validatorCompiler } from './http/validation.js';
-import { LOCAL_PREFIXES, serviceLoaders, type ServiceContext, type ServiceDefinition } from './services.js';
+import {
+  errorStyleFor,
+  LOCAL_PREFIXES,
+  serviceLoaders,
+  serviceMigrations,
+  type Config,
+  type ServiceContext,
+  type ServiceDefinition,
+} from './services.js';
 import { createIdentity } from './users/identity.js';
 
 export interface BuiltServer {
@@ -52,7 +59,7 @@ export interface BuildOptions {
 export async function buildServer(config: Config, options: BuildOptions = {}): Promise<BuiltServer> {
   const db = await openDatabase(config.database);
   try {
-    await migrate(db);
+    await migrate(db, serviceMigrations);
   } catch (error) {
     await db.close();
     throw error;
@@ -77,8 +84,8 @@ export async function buildServer(config: Config, options: BuildOptions = {}): P
     // The 503s of the drain, bad URLs and malformed HTTP are answered in the area's shape
     // (the onRequest hook below, errors.ts) rather than in Fastify's.
     return503OnClosing: false,
-    frameworkErrors: frameworkErrorHandler,
-    clientErrorHandler,
+    frameworkErrors: frameworkErrorHandler(errorStyleFor),
+    clientErrorHandler: clientErrorHandler(errorStyleFor),
     // One access-log line per request (logRequest below) instead of Fastify's two.
     logController: new LogController({ disableRequestLogging: true }),
     requestIdHeader: false,
@@ -91,7 +98,7 @@ export async function buildServer(config: Config, options: BuildOptions = {}): P
   });
   app.setValidatorCompiler(validatorCompiler);
   installJsonParser(app);
-  app.setErrorHandler(errorHandlerFor());
+  app.setErrorHandler(errorHandlerFor(errorStyleFor));
   let closing = false;
   app.addHook('preClose', (done) => {
     closing = true;
@@ -122,7 +129,7 @@ export async function buildServer(config: Config, options: BuildOptions = {}): P
     await db.close();
   });
 
-  app.server.on('connect', answerConnect(ALLOW));
+  app.server.on('connect', answerConnect(ALLOW, errorStyleFor));
   readEarlyAnswers(app.server);
   registerCors(app, config.corsOrigins);
   const metrics = new MetricsRegistry();

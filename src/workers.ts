@@ -7,10 +7,10 @@
 // SIGTERM/SIGINT passes the signal on and waits for them all.
 import cluster, { type Worker } from 'node:cluster';
 import pino from 'pino';
-import type { Config } from './config.js';
 import { migrateDatabase } from './db/migrate.js';
 import { exitAfterLog, logWritten, stdoutDestination } from './http/logging.js';
 import { serveClusterMetrics } from './http/metrics.js';
+import { serviceMigrations, type Config } from './services.js';
 
 /** A worker that dies this soon after starting counts toward giving up. */
 const EARLY_DEATH_MS = 10_000;
@@ -29,7 +29,7 @@ export async function runPrimary(config: Config): Promise<number> {
     stdoutDestination(config.logSync),
   );
   // Migrating here first spares the workers a race for the migration lock at every start.
-  await migrateDatabase(config.database);
+  await migrateDatabase(config.database, serviceMigrations);
   serveClusterMetrics();
   // One announcer for the node, not one per worker; loaded only when the proxy is mounted.
   const announcement = config.services.includes('proxy')

@@ -1,14 +1,12 @@
-// Forward-only migrations of every service, applied at start-up and by `quartet migrate`.
-// Names start with a number that orders them across services (0xxx platform, 1xxx users and
-// tasks, 2xxx proxy, 3xxx quotes); each is applied once, in name order, whatever was applied before.
+// Forward-only migrations: the platform's own and those of the services it is given (src/services.ts
+// lists them all), applied at start-up and by `quartet migrate`. Names start with a number that orders
+// them across services (0xxx platform, 1xxx users and tasks, 2xxx proxy, 3xxx quotes); each is applied
+// once, in name order, whatever was applied before.
 import { type Kysely, sql } from 'kysely';
 import { columnsFor, type Columns } from './columns.js';
 import type { DatabaseConfig } from '../config.js';
 import { openDatabase, type Database } from './index.js';
 import { platformMigrations } from './platform-migrations.js';
-import { usersMigrations } from '../users/migrations.js';
-import { proxyMigrations } from '../proxy/migrations.js';
-import { quotesMigrations } from '../quotes/migrations.js';
 
 export interface Migration {
   name: string;
@@ -16,19 +14,14 @@ export interface Migration {
   up(db: Kysely<any>, columns: Columns): Promise<void>;
 }
 
-export const allMigrations: Migration[] = [
-  ...platformMigrations,
-  ...usersMigrations,
-  ...proxyMigrations,
-  ...quotesMigrations,
-];
-
 /**
- * Applies pending migrations in name order inside one transaction that holds a lock every
- * other process must wait for (BEGIN IMMEDIATE on SQLite, an advisory lock on PostgreSQL),
- * so processes starting together never apply one twice. Returns the names applied.
+ * Applies the pending ones of the platform's migrations and `serviceMigrations` in name order inside
+ * one transaction that holds a lock every other process must wait for (BEGIN IMMEDIATE on SQLite, an
+ * advisory lock on PostgreSQL), so processes starting together never apply one twice. Returns the
+ * names applied.
  */
-export async function migrate(database: Database): Promise<string[]> {
+export async function migrate(database: Database, serviceMigrations: readonly Migration[]): Promise<string[]> {
+  const allMigrations = [...platformMigrations, ...serviceMigrations];
   const names = new Set<string>();
   for (const migration of allMigrations) {
     if (names.has(migration.name)) throw new Error(`duplicate migration name ${migration.name}`);
@@ -45,7 +38,7 @@ export async function migrate(database: Database): Promise<string[]> {
     const done = new Set(
       (await db.selectFrom('quartet_migrations').select('name').execute()).map((row) => row.name as string),
     );
-    return [...allMigrations].sort((a, b) => a.name.localeCompare(b.name)).filter((m) => !done.has(m.name));
+    return allMigrations.sort((a, b) => a.name.localeCompare(b.name)).filter((m) => !done.has(m.name));
   };
   const apply = async (db: Kysely<any>) => {
     const applied: string[] = [];
@@ -95,10 +88,13 @@ async function beginImmediate(conn: Kysely<any>): Promise<void> {
 }
 
 /** Opens the database, applies what is pending and closes it (`quartet migrate`; a WORKERS primary). */
-export async function migrateDatabase(config: DatabaseConfig): Promise<string[]> {
+export async function migrateDatabase(
+  config: DatabaseConfig,
+  serviceMigrations: readonly Migration[],
+): Promise<string[]> {
   const db = await openDatabase(config);
   try {
-    return await migrate(db);
+    return await migrate(db, serviceMigrations);
   } finally {
     await db.close();
   }

@@ -1,10 +1,10 @@
-// The database as Kysely sees it: every service's tables in one interface.
-import type { ProxyTables } from '../proxy/tables.js';
-import type { UsersTables } from '../users/tables.js';
-import type { QuotesTables } from '../quotes/tables.js';
+// The database as Kysely sees it. The platform names only its own tables; each service adds its
+// own to DB from its tables.ts by declaration merging (`declare module '../db/schema.js'`), so
+// every store is typed against every table while the platform imports no service.
 
 export interface PlatformTables {
   rate_limits: { key: string; window_start: number; hits: number };
 }
 
-export interface DB extends PlatformTables, ProxyTables, UsersTables, QuotesTables {}
+// eslint-disable-next-line @typescript-eslint/no-empty-object-type -- the services' tables merge into it
+export interface DB extends PlatformTables {}

@@ -104,7 +104,7 @@ export const service: ServiceDefinition = {
     app.get('/docs', { schema: { hide: true } }, async (_request, reply) => reply.redirect('/docs/'));
     app.get('/docs/*', { schema: { hide: true } }, async (request, reply) => {
       const path = (request.params as { '*': string })['*'].split('?')[0];
-      // Errors under /docs/ are problem+json, as for every local prefix but /1 (errors.ts).
+      // Errors under /docs/ are problem+json, as for every local prefix but /1 (services.ts).
       if (!files.size) {
         const message = 'The viewer is not built: run `npm run build:viewer`.';
         return sendError(reply, problemStyle, new HttpError(503, message));

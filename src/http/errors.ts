@@ -4,13 +4,12 @@
 //   fastapi  – proxy node input errors: {"detail":[{loc,msg,type}]} with status 422
 //   openai   – proxy node billing/upstream errors: {"error":{message,type,code}}
 //   onesky   – quotation API: {"meta":{"status","message"},"data":{}}
-// Which one an answer takes depends on the path alone (errorStyleFor): every error path, the
-// framework's own included, goes through that one mapping.
+// Which one an answer takes depends on the path alone: src/services.ts hands the platform that one
+// mapping (errorStylesByPrefix), and every error path, the framework's own included, goes through it.
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { databaseOutage, isForeignKeyViolation, isTransactionConflict } from '../db/errors.js';
-import type { LocalPrefix } from '../services.js';
 import { endAndLinger, lingeringError } from './edge.js';
 
 export interface FieldError {
@@ -152,20 +151,21 @@ export const oneSkyStyle: ErrorStyle = {
   }),
 };
 
-/**
- * The error shape of each local prefix. Every other path – the proxy's, /v1/…, `/` and the
- * platform routes (/healthz, /readyz, /metrics), which share the proxy's namespace – is the proxy node's.
- */
-const PREFIX_STYLES: Record<LocalPrefix, ErrorStyle> = {
-  '/api': problemStyle,
-  '/1': oneSkyStyle,
-  '/docs': problemStyle,
-  '/openapi': problemStyle,
-};
-const PREFIXES = Object.entries(PREFIX_STYLES);
-
 /** The error shape of an answer to `url` (a request target, as sent), by the service its path belongs to. */
-export function errorStyleFor(url: string): ErrorStyle {
+export type ErrorStyleFor = (url: string) => ErrorStyle;
+
+/**
+ * The mapping from a path to its error shape: the style of the prefix it is or lies below,
+ * else `otherwise` (src/services.ts names the services' prefixes and styles).
+ */
+export function errorStylesByPrefix(
+  prefixes: readonly (readonly [prefix: string, style: ErrorStyle])[],
+  otherwise: ErrorStyle,
+): ErrorStyleFor {
+  return (url) => styleOfPath(url, prefixes) ?? otherwise;
+}
+
+function styleOfPath(url: string, prefixes: readonly (readonly [string, ErrorStyle])[]): ErrorStyle | undefined {
   // Repeated slashes are one, as the router reads them (ignoreDuplicateSlashes).
   let path = url
     .replace(/^[a-z][a-z0-9+.-]*:\/\/[^/?]*/i, '')
@@ -177,8 +177,8 @@ export function errorStyleFor(url: string): ErrorStyle {
   } catch {
     // malformed percent-encoding: the raw path decides
   }
-  for (const [prefix, style] of PREFIXES) if (path === prefix || path.startsWith(`${prefix}/`)) return style;
-  return openAiStyle;
+  for (const [prefix, style] of prefixes) if (path === prefix || path.startsWith(`${prefix}/`)) return style;
+  return undefined;
 }
 
 const CONTEXT_LOC: Record<string, string> = { body: 'body', querystring: 'query', headers: 'header', params: 'path' };
@@ -308,17 +308,17 @@ export function sendError(reply: FastifyReply, style: ErrorStyle, error: HttpErr
 }
 
 /**
- * The error handler of a service: every failure leaves in that service's shape. Without a
- * style (the root scope: platform routes, local 404s), the path's service decides.
+ * The error handler of a service: every failure leaves in that service's shape. Given the
+ * mapping instead (the root scope: platform routes, local 404s), the path's service decides.
  */
-export function errorHandlerFor(fixed?: ErrorStyle) {
+export function errorHandlerFor(styleOrMapping: ErrorStyle | ErrorStyleFor) {
   return function handleError(
     this: unknown,
     error: FastifyError | HttpError,
     request: FastifyRequest,
     reply: FastifyReply,
   ) {
-    const style = fixed ?? errorStyleFor(request.url);
+    const style = typeof styleOrMapping === 'function' ? styleOrMapping(request.url) : styleOrMapping;
     if (error instanceof HttpError) {
       if (error.status >= 500) request.log.error({ err: error }, error.message);
       return sendError(reply, style, error);
@@ -401,12 +401,14 @@ const FRAMEWORK_MESSAGES = new Map([
 ]);
 
 /** Fastify's `frameworkErrors`: a URL the router cannot read, answered in the shape of the path's service. */
-export function frameworkErrorHandler(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
-  reply.header('x-request-id', request.id);
-  const status = error.statusCode ?? 500;
-  if (status >= 500) request.log.error({ err: error }, 'router error');
-  const message = FRAMEWORK_MESSAGES.get(error.code) ?? (status >= 500 ? 'Internal server error' : 'Bad request');
-  return sendError(reply, errorStyleFor(request.url), new HttpError(status, message));
+export function frameworkErrorHandler(errorStyleFor: ErrorStyleFor) {
+  return (error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
+    reply.header('x-request-id', request.id);
+    const status = error.statusCode ?? 500;
+    if (status >= 500) request.log.error({ err: error }, 'router error');
+    const message = FRAMEWORK_MESSAGES.get(error.code) ?? (status >= 500 ? 'Internal server error' : 'Bad request');
+    return sendError(reply, errorStyleFor(request.url), new HttpError(status, message));
+  };
 }
 
 const CLIENT_ERRORS = new Map<string | undefined, [number, string]>([
@@ -419,6 +421,7 @@ const CLIENT_ERRORS = new Map<string | undefined, [number, string]>([
  * closes it once the client stops sending. An answer to HEAD has no body (the client reads none).
  */
 function answerOnSocket(
+  errorStyleFor: ErrorStyleFor,
   socket: Duplex,
   request: { method: string; target: string },
   status: number,
@@ -440,23 +443,32 @@ function answerOnSocket(
  * request line when the refused bytes hold it (else the proxy node's, as for any path outside the
  * local prefixes), and the connection is closed.
  */
-export function clientErrorHandler(
-  this: FastifyInstance,
-  error: Error & { code?: string; rawPacket?: unknown },
-  socket: Duplex,
-) {
-  // A reset connection has nobody to answer; one that has had its answer gets no second one.
-  if (error.code === 'ECONNRESET' || socket.destroyed || lingeringError(socket, error.code)) return;
-  this.log.trace({ err: error }, 'client error');
-  const [status, message] = CLIENT_ERRORS.get(error.code) ?? [400, 'Malformed HTTP request'];
-  const head = Buffer.isBuffer(error.rawPacket) ? error.rawPacket.subarray(0, 4096).toString('latin1') : '';
-  const [, method = '', target = '/'] = /^([!-~]+) (\S+)/.exec(head) ?? [];
-  answerOnSocket(socket, { method, target }, status, message);
+export function clientErrorHandler(errorStyleFor: ErrorStyleFor) {
+  return function answerClientError(
+    this: FastifyInstance,
+    error: Error & { code?: string; rawPacket?: unknown },
+    socket: Duplex,
+  ) {
+    // A reset connection has nobody to answer; one that has had its answer gets no second one.
+    if (error.code === 'ECONNRESET' || socket.destroyed || lingeringError(socket, error.code)) return;
+    this.log.trace({ err: error }, 'client error');
+    const [status, message] = CLIENT_ERRORS.get(error.code) ?? [400, 'Malformed HTTP request'];
+    const head = Buffer.isBuffer(error.rawPacket) ? error.rawPacket.subarray(0, 4096).toString('latin1') : '';
+    const [, method = '', target = '/'] = /^([!-~]+) (\S+)/.exec(head) ?? [];
+    answerOnSocket(errorStyleFor, socket, { method, target }, status, message);
+  };
 }
 
 /** CONNECT never reaches the router (Node hands it to 'connect'): a 405 like any other method. */
-export function answerConnect(allow: string) {
+export function answerConnect(allow: string, errorStyleFor: ErrorStyleFor) {
   const message = `Method CONNECT is not allowed; this server serves ${allow}`;
   return (request: IncomingMessage, socket: Duplex) =>
-    answerOnSocket(socket, { method: 'CONNECT', target: request.url ?? '/' }, 405, message, `Allow: ${allow}\r\n`);
+    answerOnSocket(
+      errorStyleFor,
+      socket,
+      { method: 'CONNECT', target: request.url ?? '/' },
+      405,
+      message,
+      `Allow: ${allow}\r\n`,
+    );
 }

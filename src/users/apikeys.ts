@@ -1,7 +1,7 @@
 // OneSky-style key pairs for the quotation API: a public api_key and an api_secret that it needs in
 // clear to check dev_hash = md5(timestamp + api_secret), hence encrypted (not hashed) at rest.
 import { randomBytes } from 'node:crypto';
-import type { Config } from '../config.js';
+import type { Config } from '../services.js';
 import { HttpError } from '../http/errors.js';
 import { encryptSecret, loadSecretKey } from './secret-key.js';
 import type { UsersStore } from './store.js';

@@ -2,11 +2,11 @@
 // admin), list them, and read the reset-mail outbox when no SMTP server is configured.
 import { parseArgs } from 'node:util';
 import type { Command } from '../cli.js';
-import { loadConfig } from '../config.js';
 import { openDatabase } from '../db/index.js';
 import { migrate } from '../db/migrate.js';
 import type { Env } from '../env.js';
 import { HttpError } from '../http/errors.js';
+import { loadFullConfig, serviceMigrations } from '../services.js';
 import { Accounts, publicUser } from './accounts.js';
 
 const USAGE = `usage:
@@ -23,10 +23,10 @@ async function readStdin(): Promise<string> {
 }
 
 async function withAccounts<T>(env: Env, work: (accounts: Accounts) => Promise<T>): Promise<T> {
-  const config = loadConfig(env);
+  const config = loadFullConfig(env);
   const db = await openDatabase(config.database);
   try {
-    await migrate(db);
+    await migrate(db, serviceMigrations);
     return await work(new Accounts(db, config.users));
   } finally {
     await db.close();

@@ -1,7 +1,7 @@
 // The users service's implementation of the shared Identity (see http/auth.ts): access tokens are looked
 // up by their sha256 in the sessions table on every call, so a logout, password reset or
 // account deletion takes effect at once in every process sharing the database.
-import type { Config } from '../config.js';
+import type { Config } from '../services.js';
 import type { Database } from '../db/index.js';
 import type { Identity, Principal } from '../http/auth.js';
 import { decryptSecret, loadSecretKey } from './secret-key.js';

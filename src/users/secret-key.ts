@@ -6,7 +6,7 @@
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import { linkSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
-import type { Config } from '../config.js';
+import type { Config } from '../services.js';
 import { parseSecretKey } from './config.js';
 
 export type SecretKey =

@@ -6,13 +6,13 @@ import { describe, expect, it } from 'vitest';
 import {
   clientErrorHandler,
   errorHandlerFor,
-  errorStyleFor,
   fieldErrorsFromValidation,
   oneSkyStyle,
   openAiStyle,
   problemStyle,
 } from '../../src/http/errors.js';
 import { validatorCompiler } from '../../src/http/validation.js';
+import { errorStyleFor } from '../../src/services.js';
 import { PG_ADMIN_URL, postgresAvailable } from '../support/databases.js';
 
 function validate(schema: object, value: unknown, httpPart = 'body') {
@@ -81,7 +81,7 @@ describe('the path → area → shape mapping', () => {
     let written = '';
     socket.on('data', (chunk) => (written += chunk));
     const log = { trace: () => {} };
-    clientErrorHandler.call({ log } as any, Object.assign(new Error(code), { code, rawPacket }), socket);
+    clientErrorHandler(errorStyleFor).call({ log } as any, Object.assign(new Error(code), { code, rawPacket }), socket);
     socket.read();
     return written;
   }
@@ -130,7 +130,7 @@ describe('a row deleted by a concurrent request', () => {
   it("answers 409 in the area's shape, not 500", async () => {
     for (const [database, error] of await foreignKeyErrors()) {
       const app = Fastify();
-      app.setErrorHandler(errorHandlerFor());
+      app.setErrorHandler(errorHandlerFor(errorStyleFor));
       app.all('/*', async () => {
         throw error;
       });
@@ -185,7 +185,7 @@ describe.runIf(postgresAvailable)('a statement PostgreSQL gave up to break a dea
     const error = await deadlockError();
     expect((error as { code?: string }).code).toBe('40P01');
     const app = Fastify();
-    app.setErrorHandler(errorHandlerFor());
+    app.setErrorHandler(errorHandlerFor(errorStyleFor));
     app.all('/*', async () => {
       throw error;
     });

@@ -8,7 +8,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseDatabaseUrl } from '../../src/config.js';
 import { columnsOf, insertRows, updateRows } from '../../src/db/bulk.js';
 import { openDatabase, writeTransaction, type Database } from '../../src/db/index.js';
-import { allMigrations, migrate } from '../../src/db/migrate.js';
+import { migrate } from '../../src/db/migrate.js';
+import { platformMigrations } from '../../src/db/platform-migrations.js';
+import { serviceMigrations } from '../../src/services.js';
 import { prepared, type Params } from '../../src/db/prepared.js';
 import { hitRateLimit, resetRateLimit } from '../../src/http/rate-limit.js';
 import { createTestDatabase, databaseKinds, PG_ADMIN_URL, type TestDatabase } from '../support/databases.js';
@@ -36,11 +38,13 @@ describe.each(databaseKinds)('storage on %s', (kind) => {
     const outputs = runs.map((r) => r.output()).join('\n');
     expect(outputs).toMatch(/applied: /);
     expect(outputs).toMatch(/database is up to date/);
-    expect(await migrate(first)).toEqual([]);
+    expect(await migrate(first, serviceMigrations)).toEqual([]);
     const recorded = await sql<{ name: string }>`select name from quartet_migrations order by name`.execute(
       first.kysely,
     );
-    expect(recorded.rows.map((r) => r.name)).toEqual(allMigrations.map((m) => m.name).sort());
+    expect(recorded.rows.map((r) => r.name)).toEqual(
+      [...platformMigrations, ...serviceMigrations].map((m) => m.name).sort(),
+    );
   });
 
   it('`quartet migrate` reports an up-to-date database', async () => {
@@ -50,7 +54,7 @@ describe.each(databaseKinds)('storage on %s', (kind) => {
   });
 
   it('runs a prepared query with new values each time, bound as parameters, in and out of a transaction', async () => {
-    await migrate(first);
+    await migrate(first, serviceMigrations);
     const bump = prepared((p: Params<{ key: string; by: number; now: number }>, db) =>
       db
         .insertInto('rate_limits')
@@ -67,7 +71,7 @@ describe.each(databaseKinds)('storage on %s', (kind) => {
   });
 
   it('writes many rows a statement: inserts, conditional and combined updates, bound, rows returned', async () => {
-    await migrate(first);
+    await migrate(first, serviceMigrations);
     const hostile = "bulk'); drop table rate_limits; --";
     const columns = columnsOf('rate_limits', { key: 'text', hits: 'integer', window_start: 'bigint' });
     const inserted = await insertRows(
@@ -105,7 +109,7 @@ describe.each(databaseKinds)('storage on %s', (kind) => {
   });
 
   it('keeps nothing of a write transaction that fails', async () => {
-    await migrate(first);
+    await migrate(first, serviceMigrations);
     const attempt = writeTransaction(first, async (trx) => {
       await trx.insertInto('rate_limits').values({ key: 'tx:kept?', hits: 1, window_start: 1 }).execute();
       throw new Error('failed after a write');
@@ -124,7 +128,7 @@ describe.each(databaseKinds)('storage on %s', (kind) => {
 
   if (kind === 'sqlite') {
     it('waits for another process holding the write lock without stopping the event loop', async () => {
-      await migrate(first);
+      await migrate(first, serviceMigrations);
       const config = parseDatabaseUrl(database.url);
       const other = new BetterSqlite3(config.kind === 'sqlite' ? config.file : '');
       try {
@@ -195,7 +199,7 @@ describe('SQLite checkpoints', () => {
     const file = join(dir, 'checkpoint.db');
     const db = await openDatabase(parseDatabaseUrl(`sqlite:${file}`));
     try {
-      await migrate(db);
+      await migrate(db, serviceMigrations);
       const before = statSync(file).size;
       // About 2 MB in one commit: 500 pages, well under the main connection's autocheckpoint.
       const payload = 'x'.repeat(4000);

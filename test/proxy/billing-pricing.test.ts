@@ -7,7 +7,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config.js';
+import { loadFullConfig } from '../../src/services.js';
 import { ConfigError } from '../../src/env.js';
 import { ceilTimes, costOf, loadModels, parseDecimal, Pricing, rateFromFeed } from '../../src/proxy/pricing.js';
 import { planReservation, promptTokenBound, meterRequest } from '../../src/proxy/metering.js';
@@ -15,7 +15,7 @@ import { chatBody, postJson, startNode, TEST_MODEL } from './forward-helpers.js'
 
 describe('msat arithmetic', () => {
   it('converts USD per token to msat exactly and rounds costs up', async () => {
-    const config = loadConfig({ PROXY_BTC_USD: '97000.5' }).proxy.forward;
+    const config = loadFullConfig({ PROXY_BTC_USD: '97000.5' }).proxy.forward;
     const pricing = new Pricing(config);
     const price = await pricing.price(pricing.model('openai/gpt-4o-mini')!);
     // 0.00000015 USD × 1e11 msat/BTC ÷ 97000.5 USD/BTC, exactly.
@@ -142,7 +142,12 @@ describe('price feeds', () => {
   afterAll(() => feed.close());
 
   const pricingWith = (feeds: string[], cacheMs = 60_000, maxAgeMs = 120_000) =>
-    new Pricing({ ...loadConfig({}).proxy.forward, priceFeeds: feeds, priceCacheMs: cacheMs, priceMaxAgeMs: maxAgeMs });
+    new Pricing({
+      ...loadFullConfig({}).proxy.forward,
+      priceFeeds: feeds,
+      priceCacheMs: cacheMs,
+      priceMaxAgeMs: maxAgeMs,
+    });
 
   it('reads known feed shapes and a #path, and ignores nonsense', () => {
     expect(rateFromFeed({ data: { amount: '97000.12' } }, '')).toBe('97000.12');

@@ -5,7 +5,7 @@
 // upstream holds every answer until the test gives it, so nothing here depends on timing.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { getTokenMetadata } from '@cashu/cashu-ts';
-import { loadConfig } from '../../src/config.js';
+import { loadFullConfig } from '../../src/services.js';
 import { startDevMint, type DevMint } from '../../src/devmint/index.js';
 import { ConfigError } from '../../src/env.js';
 import { openForSuite } from '../support/lifecycle.js';
@@ -394,10 +394,10 @@ describe.each(databaseKinds)('an X-Cashu payer who leaves before the first byte,
 
 describe('the queue variables', () => {
   it('refuse a queue without a limit to queue behind', () => {
-    expect(() => loadConfig({ PROXY_UPSTREAM_QUEUE: '10' })).toThrow(ConfigError);
-    expect(() => loadConfig({ PROXY_UPSTREAM_QUEUE: '10' })).toThrow(/PROXY_UPSTREAM_CONNECTIONS/);
-    const forward = loadConfig({ PROXY_UPSTREAM_CONNECTIONS: '8', PROXY_UPSTREAM_QUEUE: '10' }).proxy.forward;
+    expect(() => loadFullConfig({ PROXY_UPSTREAM_QUEUE: '10' })).toThrow(ConfigError);
+    expect(() => loadFullConfig({ PROXY_UPSTREAM_QUEUE: '10' })).toThrow(/PROXY_UPSTREAM_CONNECTIONS/);
+    const forward = loadFullConfig({ PROXY_UPSTREAM_CONNECTIONS: '8', PROXY_UPSTREAM_QUEUE: '10' }).proxy.forward;
     expect(forward).toMatchObject({ upstreamConnections: 8, upstreamQueue: 10, upstreamQueueTimeoutMs: 10_000 });
-    expect(loadConfig({}).proxy.forward).toMatchObject({ upstreamConnections: 0, upstreamQueue: 0 });
+    expect(loadFullConfig({}).proxy.forward).toMatchObject({ upstreamConnections: 0, upstreamQueue: 0 });
   });
 });

@@ -5,7 +5,7 @@ import { Writable } from 'node:stream';
 import { npubEncode, nsecEncode } from 'nostr-tools/nip19';
 import { finalizeEvent, generateSecretKey, getPublicKey, verifyEvent, type Event } from 'nostr-tools/pure';
 import { afterEach, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config.js';
+import { loadFullConfig } from '../../src/services.js';
 import { loggerOptions } from '../../src/http/logging.js';
 import { request } from '../support/http.js';
 import { startTestServer, type TestServer } from '../support/server.js';
@@ -206,14 +206,14 @@ describe('the announcement on Nostr', () => {
   it('refuses a malformed key or relay at start, without repeating the key', () => {
     const broken = `${nsec.slice(0, -1)}${nsec.endsWith('q') ? 'p' : 'q'}`;
     for (const value of [broken, hexSecret.slice(2), `nsec1${hexSecret}`]) {
-      expect(() => loadConfig({ NOSTR_NSEC: value })).toThrowError(/^NOSTR_NSEC: /);
+      expect(() => loadFullConfig({ NOSTR_NSEC: value })).toThrowError(/^NOSTR_NSEC: /);
       try {
-        loadConfig({ NOSTR_NSEC: value });
+        loadFullConfig({ NOSTR_NSEC: value });
       } catch (error) {
         expect((error as Error).message).not.toContain(value.slice(5, 30));
       }
     }
-    expect(() => loadConfig({ NOSTR_RELAYS: 'https://relay.example.com' })).toThrowError(/NOSTR_RELAYS: not a ws/);
+    expect(() => loadFullConfig({ NOSTR_RELAYS: 'https://relay.example.com' })).toThrowError(/NOSTR_RELAYS: not a ws/);
   });
 
   it('shows no npub and announces nothing without a key', async () => {

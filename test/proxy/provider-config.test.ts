@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config.js';
+import { loadFullConfig } from '../../src/services.js';
 import { ConfigError } from '../../src/env.js';
 import { multiplyDecimal, ProviderCatalog } from '../../src/proxy/provider-models.js';
 import { loadModels } from '../../src/proxy/pricing.js';
@@ -15,7 +15,8 @@ const silent = { warn() {} };
 
 describe('providers file', () => {
   it('keeps PROXY_UPSTREAM_URL and PROXY_UPSTREAM_KEY as one implicit provider serving everything', () => {
-    const config = loadConfig({ PROXY_UPSTREAM_URL: 'http://127.0.0.1:9999', PROXY_UPSTREAM_KEY: 'k' }).proxy.forward;
+    const config = loadFullConfig({ PROXY_UPSTREAM_URL: 'http://127.0.0.1:9999', PROXY_UPSTREAM_KEY: 'k' }).proxy
+      .forward;
     expect(config.providers).toMatchObject([
       { name: 'upstream', kind: 'openai', baseUrl: 'http://127.0.0.1:9999', key: 'k', paths: null, models: null },
     ]);
@@ -162,7 +163,7 @@ describe('the models providers serve', () => {
       const providers = parse([{ name: 'or', base_url: url, api_key: 'sk-or', fetch_models: { markup: '1.25' } }]);
       const catalog = new ProviderCatalog(providers, loadModels(null));
       expect(catalog.models.size).toBe(0);
-      await catalog.refresh(loadConfig({}).proxy.forward, silent);
+      await catalog.refresh(loadFullConfig({}).proxy.forward, silent);
       expect([...catalog.models.keys()]).toEqual(['vendor/a']);
       expect(catalog.models.get('vendor/a')!.usd).toEqual({
         prompt: '0.00000125',
@@ -176,10 +177,10 @@ describe('the models providers serve', () => {
       answer = { status: 200, body: { data: [{ id: 'vendor/b', pricing: { prompt: '0.000001', completion: '0' } }] } };
       const providers = parse([{ name: 'or', base_url: url, fetch_models: true }]);
       const catalog = new ProviderCatalog(providers, loadModels(null));
-      await catalog.refresh(loadConfig({}).proxy.forward, silent);
+      await catalog.refresh(loadFullConfig({}).proxy.forward, silent);
       answer = { status: 502, body: { error: 'down' } };
       const warnings: unknown[] = [];
-      await catalog.refresh(loadConfig({}).proxy.forward, { warn: (obj) => warnings.push(obj) });
+      await catalog.refresh(loadFullConfig({}).proxy.forward, { warn: (obj) => warnings.push(obj) });
       expect([...catalog.models.keys()]).toEqual(['vendor/b']);
       expect(warnings).toEqual([expect.objectContaining({ provider: 'or', err: 'status 502' })]);
     });

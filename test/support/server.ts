@@ -1,7 +1,7 @@
 // Builds the real quartet server for black-box tests: on a loopback port (startTestServer), or in
 // process for `app.inject` (buildTestApp), which needs no port, for checks of a status and a body shape.
 import type { FastifyInstance } from 'fastify';
-import { loadConfig, type Config } from '../../src/config.js';
+import { loadFullConfig, type Config } from '../../src/services.js';
 import type { Database } from '../../src/db/index.js';
 import { buildServer } from '../../src/server.js';
 import { createTestDatabase, type DatabaseKind, type TestDatabase } from './databases.js';
@@ -31,7 +31,7 @@ export interface TestServerOptions {
 /** The server, ready for `app.inject`, not listening. */
 export async function buildTestApp(kind: DatabaseKind, options: TestServerOptions = {}): Promise<TestApp> {
   const database = options.database ?? (await createTestDatabase(kind));
-  const config = loadConfig({
+  const config = loadFullConfig({
     PORT: '0',
     HOST: '127.0.0.1',
     LOG_LEVEL: 'silent',
