@@ -9,8 +9,8 @@ import pg from 'pg';
 import { parseDatabaseUrl } from '../src/config.js';
 import { openDatabase } from '../src/db/index.js';
 import { migrate } from '../src/db/migrate.js';
-import { Billing } from '../src/proxy/billing.js';
-import type { ForwardConfig } from '../src/proxy/forward-config.js';
+import { Billing } from '../src/proxy/billing/billing.js';
+import type { ForwardConfig } from '../src/proxy/common/forward-config.js';
 
 const PG_SERVER = process.env.BENCH_PG_SERVER ?? 'postgres://postgres@127.0.0.1:5432';
 const CALLERS = 50;

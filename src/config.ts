@@ -1,7 +1,7 @@
 // The whole configuration: the platform's variables here, each service's in its own config.ts.
 import { availableParallelism } from 'node:os';
 import { ConfigError, type Env, bool, int, list, oneOf, str } from './env.js';
-import { loadProxyConfig, type ProxyConfig } from './proxy/config.js';
+import { loadProxyConfig, type ProxyConfig } from './proxy/common/config.js';
 import { loadUsersConfig, type UsersConfig } from './users/config.js';
 import { loadQuotesConfig, type QuotesConfig } from './quotes/config.js';
 

@@ -33,7 +33,7 @@ export async function runPrimary(config: Config): Promise<number> {
   serveClusterMetrics();
   // One announcer for the node, not one per worker; loaded only when the proxy is mounted.
   const announcement = config.services.includes('proxy')
-    ? (await import('./proxy/nostr.js')).startAnnouncement(config.proxy, log)
+    ? (await import('./proxy/nostr/nostr.js')).startAnnouncement(config.proxy, log)
     : null;
 
   let stopping = false;

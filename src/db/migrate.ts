@@ -7,7 +7,7 @@ import type { DatabaseConfig } from '../config.js';
 import { openDatabase, type Database } from './index.js';
 import { platformMigrations } from './platform-migrations.js';
 import { usersMigrations } from '../users/migrations.js';
-import { proxyMigrations } from '../proxy/migrations.js';
+import { proxyMigrations } from '../proxy/common/migrations.js';
 import { quotesMigrations } from '../quotes/migrations.js';
 
 export interface Migration {

@@ -1,5 +1,5 @@
 // The database as Kysely sees it: every service's tables in one interface.
-import type { ProxyTables } from '../proxy/tables.js';
+import type { ProxyTables } from '../proxy/common/tables.js';
 import type { UsersTables } from '../users/tables.js';
 import type { QuotesTables } from '../quotes/tables.js';
 

@@ -201,8 +201,8 @@ describe.each(databaseKinds)('a Lightning mint interrupted by a crash on %s', (k
     const db = server.db.kysely;
     const now = Date.now();
     // The new account's key is derived from the invoice id (src/proxy/lightning.ts).
-    const { apiKeyForInvoice } = await import('../../src/proxy/lightning.js');
-    const { keyHash, keyPrefix } = await import('../../src/proxy/accounts.js');
+    const { apiKeyForInvoice } = await import('../../src/proxy/lightning/lightning.js');
+    const { keyHash, keyPrefix } = await import('../../src/proxy/keys/accounts.js');
     const key = apiKeyForInvoice(id);
     await db.transaction().execute(async (trx) => {
       const op = await trx

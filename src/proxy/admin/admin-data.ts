@@ -2,25 +2,22 @@
 // requests and withdrawals, the withdrawal of the node's earnings, and the login sessions (in
 // the database, so every process agrees). Its SQL is in ./store.ts.
 import { createHash, randomBytes } from 'node:crypto';
-import { writeTransaction, type Database } from '../db/index.js';
-import { HttpError } from '../http/errors.js';
+import { writeTransaction, type Database } from '../../db/index.js';
+import { HttpError } from '../../http/errors.js';
+import { accountTotals, insertWithdrawal, lockNode, withdrawnMsat } from '../lightning/store.js';
 import {
-  accountTotals,
   adminSessionByIdHash,
   countLiveReservations,
   deleteAdminSession,
   deleteExpiredAdminSessions,
   finishWithdrawal,
   insertAdminSession,
-  insertWithdrawal,
-  lockNode,
   mintHoldings as mintHoldingRows,
   recentAccounts,
   recentRequests,
   recentWithdrawals,
-  withdrawnMsat,
 } from './store.js';
-import type { NodeWallet } from './wallet.js';
+import type { NodeWallet } from '../wallet/wallet.js';
 
 export interface NodeTotals {
   /** Everything users' accounts own (including reserved). */

@@ -8,11 +8,11 @@ import { promisify } from 'node:util';
 import fastifyCookie from '@fastify/cookie';
 import fastifyCsrfProtection from '@fastify/csrf-protection';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
-import { bearerToken } from '../http/auth.js';
-import { HttpError } from '../http/errors.js';
-import { hitRateLimit } from '../http/rate-limit.js';
-import type { ServiceContext } from '../services.js';
-import { SCRYPT_PARAMS } from './forward-config.js';
+import { bearerToken } from '../../http/auth.js';
+import { HttpError } from '../../http/errors.js';
+import { hitRateLimit } from '../../http/rate-limit.js';
+import type { ServiceContext } from '../../services.js';
+import { SCRYPT_PARAMS } from '../common/forward-config.js';
 import { createSession, dashboardData, deleteSession, findSession, withdrawEarnings } from './admin-data.js';
 import {
   dashboardHtml,
@@ -24,8 +24,8 @@ import {
   withdrawalHtml,
   type DashboardViewer,
 } from './admin-page.js';
-import type { Lightning } from './lightning-service.js';
-import type { NodeWallet } from './wallet.js';
+import type { Lightning } from '../lightning/lightning-service.js';
+import type { NodeWallet } from '../wallet/wallet.js';
 
 const scrypt = promisify(scryptCallback) as (
   password: string,

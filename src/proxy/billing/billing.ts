@@ -8,14 +8,15 @@
 // The ledger row's status moves once from 'reserved', which makes settle/release exactly-once.
 // Steps arriving together share one transaction (../db/group-commit.ts), written set-wise by
 // applyBillingSteps in store.ts.
-import { GroupCommit } from '../db/group-commit.js';
-import { databaseOutage } from '../db/errors.js';
-import { writeTransaction, type Database } from '../db/index.js';
-import { retryWhileUnavailable } from '../db/retry.js';
-import type { Counter, MetricsRegistry } from '../http/metrics.js';
-import type { ForwardConfig } from './forward-config.js';
+import { GroupCommit } from '../../db/group-commit.js';
+import { databaseOutage } from '../../db/errors.js';
+import { writeTransaction, type Database } from '../../db/index.js';
+import { retryWhileUnavailable } from '../../db/retry.js';
+import type { Counter, MetricsRegistry } from '../../http/metrics.js';
+import type { ForwardConfig } from '../common/forward-config.js';
 import type { Usage } from './metering.js';
 import type { Cost } from './pricing.js';
+import type { BillingStep, HeldResult, KeyRefusal, ReserveRequest } from './steps.js';
 import { applyBillingSteps, applyBillingStepsAtOnce, staleReservations, touchReservations } from './store.js';
 
 export interface Reservation {
@@ -25,27 +26,6 @@ export interface Reservation {
   /** The child key whose limit counts it (null: the account's own key). */
   childKeyId: number | null;
 }
-
-export interface ReserveRequest {
-  accountId: number;
-  /**
-   * The amount to hold, given what the account has available under the transaction's lock; null
-   * (or more than is available) refuses the reservation. May be called more than once per attempt
-   * (on PostgreSQL first for a balance that affords anything, store.ts applyBillingStepsAtOnce), the
-   * last call being the one that counts.
-   */
-  amountFor(availableMsat: number): number | null;
-  requestId: string;
-  path: string;
-  model: string;
-  stream: boolean;
-  payment: 'key' | 'x-cashu';
-  /** A child key paying from the account: its limit and validity are checked under the same lock. */
-  childKeyId?: number | null;
-}
-
-/** Why a reservation was refused other than for lack of money: the key may no longer spend. */
-export type KeyRefusal = 'expired' | 'revoked';
 
 /**
  * A held reservation, or a refusal with what the account had available (null: no such account),
@@ -69,49 +49,6 @@ export interface Settlement {
 interface Logger {
   warn(obj: object, msg: string): void;
   error(obj: object, msg: string): void;
-}
-
-/** One step of a shared transaction. */
-export type BillingStep = (
-  | { kind: 'reserve'; request: ReserveRequest }
-  | {
-      kind: 'settle';
-      id: number;
-      /** What the request cost (X-Cashu: rounded up to a sat); charged in full where the balance allows. */
-      wanted: number;
-      /** What its reservation holds. */
-      reservedMsat: number;
-      cost: Cost;
-      usage: Usage;
-      usageSource: string;
-      upstreamStatus: number;
-      childKeyId: number | null;
-    }
-  | {
-      kind: 'finish';
-      id: number;
-      status: 'released' | 'expired';
-      reason: string;
-      upstreamStatus: number | null;
-      staleBefore?: number;
-      childKeyId: number | null;
-    }
-) & {
-  /** The account whose row the step changes. */
-  accountId: number;
-  /** When the step was asked for. */
-  now: number;
-};
-
-/** What a reserve step answers: the held reservation's id (null: refused) and what was available. */
-export interface HeldResult {
-  id: number | null;
-  amountMsat: number;
-  /** Null: no such account. */
-  availableMsat: number | null;
-  /** What a child key's limit left to spend (null: no child key, or no limit). */
-  limitMsat: number | null;
-  refusal: KeyRefusal | null;
 }
 
 /** Most steps one shared transaction takes. */

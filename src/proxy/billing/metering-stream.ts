@@ -6,9 +6,9 @@
 // decoded, to parse it, and a content chunk of the shape the stream repeats is not even parsed
 // (chunk-shape.ts). Bytes, not text, are searched for boundaries: a UTF-8 character split
 // across chunks waits whole in the tail, and no byte of a multi-byte character is CR or LF.
-import { nestedDeeperThan } from '../http/json-depth.js';
+import { nestedDeeperThan } from '../../http/json-depth.js';
 import { ChunkShape } from './chunk-shape.js';
-import { field, fieldAt } from './json-fields.js';
+import { field, fieldAt } from '../common/json-fields.js';
 import { readUsage, type BilledKind, type ReportedUsage } from './metering.js';
 
 export interface SseEvent {

@@ -1,10 +1,10 @@
 // What a billed request asks for and what it used: which paths are billed, the model, the
 // output cap and streaming flag of a request body, a safe upper bound of its prompt tokens,
 // the reservation plan, and the usage read back from the upstream's answer.
-import { HttpError, type FieldError } from '../http/errors.js';
-import { jsonTextDeeperThan, tooDeepError } from '../http/json-depth.js';
-import { field, fieldAt } from './json-fields.js';
-import type { ForwardConfig } from './forward-config.js';
+import { HttpError, type FieldError } from '../../http/errors.js';
+import { jsonTextDeeperThan, tooDeepError } from '../../http/json-depth.js';
+import { field, fieldAt } from '../common/json-fields.js';
+import type { ForwardConfig } from '../common/forward-config.js';
 import {
   ceilTimes,
   MAX_AMOUNT,

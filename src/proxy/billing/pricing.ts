@@ -3,10 +3,10 @@
 // turns them into msat per token. All arithmetic is exact (bigint fractions), costs round up.
 import { readFileSync } from 'node:fs';
 import { request } from 'undici';
-import { ConfigError } from '../env.js';
-import { HttpError } from '../http/errors.js';
-import type { ForwardConfig } from './forward-config.js';
-import { field, fieldAt } from './json-fields.js';
+import { ConfigError } from '../../env.js';
+import { HttpError } from '../../http/errors.js';
+import type { ForwardConfig } from '../common/forward-config.js';
+import { field, fieldAt } from '../common/json-fields.js';
 import defaultModels from './models.default.json' with { type: 'json' };
 
 /** A non-negative exact fraction. */

@@ -1,5 +1,5 @@
 // Configuration of this service, read from the environment (see .env.example).
-import { ConfigError, type Env, httpUrl, int, str, urlList } from '../env.js';
+import { ConfigError, type Env, httpUrl, int, str, urlList } from '../../env.js';
 import { loadForwardConfig, type ForwardConfig } from './forward-config.js';
 import { loadNostrConfig, type NostrConfig } from './nostr-config.js';
 import { loadLightningConfig, type LightningConfig } from './lightning-config.js';

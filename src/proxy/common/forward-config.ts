@@ -1,7 +1,7 @@
 // Configuration of forwarding, pricing, billing and the admin page of the proxy node; part of
 // ProxyConfig as `forward`. Every variable is documented in .env.example and docs/proxy-billing.md.
 import { randomBytes, scryptSync } from 'node:crypto';
-import { ConfigError, type Env, bool, httpUrl, int, optionalStr, urlList } from '../env.js';
+import { ConfigError, type Env, bool, httpUrl, int, optionalStr, urlList } from '../../env.js';
 import { implicitProvider, loadProviders, type ProviderConfig } from './providers.js';
 
 export interface AdminPasswordHash {

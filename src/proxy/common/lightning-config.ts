@@ -1,5 +1,5 @@
 // Configuration of Lightning in and out (docs/proxy-wallet.md#lightning, .env.example).
-import { bool, int, type Env } from '../env.js';
+import { bool, int, type Env } from '../../env.js';
 
 export interface LightningConfig {
   /** Largest invoice one call to …/lightning/invoice may ask for. */

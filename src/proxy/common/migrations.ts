@@ -1,7 +1,7 @@
 // Forward-only migrations of this service; never edit one that has shipped, add a new one.
 // Numbering: 20xx wallet and accounts (part 1), 21xx billing and forwarding (part 2).
 import { sql } from 'kysely';
-import type { Migration } from '../db/migrate.js';
+import type { Migration } from '../../db/migrate.js';
 
 export const proxyMigrations: Migration[] = [
   {

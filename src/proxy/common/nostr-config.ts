@@ -3,7 +3,7 @@
 // not in a JSON rendering of the configuration.
 import { getPublicKey } from 'nostr-tools/pure';
 import { decode, npubEncode } from 'nostr-tools/nip19';
-import { ConfigError, type Env, int, list, optionalStr } from '../env.js';
+import { ConfigError, type Env, int, list, optionalStr } from '../../env.js';
 
 const HEX_KEY = /^[0-9a-fA-F]{64}$/;
 

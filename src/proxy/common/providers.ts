@@ -3,7 +3,7 @@
 // (how the key is sent), the paths it serves, the models it serves (with its own prices, the prices of
 // PROXY_MODELS_FILE, or its model list fetched with a markup), a weight and its own connection limit.
 import { readFileSync } from 'node:fs';
-import { ConfigError, type Env } from '../env.js';
+import { ConfigError, type Env } from '../../env.js';
 import { field } from './json-fields.js';
 
 export const PROVIDER_KINDS = ['openai', 'anthropic', 'openrouter'] as const;

@@ -1,32 +1,16 @@
-// What forwarding works with: the node's parts (built in service.ts) and, for a billed request,
-// the exchange in progress (its caller, meter, price, reservation and payer). Settling an exchange
-// turns the upstream's usage into a charge (docs/proxy-billing.md).
+// A billed request's exchange in progress (its caller, meter, price, reservation and payer, with
+// the node's parts in forward-deps.ts). Settling an exchange turns the upstream's usage into a
+// charge (docs/proxy-billing.md).
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { databaseOutage } from '../db/errors.js';
-import type { Database } from '../db/index.js';
-import type { HttpError } from '../http/errors.js';
-import type { Authenticator } from './accounts.js';
-import type { Billing, Reservation, Settlement } from './billing.js';
-import { type ChangeFields, setChangeHeader, withChange } from './change.js';
-import type { ForwardConfig } from './forward-config.js';
+import { databaseOutage } from '../../db/errors.js';
+import type { HttpError } from '../../http/errors.js';
+import type { Reservation, Settlement } from '../billing/billing.js';
+import { type ChangeFields, setChangeHeader, withChange } from '../wallet/change.js';
 import { type CallerConnection, COST_HEADERS, ROUTSTR_COST_HEADERS, ROUTSTR_REQUEST_ID_HEADER } from './forward.js';
-import { billedUsage, type MeteredRequest, type ReportedUsage, type Usage } from './metering.js';
+import { billedUsage, type MeteredRequest, type ReportedUsage, type Usage } from '../billing/metering.js';
 import type { Payer } from './payer.js';
-import { costOf, type Cost, type Fraction, type Model, type Price, type Pricing, usdOf } from './pricing.js';
-import type { RedemptionLimit } from './redeem-limit.js';
-import type { Upstreams } from './upstreams.js';
-import type { NodeWallet } from './wallet.js';
-
-export interface ForwardDeps {
-  db: Database;
-  config: ForwardConfig;
-  wallet: NodeWallet;
-  authenticator: Authenticator;
-  redemptionLimit: RedemptionLimit;
-  pricing: Pricing;
-  upstream: Upstreams;
-  billing: Billing;
-}
+import { costOf, type Cost, type Fraction, type Model, type Price, usdOf } from '../billing/pricing.js';
+import type { ForwardDeps } from './forward-deps.js';
 
 /** A billed request whose reservation is held. */
 export interface BilledExchange {

@@ -1,14 +1,9 @@
 // A billed request (a model-using POST, see metering.ts): metered, priced, its payer found, its
 // price reserved, forwarded, and settled from the upstream's usage (docs/proxy-billing.md).
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { HttpError } from '../http/errors.js';
-import {
-  type BilledExchange,
-  changeHeaderFor,
-  errorWithChange,
-  type ForwardDeps,
-  setCostHeaders,
-} from './billed-exchange.js';
+import { HttpError } from '../../http/errors.js';
+import { type BilledExchange, changeHeaderFor, errorWithChange, setCostHeaders } from './billed-exchange.js';
+import type { ForwardDeps } from './forward-deps.js';
 import { sendBilledJson } from './billed-json.js';
 import { sendBilledStream } from './billed-stream.js';
 import {
@@ -27,7 +22,7 @@ import {
   planReservation,
   type ReservationPlan,
   upstreamBody,
-} from './metering.js';
+} from '../billing/metering.js';
 import { identifyPayer } from './payer.js';
 import { reserve } from './reservation.js';
 import { routeOf } from './upstreams.js';

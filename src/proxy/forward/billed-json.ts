@@ -1,11 +1,11 @@
 // A billed non-streaming answer: read whole (its usage is in it), settled, its cost added to the
 // JSON and the headers, sent (docs/proxy-billing.md).
 import type { Readable } from 'node:stream';
-import { HttpError } from '../http/errors.js';
-import { jsonTextDeeperThan } from '../http/json-depth.js';
+import { HttpError } from '../../http/errors.js';
+import { jsonTextDeeperThan } from '../../http/json-depth.js';
 import { type BilledExchange, changeHeaderFor, errorWithChange, setCostHeaders, settle } from './billed-exchange.js';
 import { callerResponseHeaders, readBody, upstreamFailure } from './forward.js';
-import { costJson, estimateUsage, readUsage, withUsageCost } from './metering.js';
+import { costJson, estimateUsage, readUsage, withUsageCost } from '../billing/metering.js';
 
 export async function sendBilledJson(
   billed: BilledExchange,

@@ -10,9 +10,9 @@ import type { OutgoingHttpHeaders } from 'node:http';
 import { finished, type Readable } from 'node:stream';
 import { type BilledExchange, errorWithChange, settleDelivered } from './billed-exchange.js';
 import { callerResponseHeaders, ROUTSTR_REQUEST_ID_HEADER, upstreamFailure } from './forward.js';
-import { costJson, estimateUsage, withUsageCost } from './metering.js';
-import { SseMeter, withFields, type SseEvent } from './metering-stream.js';
-import { availableMsat } from './store.js';
+import { costJson, estimateUsage, withUsageCost } from '../billing/metering.js';
+import { SseMeter, withFields, type SseEvent } from '../billing/metering-stream.js';
+import { availableMsat } from '../wallet/store.js';
 
 export async function sendBilledStream(
   billed: BilledExchange,

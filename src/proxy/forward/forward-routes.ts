@@ -3,14 +3,14 @@
 // price (write-forward.ts); reads are forwarded as a stream, free, to a valid key (free-forward.ts).
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
-import { HttpError } from '../http/errors.js';
-import { isUnderPrefix, LOCAL_PREFIXES } from '../services.js';
-import type { ForwardDeps } from './billed-exchange.js';
+import { HttpError } from '../../http/errors.js';
+import { isUnderPrefix, LOCAL_PREFIXES } from '../../services.js';
+import type { ForwardDeps } from './forward-deps.js';
 import { forwardBilled } from './billed-forward.js';
 import { CallerConnection } from './forward.js';
 import { forwardFree, READ_METHODS } from './free-forward.js';
-import { billedKind, normalizePath } from './metering.js';
-import { ForwardSchema } from './schemas.js';
+import { billedKind, normalizePath } from '../billing/metering.js';
+import { ForwardSchema } from '../common/schemas.js';
 import { forwardWrite } from './write-forward.js';
 
 const FORWARD_METHODS = ['GET', 'PUT', 'POST', 'DELETE', 'OPTIONS', 'HEAD', 'PATCH'] as const;

@@ -6,9 +6,10 @@ import { EventEmitter } from 'node:events';
 import { type IncomingHttpHeaders, IncomingMessage, type ServerResponse } from 'node:http';
 import type { Readable } from 'node:stream';
 import { Pool, errors as undiciErrors, type Dispatcher } from 'undici';
-import { HttpError } from '../http/errors.js';
-import type { MetricsRegistry } from '../http/metrics.js';
-import type { ForwardConfig } from './forward-config.js';
+import { HttpError } from '../../http/errors.js';
+import type { MetricsRegistry } from '../../http/metrics.js';
+import type { ForwardConfig } from '../common/forward-config.js';
+import type { CancelSignal } from './cancel-signal.js';
 import { type Release, UpstreamSlots } from './upstream-slots.js';
 
 /** Hop-by-hop headers (RFC 9110 §7.6.1) and those the node sets itself. */
@@ -223,17 +224,6 @@ export class Upstream {
   close(): Promise<void> {
     return this.pool.close();
   }
-}
-
-/**
- * How a forwarded request learns that its caller left: what undici reads of a `signal` (an
- * EventEmitter with `aborted` and `reason`), and the upstream queue and reservation wait too.
- */
-export interface CancelSignal {
-  readonly aborted: boolean;
-  readonly reason: unknown;
-  once(event: 'abort', listener: () => void): unknown;
-  removeListener(event: 'abort', listener: () => void): unknown;
 }
 
 /**

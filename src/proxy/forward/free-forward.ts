@@ -1,8 +1,8 @@
 // Reads (GET, HEAD, OPTIONS) of paths without a price: streamed both ways to the upstream, no
 // charge, a valid key required (docs/proxy-billing.md).
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { HttpError } from '../http/errors.js';
-import type { ForwardDeps } from './billed-exchange.js';
+import { HttpError } from '../../http/errors.js';
+import type { ForwardDeps } from './forward-deps.js';
 import { routeOf } from './upstreams.js';
 import { type CallerConnection, callerResponseHeaders, hasRequestBody, upstreamRequestHeaders } from './forward.js';
 

@@ -3,10 +3,10 @@
 // (docs/proxy-billing.md).
 import { PaymentRequest } from '@cashu/cashu-ts';
 import type { FastifyRequest } from 'fastify';
-import { HttpError } from '../http/errors.js';
-import type { ForwardDeps } from './billed-exchange.js';
-import type { ReservationPlanning } from './metering.js';
-import { looksLikeToken, tokenError } from './tokens.js';
+import { HttpError } from '../../http/errors.js';
+import type { ForwardDeps } from './forward-deps.js';
+import type { ReservationPlanning } from '../billing/metering.js';
+import { looksLikeToken, tokenError } from '../wallet/tokens.js';
 
 export interface Payer {
   accountId: number;

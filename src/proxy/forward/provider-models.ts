@@ -5,12 +5,12 @@
 // at the highest of their prices, field by field: a caller pays the same whichever provider answers,
 // and no provider costs the node more than the caller pays.
 import { request } from 'undici';
-import { ConfigError } from '../env.js';
-import type { ForwardConfig } from './forward-config.js';
+import { ConfigError } from '../../env.js';
+import type { ForwardConfig } from '../common/forward-config.js';
 import { discardBody } from './forward.js';
-import { field } from './json-fields.js';
-import { type Model, parseDecimal, parseModels, type UsdPricing } from './pricing.js';
-import { type ProviderConfig, type ProviderModel, withProviderKey } from './providers.js';
+import { field } from '../common/json-fields.js';
+import { type Model, parseDecimal, parseModels, type UsdPricing } from '../billing/pricing.js';
+import { type ProviderConfig, type ProviderModel, withProviderKey } from '../common/providers.js';
 
 /** The largest model list read from a provider. */
 const MAX_LIST_BYTES = 16 * 1024 * 1024;

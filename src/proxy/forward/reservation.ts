@@ -2,14 +2,16 @@
 // (how much to hold, and the max_tokens that fits it) is made from the balance as the billing
 // transaction reads it under its lock, so no concurrent request can take it in between.
 import type { FastifyRequest } from 'fastify';
-import { HttpError } from '../http/errors.js';
-import type { ForwardDeps } from './billed-exchange.js';
-import type { Reservation, ReserveRequest } from './billing.js';
-import { withChange } from './change.js';
-import { type CancelSignal, upstreamFailure } from './forward.js';
-import type { ReservationPlan, ReservationPlanning } from './metering.js';
-import { keyRefused } from './accounts.js';
-import { balanceLimitExceeded } from './child-keys.js';
+import { HttpError } from '../../http/errors.js';
+import type { ForwardDeps } from './forward-deps.js';
+import type { Reservation } from '../billing/billing.js';
+import type { ReserveRequest } from '../billing/steps.js';
+import { withChange } from '../wallet/change.js';
+import type { CancelSignal } from './cancel-signal.js';
+import { upstreamFailure } from './forward.js';
+import type { ReservationPlan, ReservationPlanning } from '../billing/metering.js';
+import { keyRefused } from '../keys/accounts.js';
+import { balanceLimitExceeded } from '../keys/child-keys.js';
 import { insufficientBalance, type Payer } from './payer.js';
 
 /** How long, in all, a refused reservation waits for its account's requests in flight to finish. */

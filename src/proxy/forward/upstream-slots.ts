@@ -4,9 +4,9 @@
 // that finds it full waits in the queue, first come first served, while the queue has room; beyond
 // that, or after waiting its longest, it is answered 503 with Retry-After: never a silent wait.
 // A queued request whose caller leaves gives its place up and is never sent (docs/proxy-billing.md).
-import { HttpError } from '../http/errors.js';
-import type { Counter, MetricsRegistry } from '../http/metrics.js';
-import type { CancelSignal } from './forward.js';
+import { HttpError } from '../../http/errors.js';
+import type { Counter, MetricsRegistry } from '../../http/metrics.js';
+import type { CancelSignal } from './cancel-signal.js';
 
 export interface SlotLimits {
   /** Most requests in flight at once; 0: no limit. */

@@ -8,13 +8,13 @@ import { randomInt } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import type { FastifyRequest } from 'fastify';
 import type { Dispatcher } from 'undici';
-import { HttpError } from '../http/errors.js';
-import type { MetricsRegistry } from '../http/metrics.js';
-import type { ForwardConfig } from './forward-config.js';
+import { HttpError } from '../../http/errors.js';
+import type { MetricsRegistry } from '../../http/metrics.js';
+import type { ForwardConfig } from '../common/forward-config.js';
 import { discardBody, type ProviderRoute, Upstream, type UpstreamRequest, upstreamFailure } from './forward.js';
 import { CircuitBreaker } from './provider-breaker.js';
 import type { ProviderCatalog } from './provider-models.js';
-import { type ProviderConfig, servesPath, withProviderKey } from './providers.js';
+import { type ProviderConfig, servesPath, withProviderKey } from '../common/providers.js';
 
 export interface Provider {
   config: ProviderConfig;

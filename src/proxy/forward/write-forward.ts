@@ -3,10 +3,11 @@
 // (PROXY_WRITE_PRICE_MSAT), so that nothing the upstream does for a caller is free
 // (docs/proxy-billing.md). The operator may still refuse them (PROXY_FORWARD_UNBILLED_WRITES=false).
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { HttpError } from '../http/errors.js';
-import { type ForwardDeps, setCostHeaders } from './billed-exchange.js';
-import type { Reservation } from './billing.js';
-import { setChangeHeader, withChange } from './change.js';
+import { HttpError } from '../../http/errors.js';
+import { setCostHeaders } from './billed-exchange.js';
+import type { ForwardDeps } from './forward-deps.js';
+import type { Reservation } from '../billing/billing.js';
+import { setChangeHeader, withChange } from '../wallet/change.js';
 import {
   type CallerConnection,
   callerResponseHeaders,
@@ -15,7 +16,7 @@ import {
   upstreamRequestHeaders,
 } from './forward.js';
 import { identifyPayer, type Payer } from './payer.js';
-import { usdOf } from './pricing.js';
+import { usdOf } from '../billing/pricing.js';
 import { flatPlanning, reserve } from './reservation.js';
 import { routeOf } from './upstreams.js';
 

@@ -2,20 +2,14 @@
 // key `sk-…` (only its sha256 is stored) or by a Cashu token: a token used as the bearer is
 // redeemed once into a new account whose key is "sk-" + sha256(token), so the same token string
 // keeps naming the same account, and its owner can switch to that key.
-import { HttpError } from '../http/errors.js';
-import type { Database } from '../db/index.js';
-import {
-  type Account,
-  accountById,
-  accountByKeyHash,
-  childKeyByHash,
-  type ChildKeyRow,
-  type Executor,
-} from './store.js';
-import { looksLikeToken, sha256Hex, tokenError } from './tokens.js';
-import type { NodeWallet } from './wallet.js';
+import { HttpError } from '../../http/errors.js';
+import type { Database } from '../../db/index.js';
+import { type Account, accountById, accountByKeyHash, type Executor } from '../wallet/store.js';
+import { childKeyByHash, type ChildKeyRow } from './store.js';
+import { looksLikeToken, sha256Hex, tokenError } from '../wallet/tokens.js';
+import type { NodeWallet } from '../wallet/wallet.js';
 
-export type { Account } from './store.js';
+export type { Account } from '../wallet/store.js';
 
 export const AUTHORIZATION_FORMS =
   "Send 'Authorization: Bearer sk-…' (an API key of this node) or 'Authorization: Bearer cashuA…' / 'Bearer " +

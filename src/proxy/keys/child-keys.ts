@@ -3,14 +3,12 @@
 // balance is, in the billing transaction (store.ts, applyBillingSteps); this module creates,
 // lists, revokes and resets them for the parent.
 import { randomBytes } from 'node:crypto';
-import type { Database } from '../db/index.js';
-import { HttpError } from '../http/errors.js';
+import type { Database } from '../../db/index.js';
+import { HttpError } from '../../http/errors.js';
 import { type Authenticator, keyHash, keyPrefix } from './accounts.js';
 import { periodEndOf, periodStartOf } from './key-periods.js';
-import type { ReservationPlanning } from './metering.js';
+import { type Account, accountById } from '../wallet/store.js';
 import {
-  type Account,
-  accountById,
   childKeyByHash,
   type ChildKeyRow,
   childKeysOf,
@@ -19,7 +17,7 @@ import {
   resetChildKeyPeriod,
   revokeChildKey,
 } from './store.js';
-import type { ResetPeriod } from './tables.js';
+import type { ResetPeriod } from '../common/tables.js';
 
 /** Most child keys one parent may have (revoked ones count: their history stays). */
 export const MAX_CHILD_KEYS = 1000;
@@ -141,8 +139,11 @@ function noSuchChildKey(): HttpError {
   });
 }
 
-/** 402 when a child key's limit leaves less than the request needs (Routstr's type, code and words). */
-export function balanceLimitExceeded(planned: ReservationPlanning, limitMsat: number): HttpError {
+/**
+ * 402 when a child key's limit leaves less than the request needs (Routstr's type, code and words);
+ * `planned` is billing's ReservationPlanning, spelled out here as keys sit below billing.
+ */
+export function balanceLimitExceeded(planned: { minimumMsat: number; fullMsat: number }, limitMsat: number): HttpError {
   return new HttpError(
     402,
     `Balance limit exceeded: this key's limit leaves ${limitMsat} mSats in its period, ${planned.minimumMsat} ` +

@@ -4,8 +4,8 @@
 // its balance stays claimable by POST /v1/balance/refund, or is paid to the account's Refund-LNURL
 // address by the expiry job (expiry-refunds.ts).
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { Database } from '../db/index.js';
-import { HttpError } from '../http/errors.js';
+import type { Database } from '../../db/index.js';
+import { HttpError } from '../../http/errors.js';
 import { type Authenticator, parseAuthorization } from './accounts.js';
 import { scheduleExpiryRefund, setAccountExpiry } from './store.js';
 

@@ -1,7 +1,7 @@
 // The spending periods of child keys (docs/proxy-wallet.md#child-keys). Periods are calendar
 // periods in UTC, so that every process (and the database's clock-free SQL) agrees on when one
 // begins: a day at 00:00, a week on Monday 00:00 (ISO weeks), a month on its first day.
-import type { ResetPeriod } from './tables.js';
+import type { ResetPeriod } from '../common/tables.js';
 
 export const RESET_PERIODS: readonly ResetPeriod[] = ['daily', 'weekly', 'monthly', 'none'];
 

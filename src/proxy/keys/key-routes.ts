@@ -3,8 +3,8 @@
 // billed requests at /v1/balance/history. Also under /v1/wallet/, as the other balance routes.
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
-import type { Database } from '../db/index.js';
-import { HttpError } from '../http/errors.js';
+import type { Database } from '../../db/index.js';
+import { HttpError } from '../../http/errors.js';
 import type { Authenticator } from './accounts.js';
 import type { ChildKeys } from './child-keys.js';
 import {
@@ -19,7 +19,7 @@ import {
   HistoryList,
   keyErrors,
   PageQuery,
-} from './schemas.js';
+} from '../common/schemas.js';
 import { billedRequests } from './store.js';
 
 export interface KeyRoutesDeps {

@@ -1,11 +1,11 @@
 // Each well-formed token a caller hands in costs a swap at the mint, forged or not. Top-ups,
 // first uses of a token as the bearer and new X-Cashu tokens all count against one per-address
 // limit (PROXY_REDEEM_LIMIT_PER_MINUTE), kept in the database so every process enforces it.
-import type { Database } from '../db/index.js';
-import { HttpError } from '../http/errors.js';
-import { hitRateLimit } from '../http/rate-limit.js';
+import type { Database } from '../../db/index.js';
+import { HttpError } from '../../http/errors.js';
+import { hitRateLimit } from '../../http/rate-limit.js';
 import { apiKeyForToken, findAccountByKey } from './accounts.js';
-import type { NodeWallet } from './wallet.js';
+import type { NodeWallet } from '../wallet/wallet.js';
 
 export class RedemptionLimit {
   constructor(

@@ -8,10 +8,10 @@
 // one works on it; a failed attempt waits out a backoff that doubles up to a day; an account with
 // nothing left to pay leaves the schedule. Accounts without an address are never scheduled: their
 // balance stays claimable by POST /v1/balance/refund.
-import type { Database } from '../db/index.js';
-import type { LightningConfig } from './lightning-config.js';
+import type { Database } from '../../db/index.js';
+import type { LightningConfig } from '../common/lightning-config.js';
 import type { LightningPayments } from './lightning-pay.js';
-import { messageOf, type WalletLogger } from './mint-journal.js';
+import { messageOf, type WalletLogger } from '../wallet/mint-journal.js';
 import {
   expiryRefundCandidates,
   expiryRefundSettled,

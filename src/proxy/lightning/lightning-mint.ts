@@ -1,8 +1,8 @@
 // The node's client of a mint's Lightning side: NUT-04 mint quotes and minting, NUT-05 melt
 // quotes and melting (bolt11, NUT-23), with NUT-08 change. Every answer is checked before use;
 // failures are MintClient's classified errors (./mint-client.ts).
-import type { BlindedMessage, BlindSignature, MeltQuoteState, MintQuoteState, WireProof } from '../cashu/index.js';
-import { field, MintProtocolError, type MintClient } from './mint-client.js';
+import type { BlindedMessage, BlindSignature, MeltQuoteState, MintQuoteState, WireProof } from '../../cashu/index.js';
+import { field, MintProtocolError, type MintClient } from '../wallet/mint-client.js';
 
 export interface MintQuote {
   quote: string;

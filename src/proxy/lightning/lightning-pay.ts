@@ -6,9 +6,9 @@
 // (done, the unused fee reserve given back) or UNPAID with the inputs unspent (failed, given
 // back). See docs/proxy-wallet.md#lightning.
 import { OutputData, type Proof, type SerializedOutputData } from '@cashu/cashu-ts';
-import { inputFee, msatToUnit, unitToMsat, type BlindSignature, type WireProof } from '../cashu/index.js';
-import { writeTransaction, type Database } from '../db/index.js';
-import { HttpError } from '../http/errors.js';
+import { inputFee, msatToUnit, unitToMsat, type BlindSignature, type WireProof } from '../../cashu/index.js';
+import { writeTransaction, type Database } from '../../db/index.js';
+import { HttpError } from '../../http/errors.js';
 import { lightningMintError, unblind } from './lightning.js';
 import { meltProofs, meltQuoteState, requestMeltQuote, type MeltQuote } from './lightning-mint.js';
 import { parseLightningAddress, type Lnurl } from './lnurl.js';
@@ -18,7 +18,7 @@ import {
   type KeysetInfo,
   type KeysetWithKeys,
   type MintClient,
-} from './mint-client.js';
+} from '../wallet/mint-client.js';
 import {
   CHANGE_POLL_MS,
   CHANGE_WAIT_MS,
@@ -29,36 +29,38 @@ import {
   Settled,
   type MintOp,
   type WalletLogger,
-} from './mint-journal.js';
+} from '../wallet/mint-journal.js';
 import {
   accountById,
-  accountTotals,
   changeMayComeBack,
   debitAvailable,
-  finishLightningPayment,
-  insertLightningPayment,
   insertMintOp,
   insertProofs,
-  insertWithdrawal,
-  journalClaimedMelt,
   leaveOpPending,
-  lightningPaymentByOp,
-  lockNode,
   markOpDone,
   markOpFailed,
   markOpInputsSpent,
-  reduceOpDebit,
   releaseReservedProofs,
   reserveProofs,
   restoreDebit,
-  scheduleExpiryRefund,
-  settleLightningWithdrawal,
   unspentProofs,
-  withdrawnMsat,
   type Executor,
+} from '../wallet/store.js';
+import {
+  accountTotals,
+  finishLightningPayment,
+  insertLightningPayment,
+  insertWithdrawal,
+  journalClaimedMelt,
+  lightningPaymentByOp,
+  lockNode,
+  reduceOpDebit,
+  settleLightningWithdrawal,
+  withdrawnMsat,
   type LightningPayment,
 } from './store.js';
-import type { NodeWallet } from './wallet.js';
+import { scheduleExpiryRefund } from '../keys/store.js';
+import type { NodeWallet } from '../wallet/wallet.js';
 
 /** What a melt's journal holds (proxy_mint_ops.request). Amounts in the operation's unit. */
 interface MeltJournal {

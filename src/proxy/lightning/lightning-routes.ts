@@ -3,10 +3,10 @@
 // token names when it is first used. See docs/proxy-wallet.md#lightning.
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { Database } from '../db/index.js';
-import { HttpError } from '../http/errors.js';
-import { hitRateLimit } from '../http/rate-limit.js';
-import { apiKeyForToken, keyHash, parseAuthorization, type Authenticator } from './accounts.js';
+import type { Database } from '../../db/index.js';
+import { HttpError } from '../../http/errors.js';
+import { hitRateLimit } from '../../http/rate-limit.js';
+import { apiKeyForToken, keyHash, parseAuthorization, type Authenticator } from '../keys/accounts.js';
 import type { Lightning } from './lightning-service.js';
 import { parseLightningAddress } from './lnurl.js';
 import {
@@ -16,8 +16,10 @@ import {
   InvoiceStatusResult,
   RecoverBody,
   walletErrors,
-} from './schemas.js';
-import { accountByKeyHash, scheduleExpiryRefund, setRefundAddress } from './store.js';
+} from '../common/schemas.js';
+import { accountByKeyHash } from '../wallet/store.js';
+import { scheduleExpiryRefund } from '../keys/store.js';
+import { setRefundAddress } from './store.js';
 
 const prefixes = ['/v1/balance/lightning', '/lightning'];
 

@@ -1,15 +1,15 @@
 // The Lightning parts of the node, built once by service.ts: invoices in, payments out, the LNURL
 // client, and their recovery pass (run with the wallet's, at start and periodically).
-import type { Database } from '../db/index.js';
-import { HttpError } from '../http/errors.js';
-import type { ProxyConfig } from './config.js';
+import type { Database } from '../../db/index.js';
+import { HttpError } from '../../http/errors.js';
+import type { ProxyConfig } from '../common/config.js';
 import { LightningInvoices, unfinishedLightningOps } from './lightning.js';
 import { LightningPayments } from './lightning-pay.js';
 import { Lnurl } from './lnurl.js';
-import { messageOf, type WalletLogger } from './mint-journal.js';
-import type { RecoveryReport } from './recovery.js';
-import { claimOp } from './store.js';
-import type { NodeWallet } from './wallet.js';
+import { messageOf, type WalletLogger } from '../wallet/mint-journal.js';
+import type { RecoveryReport } from '../wallet/recovery.js';
+import { claimOp } from '../wallet/store.js';
+import type { NodeWallet } from '../wallet/wallet.js';
 
 export interface Lightning {
   invoices: LightningInvoices;

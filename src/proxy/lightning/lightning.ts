@@ -8,10 +8,10 @@
 // the mint already issued). Payments out are ./lightning-pay.ts. See docs/proxy-wallet.md#lightning.
 import { randomBytes } from 'node:crypto';
 import { Amount, OutputData, type Proof, type SerializedOutputData } from '@cashu/cashu-ts';
-import { invoiceAmountMsat, invoicePaymentHash, type BlindSignature } from '../cashu/index.js';
-import { writeTransaction, type Database } from '../db/index.js';
-import { HttpError } from '../http/errors.js';
-import { keyHash, keyPrefix } from './accounts.js';
+import { invoiceAmountMsat, invoicePaymentHash, type BlindSignature } from '../../cashu/index.js';
+import { writeTransaction, type Database } from '../../db/index.js';
+import { HttpError } from '../../http/errors.js';
+import { keyHash, keyPrefix } from '../keys/accounts.js';
 import { requestMintQuote, mintQuoteState, mintProofs, type MintQuote } from './lightning-mint.js';
 import {
   MintProtocolError,
@@ -19,30 +19,32 @@ import {
   MintUnreachableError,
   type KeysetWithKeys,
   type MintClient,
-} from './mint-client.js';
-import { messageOf, proofRows, Settled, type MintOp, type WalletLogger } from './mint-journal.js';
+} from '../wallet/mint-client.js';
+import { messageOf, proofRows, Settled, type MintOp, type WalletLogger } from '../wallet/mint-journal.js';
 import {
   attachInvoiceOp,
-  claimOp,
-  createFundedAccount,
-  creditAccount,
   expireLightningInvoice,
   insertLightningInvoice,
-  insertMintOp,
-  insertProofs,
-  leaveOpPending,
   lightningInvoiceByBolt11,
   lightningInvoiceById,
   markInvoicePaid,
+  type LightningInvoice,
+} from './store.js';
+import {
+  claimOp,
+  createFundedAccount,
+  creditAccount,
+  insertMintOp,
+  insertProofs,
+  leaveOpPending,
   markOpDone,
   markOpFailed,
   mintOpById,
   unfinishedOps,
   type Executor,
-  type LightningInvoice,
-} from './store.js';
-import { sha256Hex } from './tokens.js';
-import type { NodeWallet } from './wallet.js';
+} from '../wallet/store.js';
+import { sha256Hex } from '../wallet/tokens.js';
+import type { NodeWallet } from '../wallet/wallet.js';
 
 /** What a mint operation's journal holds (proxy_mint_ops.request). */
 interface MintJournal {

@@ -3,9 +3,9 @@
 // an amount. Every answer is checked (tag, limits, the invoice's own amount) before the node pays
 // anything. Plain http is allowed only for loopback hosts, and only when the configuration says so
 // (tests and local demos).
-import { bech32Decode, invoiceAmountMsat } from '../cashu/index.js';
-import { HttpError } from '../http/errors.js';
-import { field } from './mint-client.js';
+import { bech32Decode, invoiceAmountMsat } from '../../cashu/index.js';
+import { HttpError } from '../../http/errors.js';
+import { field } from '../wallet/mint-client.js';
 
 const ADDRESS = /^([a-z0-9._+-]{1,64})@([a-z0-9.-]{1,253}(?::\d{1,5})?|\[[0-9a-f:]{2,39}\](?::\d{1,5})?)$/;
 const MAX_ANSWER_BYTES = 64 * 1024;

@@ -3,11 +3,11 @@
 // (also `/models`) in the shape of a Routstr node (docs/proxy-wallet.md#routstr-clients).
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
-import type { ProxyConfig } from './config.js';
-import { maximalCost } from './metering.js';
-import type { Model, Price, Pricing } from './pricing.js';
-import { NodeInfo, RoutstrInfo, RoutstrModels } from './schemas.js';
-import type { NodeWallet } from './wallet.js';
+import type { ProxyConfig } from '../common/config.js';
+import { maximalCost } from '../billing/metering.js';
+import type { Model, Price, Pricing } from '../billing/pricing.js';
+import { NodeInfo, RoutstrInfo, RoutstrModels } from '../common/schemas.js';
+import type { NodeWallet } from '../wallet/wallet.js';
 
 /** The node's version: in GET /, GET /v1/info and the Nostr listing's `version` tag. */
 export const NODE_VERSION = '0.0.1';

@@ -7,10 +7,10 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { finalizeEvent, verifyEvent, type Event } from 'nostr-tools/pure';
 import WebSocket from 'ws';
-import type { ProxyConfig } from './config.js';
-import { normalizeMintUrl } from './mint-client.js';
+import type { ProxyConfig } from '../common/config.js';
+import { normalizeMintUrl } from '../wallet/mint-client.js';
 import { NODE_VERSION } from './node-info.js';
-import type { NostrConfig, NostrKey } from './nostr-config.js';
+import type { NostrConfig, NostrKey } from '../common/nostr-config.js';
 
 /** Routstr's provider listing (routstr/nostr/listing.py); an addressable kind: relays keep the newest per `d`. */
 export const LISTING_KIND = 38421;

@@ -2,13 +2,21 @@
 // whole available balance back as a token (docs/proxy-billing.md). If the mint cannot make it now,
 // the balance stays with that account, refundable later with `Authorization: Bearer <the same
 // token>` at POST /v1/wallet/refund.
-import type { FastifyReply } from 'fastify';
-import { HttpError } from '../http/errors.js';
-import type { BilledExchange } from './billed-exchange.js';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Database } from '../../db/index.js';
+import { HttpError } from '../../http/errors.js';
 import { availableMsat } from './store.js';
+import type { NodeWallet } from './wallet.js';
 
-/** Who gets change: the payer of a request (held or not yet reserved). */
-export type ChangeFor = Pick<BilledExchange, 'deps' | 'payer' | 'request'>;
+/**
+ * Who gets change: the payer of a request (held or not yet reserved). A forwarded request's
+ * exchange is one (forward/billed-exchange.ts); spelled out here, as the wallet sits below forwarding.
+ */
+export interface ChangeFor {
+  deps: { db: Database; wallet: NodeWallet };
+  payer: { accountId: number; payment: 'key' | 'x-cashu' };
+  request: FastifyRequest;
+}
 
 export interface ChangeFields {
   change?: string;

@@ -14,7 +14,7 @@ import {
   type RestoreRequest,
   type SwapRequest,
   type WireProof,
-} from '../cashu/index.js';
+} from '../../cashu/index.js';
 
 /** A keyset as the client checked it from GET /v1/keysets. */
 export interface KeysetInfo {

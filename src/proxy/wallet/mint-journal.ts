@@ -7,9 +7,9 @@
 // (./wallet.ts) starts operations; this module ends them, and the recovery (./recovery.ts)
 // resumes the unfinished ones. See docs/proxy-wallet.md.
 import { Amount, OutputData, getEncodedToken, type Proof, type SerializedOutputData } from '@cashu/cashu-ts';
-import { proofY, type BlindSignature, type BlindedMessage, type WireProof } from '../cashu/index.js';
-import { writeTransaction, type Database } from '../db/index.js';
-import { HttpError } from '../http/errors.js';
+import { proofY, type BlindSignature, type BlindedMessage, type WireProof } from '../../cashu/index.js';
+import { writeTransaction, type Database } from '../../db/index.js';
+import { HttpError } from '../../http/errors.js';
 import {
   MintClient,
   MintProtocolError,

@@ -2,7 +2,7 @@
 // answer or an unreachable mint left unfinished. An operation is touched only once its lease
 // ran out (no process is working on it), and its completion is conditional on its state, so
 // several processes on one PostgreSQL can run this at once and still credit exactly once.
-import { HttpError } from '../http/errors.js';
+import { HttpError } from '../../http/errors.js';
 import type { NodeWallet, WalletLogger } from './wallet.js';
 
 export interface RecoveryReport {

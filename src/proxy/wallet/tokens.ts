@@ -3,8 +3,8 @@
 // journal. Each problem is an HttpError with a precise status, code and message.
 import { hash } from 'node:crypto';
 import { getDecodedToken, getTokenMetadata } from '@cashu/cashu-ts';
-import { COMPRESSED_POINT, inputFee, isUnit, proofY, UNITS, unitToMsat, type WireProof } from '../cashu/index.js';
-import { HttpError } from '../http/errors.js';
+import { COMPRESSED_POINT, inputFee, isUnit, proofY, UNITS, unitToMsat, type WireProof } from '../../cashu/index.js';
+import { HttpError } from '../../http/errors.js';
 import {
   MintProtocolError,
   MintRejectedError,

@@ -5,10 +5,10 @@
 // See docs/proxy-wallet.md.
 import { OutputData } from '@cashu/cashu-ts';
 import type { Insertable } from 'kysely';
-import { inputFee, msatToUnit, unitToMsat } from '../cashu/index.js';
-import { writeTransaction, type Database } from '../db/index.js';
-import { HttpError } from '../http/errors.js';
-import type { ProxyConfig } from './config.js';
+import { inputFee, msatToUnit, unitToMsat } from '../../cashu/index.js';
+import { writeTransaction, type Database } from '../../db/index.js';
+import { HttpError } from '../../http/errors.js';
+import type { ProxyConfig } from '../common/config.js';
 import { MintClient, normalizeMintUrl, type KeysetWithKeys } from './mint-client.js';
 import {
   CHANGE_POLL_MS,
@@ -42,7 +42,7 @@ import {
   unspentProofs,
   type ProofRow,
 } from './store.js';
-import type { ProxyMintOpsTable } from './tables.js';
+import type { ProxyMintOpsTable } from '../common/tables.js';
 import { mintFailure, parseToken, tokenError } from './tokens.js';
 
 type ToAccount = { accountId: number };
