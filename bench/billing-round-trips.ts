@@ -1,5 +1,5 @@
 // Billing alone on PostgreSQL (issue 18): 50 callers reserve and settle in a loop through
-// src/proxy/billing.ts, on one hot account or spread over many, counting the statements sent to
+// src/proxy/billing/billing.ts, on one hot account or spread over many, counting the statements sent to
 // the server (each one a round trip) per request. No HTTP: what the billing steps cost by themselves.
 //   node --import tsx bench/billing-round-trips.ts [accounts=1] [seconds=5]
 import { randomBytes } from 'node:crypto';

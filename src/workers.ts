@@ -3,7 +3,7 @@
 // for correctness lives in a worker's memory (README, "PostgreSQL and several processes"), so
 // any worker may serve any request. The primary migrates once, starts the workers, replaces one
 // that dies, answers the workers' /metrics with the whole cluster's counts (src/http/metrics.ts),
-// announces the proxy node on Nostr once for all of them (src/proxy/nostr.ts), and at
+// announces the proxy node on Nostr once for all of them (src/proxy/nostr/nostr.ts), and at
 // SIGTERM/SIGINT passes the signal on and waits for them all.
 import cluster, { type Worker } from 'node:cluster';
 import pino from 'pino';

@@ -38,7 +38,7 @@ export const service: ServiceDefinition = {
     const wallet = new NodeWallet(db, config, app.log);
     const authenticator = new Authenticator(db, wallet, config.mintTimeoutMs);
     const redemptionLimit = new RedemptionLimit(db, wallet, config.redeemLimitPerMinute);
-    // The providers and the models they serve (provider-models.ts); fetched model lists are read now
+    // The providers and the models they serve (forward/provider-models.ts); fetched model lists are read now
     // and again every PROXY_PROVIDERS_REFRESH_SECONDS.
     const catalog = new ProviderCatalog(config.forward.providers, loadModels(config.forward.modelsFile));
     await catalog.refresh(config.forward, app.log);
@@ -68,7 +68,7 @@ export const service: ServiceDefinition = {
     });
     billing.start();
     app.addHook('onClose', async () => recovery?.stop());
-    // Expired keys with a Refund-LNURL address are paid to it (expiry-refunds.ts); every process
+    // Expired keys with a Refund-LNURL address are paid to it (lightning/expiry-refunds.ts); every process
     // runs the job, each account is taken by one.
     const expiryRefunds = new ExpiryRefunds(db, lightning.payments, config.lightning, app.log);
     app.addHook('onReady', async () => expiryRefunds.start());
@@ -84,7 +84,7 @@ export const service: ServiceDefinition = {
     });
 
     // A token as the bearer is redeemed by whichever route authenticates it (the wallet routes and
-    // forwarding alike), so this hook covers every route of the proxy (see redeem-limit.ts). A
+    // forwarding alike), so this hook covers every route of the proxy (see keys/redeem-limit.ts). A
     // callback hook: it runs on every request, and an async one costs a promise each time.
     app.addHook('onRequest', (request, _reply, done) => {
       const credential = parseAuthorization(request.headers.authorization ?? '');

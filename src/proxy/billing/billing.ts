@@ -6,7 +6,7 @@
 //            the cost, and above x only what the account has available besides (never below zero)
 //   release: reserved -= x
 // The ledger row's status moves once from 'reserved', which makes settle/release exactly-once.
-// Steps arriving together share one transaction (../db/group-commit.ts), written set-wise by
+// Steps arriving together share one transaction (src/db/group-commit.ts), written set-wise by
 // applyBillingSteps in store.ts.
 import { GroupCommit } from '../../db/group-commit.js';
 import { databaseOutage } from '../../db/errors.js';

@@ -225,7 +225,7 @@ export function loadModels(file: string | null): Map<string, Model> {
 
 /** Reads a BTC/USD figure from a feed's JSON: at the URL's #fragment path, else at known places. */
 export function rateFromFeed(json: unknown, fragment: string): string | null {
-  // Own fields only (json-fields.ts): a path such as "constructor" finds nothing in the feed.
+  // Own fields only (../common/json-fields.ts): a path such as "constructor" finds nothing in the feed.
   const at = (path: string) => fieldAt(json, path.split('.').filter(Boolean));
   const pairs = at('result');
   const candidates = fragment
@@ -298,7 +298,7 @@ export class Pricing {
   constructor(
     private readonly config: ForwardConfig,
     private readonly log?: { warn(obj: object, msg: string): void },
-    /** The models the providers serve (provider-models.ts); by default those of PROXY_MODELS_FILE. */
+    /** The models the providers serve (../forward/provider-models.ts); by default those of PROXY_MODELS_FILE. */
     models?: Map<string, Model>,
   ) {
     this.models = new Map(models ?? loadModels(config.modelsFile));

@@ -375,7 +375,7 @@ export async function applyBillingStepsAtOnce(db: Executor, steps: BillingStep[]
     if ((error as { code?: unknown }).code === DOES_NOT_FIT) return null;
     throw error;
   }
-  // pg reads a bigint[] as strings (only a single bigint is parsed to a number, in ../db/index.ts).
+  // pg reads a bigint[] as strings (only a single bigint is parsed to a number, in src/db/index.ts).
   const numbers = (list: unknown[]) => list.map((value) => (value === null ? null : Number(value)));
   const billed = { ...row, held: numbers(row.held) as number[], available: numbers(row.available) };
   const settled = new Set(numbers(row.settled));

@@ -26,7 +26,7 @@ export interface ForwardConfig {
   upstreamQueue: number;
   /** Longest a request waits in that queue before its 503. */
   upstreamQueueTimeoutMs: number;
-  /** JSON file of models and prices; null uses the bundled models.default.json. */
+  /** JSON file of models and prices; null uses the bundled ../billing/models.default.json. */
   modelsFile: string | null;
   /** Fixed BTC/USD rate as a decimal string; null uses the price feeds. */
   btcUsd: string | null;

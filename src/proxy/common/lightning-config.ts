@@ -8,7 +8,7 @@ export interface LightningConfig {
   lnurlTimeoutMs: number;
   /** Plain http to Lightning addresses on loopback hosts (tests, local demos); never for real ones. */
   lnurlAllowHttpLoopback: boolean;
-  /** How often expired keys are refunded to their Refund-LNURL address (expiry-refunds.ts). */
+  /** How often expired keys are refunded to their Refund-LNURL address (../lightning/expiry-refunds.ts). */
   expiryRefundIntervalMs: number;
   /** Most expired accounts one pass pays. */
   expiryRefundBatch: number;

@@ -93,7 +93,7 @@ export const proxyMigrations: Migration[] = [
     },
   },
   {
-    // The ledger of billed requests (src/proxy/billing.ts): a row per reservation, settled to
+    // The ledger of billed requests (src/proxy/billing/billing.ts): a row per reservation, settled to
     // the charge from the upstream's usage or released. heartbeat_at is refreshed by the
     // process serving the request, so another process can tell a dead reservation from a long stream.
     name: '2100_proxy_requests',
@@ -223,7 +223,7 @@ export const proxyMigrations: Migration[] = [
     // Invoices that fund an account (a NUT-04 mint quote of the primary mint each), payments out
     // by melting the node's proofs (NUT-05: refunds to a Lightning address, the operator's
     // withdrawals), and the refund address an account gave (Refund-LNURL). The mint and melt
-    // themselves are journaled in proxy_mint_ops (kinds mint and melt; see src/proxy/lightning.ts).
+    // themselves are journaled in proxy_mint_ops (kinds mint and melt; see src/proxy/lightning/lightning.ts).
     name: '2110_proxy_lightning',
     async up(db, t) {
       await db.schema
@@ -275,9 +275,9 @@ export const proxyMigrations: Migration[] = [
   },
   // --- Keys with limits (issue 14, 2120–2129): child keys, Key-Expiry-Time, per-key history ------
   {
-    // Child keys spend their parent's balance within their own limit per period (child-keys.ts).
+    // Child keys spend their parent's balance within their own limit per period (../keys/child-keys.ts).
     // Their spending in the period and their reservations are counted on their row in the
-    // billing transaction, under the same lock as the parent's balance (store.ts, applyBillingSteps).
+    // billing transaction, under the same lock as the parent's balance (billing/store.ts, applyBillingSteps).
     // proxy_requests.child_key_id names the child that made a billed request; the two indexes
     // serve GET /v1/balance/history (one index write per request, at its insert only).
     // proxy_accounts.expires_at: Key-Expiry-Time given with a token when it opened the account.
@@ -322,7 +322,7 @@ export const proxyMigrations: Migration[] = [
     },
   },
   {
-    // Refunds of expired keys to their Refund-LNURL address (expiry-refunds.ts): one row per
+    // Refunds of expired keys to their Refund-LNURL address (../lightning/expiry-refunds.ts): one row per
     // account that has both an expiry and an address, due at its expiry; the job walks the due rows
     // by the index (so its work per pass is its batch, however many accounts expired), counts its
     // attempts and sets when it may try again (the backoff, for every process), and deletes the
@@ -350,7 +350,7 @@ export const proxyMigrations: Migration[] = [
     },
   },
   {
-    // PostgreSQL only: one shared billing batch in one statement (store.ts, applyBillingSteps). Each
+    // PostgreSQL only: one shared billing batch in one statement (billing/store.ts, applyBillingSteps). Each
     // statement from the node is a round trip, and a transaction of begin, lock, settle, update,
     // insert and commit held the account's row lock for six of them; this function does the same
     // work in one (bench/README.md, "Group commit of billing"). The amounts are planned by the

@@ -263,7 +263,7 @@ export const CreateQuery = Type.Object({
   }),
 });
 
-// --- Keys with limits (issue 14): child keys and the per-key history (key-routes.ts) -----------
+// --- Keys with limits (issue 14): child keys and the per-key history (../keys/key-routes.ts) -----------
 
 const ResetPeriodSchema = Type.Union(
   [Type.Literal('daily'), Type.Literal('weekly'), Type.Literal('monthly'), Type.Literal('none')],
@@ -376,7 +376,7 @@ export function keyErrors(statuses: number[]): Record<string, TSchema> {
   return errorAnswers(text, statuses);
 }
 
-// --- Lightning in and out (lightning-routes.ts, docs/proxy-wallet.md#lightning) ----------------
+// --- Lightning in and out (../lightning/lightning-routes.ts, docs/proxy-wallet.md#lightning) ----------------
 
 export const InvoiceBody = Type.Object({
   amount_sats: Type.Integer({ minimum: 1, description: 'What the invoice asks for and the account is credited' }),

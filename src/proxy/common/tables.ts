@@ -77,7 +77,7 @@ export interface ProxyProofsTable {
 
 export type RequestStatus = 'reserved' | 'settled' | 'released' | 'expired';
 
-/** A billed request (migration 2100, src/proxy/billing.ts). */
+/** A billed request (migration 2100, src/proxy/billing/billing.ts). */
 export interface ProxyRequestsTable {
   id: Generated<number>;
   account_id: number;
@@ -106,7 +106,7 @@ export interface ProxyRequestsTable {
   child_key_id: Generated<number | null>;
 }
 
-/** Withdrawals of the node's earnings as Cashu tokens (migration 2101, src/proxy/admin-data.ts). */
+/** Withdrawals of the node's earnings as Cashu tokens (migration 2101, src/proxy/admin/admin-data.ts). */
 export interface ProxyWithdrawalsTable {
   id: Generated<number>;
   amount_msat: number;
@@ -144,7 +144,10 @@ export interface ProxyTables {
   proxy_expiry_refunds: ProxyExpiryRefundsTable;
 }
 
-/** An account with an expiry and a refund address: the expiry job's schedule (migration 2130, expiry-refunds.ts). */
+/**
+ * An account with an expiry and a refund address: the expiry job's schedule (migration 2130,
+ * ../lightning/expiry-refunds.ts).
+ */
 export interface ProxyExpiryRefundsTable {
   account_id: number;
   attempts: number;
@@ -156,7 +159,7 @@ export interface ProxyExpiryRefundsTable {
 
 export type ResetPeriod = 'daily' | 'weekly' | 'monthly' | 'none';
 
-/** A child key: spends its parent's balance within its own limit per period (migration 2120, child-keys.ts). */
+/** A child key: spends its parent's balance within its own limit per period (migration 2120, ../keys/child-keys.ts). */
 export interface ProxyChildKeysTable {
   id: Generated<number>;
   parent_account_id: number;

@@ -1,4 +1,4 @@
-// A billed request (a model-using POST, see metering.ts): metered, priced, its payer found, its
+// A billed request (a model-using POST, see ../billing/metering.ts): metered, priced, its payer found, its
 // price reserved, forwarded, and settled from the upstream's usage (docs/proxy-billing.md).
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { HttpError } from '../../http/errors.js';
@@ -128,7 +128,7 @@ async function serveReserved(
   return sendBilledJson(billed, response.statusCode, response.headers, response.body);
 }
 
-/** The body with another model id (a provider that names the model otherwise, providers.ts). */
+/** The body with another model id (a provider that names the model otherwise, ../common/providers.ts). */
 function withModel(body: Buffer, id: string): Buffer {
   return Buffer.from(JSON.stringify({ ...JSON.parse(body.toString('utf8')), model: id }));
 }

@@ -1,4 +1,4 @@
-// The node's parts forwarding works with (built in service.ts): their own module, so that the
+// The node's parts forwarding works with (built in ../service.ts): their own module, so that the
 // payer, the reservation and the billed exchange all name them without importing each other.
 import type { Database } from '../../db/index.js';
 import type { Billing } from '../billing/billing.js';

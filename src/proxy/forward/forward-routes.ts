@@ -1,5 +1,5 @@
 // The catch-all that forwards every unclaimed path upstream (docs/proxy-billing.md). Billed paths
-// (model-using POSTs, see metering.ts) go through billed-forward.ts; other writes are charged a flat
+// (model-using POSTs, see ../billing/metering.ts) go through billed-forward.ts; other writes are charged a flat
 // price (write-forward.ts); reads are forwarded as a stream, free, to a valid key (free-forward.ts).
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';

@@ -91,7 +91,7 @@ function connectionTokens(headers: IncomingHttpHeaders | Record<string, unknown>
   );
 }
 
-/** The caller's headers as sent upstream; the provider's key is added per attempt (providers.ts). */
+/** The caller's headers as sent upstream; the provider's key is added per attempt (../common/providers.ts). */
 export function upstreamRequestHeaders(
   incoming: IncomingHttpHeaders,
   replaceBody?: { length: number },

@@ -10,7 +10,7 @@ import { looksLikeToken, tokenError } from '../wallet/tokens.js';
 
 export interface Payer {
   accountId: number;
-  /** The hash of the account's key (the authenticator's cache entry, see accounts.ts). */
+  /** The hash of the account's key (the authenticator's cache entry, see ../keys/accounts.ts). */
   keyHash: string;
   payment: 'key' | 'x-cashu';
   /** A child key paying from the account (its limit applies); null for the account's own key. */

@@ -52,7 +52,7 @@ export class Upstreams {
           ...config,
           upstreamUrl: provider.baseUrl,
           upstreamConnections: provider.connections ?? config.upstreamConnections,
-          // A queue needs a limit to wait behind (forward-config.ts).
+          // A queue needs a limit to wait behind (../common/forward-config.ts).
           upstreamQueue: (provider.connections ?? config.upstreamConnections) > 0 ? config.upstreamQueue : 0,
         },
         metrics,

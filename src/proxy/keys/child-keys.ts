@@ -1,6 +1,6 @@
 // Child keys (issue 14, docs/proxy-wallet.md#child-keys): keys that spend their parent's balance,
 // each within its own limit per period and until its expiry. Their limit is enforced where the
-// balance is, in the billing transaction (store.ts, applyBillingSteps); this module creates,
+// balance is, in the billing transaction (../billing/store.ts, applyBillingSteps); this module creates,
 // lists, revokes and resets them for the parent.
 import { randomBytes } from 'node:crypto';
 import type { Database } from '../../db/index.js';

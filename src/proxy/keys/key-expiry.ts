@@ -2,7 +2,7 @@
 // bearer with this header (unix seconds) sets when the account it opens expires. From then on the
 // account pays for nothing (401 invalid_api_key, checked in the billing transaction as well) while
 // its balance stays claimable by POST /v1/balance/refund, or is paid to the account's Refund-LNURL
-// address by the expiry job (expiry-refunds.ts).
+// address by the expiry job (../lightning/expiry-refunds.ts).
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Database } from '../../db/index.js';
 import { HttpError } from '../../http/errors.js';

@@ -1,4 +1,4 @@
-// The Lightning parts of the node, built once by service.ts: invoices in, payments out, the LNURL
+// The Lightning parts of the node, built once by ../service.ts: invoices in, payments out, the LNURL
 // client, and their recovery pass (run with the wallet's, at start and periodically).
 import type { Database } from '../../db/index.js';
 import { HttpError } from '../../http/errors.js';

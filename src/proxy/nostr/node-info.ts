@@ -51,7 +51,7 @@ export function registerNodeInfoRoutes(scope: FastifyInstance, { config, wallet,
     async () => ({ ...identity(), npub: config.nostr.key?.npub ?? null, onion_url: config.onionUrl }),
   );
 
-  // Whole sats, rounded up: a client paying max_cost holds what the node reserves (metering.ts).
+  // Whole sats, rounded up: a client paying max_cost holds what the node reserves (../billing/metering.ts).
   const maximalSats = (model: Model, price: Price): MaximalSats => {
     const cost = maximalCost(model, price, config.forward);
     const sats = (msat: number) => Math.ceil(msat / 1000);

@@ -42,7 +42,7 @@ export function toAccount(row: Selectable<ProxyAccountsTable>): Account {
   };
 }
 
-// Every request with a key runs this one: prepared (../db/prepared.ts).
+// Every request with a key runs this one: prepared (src/db/prepared.ts).
 const byKeyHash = prepared((p: Params<{ keyHash: string }>, db) =>
   db.selectFrom('proxy_accounts').selectAll().where('key_hash', '=', p.keyHash),
 );
