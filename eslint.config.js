@@ -54,13 +54,18 @@ export default tseslint.config(
     files: ['src/proxy/**/*.ts'],
     plugins: { 'import-x': importX, quartet: { rules: { 'import-circles': importCircles } } },
     settings: {
+      // .ts files are modules to follow (without this no-cycle skips them), parsed as TypeScript.
+      'import-x/extensions': ['.ts', '.js'],
+      'import-x/parsers': { '@typescript-eslint/parser': ['.ts'] },
       // TypeScript's `./x.js` names ./x.ts.
       'import-x/resolver-next': [
         createNodeResolver({ extensions: ['.ts', '.js', '.json'], extensionAlias: { '.js': ['.ts', '.js'] } }),
       ],
     },
     rules: {
-      'import-x/no-cycle': ['error', { ignoreExternal: true }],
+      // src/services.ts loads each service with import() when SERVICES names it: a lazy load, not a
+      // circle in the order modules are evaluated, so circles through a dynamic import are left out.
+      'import-x/no-cycle': ['error', { ignoreExternal: true, allowUnsafeDynamicCyclicDependency: true }],
       // no-cycle leaves type-only imports out; this one counts them (eslint/import-circles.js).
       'quartet/import-circles': ['error', { root: 'src/proxy' }],
       'import-x/no-restricted-paths': ['error', { zones: proxyLayers() }],
@@ -68,7 +73,7 @@ export default tseslint.config(
   },
 );
 
-/** A zone per folder: it may not import the folders above it (nor the top files service.ts, wallet-routes.ts). */
+/** A zone per folder: what it may not import (folders above or beside it; service.ts, wallet-routes.ts). */
 function proxyLayers() {
   const top = ['./src/proxy/service.ts', './src/proxy/wallet-routes.ts'];
   const above = {
@@ -84,6 +89,6 @@ function proxyLayers() {
   return Object.entries(above).map(([folder, higher]) => ({
     target: `./src/proxy/${folder}`,
     from: [...higher.map((name) => `./src/proxy/${name}`), ...top],
-    message: `src/proxy/${folder} sits below ${higher.join(', ')} and the top files (eslint.config.js).`,
+    message: `src/proxy/${folder} may not import ${higher.join(', ')} or the top files: dependencies point one way.`,
   }));
 }
