@@ -1,8 +1,10 @@
 // Lint: neostandard's rules (its style rules off: Prettier formats), with ESLint's and typescript-eslint's
 // recommended sets. `npm run lint` checks both; `npm run format` rewrites the files.
 import js from '@eslint/js';
+import { createNodeResolver, importX } from 'eslint-plugin-import-x';
 import neostandard, { plugins } from 'neostandard';
 import tseslint from 'typescript-eslint';
+import { importCircles } from './eslint/import-circles.js';
 
 // What the platform (src/config.ts, src/env.ts, src/http/, src/db/) may not import: a service's folder
 // (../proxy/…, ../../users/…; relative imports are all that reach them) or a module that names them.
@@ -67,4 +69,49 @@ export default tseslint.config(
       '@stylistic/max-len': ['error', { code: 120, ignoreUrls: true, ignoreRegExpLiterals: true }],
     },
   },
+  {
+    // The proxy node's domains depend one way (forward → billing → keys → wallet → src/cashu, with
+    // lightning, admin and nostr on top, common/ under them all, service.ts above everything), so
+    // that each can be read and changed knowing only what is under it: a lower folder importing a
+    // higher one, types included, or any import circle fails the lint (issue 28).
+    files: ['src/proxy/**/*.ts'],
+    plugins: { 'import-x': importX, quartet: { rules: { 'import-circles': importCircles } } },
+    settings: {
+      // .ts files are modules to follow (without this no-cycle skips them), parsed as TypeScript.
+      'import-x/extensions': ['.ts', '.js'],
+      'import-x/parsers': { '@typescript-eslint/parser': ['.ts'] },
+      // TypeScript's `./x.js` names ./x.ts.
+      'import-x/resolver-next': [
+        createNodeResolver({ extensions: ['.ts', '.js', '.json'], extensionAlias: { '.js': ['.ts', '.js'] } }),
+      ],
+    },
+    rules: {
+      // src/services.ts loads each service with import() when SERVICES names it: a lazy load, not a
+      // circle in the order modules are evaluated, so circles through a dynamic import are left out.
+      'import-x/no-cycle': ['error', { ignoreExternal: true, allowUnsafeDynamicCyclicDependency: true }],
+      // no-cycle leaves type-only imports out; this one counts them (eslint/import-circles.js).
+      'quartet/import-circles': ['error', { root: 'src/proxy' }],
+      'import-x/no-restricted-paths': ['error', { zones: proxyLayers() }],
+    },
+  },
 );
+
+/** A zone per folder: what it may not import (folders above or beside it; service.ts, wallet-routes.ts). */
+function proxyLayers() {
+  const top = ['./src/proxy/service.ts', './src/proxy/wallet-routes.ts'];
+  const above = {
+    common: ['wallet', 'keys', 'billing', 'forward', 'lightning', 'admin', 'nostr'],
+    wallet: ['keys', 'billing', 'forward', 'lightning', 'admin', 'nostr'],
+    keys: ['billing', 'forward', 'lightning', 'admin', 'nostr'],
+    billing: ['forward', 'lightning', 'admin', 'nostr'],
+    forward: ['lightning', 'admin', 'nostr'],
+    lightning: ['forward', 'admin', 'nostr'],
+    admin: ['nostr'],
+    nostr: ['forward', 'lightning', 'admin'],
+  };
+  return Object.entries(above).map(([folder, higher]) => ({
+    target: `./src/proxy/${folder}`,
+    from: [...higher.map((name) => `./src/proxy/${name}`), ...top],
+    message: `src/proxy/${folder} may not import ${higher.join(', ')} or the top files: dependencies point one way.`,
+  }));
+}

@@ -1,5 +1,5 @@
 // Billing alone on PostgreSQL (issue 18): 50 callers reserve and settle in a loop through
-// src/proxy/billing.ts, on one hot account or spread over many, counting the statements sent to
+// src/proxy/billing/billing.ts, on one hot account or spread over many, counting the statements sent to
 // the server (each one a round trip) per request. No HTTP: what the billing steps cost by themselves.
 //   node --import tsx bench/billing-round-trips.ts [accounts=1] [seconds=5]
 import { randomBytes } from 'node:crypto';
@@ -9,8 +9,8 @@ import pg from 'pg';
 import { parseDatabaseUrl } from '../src/config.js';
 import { openDatabase } from '../src/db/index.js';
 import { migrate } from '../src/db/migrate.js';
-import { Billing } from '../src/proxy/billing.js';
-import type { ForwardConfig } from '../src/proxy/forward-config.js';
+import { Billing } from '../src/proxy/billing/billing.js';
+import type { ForwardConfig } from '../src/proxy/common/forward-config.js';
 import { serviceMigrations } from '../src/services.js';
 
 const PG_SERVER = process.env.BENCH_PG_SERVER ?? 'postgres://postgres@127.0.0.1:5432';

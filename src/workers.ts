@@ -3,7 +3,7 @@
 // for correctness lives in a worker's memory (README, "PostgreSQL and several processes"), so
 // any worker may serve any request. The primary migrates once, starts the workers, replaces one
 // that dies, answers the workers' /metrics with the whole cluster's counts (src/http/metrics.ts),
-// announces the proxy node on Nostr once for all of them (src/proxy/nostr.ts), and at
+// announces the proxy node on Nostr once for all of them (src/proxy/nostr/nostr.ts), and at
 // SIGTERM/SIGINT passes the signal on and waits for them all.
 import cluster, { type Worker } from 'node:cluster';
 import pino from 'pino';
@@ -33,7 +33,7 @@ export async function runPrimary(config: Config): Promise<number> {
   serveClusterMetrics();
   // One announcer for the node, not one per worker; loaded only when the proxy is mounted.
   const announcement = config.services.includes('proxy')
-    ? (await import('./proxy/nostr.js')).startAnnouncement(config.proxy, log)
+    ? (await import('./proxy/nostr/nostr.js')).startAnnouncement(config.proxy, log)
     : null;
 
   let stopping = false;

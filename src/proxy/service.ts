@@ -5,24 +5,24 @@ import cluster from 'node:cluster';
 import { errorHandlerFor, openAiStyle } from '../http/errors.js';
 import { installJsonParser } from '../http/json-depth.js';
 import type { ServiceDefinition } from '../services.js';
-import { Authenticator, parseAuthorization } from './accounts.js';
-import { registerAdminRoutes } from './admin.js';
-import { Billing } from './billing.js';
-import { ChildKeys } from './child-keys.js';
-import { ExpiryRefunds } from './expiry-refunds.js';
-import { registerForwardRoutes } from './forward-routes.js';
-import { registerKeyExpiry } from './key-expiry.js';
-import { registerKeyRoutes } from './key-routes.js';
-import { registerLightningRoutes } from './lightning-routes.js';
-import { buildLightning } from './lightning-service.js';
-import { registerNodeInfoRoutes } from './node-info.js';
-import { startAnnouncement } from './nostr.js';
-import { loadModels, Pricing } from './pricing.js';
-import { ProviderCatalog } from './provider-models.js';
-import { startRecovery } from './recovery.js';
-import { RedemptionLimit } from './redeem-limit.js';
-import { NodeWallet } from './wallet.js';
-import { Upstreams } from './upstreams.js';
+import { Authenticator, parseAuthorization } from './keys/accounts.js';
+import { registerAdminRoutes } from './admin/admin.js';
+import { Billing } from './billing/billing.js';
+import { ChildKeys } from './keys/child-keys.js';
+import { ExpiryRefunds } from './lightning/expiry-refunds.js';
+import { registerForwardRoutes } from './forward/forward-routes.js';
+import { registerKeyExpiry } from './keys/key-expiry.js';
+import { registerKeyRoutes } from './keys/key-routes.js';
+import { registerLightningRoutes } from './lightning/lightning-routes.js';
+import { buildLightning } from './lightning/lightning-service.js';
+import { registerNodeInfoRoutes } from './nostr/node-info.js';
+import { startAnnouncement } from './nostr/nostr.js';
+import { loadModels, Pricing } from './billing/pricing.js';
+import { ProviderCatalog } from './forward/provider-models.js';
+import { startRecovery } from './wallet/recovery.js';
+import { RedemptionLimit } from './keys/redeem-limit.js';
+import { NodeWallet } from './wallet/wallet.js';
+import { Upstreams } from './forward/upstreams.js';
 import { registerWalletRoutes } from './wallet-routes.js';
 
 export const service: ServiceDefinition = {
@@ -38,7 +38,7 @@ export const service: ServiceDefinition = {
     const wallet = new NodeWallet(db, config, app.log);
     const authenticator = new Authenticator(db, wallet, config.mintTimeoutMs);
     const redemptionLimit = new RedemptionLimit(db, wallet, config.redeemLimitPerMinute);
-    // The providers and the models they serve (provider-models.ts); fetched model lists are read now
+    // The providers and the models they serve (forward/provider-models.ts); fetched model lists are read now
     // and again every PROXY_PROVIDERS_REFRESH_SECONDS.
     const catalog = new ProviderCatalog(config.forward.providers, loadModels(config.forward.modelsFile));
     await catalog.refresh(config.forward, app.log);
@@ -68,7 +68,7 @@ export const service: ServiceDefinition = {
     });
     billing.start();
     app.addHook('onClose', async () => recovery?.stop());
-    // Expired keys with a Refund-LNURL address are paid to it (expiry-refunds.ts); every process
+    // Expired keys with a Refund-LNURL address are paid to it (lightning/expiry-refunds.ts); every process
     // runs the job, each account is taken by one.
     const expiryRefunds = new ExpiryRefunds(db, lightning.payments, config.lightning, app.log);
     app.addHook('onReady', async () => expiryRefunds.start());
@@ -84,7 +84,7 @@ export const service: ServiceDefinition = {
     });
 
     // A token as the bearer is redeemed by whichever route authenticates it (the wallet routes and
-    // forwarding alike), so this hook covers every route of the proxy (see redeem-limit.ts). A
+    // forwarding alike), so this hook covers every route of the proxy (see keys/redeem-limit.ts). A
     // callback hook: it runs on every request, and an async one costs a promise each time.
     app.addHook('onRequest', (request, _reply, done) => {
       const credential = parseAuthorization(request.headers.authorization ?? '');

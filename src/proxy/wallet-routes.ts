@@ -6,9 +6,9 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Database } from '../db/index.js';
 import { HttpError } from '../http/errors.js';
-import { apiKeyForToken, apiKeyOf, findAccountByKey, parseAuthorization, type Authenticator } from './accounts.js';
-import type { Lightning } from './lightning-service.js';
-import type { RedemptionLimit } from './redeem-limit.js';
+import { apiKeyForToken, apiKeyOf, findAccountByKey, parseAuthorization, type Authenticator } from './keys/accounts.js';
+import type { Lightning } from './lightning/lightning-service.js';
+import type { RedemptionLimit } from './keys/redeem-limit.js';
 import {
   AuthorizationHeader,
   CreateQuery,
@@ -22,10 +22,11 @@ import {
   TopupResult,
   WalletInfo,
   walletErrors,
-} from './schemas.js';
-import { accountById, refundAddressOf, type Account } from './store.js';
-import { tokenError } from './tokens.js';
-import type { NodeWallet } from './wallet.js';
+} from './common/schemas.js';
+import { accountById, type Account } from './wallet/store.js';
+import { refundAddressOf } from './lightning/store.js';
+import { tokenError } from './wallet/tokens.js';
+import type { NodeWallet } from './wallet/wallet.js';
 
 // Today's prefix first, then Routstr's name for the same routes.
 const balancePrefixes = ['/v1/wallet', '/v1/balance'];

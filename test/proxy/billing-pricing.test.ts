@@ -9,8 +9,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadFullConfig } from '../../src/services.js';
 import { ConfigError } from '../../src/env.js';
-import { ceilTimes, costOf, loadModels, parseDecimal, Pricing, rateFromFeed } from '../../src/proxy/pricing.js';
-import { planReservation, promptTokenBound, meterRequest } from '../../src/proxy/metering.js';
+import { ceilTimes, costOf, loadModels, parseDecimal, Pricing, rateFromFeed } from '../../src/proxy/billing/pricing.js';
+import { planReservation, promptTokenBound, meterRequest } from '../../src/proxy/billing/metering.js';
 import { chatBody, postJson, startNode, TEST_MODEL } from './forward-helpers.js';
 
 describe('msat arithmetic', () => {

@@ -5,7 +5,7 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import { openForSuite } from '../support/lifecycle.js';
 import { createTestDatabase, databaseKinds, postgresAvailable } from '../support/databases.js';
 import { startFakeUpstream } from '../../src/fakeupstream/index.js';
-import { Billing } from '../../src/proxy/billing.js';
+import { Billing } from '../../src/proxy/billing/billing.js';
 import { chatBody, postJson, startNode, testCost, waitUntil, type Node } from './forward-helpers.js';
 
 const auth = (key: string) => ({ authorization: `Bearer ${key}` });

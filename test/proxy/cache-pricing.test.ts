@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { type FakeUpstream, startFakeUpstream } from '../../src/fakeupstream/index.js';
-import { costOf, parseDecimal } from '../../src/proxy/pricing.js';
+import { costOf, parseDecimal } from '../../src/proxy/billing/pricing.js';
 import { databaseKinds } from '../support/databases.js';
 import { request } from '../support/http.js';
 import { chatBody, type Node, postJson, startNode } from './forward-helpers.js';

@@ -200,9 +200,9 @@ describe.each(databaseKinds)('a Lightning mint interrupted by a crash on %s', (k
     const outputs = OutputData.createRandomData(300, keysets.keysets[0]);
     const db = server.db.kysely;
     const now = Date.now();
-    // The new account's key is derived from the invoice id (src/proxy/lightning.ts).
-    const { apiKeyForInvoice } = await import('../../src/proxy/lightning.js');
-    const { keyHash, keyPrefix } = await import('../../src/proxy/accounts.js');
+    // The new account's key is derived from the invoice id (src/proxy/lightning/lightning.ts).
+    const { apiKeyForInvoice } = await import('../../src/proxy/lightning/lightning.js');
+    const { keyHash, keyPrefix } = await import('../../src/proxy/keys/accounts.js');
     const key = apiKeyForInvoice(id);
     await db.transaction().execute(async (trx) => {
       const op = await trx

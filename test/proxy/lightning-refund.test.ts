@@ -253,7 +253,7 @@ function encodeLnurl(url: string): string {
 
 describe.each(databaseKinds)('refunds to a bech32 LNURL on %s', (kind) => {
   it('decodes it (checksum checked) and pays it', async () => {
-    const { parseLightningAddress } = await import('../../src/proxy/lnurl.js');
+    const { parseLightningAddress } = await import('../../src/proxy/lightning/lnurl.js');
     // LUD-01's own example.
     const example =
       'LNURL1DP68GURN8GHJ7UM9WFMXJCM99E3K7MF0V9CXJ0M385EKVCENXC6R2C35XVUKXEFCV5MKVV34X5EKZD3EV56NYD3HXQURZEPEXEJ' +
@@ -316,7 +316,7 @@ describe.each(databaseKinds)('a Lightning refund while a token refund holds proo
 
 describe('Lightning addresses outside loopback tests', () => {
   it('are resolved over https only', async () => {
-    const { Lnurl } = await import('../../src/proxy/lnurl.js');
+    const { Lnurl } = await import('../../src/proxy/lightning/lnurl.js');
     const strict = new Lnurl({ timeoutMs: 500, allowHttpLoopback: false });
     // https to a loopback port where nothing listens: refused as unreachable, never tried over http.
     await expect(strict.resolve('alice@127.0.0.1:1')).rejects.toMatchObject({

@@ -6,9 +6,9 @@
 import { isUtf8 } from 'node:buffer';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { jsonStringBytes } from '../../src/proxy/chunk-shape.js';
-import type { BilledKind } from '../../src/proxy/metering.js';
-import { SseMeter, type SseEvent } from '../../src/proxy/metering-stream.js';
+import { jsonStringBytes } from '../../src/proxy/billing/chunk-shape.js';
+import type { BilledKind } from '../../src/proxy/billing/metering.js';
+import { SseMeter, type SseEvent } from '../../src/proxy/billing/metering-stream.js';
 
 /** Chunk data with TEXT where the random string body goes. */
 const SHAPES = [

@@ -1,6 +1,6 @@
 // The circuit breaker of one provider (provider-breaker.ts), on a clock of the test's own.
 import { describe, expect, it } from 'vitest';
-import { CircuitBreaker } from '../../src/proxy/provider-breaker.js';
+import { CircuitBreaker } from '../../src/proxy/forward/provider-breaker.js';
 
 describe('circuit breaker', () => {
   const make = () => {

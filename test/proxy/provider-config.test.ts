@@ -6,9 +6,9 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadFullConfig } from '../../src/services.js';
 import { ConfigError } from '../../src/env.js';
-import { multiplyDecimal, ProviderCatalog } from '../../src/proxy/provider-models.js';
-import { loadModels } from '../../src/proxy/pricing.js';
-import { parseProviders, servesPath, withProviderKey } from '../../src/proxy/providers.js';
+import { multiplyDecimal, ProviderCatalog } from '../../src/proxy/forward/provider-models.js';
+import { loadModels } from '../../src/proxy/billing/pricing.js';
+import { parseProviders, servesPath, withProviderKey } from '../../src/proxy/common/providers.js';
 
 const parse = (providers: unknown, env: Record<string, string> = {}) => parseProviders({ providers }, 'test', env);
 const silent = { warn() {} };

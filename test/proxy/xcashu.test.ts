@@ -7,8 +7,8 @@ import { startDevMint, type DevMint } from '../../src/devmint/index.js';
 import { databaseKinds } from '../support/databases.js';
 import { chatBody, postJson, startNode, testCost, TEST_MODEL, type Node } from './forward-helpers.js';
 import { sendChat, startHoldingUpstream } from './holding.js';
-import { apiKeyForToken, keyHash } from '../../src/proxy/accounts.js';
-import { refundAddressOf } from '../../src/proxy/store.js';
+import { apiKeyForToken, keyHash } from '../../src/proxy/keys/accounts.js';
+import { refundAddressOf } from '../../src/proxy/lightning/store.js';
 import { receiveAtMint, waitFor } from './wallet-helpers.js';
 
 const tokenSats = (token: string) => Number(getTokenMetadata(token).amount);

@@ -1,0 +1,169 @@
+// What the admin page shows and does: node totals, the proofs held per mint, recent accounts,
+// requests and withdrawals, the withdrawal of the node's earnings, and the login sessions (in
+// the database, so every process agrees). Its SQL is in ./store.ts.
+import { createHash, randomBytes } from 'node:crypto';
+import { writeTransaction, type Database } from '../../db/index.js';
+import { HttpError } from '../../http/errors.js';
+import { accountTotals, insertWithdrawal, lockNode, withdrawnMsat } from '../lightning/store.js';
+import {
+  adminSessionByIdHash,
+  countLiveReservations,
+  deleteAdminSession,
+  deleteExpiredAdminSessions,
+  finishWithdrawal,
+  insertAdminSession,
+  mintHoldings as mintHoldingRows,
+  recentAccounts,
+  recentRequests,
+  recentWithdrawals,
+} from './store.js';
+import type { NodeWallet } from '../wallet/wallet.js';
+
+export interface NodeTotals {
+  /** Everything users' accounts own (including reserved). */
+  heldMsat: number;
+  reservedMsat: number;
+  /** Charged for requests, all time. */
+  earnedMsat: number;
+  /** Paid out (or being paid out) to the operator. */
+  withdrawnMsat: number;
+  /** The node's own money still in the wallet: earned − withdrawn. */
+  earningsMsat: number;
+  accounts: number;
+  settledRequests: number;
+  inFlight: number;
+}
+
+export async function nodeTotals(db: Database): Promise<NodeTotals> {
+  const [accounts, inFlight, withdrawn] = await Promise.all([
+    accountTotals(db.kysely),
+    countLiveReservations(db.kysely),
+    withdrawnMsat(db.kysely),
+  ]);
+  return {
+    heldMsat: accounts.held,
+    reservedMsat: accounts.reserved,
+    earnedMsat: accounts.earned,
+    withdrawnMsat: withdrawn,
+    earningsMsat: accounts.earned - withdrawn,
+    accounts: accounts.accounts,
+    settledRequests: accounts.settled,
+    inFlight,
+  };
+}
+
+export interface MintHolding {
+  mintUrl: string;
+  unit: string;
+  unspent: number;
+  reserved: number;
+  proofs: number;
+}
+
+/** The proofs the node holds, per mint and unit (read-only view of the wallet's proxy_proofs). */
+export async function mintHoldings(db: Database): Promise<MintHolding[]> {
+  const rows = await mintHoldingRows(db.kysely);
+  return rows.map((row) => ({
+    mintUrl: row.mint_url,
+    unit: row.unit,
+    unspent: row.unspent,
+    reserved: row.reserved,
+    proofs: row.proofs,
+  }));
+}
+
+/** Everything the dashboard shows. */
+export async function dashboardData(db: Database) {
+  const [totals, holdings, accounts, requests, withdrawals] = await Promise.all([
+    nodeTotals(db),
+    mintHoldings(db),
+    recentAccounts(db.kysely, 100),
+    recentRequests(db.kysely, 50),
+    recentWithdrawals(db.kysely, 20),
+  ]);
+  return { totals, holdings, accounts, requests, withdrawals };
+}
+
+export type DashboardData = Awaited<ReturnType<typeof dashboardData>>;
+
+/**
+ * Pays `amountMsat` of the node's earnings out as a Cashu token of `mintUrl`. The lock row makes
+ * the check-and-record one serialized step across processes; the withdrawal is recorded before
+ * the token is made and marked failed (freeing the amount) if the wallet cannot make it.
+ */
+export async function withdrawEarnings(
+  db: Database,
+  wallet: NodeWallet,
+  amountMsat: number,
+  mintUrl: string,
+  by: string,
+): Promise<{ id: number; token: string }> {
+  if (!wallet.mints.includes(mintUrl)) {
+    throw new HttpError(400, `Unknown mint ${mintUrl}; this node trusts ${wallet.mints.join(', ')}`);
+  }
+  if (!Number.isSafeInteger(amountMsat) || amountMsat <= 0 || amountMsat % 1000 !== 0) {
+    throw new HttpError(400, 'The amount must be a positive whole number of sats');
+  }
+  const now = Date.now();
+  const id = await writeTransaction(db, async (trx) => {
+    await lockNode(trx);
+    const { earned } = await accountTotals(trx);
+    const available = earned - (await withdrawnMsat(trx));
+    if (amountMsat > available) {
+      throw new HttpError(400, `The node's earnings are ${available} msat; ${amountMsat} msat cannot be withdrawn`);
+    }
+    return insertWithdrawal(trx, {
+      amount_msat: amountMsat,
+      mint_url: mintUrl,
+      status: 'pending',
+      token: null,
+      error: null,
+      created_by: by,
+      created_at: now,
+      updated_at: now,
+    });
+  });
+  try {
+    const token = await wallet.issue(amountMsat, mintUrl, { purpose: 'withdraw' });
+    await finishWithdrawal(db.kysely, id, { status: 'issued', token }, Date.now());
+    return { id, token };
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    await finishWithdrawal(db.kysely, id, { status: 'failed', error: message.slice(0, 500) }, Date.now());
+    throw error instanceof HttpError ? error : new HttpError(503, `The token could not be made: ${message}`);
+  }
+}
+
+// --- sessions --------------------------------------------------------------------------
+
+// The database keeps the id's digest and compares digests, never the cookie itself.
+const hashId = (id: string) => createHash('sha256').update(id).digest('hex');
+
+export async function createSession(
+  db: Database,
+  principal: string,
+  lifetimeMs: number,
+): Promise<{ id: string; csrf: string; expiresAt: number }> {
+  const id = randomBytes(32).toString('base64url');
+  const csrf = randomBytes(32).toString('base64url');
+  const now = Date.now();
+  await deleteExpiredAdminSessions(db.kysely, now);
+  await insertAdminSession(db.kysely, {
+    id_hash: hashId(id),
+    csrf_token: csrf,
+    principal,
+    created_at: now,
+    expires_at: now + lifetimeMs,
+  });
+  return { id, csrf, expiresAt: now + lifetimeMs };
+}
+
+export async function findSession(db: Database, id: string): Promise<{ principal: string; csrf: string } | null> {
+  const row = await adminSessionByIdHash(db.kysely, hashId(id));
+  if (!row || row.expires_at <= Date.now()) return null;
+  return { principal: row.principal, csrf: row.csrf_token };
+}
+
+export async function deleteSession(db: Database, id: string): Promise<void> {
+  await deleteAdminSession(db.kysely, hashId(id));
+}

@@ -1,0 +1,259 @@
+// `GET /admin/`: the operator's page (./admin-page.ts renders it, ./admin-data.ts holds what it
+// shows and does). Login by PROXY_ADMIN_PASSWORD (only its scrypt hash is kept, compared in
+// constant time, rate-limited; the session lives in the database behind an HttpOnly
+// SameSite=Strict cookie) or by the bearer token of an admin of the users and tasks API. POST
+// forms carry a CSRF token of the session (@fastify/csrf-protection) and must come from this origin.
+import { scrypt as scryptCallback, timingSafeEqual } from 'node:crypto';
+import { promisify } from 'node:util';
+import fastifyCookie from '@fastify/cookie';
+import fastifyCsrfProtection from '@fastify/csrf-protection';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
+import { bearerToken } from '../../http/auth.js';
+import { HttpError } from '../../http/errors.js';
+import { hitRateLimit } from '../../http/rate-limit.js';
+import type { ServiceContext } from '../../services.js';
+import { SCRYPT_PARAMS } from '../common/forward-config.js';
+import { createSession, dashboardData, deleteSession, findSession, withdrawEarnings } from './admin-data.js';
+import {
+  dashboardHtml,
+  errorHtml,
+  lightningWithdrawalHtml,
+  loginHtml,
+  notConfiguredHtml,
+  sendPage,
+  withdrawalHtml,
+  type DashboardViewer,
+} from './admin-page.js';
+import type { Lightning } from '../lightning/lightning-service.js';
+import type { NodeWallet } from '../wallet/wallet.js';
+
+const scrypt = promisify(scryptCallback) as (
+  password: string,
+  salt: Buffer,
+  keylen: number,
+  options: object,
+) => Promise<Buffer>;
+
+const COOKIE = 'quartet_admin';
+const LOGIN_LIMITS = [
+  { scope: 'ip', limit: 10, windowMs: 15 * 60_000 },
+  { scope: 'all', limit: 100, windowMs: 15 * 60_000 },
+];
+const CSRF_ERRORS = new Set(['FST_CSRF_MISSING_SECRET', 'FST_CSRF_INVALID_TOKEN']);
+
+interface Admin {
+  principal: string;
+  /** The session's id (its cookie's value); null for bearer-token callers. */
+  sessionId: string | null;
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The admin page's caller, set by the admin routes' own hook (null: not signed in). */
+    proxyAdmin: Admin | null;
+    /**
+     * The admin session as @fastify/csrf-protection reads it in its `@fastify/session` mode: the
+     * CSRF secret, kept in the session's database row. Null without a session (bearer callers
+     * have no ambient credential to forge, so their forms need no token).
+     */
+    session: { csrfSecret: string } | null;
+  }
+}
+
+export async function registerAdminRoutes(
+  app: FastifyInstance,
+  context: ServiceContext,
+  wallet: NodeWallet,
+  lightning: Lightning,
+) {
+  const config = context.config.proxy.forward;
+  const db = context.db;
+
+  async function currentAdmin(request: FastifyRequest): Promise<void> {
+    request.proxyAdmin = null;
+    request.session = null;
+    const bearer = bearerToken(request.headers.authorization);
+    if (bearer) {
+      const principal = await context.identity.fromBearer(bearer);
+      if (principal?.role === 'admin') request.proxyAdmin = { principal: `user:${principal.userId}`, sessionId: null };
+      return;
+    }
+    const id = request.cookies[COOKIE];
+    if (!id || !config.adminPassword) return;
+    const session = await findSession(db, id);
+    if (!session) return;
+    request.proxyAdmin = { principal: session.principal, sessionId: id };
+    request.session = { csrfSecret: session.csrf };
+  }
+
+  /** The session cookie's attributes (an empty value and no age end it). */
+  const sessionCookie = (request: FastifyRequest, maxAgeSeconds: number) => ({
+    path: '/admin',
+    maxAge: maxAgeSeconds,
+    httpOnly: true,
+    sameSite: 'strict' as const,
+    secure: request.protocol === 'https',
+  });
+
+  await app.register(async (scope) => {
+    await scope.register(fastifyCookie);
+    await scope.register(fastifyCsrfProtection, {
+      sessionPlugin: '@fastify/session',
+      sessionKey: 'csrfSecret',
+      getToken: (request) => formField(request, 'csrf'),
+    });
+    scope.decorateRequest('proxyAdmin', null);
+    scope.decorateRequest('session', null);
+
+    /** A session's form must carry its CSRF token (checked by the plugin, in constant time). */
+    function csrfOfSession(request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) {
+      if (request.session === null) return done();
+      scope.csrfProtection(request, reply, done);
+    }
+
+    async function signedIn(request: FastifyRequest) {
+      if (!request.proxyAdmin) throw new HttpError(401, 'Log in first');
+    }
+    async function fromThisOrigin(request: FastifyRequest) {
+      refuseCrossOrigin(request);
+    }
+    async function sessionFromThisOrigin(request: FastifyRequest) {
+      if (request.session) refuseCrossOrigin(request);
+    }
+
+    scope.removeAllContentTypeParsers();
+    scope.addContentTypeParser(
+      'application/x-www-form-urlencoded',
+      { parseAs: 'string', bodyLimit: 8192 },
+      (_request, body, done) => {
+        // Field names are the caller's: a table without a prototype.
+        done(null, Object.assign(Object.create(null), Object.fromEntries(new URLSearchParams(body as string))));
+      },
+    );
+    scope.setErrorHandler<FastifyError>((error, request, reply) => {
+      const status = error instanceof HttpError ? error.status : (error.statusCode ?? 500);
+      if (status >= 500) request.log.error({ err: error }, 'admin page error');
+      let message = error.message;
+      if (status >= 500 && !(error instanceof HttpError)) message = 'Internal error';
+      else if (CSRF_ERRORS.has(error.code)) message = 'The form has expired; reload the page and try again';
+      return sendPage(reply.code(status), 'Error', errorHtml(message));
+    });
+    scope.addHook('preHandler', currentAdmin);
+
+    async function dashboard(admin: Admin, reply: FastifyReply): Promise<string> {
+      const viewer: DashboardViewer = {
+        principal: admin.principal,
+        csrfToken: admin.sessionId ? reply.generateCsrf() : null,
+        hasSession: admin.sessionId !== null,
+      };
+      return dashboardHtml(viewer, wallet.mints, await dashboardData(db));
+    }
+
+    scope.get('/admin', { schema: { hide: true } }, async (_request, reply) => reply.redirect('/admin/', 301));
+
+    scope.get(
+      '/admin/',
+      {
+        schema: {
+          summary: 'Administration page (HTML)',
+          description:
+            'The operator page: node totals, mint balances, accounts, recent billed requests and withdrawal of ' +
+            'the node earnings. Login by PROXY_ADMIN_PASSWORD or the bearer token of an admin of the users API.',
+        },
+      },
+      async (request, reply) => {
+        const admin = request.proxyAdmin;
+        if (!admin) {
+          if (!config.adminPassword) return sendPage(reply, 'Admin', notConfiguredHtml());
+          return sendPage(reply, 'Admin login', loginHtml());
+        }
+        return sendPage(reply, 'Admin', await dashboard(admin, reply));
+      },
+    );
+
+    scope.post('/admin/login', { schema: { hide: true } }, async (request, reply) => {
+      if (!config.adminPassword) return sendPage(reply.code(404), 'Admin', notConfiguredHtml());
+      refuseCrossOrigin(request);
+      for (const rule of LOGIN_LIMITS) {
+        const key = rule.scope === 'ip' ? `proxy-admin-login:${request.ip}` : 'proxy-admin-login:*';
+        const hit = await hitRateLimit(db, key, rule);
+        if (!hit.allowed) {
+          reply.header('retry-after', String(Math.ceil(hit.retryAfterMs / 1000)));
+          return sendPage(
+            reply.code(429),
+            'Admin login',
+            loginHtml(`Too many login attempts; try again in ${Math.ceil(hit.retryAfterMs / 60_000)} minutes.`),
+          );
+        }
+      }
+      const { N, r, p, keylen } = SCRYPT_PARAMS;
+      const candidate = await scrypt(formField(request, 'password'), config.adminPassword.salt, keylen, {
+        N,
+        r,
+        p,
+        maxmem: 64 * 1024 * 1024,
+      });
+      if (!timingSafeEqual(candidate, config.adminPassword.hash)) {
+        return sendPage(reply.code(401), 'Admin login', loginHtml('Wrong password.'));
+      }
+      const session = await createSession(db, 'password', config.adminSessionMs);
+      reply.setCookie(COOKIE, session.id, sessionCookie(request, Math.floor(config.adminSessionMs / 1000)));
+      return reply.redirect('/admin/', 303);
+    });
+
+    // Only a session has something to end; the form checks apply to it alone.
+    const sessionForm = { schema: { hide: true }, preHandler: [sessionFromThisOrigin, csrfOfSession] };
+    scope.post('/admin/logout', sessionForm, async (request, reply) => {
+      const sessionId = request.proxyAdmin?.sessionId;
+      if (sessionId) await deleteSession(db, sessionId);
+      reply.setCookie(COOKIE, '', sessionCookie(request, 0));
+      return reply.redirect('/admin/', 303);
+    });
+
+    const adminForm = { schema: { hide: true }, preHandler: [signedIn, fromThisOrigin, csrfOfSession] };
+    scope.post('/admin/withdraw', adminForm, async (request, reply) => {
+      const admin = request.proxyAdmin!;
+      const sats = Number(formField(request, 'amount_sat'));
+      if (!Number.isSafeInteger(sats) || sats <= 0) {
+        throw new HttpError(400, 'The amount must be a positive whole number of sats');
+      }
+      const mint = formField(request, 'mint');
+      const { token } = await withdrawEarnings(db, wallet, sats * 1000, mint, admin.principal);
+      return sendPage(reply, 'Admin', withdrawalHtml(sats, mint, token) + '\n' + (await dashboard(admin, reply)));
+    });
+
+    // The earnings paid by melting at the primary mint (./lightning-pay.ts) to an invoice or an address.
+    scope.post('/admin/withdraw-lightning', adminForm, async (request, reply) => {
+      const admin = request.proxyAdmin!;
+      const target = formField(request, 'target').trim();
+      if (target === '' || target.length > 8000) {
+        throw new HttpError(400, 'Give a bolt11 invoice or a Lightning address');
+      }
+      const amount = formField(request, 'amount_sat');
+      const sats = amount === '' ? null : Number(amount);
+      const paid = await lightning.payments.withdraw(target, sats, admin.principal);
+      const page = lightningWithdrawalHtml(paid.status, paid.recipient, paid.msats);
+      return sendPage(reply, 'Admin', page + '\n' + (await dashboard(admin, reply)));
+    });
+  });
+}
+
+/** A field of the posted form ('' when absent); the form parser above gives a string table. */
+function formField(request: FastifyRequest, name: string): string {
+  const form = request.body as Record<string, string> | undefined;
+  return form && Object.hasOwn(form, name) ? form[name] : '';
+}
+
+/** A form posted from another site (the browser's Origin names another host) is refused. */
+function refuseCrossOrigin(request: FastifyRequest) {
+  const origin = request.headers.origin;
+  if (typeof origin !== 'string' || origin === 'null') return;
+  let host: string | null;
+  try {
+    host = new URL(origin).host;
+  } catch {
+    host = null;
+  }
+  // request.host honours X-Forwarded-Host when TRUST_PROXY is set.
+  if (host !== request.host) throw new HttpError(403, 'Cross-origin form refused');
+}

@@ -1,0 +1,222 @@
+// Row types of this service's tables (kept in step with migrations.ts).
+import type { Generated } from 'kysely';
+
+export interface ProxyAccountsTable {
+  id: Generated<number>;
+  /** sha256 hex of the full "sk-…" key; the key itself is never stored. */
+  key_hash: string;
+  /** The key's first 12 characters, to recognise an account on the admin page. */
+  key_prefix: string | null;
+  /** Everything the account owns, including reserved_msat. */
+  balance_msat: number;
+  /** Held by in-flight requests; available = balance_msat - reserved_msat. */
+  reserved_msat: Generated<number>;
+  total_spent_msat: Generated<number>;
+  total_requests: Generated<number>;
+  mint_url: string;
+  unit: string;
+  created_at: number;
+  last_used_at: number | null;
+  /** Key-Expiry-Time (ms) given with the token that opened it; null: never expires (migration 2120). */
+  expires_at: Generated<number | null>;
+}
+
+/** mint and melt: Lightning in and out (./lightning.ts); the swap journal drives redeem and issue only. */
+export type MintOpKind = 'redeem' | 'issue' | 'mint' | 'melt';
+export type MintOpState = 'preparing' | 'pending' | 'done' | 'failed';
+
+export interface ProxyMintOpsTable {
+  id: Generated<number>;
+  kind: MintOpKind;
+  purpose: string;
+  state: MintOpState;
+  mint_url: string;
+  unit: string;
+  token_hash: string | null;
+  request: string | null;
+  credit_account_id: number | null;
+  credit_key_hash: string | null;
+  credit_key_prefix: string | null;
+  credit_msat: Generated<number>;
+  debit_account_id: number | null;
+  debit_msat: Generated<number>;
+  result: string | null;
+  error: string | null;
+  attempts: Generated<number>;
+  lease_until: number;
+  /** Issue: when a refund answer first carried the token (null: finished, never handed out). */
+  claimed_at: number | null;
+  /** 1 while some swap this operation sent may have been performed; 0 once the mint refused them all. */
+  maybe_swapped: Generated<number>;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface ProxyOpInputsTable {
+  y: string;
+  op_id: number;
+}
+
+export type ProofState = 'unspent' | 'reserved' | 'spent';
+
+export interface ProxyProofsTable {
+  id: Generated<number>;
+  mint_url: string;
+  unit: string;
+  keyset_id: string;
+  amount: number;
+  secret: string;
+  c: string;
+  y: string;
+  dleq: string | null;
+  state: ProofState;
+  source_op_id: number;
+  spend_op_id: number | null;
+  created_at: number;
+}
+
+export type RequestStatus = 'reserved' | 'settled' | 'released' | 'expired';
+
+/** A billed request (migration 2100, src/proxy/billing/billing.ts). */
+export interface ProxyRequestsTable {
+  id: Generated<number>;
+  account_id: number;
+  request_id: string | null;
+  path: string;
+  model: string;
+  stream: number;
+  payment: 'key' | 'x-cashu';
+  status: RequestStatus;
+  reserved_msat: number;
+  /** What the account paid: the cost from usage, at most the reservation (node absorbs the rest). */
+  charged_msat: Generated<number>;
+  /** The cost computed from usage (input + output + per-request price). */
+  cost_msat: Generated<number>;
+  input_msat: Generated<number>;
+  output_msat: Generated<number>;
+  prompt_tokens: number | null;
+  completion_tokens: number | null;
+  usage_source: 'upstream' | 'estimate' | null;
+  upstream_status: number | null;
+  error: string | null;
+  created_at: number;
+  heartbeat_at: number;
+  settled_at: number | null;
+  /** The child key that made the request (null: the account's own key); migration 2120. */
+  child_key_id: Generated<number | null>;
+}
+
+/** Withdrawals of the node's earnings as Cashu tokens (migration 2101, src/proxy/admin/admin-data.ts). */
+export interface ProxyWithdrawalsTable {
+  id: Generated<number>;
+  amount_msat: number;
+  mint_url: string;
+  status: 'pending' | 'issued' | 'failed';
+  token: string | null;
+  error: string | null;
+  created_by: string;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface ProxyAdminSessionsTable {
+  /** sha256 of the session cookie's value. */
+  id_hash: string;
+  csrf_token: string;
+  principal: string;
+  created_at: number;
+  expires_at: number;
+}
+
+export interface ProxyTables {
+  proxy_accounts: ProxyAccountsTable;
+  proxy_mint_ops: ProxyMintOpsTable;
+  proxy_op_inputs: ProxyOpInputsTable;
+  proxy_proofs: ProxyProofsTable;
+  proxy_requests: ProxyRequestsTable;
+  proxy_withdrawals: ProxyWithdrawalsTable;
+  proxy_node_lock: { id: number; version: number };
+  proxy_admin_sessions: ProxyAdminSessionsTable;
+  proxy_child_keys: ProxyChildKeysTable;
+  proxy_lightning_invoices: ProxyLightningInvoicesTable;
+  proxy_lightning_payments: ProxyLightningPaymentsTable;
+  proxy_refund_addresses: { account_id: number; address: string; created_at: number };
+  proxy_expiry_refunds: ProxyExpiryRefundsTable;
+}
+
+/**
+ * An account with an expiry and a refund address: the expiry job's schedule (migration 2130,
+ * ../lightning/expiry-refunds.ts).
+ */
+export interface ProxyExpiryRefundsTable {
+  account_id: number;
+  attempts: number;
+  /** Unix ms from which the job may pay it: its expiry, then the backoff (and the lease of a run). */
+  next_attempt_at: number;
+  last_error: string | null;
+  updated_at: number;
+}
+
+export type ResetPeriod = 'daily' | 'weekly' | 'monthly' | 'none';
+
+/** A child key: spends its parent's balance within its own limit per period (migration 2120, ../keys/child-keys.ts). */
+export interface ProxyChildKeysTable {
+  id: Generated<number>;
+  parent_account_id: number;
+  /** sha256 hex of the full "sk-…" key, as proxy_accounts.key_hash. */
+  key_hash: string;
+  key_prefix: string;
+  /** Most it may spend per period; null: only the parent's balance limits it. */
+  limit_msat: number | null;
+  reset_period: ResetPeriod;
+  /** When its current period began (ms); period_spent_msat counts charges since. */
+  period_start: number;
+  period_spent_msat: Generated<number>;
+  /** Held by its requests in flight (also counted in the parent's reserved_msat). */
+  reserved_msat: Generated<number>;
+  total_spent_msat: Generated<number>;
+  total_requests: Generated<number>;
+  expires_at: number | null;
+  revoked_at: number | null;
+  created_at: number;
+  last_used_at: number | null;
+}
+
+/** An invoice that funds an account: a mint quote of the primary mint (migration 2110). */
+export interface ProxyLightningInvoicesTable {
+  /** The invoice_id handed out: random, and for `create` the seed of the new account's key. */
+  id: string;
+  mint_url: string;
+  unit: string;
+  quote_id: string;
+  bolt11: string;
+  payment_hash: string | null;
+  amount_sats: number;
+  purpose: 'create' | 'topup';
+  account_id: number | null;
+  status: 'pending' | 'paid' | 'expired';
+  /** The mint operation (proxy_mint_ops, kind mint) started once the mint said PAID. */
+  op_id: number | null;
+  created_at: number;
+  expires_at: number;
+  paid_at: number | null;
+}
+
+/** A Lightning payment out of the node's proofs by a melt (migration 2110). */
+export interface ProxyLightningPaymentsTable {
+  id: Generated<number>;
+  purpose: 'refund' | 'withdraw';
+  account_id: number | null;
+  withdrawal_id: number | null;
+  recipient: string;
+  bolt11: string;
+  amount_msat: number;
+  fee_reserve_msat: number;
+  fee_paid_msat: number | null;
+  op_id: number;
+  status: 'pending' | 'paid' | 'failed';
+  preimage: string | null;
+  error: string | null;
+  created_at: number;
+  updated_at: number;
+}

@@ -1,0 +1,63 @@
+// A billed non-streaming answer: read whole (its usage is in it), settled, its cost added to the
+// JSON and the headers, sent (docs/proxy-billing.md).
+import type { Readable } from 'node:stream';
+import { HttpError } from '../../http/errors.js';
+import { jsonTextDeeperThan } from '../../http/json-depth.js';
+import { type BilledExchange, changeHeaderFor, errorWithChange, setCostHeaders, settle } from './billed-exchange.js';
+import { callerResponseHeaders, readBody, upstreamFailure } from './forward.js';
+import { costJson, estimateUsage, readUsage, withUsageCost } from '../billing/metering.js';
+
+export async function sendBilledJson(
+  billed: BilledExchange,
+  status: number,
+  headers: Record<string, string | string[] | undefined>,
+  body: Readable,
+) {
+  const { deps, reply, reservation } = billed;
+  let raw: Buffer;
+  try {
+    raw = await readBody(body, deps.config.maxResponseBytes);
+  } catch (error) {
+    await deps.billing.release(reservation, `reading the upstream answer failed: ${(error as Error).message}`, status);
+    throw await errorWithChange(billed, unreadableAnswer(error));
+  }
+  if (billed.caller.cancelled) {
+    // Gone while the answer was read: it is never delivered, so it is not billed.
+    await deps.billing.release(reservation, 'the caller left before the answer began', status);
+    throw upstreamFailure(billed.caller.signal.reason);
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(raw.toString('utf8'));
+  } catch {
+    json = undefined;
+  }
+  const reported = readUsage(json, billed.metered.kind);
+  const estimate = () => estimateUsage(billed.metered.raw.length, raw.length);
+  const settled = await settle(billed, reported, estimate, status);
+  setCostHeaders(reply, settled);
+  const change = await changeHeaderFor(billed);
+  if (!json || typeof json !== 'object' || Array.isArray(json) || jsonTextDeeperThan(raw)) {
+    // Not a JSON object (an upstream ignoring accept-encoding: identity, say), or too deep to
+    // re-serialize safely: passed on unchanged (the cost is in the headers).
+    return reply.code(status).headers(callerResponseHeaders(headers)).send(raw);
+  }
+  const cost = costJson(settled);
+  const out = Buffer.from(JSON.stringify({ ...json, cost: { ...cost, ...change }, ...withUsageCost(json, cost) }));
+  return reply
+    .code(status)
+    .headers(callerResponseHeaders(headers, { dropLength: true }))
+    .header('content-length', String(out.length))
+    .send(out);
+}
+
+/** 502 for an upstream answer too large to meter; otherwise as for any upstream failure. */
+function unreadableAnswer(error: unknown): HttpError {
+  if (error instanceof HttpError && error.status === 413) {
+    return new HttpError(502, 'The upstream answer is too large to meter', {
+      code: 'upstream_too_large',
+      type: 'upstream_error',
+    });
+  }
+  return upstreamFailure(error);
+}
