@@ -145,8 +145,26 @@ describe('reservations of a stopped process', () => {
       const key = await node.account(10_000);
       const db = node.server.db.kysely;
       const account = await db.selectFrom('proxy_accounts').select('id').executeTakeFirstOrThrow();
-      // A reservation left by a process that died an hour ago.
-      await db.updateTable('proxy_accounts').set({ reserved_msat: 3000 }).where('id', '=', account.id).execute();
+      // A long stream served right now keeps its reservation (the sweep runs every 2.5 s here).
+      node.upstream.faults.chunkDelayMs = 1000;
+      const stream = fetch(`${node.url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...auth(key) },
+        body: JSON.stringify(chatBody({ stream: true })),
+      }).then((r) => r.text());
+      // Once it holds its reservation (on a busy machine that can take longer than a sweep's
+      // interval), a reservation left by a process that died an hour ago appears beside it: the
+      // sweep that expires the dead one sees the live one too.
+      await waitUntil(
+        'the stream reserved',
+        async () => (await node.ledger()).some((row) => row.status === 'reserved'),
+        60_000,
+      );
+      await db
+        .updateTable('proxy_accounts')
+        .set((eb) => ({ reserved_msat: eb('reserved_msat', '+', 3000) }))
+        .where('id', '=', account.id)
+        .execute();
       const old = Date.now() - 3_600_000;
       await db
         .insertInto('proxy_requests')
@@ -163,17 +181,10 @@ describe('reservations of a stopped process', () => {
           heartbeat_at: old,
         })
         .execute();
-      // A long stream served right now keeps its reservation.
-      node.upstream.faults.chunkDelayMs = 400;
-      const stream = fetch(`${node.url}/v1/chat/completions`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', ...auth(key) },
-        body: JSON.stringify(chatBody({ stream: true })),
-      }).then((r) => r.text());
       await waitUntil(
         'the sweep',
         async () => (await node.ledger()).some((row) => row.request_id === 'dead' && row.status === 'expired'),
-        10_000,
+        30_000,
       );
       const live = (await node.ledger()).find((row) => row.request_id !== 'dead')!;
       expect(live.status).toBe('reserved');
@@ -184,7 +195,7 @@ describe('reservations of a stopped process', () => {
     } finally {
       await node.close();
     }
-  }, 30_000);
+  }, 120_000);
 });
 
 describe.skipIf(!postgresAvailable)('billing with two processes on one PostgreSQL', () => {
