@@ -2,7 +2,7 @@
 import { Type, type TSchema } from '@sinclair/typebox';
 import { MAX_ID, MAX_PAGE } from '../http/validation.js';
 import { FILE_FORMATS } from './formats/index.js';
-import { SPECIALIZATIONS } from './rates.js';
+import { SPECIALIZATIONS } from './quotation/rates.js';
 
 const Str = (description: string, extra: object = {}) => Type.String({ description, ...extra });
 const Bool = (description: string) => Type.Boolean({ description: `${description} (true/false or 1/0)` });

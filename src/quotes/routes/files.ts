@@ -3,8 +3,8 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { HttpError } from '../../http/errors.js';
-import { importTask, listFiles, listImportTasks, removeFile, uploadFile } from '../files.js';
-import { mergeParameters } from '../params.js';
+import { importTask, listFiles, listImportTasks, removeFile, uploadFile } from '../files/files.js';
+import { mergeParameters } from '../common/params.js';
 import * as S from '../schemas.js';
 import { projectOf, security, type QuotesDeps } from './context.js';
 

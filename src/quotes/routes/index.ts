@@ -7,7 +7,7 @@ import { HttpError } from '../../http/errors.js';
 import { parseForm } from '../../http/form.js';
 import { installJsonParser } from '../../http/json-depth.js';
 import { readMultipartBody } from '../../http/multipart.js';
-import { isRecord } from '../params.js';
+import { isRecord } from '../common/params.js';
 import type { QuotesDeps } from './context.js';
 import { registerFileRoutes } from './files.js';
 import { registerGroupRoutes } from './groups.js';

@@ -2,12 +2,12 @@
 // (file-worker.ts). This thread only reads the strings and hands them over as JSON batches.
 // The multilingual file and the app store description are the same JSON tree writer's output for
 // each language, and for every file of a project, put together here without parsing them again.
-import type { Database } from '../db/index.js';
-import { HttpError } from '../http/errors.js';
+import type { Database } from '../../db/index.js';
+import { HttpError } from '../../http/errors.js';
 import { BATCH, PoolBusyError, type ExportRow, type FilePool } from './file-worker.js';
-import { FORMATS, isFileFormat, type FileFormat } from './formats/index.js';
-import { findLanguage, type Language } from './locales.js';
-import { isAppDescriptionType } from './project-types.js';
+import { FORMATS, isFileFormat, type FileFormat } from '../formats/index.js';
+import { findLanguage, type Language } from '../common/locales.js';
+import { isAppDescriptionType } from '../projects/project-types.js';
 import {
   exportRows,
   filesOfProject,
@@ -16,7 +16,7 @@ import {
   targetLocales,
   type FileRow,
   type Project,
-} from './store.js';
+} from '../store/files.js';
 
 export interface ExportedFile {
   content: Buffer;

@@ -1,10 +1,10 @@
 // All SQL of the quotation service (Kysely, parameterized, same queries on SQLite and PostgreSQL).
 import { sql, type ExpressionBuilder, type Selectable } from 'kysely';
-import { columnsOf, insertRows, updateRows, type Column } from '../db/bulk.js';
-import { copyRows, type CopyValue } from '../db/copy.js';
-import type { Dialect, Executor } from '../db/index.js';
-import type { DB } from '../db/schema.js';
-import type { Principal } from '../http/auth.js';
+import { columnsOf, insertRows, updateRows, type Column } from '../../db/bulk.js';
+import { copyRows, type CopyValue } from '../../db/copy.js';
+import type { Dialect, Executor } from '../../db/index.js';
+import type { DB } from '../../db/schema.js';
+import type { Principal } from '../../http/auth.js';
 import type {
   QuoteAssignmentRow,
   QuoteFileLocaleRow,
@@ -17,7 +17,7 @@ import type {
   QuoteScreenshotTagRow,
   QuoteStringRow,
   QuoteTranslationRow,
-} from './tables.js';
+} from '../tables.js';
 
 export type Project = Omit<QuoteProjectRow, 'id'> & { id: number };
 export type ProjectGroup = Omit<QuoteProjectGroupRow, 'id'> & { id: number };

@@ -5,11 +5,11 @@
 // its name in the project: a screenshot sent again under the same name replaces the image and the
 // tags. Tags are kept as sent; a key need not be uploaded yet (screenshots often come before the
 // strings).
-import { writeTransaction, type Database, type Executor } from '../db/index.js';
-import { HttpError } from '../http/errors.js';
-import { PoolBusyError, type FilePool } from './file-worker.js';
-import { pageMeta } from './paging.js';
-import type { DecodedScreenshot } from './screenshot-reader.js';
+import { writeTransaction, type Database, type Executor } from '../../db/index.js';
+import { HttpError } from '../../http/errors.js';
+import { PoolBusyError, type FilePool } from '../jobs/file-worker.js';
+import { pageMeta } from '../common/paging.js';
+import type { DecodedScreenshot } from '../jobs/screenshot-reader.js';
 import {
   countScreenshots,
   pageOfScreenshots,
@@ -19,8 +19,8 @@ import {
   type Project,
   type ScreenshotRow,
   type ScreenshotTag,
-} from './store.js';
-import { timeFields } from './time.js';
+} from '../store/files.js';
+import { timeFields } from '../common/time.js';
 
 /** The body of an upload as the route's parsers keep it: the bytes, read in a thread. */
 export interface RawScreenshotsBody {

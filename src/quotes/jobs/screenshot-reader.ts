@@ -4,11 +4,11 @@
 // decoding its images took 50–200 ms on the request thread; here it holds up nothing. Pure: no
 // database, so the threads need none.
 import { Buffer } from 'node:buffer';
-import { fieldErrorsFromValidation, type AjvError, type FieldError } from '../http/errors.js';
-import { parseForm } from '../http/form.js';
-import { MAX_JSON_DEPTH, nestedDeeperThan } from '../http/json-depth.js';
-import { validatorCompiler } from '../http/validation.js';
-import { ScreenshotsBody } from './schemas.js';
+import { fieldErrorsFromValidation, type AjvError, type FieldError } from '../../http/errors.js';
+import { parseForm } from '../../http/form.js';
+import { MAX_JSON_DEPTH, nestedDeeperThan } from '../../http/json-depth.js';
+import { validatorCompiler } from '../../http/validation.js';
+import { ScreenshotsBody } from '../schemas.js';
 
 export interface ScreenshotTagInput {
   key: string;

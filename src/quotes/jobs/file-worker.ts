@@ -3,12 +3,12 @@
 // threads (piscina), so a hostile or huge file never stalls the requests of any service. This
 // module is both the pool (main thread) and the task (worker thread, its default export), which
 // dispatches on the task's kind.
-import '../noproto.js';
+import '../../noproto.js';
 import { Buffer } from 'node:buffer';
 import { MessageChannel, type MessagePort } from 'node:worker_threads';
 import { Piscina } from 'piscina';
-import { FORMATS, FormatError, isFileFormat } from './formats/index.js';
-import type { ExportEntry, ExportRequest, ParsedUnit } from './formats/index.js';
+import { FORMATS, FormatError, isFileFormat } from '../formats/index.js';
+import type { ExportEntry, ExportRequest, ParsedUnit } from '../formats/index.js';
 import { readScreenshots, type ScreenshotsRead } from './screenshot-reader.js';
 import { countWords } from './wordcount.js';
 

@@ -3,7 +3,7 @@
 // counts, the task's status), so a file is either fully imported or not at all. The units are
 // written batch by batch as the pool counts them; a problem found in a later batch (a duplicate)
 // rolls the earlier ones back with the rest.
-import { writeTransaction, type Database, type Dialect, type Executor } from '../db/index.js';
+import { writeTransaction, type Database, type Dialect, type Executor } from '../../db/index.js';
 import { ReadError, type CountedUnit, type ReadFile } from './file-worker.js';
 import {
   addTargetLocales,
@@ -22,7 +22,7 @@ import {
   translationsOf,
   updateUploadedFile,
   type ImportRow,
-} from './store.js';
+} from '../store/files.js';
 
 /** Failures whose message is meant for the uploader (anything else is logged, not shown). */
 export class ImportError extends Error {}

@@ -1,15 +1,15 @@
 // The files of a project: an upload becomes an import task (run by jobs.ts, applied by
 // importer.ts); the list shows each file with its last import; deleting takes its strings along.
 import type { MultipartFile } from '@fastify/multipart';
-import { writeTransaction, type Database, type Executor } from '../db/index.js';
-import { HttpError } from '../http/errors.js';
-import { FILE_FORMATS, isFileFormat } from './formats/index.js';
-import { fileNameProblem } from './importer.js';
-import type { ImportQueue } from './jobs.js';
-import { findLanguage, requireLanguage, type Language } from './locales.js';
-import { pageMeta } from './paging.js';
-import { isRecord, readBoolean } from './params.js';
-import { progress } from './projects.js';
+import { writeTransaction, type Database, type Executor } from '../../db/index.js';
+import { HttpError } from '../../http/errors.js';
+import { FILE_FORMATS, isFileFormat } from '../formats/index.js';
+import { fileNameProblem } from '../jobs/importer.js';
+import type { ImportQueue } from '../jobs/import-queue.js';
+import { findLanguage, requireLanguage, type Language } from '../common/locales.js';
+import { pageMeta } from '../common/paging.js';
+import { isRecord, readBoolean } from '../common/params.js';
+import { progress } from '../projects/projects.js';
 import {
   countFiles,
   countImports,
@@ -21,8 +21,8 @@ import {
   pageOfFiles,
   pageOfImports,
   type Project,
-} from './store.js';
-import { timeFields } from './time.js';
+} from '../store/files.js';
+import { timeFields } from '../common/time.js';
 
 type Fields = Record<string, unknown>;
 

@@ -1,14 +1,14 @@
 // Orders: a quotation that was accepted. Creating one (in one transaction) stores the order,
 // assigns the work to translators (their backlog from now on), and moves the "outdated"
 // baseline of every ordered file in the target language to the order's time.
-import { writeTransaction, type Database, type Executor } from '../db/index.js';
-import type { Principal } from '../http/auth.js';
-import { HttpError } from '../http/errors.js';
-import type { QuotesConfig } from './config.js';
-import { findLanguage } from './locales.js';
+import { writeTransaction, type Database, type Executor } from '../../db/index.js';
+import type { Principal } from '../../http/auth.js';
+import { HttpError } from '../../http/errors.js';
+import type { QuotesConfig } from '../config.js';
+import { findLanguage } from '../common/locales.js';
 import { makeQuotation, type QuoteRequest } from './quote.js';
 import type { Level } from './rates.js';
-import { pageMeta } from './paging.js';
+import { pageMeta } from '../common/paging.js';
 import {
   assignmentsOf,
   countOrders,
@@ -20,8 +20,8 @@ import {
   type AssignmentRow,
   type OrderRow,
   type Project,
-} from './store.js';
-import { timeFields } from './time.js';
+} from '../store/files.js';
+import { timeFields } from '../common/time.js';
 
 export type OrderLevel = 'translate-only' | 'translate-review' | 'review-only';
 
