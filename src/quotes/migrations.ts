@@ -261,7 +261,7 @@ export const quotesMigrations: Migration[] = [
     },
   },
   {
-    // A running import's lease (jobs.ts): its process renews it while it works on the job, and any
+    // A running import's lease (jobs/import-queue.ts): its process renews it while it works on the job, and any
     // process queues again a running job whose lease ran out. Jobs running at the upgrade get the
     // old rule's 300 s from their start.
     name: '3005_quotes_import_lease',

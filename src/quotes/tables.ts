@@ -111,7 +111,7 @@ export interface QuoteImportRow {
   created_at: number;
   started_at: number | null;
   finished_at: number | null;
-  /** While running: until when its process holds it (renewed as it works; jobs.ts). */
+  /** While running: until when its process holds it (renewed as it works; jobs/import-queue.ts). */
   lease_until: number | null;
 }
 

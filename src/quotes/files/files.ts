@@ -1,5 +1,5 @@
-// The files of a project: an upload becomes an import task (run by jobs.ts, applied by
-// importer.ts); the list shows each file with its last import; deleting takes its strings along.
+// The files of a project: an upload becomes an import task (run by jobs/import-queue.ts, applied by
+// jobs/importer.ts); the list shows each file with its last import; deleting takes its strings along.
 import type { MultipartFile } from '@fastify/multipart';
 import { writeTransaction, type Database, type Executor } from '../../db/index.js';
 import { HttpError } from '../../http/errors.js';
@@ -10,18 +10,9 @@ import { findLanguage, requireLanguage, type Language } from '../common/locales.
 import { pageMeta } from '../common/paging.js';
 import { isRecord, readBoolean } from '../common/params.js';
 import { progress } from '../projects/projects.js';
-import {
-  countFiles,
-  countImports,
-  deleteFile,
-  filesWithCounts,
-  findFile,
-  findImport,
-  insertImport,
-  pageOfFiles,
-  pageOfImports,
-  type Project,
-} from '../store/files.js';
+import { countFiles, deleteFile, filesWithCounts, findFile, pageOfFiles } from '../store/files.js';
+import { countImports, findImport, insertImport, pageOfImports } from '../store/imports.js';
+import type { Project } from '../store/rows.js';
 import { timeFields } from '../common/time.js';
 
 type Fields = Record<string, unknown>;

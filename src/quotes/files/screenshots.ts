@@ -10,16 +10,16 @@ import { HttpError } from '../../http/errors.js';
 import { PoolBusyError, type FilePool } from '../jobs/file-worker.js';
 import { pageMeta } from '../common/paging.js';
 import type { DecodedScreenshot } from '../jobs/screenshot-reader.js';
+import type { Project } from '../store/rows.js';
 import {
   countScreenshots,
   pageOfScreenshots,
   saveScreenshot,
   screenshotImage,
   tagsOf,
-  type Project,
   type ScreenshotRow,
   type ScreenshotTag,
-} from '../store/files.js';
+} from '../store/screenshots.js';
 import { timeFields } from '../common/time.js';
 
 /** The body of an upload as the route's parsers keep it: the bytes, read in a thread. */

@@ -8,15 +8,10 @@ import { BATCH, PoolBusyError, type ExportRow, type FilePool } from './file-work
 import { FORMATS, isFileFormat, type FileFormat } from '../formats/index.js';
 import { findLanguage, type Language } from '../common/locales.js';
 import { isAppDescriptionType } from '../projects/project-types.js';
-import {
-  exportRows,
-  filesOfProject,
-  findFile,
-  pluralFormsOf,
-  targetLocales,
-  type FileRow,
-  type Project,
-} from '../store/files.js';
+import { filesOfProject, findFile, pluralFormsOf } from '../store/files.js';
+import { targetLocales } from '../store/projects.js';
+import type { FileRow, Project } from '../store/rows.js';
+import { exportRows } from '../store/strings.js';
 
 export interface ExportedFile {
   content: Buffer;

@@ -28,7 +28,7 @@ import {
   type ClaimedImport,
   type HeldImport,
   type Upload,
-} from '../store/files.js';
+} from '../store/imports.js';
 
 const MAX_ATTEMPTS = 3;
 const INTERRUPTED =

@@ -6,23 +6,24 @@
 import { writeTransaction, type Database, type Dialect, type Executor } from '../../db/index.js';
 import { ReadError, type CountedUnit, type ReadFile } from './file-worker.js';
 import {
-  addTargetLocales,
-  baseLocaleOf,
-  completeImport,
-  copyNewStrings,
   countedLocales,
-  deleteStrings,
   findFile,
-  importWrites,
   insertFile,
-  mergeStrings,
   recountFileLocale,
   setPluralForms,
+  updateUploadedFile,
+} from '../store/files.js';
+import { baseLocaleOf, completeImport } from '../store/imports.js';
+import { addTargetLocales } from '../store/projects.js';
+import type { ImportRow } from '../store/rows.js';
+import {
+  copyNewStrings,
+  deleteStrings,
+  importWrites,
+  mergeStrings,
   stringsByKey,
   translationsOf,
-  updateUploadedFile,
-  type ImportRow,
-} from '../store/files.js';
+} from '../store/strings.js';
 
 /** Failures whose message is meant for the uploader (anything else is logged, not shown). */
 export class ImportError extends Error {}
@@ -148,7 +149,7 @@ async function diffStrings(
   const existing = await stringsByKey(trx, fileId);
   let position = 0;
   for await (const batch of batches) {
-    // Rows for the bulk writes, their values one after another (store.ts importWrites).
+    // Rows for the bulk writes, their values one after another (store/strings.ts importWrites).
     const inserts: unknown[] = [];
     // Changed source texts restart the "outdated" clock; unchanged ones keep theirs.
     const changed: unknown[] = [];

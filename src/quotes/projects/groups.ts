@@ -6,8 +6,11 @@ import type { Principal } from '../../http/auth.js';
 import { HttpError } from '../../http/errors.js';
 import { findLanguage, requireLanguage } from '../common/locales.js';
 import { pageMeta } from '../common/paging.js';
-import { countGroups, findGroup, groupLocales, insertGroup, pageOfGroups, projectsOfGroup } from '../store/files.js';
-import type { ProjectGroup } from '../store/files.js';
+import { countGroups, findGroup, groupLocales, insertGroup, pageOfGroups, projectsOfGroup } from '../store/groups.js';
+import type { ProjectGroup } from '../store/rows.js';
+
+// Deleted and listed as stored (deleting cascades in the database): the routes reach them here.
+export { deleteGroup, projectsOfGroup } from '../store/groups.js';
 
 export async function requireGroup(db: Executor, id: number, principal: Principal): Promise<ProjectGroup> {
   const group = await findGroup(db, id, principal);

@@ -15,10 +15,13 @@ import {
   setTargetLocales,
   targetLocalesOf,
   updateProject,
-  type Project,
-  type ProjectGroup,
-} from '../store/files.js';
+} from '../store/projects.js';
+import type { Project, ProjectGroup } from '../store/rows.js';
 import { timeFields } from '../common/time.js';
+
+// Listed and deleted as stored (deleting cascades in the database): the routes reach them here.
+export { deleteProject, listProjects } from '../store/projects.js';
+export type { Project } from '../store/rows.js';
 
 export interface ProjectChanges {
   name?: string;

@@ -9,6 +9,7 @@ import { findLanguage } from '../common/locales.js';
 import { makeQuotation, type QuoteRequest } from './quote.js';
 import type { Level } from './rates.js';
 import { pageMeta } from '../common/paging.js';
+import { recountFileLocale } from '../store/files.js';
 import {
   assignmentsOf,
   countOrders,
@@ -16,11 +17,9 @@ import {
   insertOrder,
   markOrdered,
   pageOfOrders,
-  recountFileLocale,
   type AssignmentRow,
-  type OrderRow,
-  type Project,
-} from '../store/files.js';
+} from '../store/orders.js';
+import type { OrderRow, Project } from '../store/rows.js';
 import { timeFields } from '../common/time.js';
 
 export type OrderLevel = 'translate-only' | 'translate-review' | 'review-only';

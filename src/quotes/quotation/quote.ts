@@ -7,7 +7,9 @@ import { totalCost } from './decimal.js';
 import { planLevel, poolFor, type LevelPlans } from './estimate.js';
 import { findLanguage, requireLanguage, type Language } from '../common/locales.js';
 import { LEVELS, perWordRate, type Level, type Specialization } from './rates.js';
-import { backlog, filesWithCounts, preferredTranslator, type FileRow, type Project } from '../store/files.js';
+import { filesWithCounts } from '../store/files.js';
+import { backlog, preferredTranslator } from '../store/orders.js';
+import type { FileRow, Project } from '../store/rows.js';
 import { oneSkyTime, unixSeconds } from '../common/time.js';
 
 export interface QuoteRequest {

@@ -7,8 +7,7 @@ import { HttpError } from '../../http/errors.js';
 import type { QuotesConfig } from '../config.js';
 import type { FilePool } from '../jobs/file-worker.js';
 import type { ImportQueue } from '../jobs/import-queue.js';
-import { requireProject } from '../projects/projects.js';
-import type { Project } from '../store/files.js';
+import { requireProject, type Project } from '../projects/projects.js';
 
 export interface QuotesDeps {
   db: Database;

@@ -6,9 +6,16 @@ import type { FastifyInstance } from 'fastify';
 import { LANGUAGES } from '../common/locales.js';
 import { mergeParameters } from '../common/params.js';
 import { PROJECT_TYPES } from '../projects/project-types.js';
-import { changeProject, createProject, projectBodies, projectBody, projectLanguages } from '../projects/projects.js';
+import {
+  changeProject,
+  createProject,
+  deleteProject,
+  listProjects,
+  projectBodies,
+  projectBody,
+  projectLanguages,
+} from '../projects/projects.js';
 import * as S from '../schemas.js';
-import { deleteProject, listProjects } from '../store/files.js';
 import { principalOf, projectOf, security, type QuotesDeps } from './context.js';
 
 export function registerProjectRoutes(scope: FastifyInstance, { db }: QuotesDeps) {
