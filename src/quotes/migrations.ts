@@ -270,4 +270,19 @@ export const quotesMigrations: Migration[] = [
       await sql`update quote_imports set lease_until = started_at + 300000 where status = 'running'`.execute(db);
     },
   },
+  {
+    // Phrase collections (OneSky's /phrase-collections) are files of format PHRASE_COLLECTION: their
+    // strings keep a description and a length limit (JSON), and a collection shows when it was
+    // created. Files made before this get their last upload's time.
+    name: '3006_quotes_phrase_collections',
+    async up(db, t) {
+      await db.schema.alterTable('quote_strings').addColumn('description', 'text').execute();
+      await db.schema.alterTable('quote_strings').addColumn('length_limit', 'text').execute();
+      await db.schema
+        .alterTable('quote_files')
+        .addColumn('created_at', t.bigint, (c) => c.notNull().defaultTo(0))
+        .execute();
+      await sql`update quote_files set created_at = uploaded_at`.execute(db);
+    },
+  },
 ];

@@ -43,6 +43,8 @@ export interface QuoteFileRow {
   meta: string;
   uploaded_at: number;
   last_import_id: number | null;
+  /** When the file (or phrase collection) was first uploaded. */
+  created_at: number;
 }
 
 export interface QuoteStringRow {
@@ -56,6 +58,10 @@ export interface QuoteStringRow {
   position: number;
   /** When the current source text first appeared (the "outdated" clock). */
   source_changed_at: number;
+  /** Phrase collections: the string's description for translators. */
+  description: string | null;
+  /** Phrase collections: JSON {type: absolute|relative, value, is_exceed_allowed}. */
+  length_limit: string | null;
 }
 
 export interface QuoteTranslationRow {

@@ -53,7 +53,8 @@ async function writeStrings(db: Database, pool: FilePool, request: WriteRequest)
       for await (const rows of exportRows(db.kysely, db.dialect, fileId, language.code, BATCH)) {
         // Arrays, not objects: shorter JSON. A turn of the event loop between batches.
         const batch = rows.map((row): ExportRow => {
-          return [row.key, row.context, row.source, row.source_plural, row.forms, row.fuzzy, row.stale, row.previous];
+          const { key, context, source, source_plural: plural, forms, fuzzy, stale, previous } = row;
+          return [key, context, source, plural, forms, fuzzy, stale, previous, row.description, row.length_limit];
         });
         batches.push(JSON.stringify(batch));
         await new Promise((resolve) => setImmediate(resolve));

@@ -152,6 +152,8 @@ export function orderBody(order: OrderRow, assignments: AssignmentRow[], withTas
       ? {
           tasks: [
             {
+              // OneSky names a task's language to_language; language stays for the clients of today.
+              to_language: to,
               language: to,
               status,
               translator: { name: translator?.translator ?? '' },

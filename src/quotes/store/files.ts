@@ -2,7 +2,7 @@
 import { sql } from 'kysely';
 import type { Executor } from '../../db/index.js';
 import type { QuoteFileLocaleRow } from '../tables.js';
-import type { FileRow } from './rows.js';
+import { COLLECTION_FORMAT, type FileRow } from './rows.js';
 
 export async function findFile(db: Executor, projectId: number, name: string): Promise<FileRow | undefined> {
   return db
@@ -17,22 +17,30 @@ export async function deleteFile(db: Executor, fileId: number): Promise<void> {
   await db.deleteFrom('quote_files').where('id', '=', fileId).execute();
 }
 
-export async function countFiles(db: Executor, projectId: number): Promise<number> {
+/** Uploaded files, or phrase collections (files of COLLECTION_FORMAT): each has its own list. */
+export type FileKind = 'files' | 'collections';
+
+const isKind = (kind: FileKind) => (kind === 'collections' ? ('=' as const) : ('<>' as const));
+
+export async function countFiles(db: Executor, projectId: number, kind: FileKind): Promise<number> {
   const row = await db
     .selectFrom('quote_files')
     .select(db.fn.countAll<number>().as('n'))
     .where('project_id', '=', projectId)
+    .where('format', isKind(kind), COLLECTION_FORMAT)
     .executeTakeFirstOrThrow();
   return row.n;
 }
 
-/** A page of a project's files by name, with the status of each one's last import. */
-export async function pageOfFiles(db: Executor, projectId: number, limit: number, offset: number) {
+/** A page of a project's files (or collections) by name, with the status of each one's last import. */
+export async function pageOfFiles(db: Executor, projectId: number, kind: FileKind, limit: number, offset: number) {
   return db
     .selectFrom('quote_files as f')
     .leftJoin('quote_imports as i', 'i.id', 'f.last_import_id')
-    .select(['f.name', 'f.format', 'f.string_count', 'f.word_count', 'f.uploaded_at', 'f.last_import_id', 'i.status'])
+    .select(['f.name', 'f.format', 'f.string_count', 'f.word_count', 'f.uploaded_at', 'f.created_at'])
+    .select(['f.last_import_id', 'i.status'])
     .where('f.project_id', '=', projectId)
+    .where('f.format', isKind(kind), COLLECTION_FORMAT)
     .orderBy('f.name')
     .limit(limit)
     .offset(offset)
@@ -126,6 +134,7 @@ export async function filesWithCounts(
       meta: row.meta,
       uploaded_at: row.uploaded_at,
       last_import_id: row.last_import_id,
+      created_at: row.created_at,
     };
     if (row.c_file_id == null) return { ...file, counts: null };
     // The left-joined counts are all present when the row is (c_file_id).
@@ -218,5 +227,28 @@ export async function filesOfProject(db: Executor, projectId: number): Promise<P
     .select(['id', 'name'])
     .where('project_id', '=', projectId)
     .orderBy('name')
+    .execute();
+}
+
+/** A phrase collection's strings in their order, with their descriptions and length limits. */
+export async function collectionStrings(db: Executor, fileId: number) {
+  return db
+    .selectFrom('quote_strings')
+    .select(['key', 'source', 'description', 'length_limit'])
+    .where('file_id', '=', fileId)
+    .orderBy('position')
+    .execute();
+}
+
+/** The translations of a phrase collection's strings (those with text), by language then string order. */
+export async function collectionTranslations(db: Executor, fileId: number) {
+  return db
+    .selectFrom('quote_translations as t')
+    .innerJoin('quote_strings as s', 's.id', 't.string_id')
+    .select(['t.locale', 's.key', 't.forms'])
+    .where('s.file_id', '=', fileId)
+    .where('t.is_empty', '=', 0)
+    .orderBy('t.locale')
+    .orderBy('s.position')
     .execute();
 }

@@ -7,6 +7,9 @@ export type FileRow = Omit<QuoteFileRow, 'id'> & { id: number };
 export type ImportRow = Omit<QuoteImportRow, 'id' | 'lease_until'> & { id: number };
 export type OrderRow = Omit<QuoteOrderRow, 'id'> & { id: number };
 
+/** The format of the files that hold OneSky's phrase collections (formats/phrase-collection.ts). */
+export const COLLECTION_FORMAT = 'PHRASE_COLLECTION';
+
 export interface StringTotals {
   strings: number;
   words: number;

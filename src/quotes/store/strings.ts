@@ -9,14 +9,14 @@ import { chunks } from './rows.js';
 
 export type SourceString = Pick<
   Selectable<QuoteStringRow>,
-  'id' | 'key' | 'source' | 'source_plural' | 'position' | 'word_count'
+  'id' | 'key' | 'source' | 'source_plural' | 'position' | 'word_count' | 'description' | 'length_limit'
 >;
 
 /** The strings of a file by key. */
 export async function stringsByKey(db: Executor, fileId: number): Promise<Map<string, SourceString>> {
   const rows = await db
     .selectFrom('quote_strings')
-    .select(['id', 'key', 'source', 'source_plural', 'position', 'word_count'])
+    .select(['id', 'key', 'source', 'source_plural', 'position', 'word_count', 'description', 'length_limit'])
     .where('file_id', '=', fileId)
     .execute();
   return new Map(rows.map((row) => [row.key, row]));
@@ -54,10 +54,13 @@ const STRING_COLUMNS = columnsOf('quote_strings', {
   word_count: 'integer',
   position: 'integer',
   source_changed_at: 'bigint',
+  description: 'text',
+  length_limit: 'text',
 });
 const STRING_KEY: [Column<'quote_strings'>] = [{ name: 'id', type: 'bigint' }];
-const CHANGED_SOURCE = STRING_COLUMNS.slice(3); // source … source_changed_at
+const CHANGED_SOURCE = STRING_COLUMNS.slice(3); // source … length_limit
 const POSITION = columnsOf('quote_strings', { position: 'integer' });
+const NOTES = columnsOf('quote_strings', { description: 'text', length_limit: 'text' });
 const TRANSLATION_KEY: [Column<'quote_translations'>, Column<'quote_translations'>] = [
   { name: 'string_id', type: 'bigint' },
   { name: 'locale', type: 'text' },
@@ -84,9 +87,12 @@ async function inSlices(values: unknown[], width: number, write: (rows: unknown[
 
 /**
  * The bulk writes of an import; each takes its rows' values one after another (db/bulk.ts):
- * - strings: file_id, key, context, source, source_plural, word_count, position, source_changed_at;
- * - changedSources: id, source, source_plural, word_count, position, source_changed_at;
+ * - strings: file_id, key, context, source, source_plural, word_count, position, source_changed_at,
+ *   description, length_limit;
+ * - changedSources: id, source, source_plural, word_count, position, source_changed_at, description, length_limit;
  * - moves: id, position;
+ * - changedNotes (a phrase collection's description or length limit, the source unchanged): id, description,
+ *   length_limit;
  * - translations (new or changed): string_id, locale, forms, is_empty, fuzzy, stale, previous, translated_at.
  */
 export const importWrites = {
@@ -98,6 +104,8 @@ export const importWrites = {
     ),
   moves: (db: Executor, dialect: Dialect, values: unknown[]) =>
     inSlices(values, 2, (rows) => updateRows(db, dialect, 'quote_strings', STRING_KEY, POSITION, rows)),
+  changedNotes: (db: Executor, dialect: Dialect, values: unknown[]) =>
+    inSlices(values, 1 + NOTES.length, (rows) => updateRows(db, dialect, 'quote_strings', STRING_KEY, NOTES, rows)),
   newTranslations: (db: Executor, dialect: Dialect, values: unknown[]) =>
     inSlices(values, TRANSLATION_KEY.length + TRANSLATION_VALUES.length, (rows) =>
       insertRows(db, dialect, 'quote_translations', [...TRANSLATION_KEY, ...TRANSLATION_VALUES], rows),
@@ -115,6 +123,8 @@ export interface StagedString {
   source: string;
   sourcePlural: string | null;
   words: number;
+  description?: string | null;
+  lengthLimit?: string | null;
 }
 
 /** The COPY rows of strings coming in batches, in file order: the values of `row` then the position. */
@@ -139,12 +149,34 @@ export async function copyNewStrings(
   await copyRows(
     db,
     'quote_strings',
-    ['file_id', 'key', 'context', 'source', 'source_plural', 'word_count', 'source_changed_at', 'position'],
-    positioned(strings, (s) => [fileId, s.key, s.context, s.source, s.sourcePlural, s.words, at]),
+    [
+      'file_id',
+      'key',
+      'context',
+      'source',
+      'source_plural',
+      'word_count',
+      'source_changed_at',
+      'description',
+      'length_limit',
+      'position',
+    ],
+    positioned(strings, (s) => [fileId, s.key, s.context, s.source, s.sourcePlural, s.words, at, ...notesOf(s)]),
   );
 }
 
-const STAGED_COLUMNS = ['key', 'context', 'source', 'source_plural', 'word_count', 'position'];
+const notesOf = (s: StagedString) => [s.description ?? null, s.lengthLimit ?? null];
+
+const STAGED_COLUMNS = [
+  'key',
+  'context',
+  'source',
+  'source_plural',
+  'word_count',
+  'description',
+  'length_limit',
+  'position',
+];
 
 /**
  * PostgreSQL: a source file's strings (in their order) replace the file's strings, set-wise: they
@@ -162,24 +194,28 @@ export async function mergeStrings(
 ): Promise<void> {
   await sql`create temp table quote_import_strings (
       key text not null, context text, source text not null, source_plural text,
-      word_count integer not null, position integer not null
+      word_count integer not null, description text, length_limit text, position integer not null
     ) on commit drop`.execute(db);
   await copyRows(
     db,
     'quote_import_strings',
     STAGED_COLUMNS,
-    positioned(strings, (s) => [s.key, s.context, s.source, s.sourcePlural, s.words]),
+    positioned(strings, (s) => [s.key, s.context, s.source, s.sourcePlural, s.words, ...notesOf(s)]),
   );
   await sql`update quote_strings as s
     set source = v.source, source_plural = v.source_plural, word_count = v.word_count,
-      position = v.position, source_changed_at = ${at}
+      position = v.position, source_changed_at = ${at}, description = v.description, length_limit = v.length_limit
     from quote_import_strings as v
     where s.file_id = ${fileId} and s.key = v.key
       and (s.source <> v.source or s.source_plural is distinct from v.source_plural)`.execute(db);
-  // Unchanged sources keep their word count and clock; only their position follows the file.
-  await sql`update quote_strings as s set position = v.position
+  // Unchanged sources keep their word count and clock; their position (and a phrase collection's
+  // description and length limit) follow the upload.
+  await sql`update quote_strings as s
+    set position = v.position, description = v.description, length_limit = v.length_limit
     from quote_import_strings as v
-    where s.file_id = ${fileId} and s.key = v.key and s.position <> v.position`.execute(db);
+    where s.file_id = ${fileId} and s.key = v.key
+      and (s.position <> v.position or s.description is distinct from v.description
+        or s.length_limit is distinct from v.length_limit)`.execute(db);
   if (deleteMissing) {
     await sql`delete from quote_strings as s
       where s.file_id = ${fileId}
@@ -187,8 +223,9 @@ export async function mergeStrings(
   }
   // In file order, as on SQLite: new strings' ids follow their positions.
   await sql`insert into quote_strings
-      (file_id, key, context, source, source_plural, word_count, position, source_changed_at)
-    select ${fileId}, v.key, v.context, v.source, v.source_plural, v.word_count, v.position, ${at}
+      (file_id, key, context, source, source_plural, word_count, position, source_changed_at, description, length_limit)
+    select ${fileId}, v.key, v.context, v.source, v.source_plural, v.word_count, v.position, ${at},
+      v.description, v.length_limit
     from quote_import_strings as v
     where not exists (select from quote_strings as s where s.file_id = ${fileId} and s.key = v.key)
     order by v.position`.execute(db);
@@ -210,7 +247,18 @@ export async function* exportRows(
   const query = db
     .selectFrom('quote_strings as s')
     .leftJoin('quote_translations as t', (join) => join.onRef('t.string_id', '=', 's.id').on('t.locale', '=', locale))
-    .select(['s.key', 's.context', 's.source', 's.source_plural', 't.forms', 't.fuzzy', 't.stale', 't.previous'])
+    .select([
+      's.key',
+      's.context',
+      's.source',
+      's.source_plural',
+      't.forms',
+      't.fuzzy',
+      't.stale',
+      't.previous',
+      's.description',
+      's.length_limit',
+    ])
     .where('s.file_id', '=', fileId)
     .orderBy('s.position');
   if (dialect === 'postgres') {
@@ -237,4 +285,6 @@ export type ExportRowObject = {
   fuzzy: number | null;
   stale: number | null;
   previous: string | null;
+  description: string | null;
+  length_limit: string | null;
 };
