@@ -272,8 +272,8 @@ export const quotesMigrations: Migration[] = [
   },
   {
     // Phrase collections (OneSky's /phrase-collections) are files of format PHRASE_COLLECTION: their
-    // strings keep a description and a length limit (JSON), and a collection shows when it was
-    // created. Files made before this get their last upload's time.
+    // strings keep a description and a length limit (JSON), a collection shows when it was created
+    // (files made before this get their last upload's time), and files may be attached to it.
     name: '3006_quotes_phrase_collections',
     async up(db, t) {
       await db.schema.alterTable('quote_strings').addColumn('description', 'text').execute();
@@ -283,6 +283,16 @@ export const quotesMigrations: Migration[] = [
         .addColumn('created_at', t.bigint, (c) => c.notNull().defaultTo(0))
         .execute();
       await sql`update quote_files set created_at = uploaded_at`.execute(db);
+      // Files attached to a phrase collection (phrase-collection-attachments), by name in it.
+      await t
+        .autoId(db.schema.createTable('quote_collection_attachments'))
+        .addColumn('file_id', t.bigint, (c) => c.notNull().references('quote_files.id').onDelete('cascade'))
+        .addColumn('name', 'text', (c) => c.notNull())
+        .addColumn('content', t.bytes, (c) => c.notNull())
+        .addColumn('byte_count', 'integer', (c) => c.notNull())
+        .addColumn('uploaded_at', t.bigint, (c) => c.notNull())
+        .addUniqueConstraint('quote_collection_attachments_file_name', ['file_id', 'name'])
+        .execute();
     },
   },
 ];

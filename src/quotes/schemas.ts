@@ -505,3 +505,37 @@ export const CollectionsImported = Type.Object({
     description: "each collection's import, in the order sent (import is the first)",
   }),
 });
+
+export const AttachmentsQuery = Type.Object({ ...AuthQuery, ...PageQuery });
+
+export const AttachmentQuery = Type.Object({
+  ...CollectionKeyQuery.properties,
+  name: Type.String({ minLength: 1, maxLength: 255, description: 'name of the attachment in the collection' }),
+});
+
+export const Attachment = Type.Object({
+  name: Type.String(),
+  collection_attached_to: Type.Object({ key: Type.String() }),
+  ...Time('uploaded'),
+});
+
+export const AttachmentItem = Type.Object({ ...Attachment.properties, byte_count: Type.Integer() });
+
+export const AttachmentUploadBody = {
+  required: true,
+  content: {
+    'multipart/form-data': {
+      schema: {
+        type: 'object',
+        required: ['file', 'collection_key'],
+        properties: {
+          file: { type: 'string', format: 'binary', description: 'saved under its base name in the collection' },
+          collection_key: { type: 'string', description: 'the phrase collection to attach it to' },
+          api_key: { type: 'string' },
+          timestamp: { type: 'string' },
+          dev_hash: { type: 'string' },
+        },
+      },
+    },
+  },
+};

@@ -190,6 +190,16 @@ export interface QuoteScreenshotTagRow {
   height: number;
 }
 
+/** A file attached to a phrase collection (a file of format PHRASE_COLLECTION), by its name in it. */
+export interface QuoteCollectionAttachmentRow {
+  id: Generated<number>;
+  file_id: number;
+  name: string;
+  content: Buffer;
+  byte_count: number;
+  uploaded_at: number;
+}
+
 export interface QuotesTables {
   quote_project_groups: QuoteProjectGroupRow;
   quote_projects: QuoteProjectRow;
@@ -204,4 +214,5 @@ export interface QuotesTables {
   quote_assignments: QuoteAssignmentRow;
   quote_screenshots: QuoteScreenshotRow;
   quote_screenshot_tags: QuoteScreenshotTagRow;
+  quote_collection_attachments: QuoteCollectionAttachmentRow;
 }

@@ -255,6 +255,67 @@ describe.each(databaseKinds)('OneSky clients on %s', (kind) => {
       expect(again.body).toEqual(ERROR(404, /^collection_key: no phrase collection "question_001"/));
     });
 
+    it('attaches files to a collection: upload (with a path), list, show, download, replace, delete', async () => {
+      const project = await client.createProject('en-US', ['de-DE']);
+      await importCollections(project, { collections: { question_001: question } });
+      const attachments = `/1/projects/${project}/phrase-collection-attachments`;
+      const attach = (name: string, content: Buffer, key = 'question_001') => {
+        const form = new FormData();
+        form.append('collection_key', key);
+        form.append('file', new Blob([new Uint8Array(content)]), name);
+        return client.call('POST', attachments, { form });
+      };
+      const first = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0, 1, 2, 3, 255]);
+      const sent = await attach('/home/me/q001-answer1.jpg', first);
+      expect(sent.status, sent.text).toBe(201);
+      expect(sent.body).toEqual({
+        meta: { status: 201 },
+        data: {
+          name: 'q001-answer1.jpg',
+          collection_attached_to: { key: 'question_001' },
+          uploaded_at: expect.any(String),
+          uploaded_at_timestamp: expect.any(Number),
+        },
+      });
+      expect((await attach('q001-answer2.jpg', Buffer.from('second'))).status).toBe(201);
+      const list = await client.get(`${attachments}?per_page=1`);
+      expect(list.body.meta).toMatchObject({ status: 200, record_count: 2, page_count: 2 });
+      expect(list.body.data).toEqual([expect.objectContaining({ name: 'q001-answer1.jpg', byte_count: 9 })]);
+      const shown = await client.get(path(project, '/show?collection_key=question_001'));
+      expect(shown.body.data.attachments).toEqual([{ name: 'q001-answer1.jpg' }, { name: 'q001-answer2.jpg' }]);
+
+      const download = (name: string) =>
+        fetch(client.base + client.signed(`${attachments}/download?collection_key=question_001&name=${name}`));
+      const got = await download('q001-answer1.jpg');
+      expect(got.status).toBe(200);
+      expect(got.headers.get('content-type')).toBe('application/octet-stream');
+      expect(got.headers.get('content-disposition')).toBe('attachment; filename="q001-answer1.jpg"');
+      expect(Buffer.from(await got.arrayBuffer())).toEqual(first);
+      // The same name replaces the file.
+      expect((await attach('q001-answer1.jpg', Buffer.from('replaced'))).status).toBe(201);
+      expect(Buffer.from(await (await download('q001-answer1.jpg')).arrayBuffer()).toString()).toBe('replaced');
+      expect((await client.get(attachments)).body.meta.record_count).toBe(2);
+
+      const deleted = await client.call('DELETE', `${attachments}?collection_key=question_001&name=q001-answer2.jpg`);
+      expect(deleted.status, deleted.text).toBe(200);
+      expect((await download('q001-answer2.jpg')).status).toBe(404);
+      const again = await client.call('DELETE', attachments, {
+        json: { collection_key: 'question_001', name: 'q001-answer2.jpg' },
+      });
+      expect(again.body).toEqual(ERROR(404, /^name: no attachment "q001-answer2.jpg"/));
+      // Refused: an unknown collection, a name that climbs out of its folder, no file part.
+      expect((await attach('x.jpg', first, 'nothing')).body).toEqual(
+        ERROR(404, /^collection_key: no phrase collection "nothing"/),
+      );
+      expect((await attach('../x.jpg', first)).body).toEqual(ERROR(400, /^file: .*climbs out of its folder/));
+      const noFile = new FormData();
+      noFile.append('collection_key', 'question_001');
+      expect((await client.call('POST', attachments, { form: noFile })).body).toEqual(ERROR(400, /^file: /));
+      // Deleting the collection deletes its attachments.
+      await client.call('DELETE', path(project, '?collection_key=question_001'));
+      expect((await client.get(attachments)).body.meta.record_count).toBe(0);
+    });
+
     it('answers an unknown collection 404 and bad imports 400, in the OneSky shape', async () => {
       const project = await client.createProject('en-US', ['de-DE']);
       await client.importFile(project, 'messages.po', fixture('messages.pot'), 'GNU_PO');

@@ -499,6 +499,10 @@ describe.each(databaseKinds)('quotations on %s', (kind) => {
         'GET /1/projects/{project_id}/phrase-collections/show',
         'POST /1/projects/{project_id}/phrase-collections',
         'DELETE /1/projects/{project_id}/phrase-collections',
+        'GET /1/projects/{project_id}/phrase-collection-attachments',
+        'POST /1/projects/{project_id}/phrase-collection-attachments',
+        'GET /1/projects/{project_id}/phrase-collection-attachments/download',
+        'DELETE /1/projects/{project_id}/phrase-collection-attachments',
       ].sort(),
     );
     const quotation = doc.paths['/1/projects/{project_id}/quotations'].get;

@@ -43,3 +43,6 @@ export function fileNameProblem(name: string): string | null {
   if (/[\u0000-\u001f\u007f]/.test(name)) return 'the file name contains control characters';
   return null;
 }
+
+/** A name safe in a Content-Disposition header's quotes: all but letters, digits, `.`, `-`, `_`, space become `_`. */
+export const safeName = (name: string) => name.replace(/[^\w.\- ]/g, '_');

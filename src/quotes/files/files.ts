@@ -17,10 +17,10 @@ import { timeFields } from '../common/time.js';
 
 type Fields = Record<string, unknown>;
 
-const isFilePart = (value: unknown): value is MultipartFile => isRecord(value) && Object.hasOwn(value, 'file');
+export const isFilePart = (value: unknown): value is MultipartFile => isRecord(value) && Object.hasOwn(value, 'file');
 
 /** A text parameter of an upload: a form part ({value}) or else the query string; '' counts as absent. */
-function textOf(body: Fields, query: Fields, name: string): string | undefined {
+export function textOf(body: Fields, query: Fields, name: string): string | undefined {
   const part =
     (Object.hasOwn(body, name) ? body[name] : undefined) ?? (Object.hasOwn(query, name) ? query[name] : undefined);
   const value = isRecord(part) && Object.hasOwn(part, 'value') ? part.value : part;

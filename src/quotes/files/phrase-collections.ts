@@ -14,6 +14,7 @@ import { timeFields } from '../common/time.js';
 import { FormatError } from '../formats/index.js';
 import { readCollection } from '../formats/phrase-collection.js';
 import type { ImportQueue } from '../jobs/import-queue.js';
+import { attachmentNames } from '../store/attachments.js';
 import {
   collectionStrings,
   collectionTranslations,
@@ -41,9 +42,10 @@ export async function listCollections(db: Executor, project: Project, page: numb
 /** A collection with its strings in the base language and their translations, as OneSky shows it. */
 export async function showCollection(db: Executor, project: Project, key: string) {
   const file = await requireNamed(db, project, 'collections', 'collection_key', key);
-  const [strings, translated] = await Promise.all([
+  const [strings, translated, attachments] = await Promise.all([
     collectionStrings(db, file.id),
     collectionTranslations(db, file.id),
+    attachmentNames(db, file.id),
   ]);
   // Null prototypes: keys from the data are never properties of an ordinary object.
   const base: Record<string, unknown> = Object.create(null);
@@ -65,8 +67,7 @@ export async function showCollection(db: Executor, project: Project, key: string
     key: file.name,
     base_language: languages,
     translations,
-    // Attachments (phrase-collection-attachments) are not served: a collection has none.
-    attachments: [],
+    attachments: attachments.map((name) => ({ name })),
     ...timeFields('created', file.created_at),
   };
 }

@@ -6,6 +6,7 @@ import type { Database } from '../../db/index.js';
 import { HttpError } from '../../http/errors.js';
 import { BATCH, PoolBusyError, type ExportRow, type FilePool } from './file-worker.js';
 import { FORMATS, isFileFormat, type FileFormat } from '../formats/index.js';
+import { safeName } from '../common/file-names.js';
 import { findLanguage, type Language } from '../common/locales.js';
 import { isAppDescriptionType } from '../projects/project-types.js';
 import { filesOfProject, findFile, pluralFormsOf } from '../store/files.js';
@@ -30,8 +31,6 @@ async function requireFile(db: Database, project: Project, parameter: string, na
   if (!file) throw new HttpError(400, `${parameter}: no file "${name.slice(0, 100)}" in project ${project.id}`);
   return file;
 }
-
-const safeName = (name: string) => name.replace(/[^\w.\- ]/g, '_');
 
 interface WriteRequest {
   project: Project;

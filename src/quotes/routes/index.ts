@@ -8,6 +8,7 @@ import { parseForm } from '../../http/form.js';
 import { installJsonParser } from '../../http/json-depth.js';
 import { readMultipartBody } from '../../http/multipart.js';
 import { isRecord } from '../common/params.js';
+import { registerAttachmentRoutes } from './collection-attachments.js';
 import type { QuotesDeps } from './context.js';
 import { registerFileRoutes } from './files.js';
 import { registerGroupRoutes } from './groups.js';
@@ -71,6 +72,7 @@ export async function registerQuoteRoutes(app: FastifyInstance, deps: QuotesDeps
   registerScreenshotRoutes(app, deps);
   registerOrderRoutes(app, deps);
   registerPhraseCollectionRoutes(app, deps);
+  registerAttachmentRoutes(app, deps);
   // Every other path under /1, whatever the method: a 404 in OneSky's shape, after its body is read
   // by this scope's parsers (a form-encoded body is no 415 here), and before any authentication.
   app.route({
