@@ -2,8 +2,8 @@
 import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { ConfigError, type Env, int, optionalStr } from '../env.js';
-import { DEFAULT_CAPACITY, type CapacityConfig, type Translator } from './estimate.js';
-import { checkRateCard, DEFAULT_RATES, type RateCard } from './rates.js';
+import { DEFAULT_CAPACITY, type CapacityConfig, type Translator } from './quotation/estimate.js';
+import { checkRateCard, DEFAULT_RATES, type RateCard } from './quotation/rates.js';
 
 export interface QuotesConfig {
   /** Largest accepted |now - timestamp| of a signed request, in seconds. */

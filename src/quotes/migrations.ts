@@ -261,13 +261,38 @@ export const quotesMigrations: Migration[] = [
     },
   },
   {
-    // A running import's lease (jobs.ts): its process renews it while it works on the job, and any
+    // A running import's lease (jobs/import-queue.ts): its process renews it while it works on the job, and any
     // process queues again a running job whose lease ran out. Jobs running at the upgrade get the
     // old rule's 300 s from their start.
     name: '3005_quotes_import_lease',
     async up(db, t) {
       await db.schema.alterTable('quote_imports').addColumn('lease_until', t.bigint).execute();
       await sql`update quote_imports set lease_until = started_at + 300000 where status = 'running'`.execute(db);
+    },
+  },
+  {
+    // Phrase collections (OneSky's /phrase-collections) are files of format PHRASE_COLLECTION: their
+    // strings keep a description and a length limit (JSON), a collection shows when it was created
+    // (files made before this get their last upload's time), and files may be attached to it.
+    name: '3006_quotes_phrase_collections',
+    async up(db, t) {
+      await db.schema.alterTable('quote_strings').addColumn('description', 'text').execute();
+      await db.schema.alterTable('quote_strings').addColumn('length_limit', 'text').execute();
+      await db.schema
+        .alterTable('quote_files')
+        .addColumn('created_at', t.bigint, (c) => c.notNull().defaultTo(0))
+        .execute();
+      await sql`update quote_files set created_at = uploaded_at`.execute(db);
+      // Files attached to a phrase collection (phrase-collection-attachments), by name in it.
+      await t
+        .autoId(db.schema.createTable('quote_collection_attachments'))
+        .addColumn('file_id', t.bigint, (c) => c.notNull().references('quote_files.id').onDelete('cascade'))
+        .addColumn('name', 'text', (c) => c.notNull())
+        .addColumn('content', t.bytes, (c) => c.notNull())
+        .addColumn('byte_count', 'integer', (c) => c.notNull())
+        .addColumn('uploaded_at', t.bigint, (c) => c.notNull())
+        .addUniqueConstraint('quote_collection_attachments_file_name', ['file_id', 'name'])
+        .execute();
     },
   },
 ];

@@ -2,7 +2,7 @@
 import { Type, type TSchema } from '@sinclair/typebox';
 import { MAX_ID, MAX_PAGE } from '../http/validation.js';
 import { FILE_FORMATS } from './formats/index.js';
-import { SPECIALIZATIONS } from './rates.js';
+import { SPECIALIZATIONS } from './quotation/rates.js';
 
 const Str = (description: string, extra: object = {}) => Type.String({ description, ...extra });
 const Bool = (description: string) => Type.Boolean({ description: `${description} (true/false or 1/0)` });
@@ -399,7 +399,8 @@ export const Order = Type.Object({
   tasks: Type.Optional(
     Type.Array(
       Type.Object({
-        language: Language,
+        to_language: Language,
+        language: Type.Object(Language.properties, { description: 'the same as to_language (kept for older clients)' }),
         status: Type.String(),
         translator: Type.Object({ name: Type.String() }),
         assignments: Type.Array(Worker),
@@ -459,3 +460,82 @@ export const Screenshot = Type.Object({
 });
 
 export const ScreenshotsQuery = Type.Object({ ...AuthQuery, ...PageQuery });
+
+// ---- phrase collections (OneSky's resources/phrase_collection.md) ----------------------------------
+
+export const CollectionsQuery = Type.Object({ ...AuthQuery, ...PageQuery });
+
+export const CollectionKeyQuery = Type.Object({
+  ...AuthQuery,
+  collection_key: Type.String({ minLength: 1, maxLength: 255, description: 'key of a phrase collection' }),
+});
+
+export const CollectionItem = Type.Object({ key: Type.String(), ...Time('created') });
+
+export const PhraseCollection = Type.Object({
+  key: Type.String(),
+  base_language: Type.Unknown({
+    description:
+      '{"<base language code>": {"<string key>": {"string", "description"?, "length_limit"?: ' +
+      '{"type": "absolute" | "relative", "value", "is_exceed_allowed"}}}}',
+    'x-examples': [{ en: { title: { string: 'Which team?', length_limit: { type: 'absolute', value: 80 } } } }],
+  }),
+  translations: Type.Unknown({ description: '{"<language code>": {"<string key>": "<translation>"}}' }),
+  attachments: Type.Array(Type.Object({ name: Type.String() })),
+  ...Time('created'),
+});
+
+export const CollectionsImportBody = Type.Object({
+  ...AuthQuery,
+  collections: Type.Unknown({
+    description:
+      '{"<collection key>": {"<string key>": {"string", "description"?, "length_limit"?}}}, ' +
+      'or its JSON text (reference/phrase_collection_format.md)',
+  }),
+  is_keeping_all_strings: Type.Optional(
+    Type.Boolean({ description: 'false: strings missing from a collection sent again are removed (default true)' }),
+  ),
+});
+
+const QueuedImport = Type.Object({ id: Type.Integer(), ...Time('created') });
+
+export const CollectionsImported = Type.Object({
+  import: QueuedImport,
+  imports: Type.Array(Type.Object({ ...QueuedImport.properties, key: Type.String() }), {
+    description: "each collection's import, in the order sent (import is the first)",
+  }),
+});
+
+export const AttachmentsQuery = Type.Object({ ...AuthQuery, ...PageQuery });
+
+export const AttachmentQuery = Type.Object({
+  ...CollectionKeyQuery.properties,
+  name: Type.String({ minLength: 1, maxLength: 255, description: 'name of the attachment in the collection' }),
+});
+
+export const Attachment = Type.Object({
+  name: Type.String(),
+  collection_attached_to: Type.Object({ key: Type.String() }),
+  ...Time('uploaded'),
+});
+
+export const AttachmentItem = Type.Object({ ...Attachment.properties, byte_count: Type.Integer() });
+
+export const AttachmentUploadBody = {
+  required: true,
+  content: {
+    'multipart/form-data': {
+      schema: {
+        type: 'object',
+        required: ['file', 'collection_key'],
+        properties: {
+          file: { type: 'string', format: 'binary', description: 'saved under its base name in the collection' },
+          collection_key: { type: 'string', description: 'the phrase collection to attach it to' },
+          api_key: { type: 'string' },
+          timestamp: { type: 'string' },
+          dev_hash: { type: 'string' },
+        },
+      },
+    },
+  },
+};

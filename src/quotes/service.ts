@@ -1,9 +1,9 @@
 // The quotation API: translation quotations, OneSky Platform API conventions, under /1.
 import { errorHandlerFor, oneSkyStyle } from '../http/errors.js';
 import type { ServiceDefinition } from '../services.js';
-import { FilePool } from './file-worker.js';
-import { ImportQueue } from './jobs.js';
-import { makeAuthenticator } from './auth.js';
+import { FilePool } from './jobs/file-worker.js';
+import { ImportQueue } from './jobs/import-queue.js';
+import { makeAuthenticator } from './routes/auth.js';
 import { registerQuoteRoutes } from './routes/index.js';
 
 export const service: ServiceDefinition = {

@@ -43,6 +43,8 @@ export interface QuoteFileRow {
   meta: string;
   uploaded_at: number;
   last_import_id: number | null;
+  /** When the file (or phrase collection) was first uploaded. */
+  created_at: number;
 }
 
 export interface QuoteStringRow {
@@ -56,6 +58,10 @@ export interface QuoteStringRow {
   position: number;
   /** When the current source text first appeared (the "outdated" clock). */
   source_changed_at: number;
+  /** Phrase collections: the string's description for translators. */
+  description: string | null;
+  /** Phrase collections: JSON {type: absolute|relative, value, is_exceed_allowed}. */
+  length_limit: string | null;
 }
 
 export interface QuoteTranslationRow {
@@ -111,7 +117,7 @@ export interface QuoteImportRow {
   created_at: number;
   started_at: number | null;
   finished_at: number | null;
-  /** While running: until when its process holds it (renewed as it works; jobs.ts). */
+  /** While running: until when its process holds it (renewed as it works; jobs/import-queue.ts). */
   lease_until: number | null;
 }
 
@@ -184,6 +190,16 @@ export interface QuoteScreenshotTagRow {
   height: number;
 }
 
+/** A file attached to a phrase collection (a file of format PHRASE_COLLECTION), by its name in it. */
+export interface QuoteCollectionAttachmentRow {
+  id: Generated<number>;
+  file_id: number;
+  name: string;
+  content: Buffer;
+  byte_count: number;
+  uploaded_at: number;
+}
+
 export interface QuotesTables {
   quote_project_groups: QuoteProjectGroupRow;
   quote_projects: QuoteProjectRow;
@@ -198,4 +214,5 @@ export interface QuotesTables {
   quote_assignments: QuoteAssignmentRow;
   quote_screenshots: QuoteScreenshotRow;
   quote_screenshot_tags: QuoteScreenshotTagRow;
+  quote_collection_attachments: QuoteCollectionAttachmentRow;
 }

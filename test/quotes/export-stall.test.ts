@@ -37,7 +37,7 @@ function bigCatalogue(): ExportEntry[] {
 
 const quote = (text: string) => JSON.stringify(text);
 
-// The file pool's threads run at nice 10 (src/quotes/file-worker.ts): on a machine busy with other
+// The file pool's threads run at nice 10 (src/quotes/jobs/file-worker.ts): on a machine busy with other
 // work, four big exports answer after minutes, past undici's default 300 s wait for the headers.
 const patient = new Agent({ headersTimeout: 0, bodyTimeout: 0 });
 afterAll(() => patient.close());

@@ -2,7 +2,7 @@
 // are uploaded, the quotation counts each state, the translation is exported, and the export,
 // uploaded into a new project, gives the same quotation; broken files end as failed imports.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { countWords } from '../../src/quotes/wordcount.js';
+import { countWords } from '../../src/quotes/jobs/wordcount.js';
 import { databaseKinds } from '../support/databases.js';
 import type { TestServer } from '../support/server.js';
 import { Client, fixture as readFixture, startQuotesServer } from './helpers.js';

@@ -495,6 +495,14 @@ describe.each(databaseKinds)('quotations on %s', (kind) => {
         'POST /1/projects/{project_id}/screenshots',
         'GET /1/projects/{project_id}/screenshots',
         'GET /1/projects/{project_id}/screenshots/{screenshot_id}/image',
+        'GET /1/projects/{project_id}/phrase-collections',
+        'GET /1/projects/{project_id}/phrase-collections/show',
+        'POST /1/projects/{project_id}/phrase-collections',
+        'DELETE /1/projects/{project_id}/phrase-collections',
+        'GET /1/projects/{project_id}/phrase-collection-attachments',
+        'POST /1/projects/{project_id}/phrase-collection-attachments',
+        'GET /1/projects/{project_id}/phrase-collection-attachments/download',
+        'DELETE /1/projects/{project_id}/phrase-collection-attachments',
       ].sort(),
     );
     const quotation = doc.paths['/1/projects/{project_id}/quotations'].get;

@@ -3,7 +3,7 @@
 // are linear, and a file that takes too long to read fails instead of holding a thread.
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CHUNK, countWords } from '../../src/quotes/wordcount.js';
+import { CHUNK, countWords } from '../../src/quotes/jobs/wordcount.js';
 import { databaseKinds } from '../support/databases.js';
 import { watchLoop } from '../support/loop.js';
 import type { TestServer } from '../support/server.js';

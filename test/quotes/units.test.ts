@@ -1,13 +1,13 @@
 // The pure parts of the quotation service: word counting, decimals, list encodings, the
 // working calendar, and the PO reader's edge cases.
 import { describe, expect, it } from 'vitest';
-import { countWords } from '../../src/quotes/wordcount.js';
-import { formatDecimal, parseDecimal, roundHalfUp, totalCost } from '../../src/quotes/decimal.js';
-import { parsePythonList, readBoolean, readList } from '../../src/quotes/params.js';
-import { addWorkingTime, planLevel, type Translator } from '../../src/quotes/estimate.js';
+import { countWords } from '../../src/quotes/jobs/wordcount.js';
+import { formatDecimal, parseDecimal, roundHalfUp, totalCost } from '../../src/quotes/quotation/decimal.js';
+import { parsePythonList, readBoolean, readList } from '../../src/quotes/common/params.js';
+import { addWorkingTime, planLevel, type Translator } from '../../src/quotes/quotation/estimate.js';
 import { parsePo } from '../../src/quotes/formats/po.js';
-import { findLanguage } from '../../src/quotes/locales.js';
-import { oneSkyTime } from '../../src/quotes/time.js';
+import { findLanguage } from '../../src/quotes/common/locales.js';
+import { oneSkyTime } from '../../src/quotes/common/time.js';
 
 describe('word counting', () => {
   it.each([

@@ -5,7 +5,7 @@
 // a placeholder always counts exactly one.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { countWords } from '../../src/quotes/wordcount.js';
+import { countWords } from '../../src/quotes/jobs/wordcount.js';
 
 describe('word counts of markup and placeholders', () => {
   it.each([

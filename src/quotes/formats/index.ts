@@ -7,6 +7,7 @@ import { parseIni, writeIni } from './ini.js';
 import { parseIosStrings, writeIosStrings } from './ios.js';
 import { parseJson, writeJson } from './json.js';
 import { parsePhp, writePhp } from './php.js';
+import { parsePhraseCollection, writePhraseCollection } from './phrase-collection.js';
 import { parsePo, writePo } from './po.js';
 import { parseProperties, writeProperties } from './properties.js';
 import { parseResx, writeResx } from './resx.js';
@@ -36,6 +37,7 @@ export const FILE_FORMATS = [
   'PHP_VARIABLES',
   'INI',
   'FLUTTER_ARB',
+  'PHRASE_COLLECTION',
 ] as const;
 export type FileFormat = (typeof FILE_FORMATS)[number];
 
@@ -85,6 +87,8 @@ export const FORMATS = {
   PHP_VARIABLES: { parse: (b) => parsePhp(b, 'PHP_VARIABLES'), write: (r) => writePhp(r, 'variables'), mime: PHP_MIME },
   INI: { parse: parseIni, write: writeIni, mime: 'text/plain; charset=utf-8' },
   FLUTTER_ARB: { parse: parseArb, write: writeArb, mime: JSON_MIME },
+  // A phrase collection's strings (the phrase-collections import stores each collection as one).
+  PHRASE_COLLECTION: { parse: parsePhraseCollection, write: writePhraseCollection, mime: JSON_MIME },
 } satisfies Record<FileFormat, FormatHandler>;
 
 export function isFileFormat(value: string): value is FileFormat {

@@ -21,6 +21,10 @@ export interface ParsedUnit {
   stale: boolean;
   /** PO: the raw `#|` comment, kept for export. */
   previous?: string | null;
+  /** Phrase collections: the string's description for translators. */
+  description?: string | null;
+  /** Phrase collections: the length limit as JSON ({type, value, is_exceed_allowed}). */
+  lengthLimit?: string | null;
 }
 
 /** What a reader knows about an upload besides its bytes. */
@@ -50,6 +54,9 @@ export interface ExportEntry {
   /** The translation was marked outdated by its upload (written back by formats that have the state: .xcstrings). */
   stale?: boolean;
   previous?: string | null;
+  /** Phrase collections: kept from the upload and written back. */
+  description?: string | null;
+  lengthLimit?: string | null;
 }
 
 export interface ExportRequest {

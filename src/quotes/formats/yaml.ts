@@ -4,7 +4,7 @@
 // a map of plural categories (`{one: "1 file", other: "%{count} files"}`) as one plural string.
 // Aliases are limited (maxAliasCount) so a "billion laughs" document fails instead of exploding.
 import { Lexer, Parser, parseDocument } from 'yaml';
-import { findLanguage } from '../locales.js';
+import { findLanguage } from '../common/locales.js';
 import { stringify } from 'yaml';
 import { sameLanguage } from './locale-match.js';
 import { completeForms, isPlural, isPluralCategory, readPlural } from './plural.js';

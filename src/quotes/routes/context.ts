@@ -5,10 +5,9 @@ import type { Database } from '../../db/index.js';
 import type { Principal } from '../../http/auth.js';
 import { HttpError } from '../../http/errors.js';
 import type { QuotesConfig } from '../config.js';
-import type { FilePool } from '../file-worker.js';
-import type { ImportQueue } from '../jobs.js';
-import { requireProject } from '../projects.js';
-import type { Project } from '../store.js';
+import type { FilePool } from '../jobs/file-worker.js';
+import type { ImportQueue } from '../jobs/import-queue.js';
+import { requireProject, type Project } from '../projects/projects.js';
 
 export interface QuotesDeps {
   db: Database;

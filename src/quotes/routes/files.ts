@@ -3,8 +3,8 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { HttpError } from '../../http/errors.js';
-import { importTask, listFiles, listImportTasks, removeFile, uploadFile } from '../files.js';
-import { mergeParameters } from '../params.js';
+import { importTask, listFiles, listImportTasks, removeFile, uploadFile } from '../files/files.js';
+import { mergeParameters } from '../common/params.js';
 import * as S from '../schemas.js';
 import { projectOf, security, type QuotesDeps } from './context.js';
 
@@ -19,7 +19,8 @@ export function registerFileRoutes(scope: FastifyInstance, { db, config, queue, 
         summary: 'Upload a file (multipart); the import runs in the background',
         description:
           'Answers 201 with the import id; poll GET /1/projects/{project_id}/import-tasks/{import_id}. ' +
-          'Broken files, wrong formats or encodings, oversize files and paths in file names end as a failed ' +
+          'A file name sent with a path is saved under its base name; one with a ".." segment or control ' +
+          'characters is a 400. Broken files, wrong formats or encodings and oversize files end as a failed ' +
           'import with a message.',
         tags,
         security,

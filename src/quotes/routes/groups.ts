@@ -2,11 +2,18 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { createGroup, groupDetails, groupLanguages, listGroups, requireGroup } from '../groups.js';
-import { mergeParameters } from '../params.js';
-import { createProject, projectBody } from '../projects.js';
+import {
+  createGroup,
+  deleteGroup,
+  groupDetails,
+  groupLanguages,
+  listGroups,
+  projectsOfGroup,
+  requireGroup,
+} from '../projects/groups.js';
+import { mergeParameters } from '../common/params.js';
+import { createProject, projectBody } from '../projects/projects.js';
 import * as S from '../schemas.js';
-import { deleteGroup, projectsOfGroup } from '../store.js';
 import { principalOf, security, type QuotesDeps } from './context.js';
 
 export function registerGroupRoutes(scope: FastifyInstance, { db }: QuotesDeps) {

@@ -7,11 +7,13 @@ import { HttpError } from '../../http/errors.js';
 import { parseForm } from '../../http/form.js';
 import { installJsonParser } from '../../http/json-depth.js';
 import { readMultipartBody } from '../../http/multipart.js';
-import { isRecord } from '../params.js';
+import { isRecord } from '../common/params.js';
+import { registerAttachmentRoutes } from './collection-attachments.js';
 import type { QuotesDeps } from './context.js';
 import { registerFileRoutes } from './files.js';
 import { registerGroupRoutes } from './groups.js';
 import { registerOrderRoutes } from './orders.js';
+import { registerPhraseCollectionRoutes } from './phrase-collections.js';
 import { registerProjectRoutes } from './projects.js';
 import { registerScreenshotRoutes } from './screenshots.js';
 import { registerTranslationRoutes } from './translations.js';
@@ -29,7 +31,7 @@ export async function registerQuoteRoutes(app: FastifyInstance, deps: QuotesDeps
   const uploadLimits = { fileSize: deps.config.maxFileBytes, files: 1, fields: 20, fieldSize: 4096, parts: 25 };
   await app.register(multipart, {
     throwFileSizeLimit: false,
-    // Keep "../x.po" as sent (busboy would strip it): a path in a file name fails the import.
+    // Keep a file name's path as sent (busboy would strip "../"): its base name is saved, a ".." refused.
     preservePath: true,
     limits: uploadLimits,
   } as Parameters<typeof multipart>[1]);
@@ -69,6 +71,8 @@ export async function registerQuoteRoutes(app: FastifyInstance, deps: QuotesDeps
   registerTranslationRoutes(app, deps);
   registerScreenshotRoutes(app, deps);
   registerOrderRoutes(app, deps);
+  registerPhraseCollectionRoutes(app, deps);
+  registerAttachmentRoutes(app, deps);
   // Every other path under /1, whatever the method: a 404 in OneSky's shape, after its body is read
   // by this scope's parsers (a form-encoded body is no 415 here), and before any authentication.
   app.route({

@@ -2,9 +2,9 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
-import { createOrder, listOrders, orderWithTasks, showOrder } from '../orders.js';
-import { mergeOrderParameters, normalizeQuotationQuery } from '../params.js';
-import { makeQuotation, quotationBody, quoteRequestOf } from '../quote.js';
+import { createOrder, listOrders, orderWithTasks, showOrder } from '../quotation/orders.js';
+import { mergeOrderParameters, normalizeQuotationQuery } from '../common/params.js';
+import { makeQuotation, quotationBody, quoteRequestOf } from '../quotation/quote.js';
 import * as S from '../schemas.js';
 import { principalOf, projectOf, security, type QuotesDeps } from './context.js';
 

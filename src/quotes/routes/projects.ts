@@ -3,12 +3,19 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
-import { LANGUAGES } from '../locales.js';
-import { mergeParameters } from '../params.js';
-import { PROJECT_TYPES } from '../project-types.js';
-import { changeProject, createProject, projectBodies, projectBody, projectLanguages } from '../projects.js';
+import { LANGUAGES } from '../common/locales.js';
+import { mergeParameters } from '../common/params.js';
+import { PROJECT_TYPES } from '../projects/project-types.js';
+import {
+  changeProject,
+  createProject,
+  deleteProject,
+  listProjects,
+  projectBodies,
+  projectBody,
+  projectLanguages,
+} from '../projects/projects.js';
 import * as S from '../schemas.js';
-import { deleteProject, listProjects } from '../store.js';
 import { principalOf, projectOf, security, type QuotesDeps } from './context.js';
 
 export function registerProjectRoutes(scope: FastifyInstance, { db }: QuotesDeps) {

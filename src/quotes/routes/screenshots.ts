@@ -3,7 +3,7 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
-import type { DecodedScreenshot } from '../screenshot-reader.js';
+import type { DecodedScreenshot } from '../jobs/screenshot-reader.js';
 import * as S from '../schemas.js';
 import {
   listScreenshots,
@@ -11,7 +11,7 @@ import {
   requireScreenshotImage,
   saveScreenshots,
   type RawScreenshotsBody,
-} from '../screenshots.js';
+} from '../files/screenshots.js';
 import { projectOf, security, type QuotesDeps } from './context.js';
 
 export function registerScreenshotRoutes(scope: FastifyInstance, { db, config, pool }: QuotesDeps) {

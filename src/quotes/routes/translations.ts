@@ -3,9 +3,9 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyReply } from 'fastify';
-import { exportAppDescription, exportFile, exportMultilingual, type ExportedFile } from '../exporter.js';
-import { translationStatus } from '../files.js';
-import { requireLanguage } from '../locales.js';
+import { exportAppDescription, exportFile, exportMultilingual, type ExportedFile } from '../jobs/exporter.js';
+import { translationStatus } from '../files/files.js';
+import { requireLanguage } from '../common/locales.js';
 import * as S from '../schemas.js';
 import { projectOf, security, type QuotesDeps } from './context.js';
 

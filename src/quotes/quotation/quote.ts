@@ -1,14 +1,16 @@
 // A quotation: the strings of the requested files that are in the requested states in the
 // target language, their words, the price per service level and the completion estimate.
-import type { Executor } from '../db/index.js';
-import { HttpError } from '../http/errors.js';
-import type { QuotesConfig } from './config.js';
+import type { Executor } from '../../db/index.js';
+import { HttpError } from '../../http/errors.js';
+import type { QuotesConfig } from '../config.js';
 import { totalCost } from './decimal.js';
 import { planLevel, poolFor, type LevelPlans } from './estimate.js';
-import { findLanguage, requireLanguage, type Language } from './locales.js';
+import { findLanguage, requireLanguage, type Language } from '../common/locales.js';
 import { LEVELS, perWordRate, type Level, type Specialization } from './rates.js';
-import { backlog, filesWithCounts, preferredTranslator, type FileRow, type Project } from './store.js';
-import { oneSkyTime, unixSeconds } from './time.js';
+import { filesWithCounts } from '../store/files.js';
+import { backlog, preferredTranslator } from '../store/orders.js';
+import type { FileRow, Project } from '../store/rows.js';
+import { oneSkyTime, unixSeconds } from '../common/time.js';
 
 export interface QuoteRequest {
   files: string[];

@@ -1,9 +1,9 @@
 // Projects: a base language, target languages and the files uploaded to them. A project is seen
 // by its owner only (any project by an admin); others get the same 404 as for a missing one.
-import { writeTransaction, type Database, type Executor } from '../db/index.js';
-import type { Principal } from '../http/auth.js';
-import { HttpError } from '../http/errors.js';
-import { findLanguage, requireLanguage, type Language } from './locales.js';
+import { writeTransaction, type Database, type Executor } from '../../db/index.js';
+import type { Principal } from '../../http/auth.js';
+import { HttpError } from '../../http/errors.js';
+import { findLanguage, requireLanguage, type Language } from '../common/locales.js';
 import { findProjectType, requireProjectType } from './project-types.js';
 import {
   addTargetLocales,
@@ -15,10 +15,13 @@ import {
   setTargetLocales,
   targetLocalesOf,
   updateProject,
-  type Project,
-  type ProjectGroup,
-} from './store.js';
-import { timeFields } from './time.js';
+} from '../store/projects.js';
+import type { Project, ProjectGroup } from '../store/rows.js';
+import { timeFields } from '../common/time.js';
+
+// Listed and deleted as stored (deleting cascades in the database): the routes reach them here.
+export { deleteProject, listProjects } from '../store/projects.js';
+export type { Project } from '../store/rows.js';
 
 export interface ProjectChanges {
   name?: string;

@@ -1,13 +1,16 @@
 // Project groups (OneSky's /1/project-groups): a named base language with projects in it. A group
 // is seen by its owner only (any group by an admin); others get the same 404 as for a missing one.
 // Its languages are its base language and every language of its projects.
-import type { Executor } from '../db/index.js';
-import type { Principal } from '../http/auth.js';
-import { HttpError } from '../http/errors.js';
-import { findLanguage, requireLanguage } from './locales.js';
-import { pageMeta } from './paging.js';
-import { countGroups, findGroup, groupLocales, insertGroup, pageOfGroups, projectsOfGroup } from './store.js';
-import type { ProjectGroup } from './store.js';
+import type { Executor } from '../../db/index.js';
+import type { Principal } from '../../http/auth.js';
+import { HttpError } from '../../http/errors.js';
+import { findLanguage, requireLanguage } from '../common/locales.js';
+import { pageMeta } from '../common/paging.js';
+import { countGroups, findGroup, groupLocales, insertGroup, pageOfGroups, projectsOfGroup } from '../store/groups.js';
+import type { ProjectGroup } from '../store/rows.js';
+
+// Deleted and listed as stored (deleting cascades in the database): the routes reach them here.
+export { deleteGroup, projectsOfGroup } from '../store/groups.js';
 
 export async function requireGroup(db: Executor, id: number, principal: Principal): Promise<ProjectGroup> {
   const group = await findGroup(db, id, principal);

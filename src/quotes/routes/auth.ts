@@ -3,9 +3,9 @@
 // A bearer token of the users and tasks API is accepted as well. Every failure is a 401 in the OneSky shape.
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
-import { bearerToken, type Identity, type Principal } from '../http/auth.js';
-import { HttpError } from '../http/errors.js';
-import { isRecord } from './params.js';
+import { bearerToken, type Identity, type Principal } from '../../http/auth.js';
+import { HttpError } from '../../http/errors.js';
+import { isRecord } from '../common/params.js';
 
 declare module 'fastify' {
   interface FastifyRequest {

@@ -2,7 +2,7 @@
 // `ios`, `android`, `website` and their names are OneSky's documented examples; `game-unity`, an
 // `…-others` code and the six `…-metadata` codes (app store descriptions) are those OneSky's API
 // answered to a public client's tests. The remaining names are this service's.
-import { HttpError } from '../http/errors.js';
+import { HttpError } from '../../http/errors.js';
 
 export interface ProjectType {
   code: string;

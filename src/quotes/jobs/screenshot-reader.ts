@@ -4,11 +4,12 @@
 // decoding its images took 50–200 ms on the request thread; here it holds up nothing. Pure: no
 // database, so the threads need none.
 import { Buffer } from 'node:buffer';
-import { fieldErrorsFromValidation, type AjvError, type FieldError } from '../http/errors.js';
-import { parseForm } from '../http/form.js';
-import { MAX_JSON_DEPTH, nestedDeeperThan } from '../http/json-depth.js';
-import { validatorCompiler } from '../http/validation.js';
-import { ScreenshotsBody } from './schemas.js';
+import { fieldErrorsFromValidation, type AjvError, type FieldError } from '../../http/errors.js';
+import { parseForm } from '../../http/form.js';
+import { baseName } from '../common/file-names.js';
+import { MAX_JSON_DEPTH, nestedDeeperThan } from '../../http/json-depth.js';
+import { validatorCompiler } from '../../http/validation.js';
+import { ScreenshotsBody } from '../schemas.js';
 
 export interface ScreenshotTagInput {
   key: string;
@@ -148,7 +149,8 @@ function read(kind: 'json' | 'form', bytes: Uint8Array, maxBytes: number): Scree
   const screenshots = valid.screenshots.map((screenshot, i) => {
     const { mime, bytes: image } = decodeImage(`screenshots[${i}].image`, screenshot.image, maxBytes);
     // A small Buffer may share Node's allocation pool: a copy of its own travels back.
-    return { name: screenshot.name, mime, image: new Uint8Array(image), tags: screenshot.tags ?? [] };
+    const name = baseName(`screenshots[${i}].name`, screenshot.name);
+    return { name, mime, image: new Uint8Array(image), tags: screenshot.tags ?? [] };
   });
   return { ok: true, credentials, screenshots };
 }

@@ -3,26 +3,29 @@
 // counts, the task's status), so a file is either fully imported or not at all. The units are
 // written batch by batch as the pool counts them; a problem found in a later batch (a duplicate)
 // rolls the earlier ones back with the rest.
-import { writeTransaction, type Database, type Dialect, type Executor } from '../db/index.js';
+import { writeTransaction, type Database, type Dialect, type Executor } from '../../db/index.js';
 import { ReadError, type CountedUnit, type ReadFile } from './file-worker.js';
 import {
-  addTargetLocales,
-  baseLocaleOf,
-  completeImport,
-  copyNewStrings,
   countedLocales,
-  deleteStrings,
   findFile,
-  importWrites,
   insertFile,
-  mergeStrings,
   recountFileLocale,
   setPluralForms,
+  updateUploadedFile,
+} from '../store/files.js';
+import { baseLocaleOf, completeImport } from '../store/imports.js';
+import { addTargetLocales } from '../store/projects.js';
+import { COLLECTION_FORMAT, type ImportRow } from '../store/rows.js';
+import {
+  copyNewStrings,
+  deleteStrings,
+  importWrites,
+  mergeStrings,
   stringsByKey,
   translationsOf,
-  updateUploadedFile,
-  type ImportRow,
-} from './store.js';
+} from '../store/strings.js';
+
+const isCollection = (format: string) => format === COLLECTION_FORMAT;
 
 /** Failures whose message is meant for the uploader (anything else is logged, not shown). */
 export class ImportError extends Error {}
@@ -40,17 +43,6 @@ export class ImportLeaseLost extends Error {
 export interface ImportOutcome {
   strings: number;
   words: number;
-}
-
-/** A file name must be a plain name: no directories, no control characters. */
-export function fileNameProblem(name: string): string | null {
-  if (!name || !name.trim()) return 'the file has no name';
-  if (name.length > 255) return 'the file name is longer than 255 characters';
-  if (/[\\/]/.test(name) || name === '.' || name === '..') {
-    return `the file name "${name.slice(0, 80)}" contains a path; upload a plain file name`;
-  }
-  if (/[\u0000-\u001f\u007f]/.test(name)) return 'the file name contains control characters';
-  return null;
 }
 
 /** An import being applied: the job, its file as the pool reads it, in its transaction. */
@@ -83,6 +75,11 @@ export async function applyImport(
 
 async function importSource({ trx, dialect, job, read, at }: Applying): Promise<ImportOutcome> {
   const found = await findFile(trx, job.project_id, job.file_name);
+  // A phrase collection and a file share the project's names, not their strings.
+  if (found && isCollection(found.format) !== isCollection(job.format)) {
+    const what = isCollection(found.format) ? 'a phrase collection' : 'a file';
+    throw new ImportError(`${what} named "${job.file_name.slice(0, 100)}" exists in the project; use another name`);
+  }
   const file =
     found ??
     (await insertFile(trx, {
@@ -94,6 +91,7 @@ async function importSource({ trx, dialect, job, read, at }: Applying): Promise<
       meta: '{}',
       uploaded_at: at,
       last_import_id: job.id,
+      created_at: at,
     }));
   const outcome: ImportOutcome = { strings: 0, words: 0 };
   const keys = new Set<string>();
@@ -148,25 +146,34 @@ async function diffStrings(
   const existing = await stringsByKey(trx, fileId);
   let position = 0;
   for await (const batch of batches) {
-    // Rows for the bulk writes, their values one after another (store.ts importWrites).
+    // Rows for the bulk writes, their values one after another (store/strings.ts importWrites).
     const inserts: unknown[] = [];
     // Changed source texts restart the "outdated" clock; unchanged ones keep theirs.
     const changed: unknown[] = [];
     const moved: unknown[] = [];
+    // A phrase collection's description and length limit follow the upload without restarting the clock.
+    const notes: unknown[] = [];
     for (const unit of batch) {
       const old = existing.get(unit.key);
+      const description = unit.description ?? null;
+      const lengthLimit = unit.lengthLimit ?? null;
       if (!old) {
-        inserts.push(fileId, unit.key, unit.context, unit.source, unit.sourcePlural, unit.words, position, at);
+        const { key, context, source, sourcePlural, words } = unit;
+        inserts.push(fileId, key, context, source, sourcePlural, words, position, at, description, lengthLimit);
       } else if (old.source !== unit.source || old.source_plural !== unit.sourcePlural) {
-        changed.push(old.id, unit.source, unit.sourcePlural, unit.words, position, at);
-      } else if (old.position !== position) {
-        moved.push(old.id, position);
+        changed.push(old.id, unit.source, unit.sourcePlural, unit.words, position, at, description, lengthLimit);
+      } else {
+        if (old.position !== position) moved.push(old.id, position);
+        if (old.description !== description || old.length_limit !== lengthLimit) {
+          notes.push(old.id, description, lengthLimit);
+        }
       }
       position++;
     }
     await importWrites.strings(trx, 'sqlite', inserts);
     await importWrites.changedSources(trx, 'sqlite', changed);
     await importWrites.moves(trx, 'sqlite', moved);
+    await importWrites.changedNotes(trx, 'sqlite', notes);
   }
   if (deleteMissing) {
     await deleteStrings(

@@ -1,7 +1,7 @@
 // Query-string conventions of the OneSky API that Fastify's parser does not know:
 // lists in five encodings and booleans as true/false/1/0. `normalizeQuery` rewrites the parsed
 // query in a preValidation hook, so the route schemas validate plain arrays and booleans.
-import { HttpError } from '../http/errors.js';
+import { HttpError } from '../../http/errors.js';
 
 type Query = Record<string, unknown>;
 

@@ -1,7 +1,7 @@
 // The locales the service supports: a curated list of language-region codes, named from the
 // CLDR data in Node's Intl.DisplayNames (English name, and the name in the language itself).
 // Codes follow OneSky: `code` = language-region (ja-JP, zh-TW), `locale` = language, `region`.
-import { HttpError } from '../http/errors.js';
+import { HttpError } from '../../http/errors.js';
 
 const CODES = `
 af-ZA am-ET ar-AE ar-BH ar-DZ ar-EG ar-IQ ar-JO ar-KW ar-LB ar-LY ar-MA ar-OM ar-QA ar-SA ar-SY ar-TN ar-YE

@@ -1,35 +1,26 @@
-// The files of a project: an upload becomes an import task (run by jobs.ts, applied by
-// importer.ts); the list shows each file with its last import; deleting takes its strings along.
+// The files of a project: an upload becomes an import task (run by jobs/import-queue.ts, applied by
+// jobs/importer.ts); the list shows each file with its last import; deleting takes its strings along.
 import type { MultipartFile } from '@fastify/multipart';
-import { writeTransaction, type Database, type Executor } from '../db/index.js';
-import { HttpError } from '../http/errors.js';
-import { FILE_FORMATS, isFileFormat } from './formats/index.js';
-import { fileNameProblem } from './importer.js';
-import type { ImportQueue } from './jobs.js';
-import { findLanguage, requireLanguage, type Language } from './locales.js';
-import { pageMeta } from './paging.js';
-import { isRecord, readBoolean } from './params.js';
-import { progress } from './projects.js';
-import {
-  countFiles,
-  countImports,
-  deleteFile,
-  filesWithCounts,
-  findFile,
-  findImport,
-  insertImport,
-  pageOfFiles,
-  pageOfImports,
-  type Project,
-} from './store.js';
-import { timeFields } from './time.js';
+import { writeTransaction, type Database, type Executor } from '../../db/index.js';
+import { HttpError } from '../../http/errors.js';
+import { FILE_FORMATS, isFileFormat } from '../formats/index.js';
+import type { ImportQueue } from '../jobs/import-queue.js';
+import { baseName, fileNameProblem } from '../common/file-names.js';
+import { findLanguage, requireLanguage, type Language } from '../common/locales.js';
+import { pageMeta } from '../common/paging.js';
+import { isRecord, readBoolean } from '../common/params.js';
+import { progress } from '../projects/projects.js';
+import { countFiles, deleteFile, filesWithCounts, findFile, pageOfFiles, type FileKind } from '../store/files.js';
+import { countImports, findImport, insertImport, pageOfImports } from '../store/imports.js';
+import { COLLECTION_FORMAT, type Project } from '../store/rows.js';
+import { timeFields } from '../common/time.js';
 
 type Fields = Record<string, unknown>;
 
-const isFilePart = (value: unknown): value is MultipartFile => isRecord(value) && Object.hasOwn(value, 'file');
+export const isFilePart = (value: unknown): value is MultipartFile => isRecord(value) && Object.hasOwn(value, 'file');
 
 /** A text parameter of an upload: a form part ({value}) or else the query string; '' counts as absent. */
-function textOf(body: Fields, query: Fields, name: string): string | undefined {
+export function textOf(body: Fields, query: Fields, name: string): string | undefined {
   const part =
     (Object.hasOwn(body, name) ? body[name] : undefined) ?? (Object.hasOwn(query, name) ? query[name] : undefined);
   const value = isRecord(part) && Object.hasOwn(part, 'value') ? part.value : part;
@@ -41,8 +32,9 @@ const importStatus = (status: string | null) =>
   status === 'completed' || status === 'failed' ? status : ('in-progress' as const);
 
 /**
- * Stores an upload (a multipart body already read) as an import task and wakes the queue. Problems with the file
- * itself (too large, a path in its name) end as a failed import, as with any unreadable file.
+ * Stores an upload (a multipart body already read) as an import task and wakes the queue. A name that climbs
+ * out of its folder is a 400; other problems with the file itself (too large, no name) end as a failed import,
+ * as with any unreadable file.
  */
 export async function uploadFile(
   db: Database,
@@ -70,21 +62,45 @@ export async function uploadFile(
   const keepAll = readBoolean('is_keeping_all_strings', text('is_keeping_all_strings'), true);
   const allowSameName = 'is_allow_translation_same_as_original';
   const allowSame = readBoolean(allowSameName, text(allowSameName), false);
-  const fileName = String(file.filename ?? '');
+  // Saved under its base name, as OneSky does: PHP's CURLFile and onesky-go send the whole path.
+  const fileName = baseName('file', String(file.filename ?? ''));
   const bytes = await file.toBuffer();
   const problem = file.file?.truncated
     ? `the file is larger than the limit of ${maxFileBytes} bytes (QUOTES_MAX_FILE_BYTES)`
     : fileNameProblem(fileName);
+  const [queued] = await queueImports(db, queue, project, [
+    { fileName, format, locale: language.code, keepAll, allowSame, bytes, problem },
+  ]);
+  return { name: fileName, format, language, import: queued };
+}
+
+/** An upload on its way to the import queue. */
+export interface NewUpload {
+  fileName: string;
+  format: string;
+  locale: string;
+  keepAll: boolean;
+  allowSame: boolean;
+  bytes: Buffer;
+  /** A problem with the file itself: its import fails at once with this message. */
+  problem: string | null;
+}
+
+/**
+ * Stores uploads as import tasks (in one transaction) and wakes the queue; their ids and creation
+ * time, as OneSky shows an import. An upload is kept, apart from its import row, until its import
+ * ends (any process may run it).
+ */
+export async function queueImports(db: Database, queue: ImportQueue, project: Project, uploads: NewUpload[]) {
   const now = Date.now();
-  // The upload is kept, apart from its import row, until the import ends (any process may run it).
-  const id = await writeTransaction(db, (trx) =>
-    insertImport(
-      trx,
-      {
+  const ids = await writeTransaction(db, async (trx) => {
+    const ids: number[] = [];
+    for (const { fileName, format, locale, keepAll, allowSame, bytes, problem } of uploads) {
+      const values = {
         project_id: project.id,
         file_name: fileName.slice(0, 255),
         format,
-        locale: language.code,
+        locale,
         keep_all_strings: keepAll ? 1 : 0,
         allow_same_as_original: allowSame ? 1 : 0,
         status: problem ? 'failed' : 'queued',
@@ -96,12 +112,15 @@ export async function uploadFile(
         created_at: now,
         started_at: null,
         finished_at: problem ? now : null,
-      },
-      problem ? null : bytes,
-    ),
-  );
-  if (!problem) queue.kick({ importId: id, payload: bytes });
-  return { name: fileName, format, language, import: { id, ...timeFields('created', now) } };
+      };
+      ids.push(await insertImport(trx, values, problem ? null : bytes));
+    }
+    return ids;
+  });
+  uploads.forEach(({ bytes, problem }, i) => {
+    if (!problem) queue.kick({ importId: ids[i], payload: bytes });
+  });
+  return ids.map((id) => ({ id, ...timeFields('created', now) }));
 }
 
 export async function importTask(db: Executor, project: Project, id: number) {
@@ -149,8 +168,8 @@ export async function listImportTasks(db: Executor, project: Project, status: st
 /** A page of the project's files by name, with the `meta` paging fields. */
 export async function listFiles(db: Executor, project: Project, page: number, perPage: number) {
   const [total, rows] = await Promise.all([
-    countFiles(db, project.id),
-    pageOfFiles(db, project.id, perPage, (page - 1) * perPage),
+    countFiles(db, project.id, 'files'),
+    pageOfFiles(db, project.id, 'files', perPage, (page - 1) * perPage),
   ]);
   const link = (n: number) => `/1/projects/${project.id}/files?page=${n}&per_page=${perPage}`;
   return {
@@ -166,10 +185,18 @@ export async function listFiles(db: Executor, project: Project, page: number, pe
   };
 }
 
-export async function removeFile(db: Executor, project: Project, name: string): Promise<void> {
+/** A file, or a phrase collection, of the project by name (each in its own list), else a 404 naming `parameter`. */
+export async function requireNamed(db: Executor, project: Project, kind: FileKind, parameter: string, name: string) {
   const file = await findFile(db, project.id, name);
-  if (!file) throw new HttpError(404, `file_name: no file "${name.slice(0, 100)}" in project ${project.id}`);
-  await deleteFile(db, file.id);
+  if (!file || (file.format === COLLECTION_FORMAT) !== (kind === 'collections')) {
+    const what = kind === 'collections' ? 'phrase collection' : 'file';
+    throw new HttpError(404, `${parameter}: no ${what} "${name.slice(0, 100)}" in project ${project.id}`);
+  }
+  return file;
+}
+
+export async function removeFile(db: Executor, project: Project, name: string): Promise<void> {
+  await deleteFile(db, (await requireNamed(db, project, 'files', 'file_name', name)).id);
 }
 
 /**

@@ -2,21 +2,17 @@
 // (file-worker.ts). This thread only reads the strings and hands them over as JSON batches.
 // The multilingual file and the app store description are the same JSON tree writer's output for
 // each language, and for every file of a project, put together here without parsing them again.
-import type { Database } from '../db/index.js';
-import { HttpError } from '../http/errors.js';
+import type { Database } from '../../db/index.js';
+import { HttpError } from '../../http/errors.js';
 import { BATCH, PoolBusyError, type ExportRow, type FilePool } from './file-worker.js';
-import { FORMATS, isFileFormat, type FileFormat } from './formats/index.js';
-import { findLanguage, type Language } from './locales.js';
-import { isAppDescriptionType } from './project-types.js';
-import {
-  exportRows,
-  filesOfProject,
-  findFile,
-  pluralFormsOf,
-  targetLocales,
-  type FileRow,
-  type Project,
-} from './store.js';
+import { FORMATS, isFileFormat, type FileFormat } from '../formats/index.js';
+import { safeName } from '../common/file-names.js';
+import { findLanguage, type Language } from '../common/locales.js';
+import { isAppDescriptionType } from '../projects/project-types.js';
+import { filesOfProject, findFile, pluralFormsOf } from '../store/files.js';
+import { targetLocales } from '../store/projects.js';
+import type { FileRow, Project } from '../store/rows.js';
+import { exportRows } from '../store/strings.js';
 
 export interface ExportedFile {
   content: Buffer;
@@ -35,8 +31,6 @@ async function requireFile(db: Database, project: Project, parameter: string, na
   if (!file) throw new HttpError(400, `${parameter}: no file "${name.slice(0, 100)}" in project ${project.id}`);
   return file;
 }
-
-const safeName = (name: string) => name.replace(/[^\w.\- ]/g, '_');
 
 interface WriteRequest {
   project: Project;
@@ -58,7 +52,8 @@ async function writeStrings(db: Database, pool: FilePool, request: WriteRequest)
       for await (const rows of exportRows(db.kysely, db.dialect, fileId, language.code, BATCH)) {
         // Arrays, not objects: shorter JSON. A turn of the event loop between batches.
         const batch = rows.map((row): ExportRow => {
-          return [row.key, row.context, row.source, row.source_plural, row.forms, row.fuzzy, row.stale, row.previous];
+          const { key, context, source, source_plural: plural, forms, fuzzy, stale, previous } = row;
+          return [key, context, source, plural, forms, fuzzy, stale, previous, row.description, row.length_limit];
         });
         batches.push(JSON.stringify(batch));
         await new Promise((resolve) => setImmediate(resolve));

@@ -1,14 +1,15 @@
 // Orders: a quotation that was accepted. Creating one (in one transaction) stores the order,
 // assigns the work to translators (their backlog from now on), and moves the "outdated"
 // baseline of every ordered file in the target language to the order's time.
-import { writeTransaction, type Database, type Executor } from '../db/index.js';
-import type { Principal } from '../http/auth.js';
-import { HttpError } from '../http/errors.js';
-import type { QuotesConfig } from './config.js';
-import { findLanguage } from './locales.js';
+import { writeTransaction, type Database, type Executor } from '../../db/index.js';
+import type { Principal } from '../../http/auth.js';
+import { HttpError } from '../../http/errors.js';
+import type { QuotesConfig } from '../config.js';
+import { findLanguage } from '../common/locales.js';
 import { makeQuotation, type QuoteRequest } from './quote.js';
 import type { Level } from './rates.js';
-import { pageMeta } from './paging.js';
+import { pageMeta } from '../common/paging.js';
+import { recountFileLocale } from '../store/files.js';
 import {
   assignmentsOf,
   countOrders,
@@ -16,12 +17,10 @@ import {
   insertOrder,
   markOrdered,
   pageOfOrders,
-  recountFileLocale,
   type AssignmentRow,
-  type OrderRow,
-  type Project,
-} from './store.js';
-import { timeFields } from './time.js';
+} from '../store/orders.js';
+import type { OrderRow, Project } from '../store/rows.js';
+import { timeFields } from '../common/time.js';
 
 export type OrderLevel = 'translate-only' | 'translate-review' | 'review-only';
 
@@ -153,6 +152,8 @@ export function orderBody(order: OrderRow, assignments: AssignmentRow[], withTas
       ? {
           tasks: [
             {
+              // OneSky names a task's language to_language; language stays for the clients of today.
+              to_language: to,
               language: to,
               status,
               translator: { name: translator?.translator ?? '' },

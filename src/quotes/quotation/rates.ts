@@ -2,7 +2,7 @@
 // Lookup order: the exact locale (ja-JP), then its language (ja), then "default". Prices are
 // decimal strings and stay strings: totals are computed by decimal.ts, never with floats.
 import { parseDecimal } from './decimal.js';
-import type { Language } from './locales.js';
+import type { Language } from '../common/locales.js';
 
 export const SPECIALIZATIONS = ['general', 'game'] as const;
 export type Specialization = (typeof SPECIALIZATIONS)[number];

@@ -3,12 +3,12 @@
 // threads (piscina), so a hostile or huge file never stalls the requests of any service. This
 // module is both the pool (main thread) and the task (worker thread, its default export), which
 // dispatches on the task's kind.
-import '../noproto.js';
+import '../../noproto.js';
 import { Buffer } from 'node:buffer';
 import { MessageChannel, type MessagePort } from 'node:worker_threads';
 import { Piscina } from 'piscina';
-import { FORMATS, FormatError, isFileFormat } from './formats/index.js';
-import type { ExportEntry, ExportRequest, ParsedUnit } from './formats/index.js';
+import { FORMATS, FormatError, isFileFormat } from '../formats/index.js';
+import type { ExportEntry, ExportRequest, ParsedUnit } from '../formats/index.js';
 import { readScreenshots, type ScreenshotsRead } from './screenshot-reader.js';
 import { countWords } from './wordcount.js';
 
@@ -40,6 +40,8 @@ type UnitTuple = [
   fuzzy: boolean,
   stale: boolean,
   previous: string | null,
+  description: string | null,
+  lengthLimit: string | null,
 ];
 
 /**
@@ -69,6 +71,8 @@ export type ExportRow = [
   fuzzy: number | null,
   stale: number | null,
   previous: string | null,
+  description: string | null,
+  lengthLimit: string | null,
 ];
 
 /** What a writer needs but the strings, which travel as JSON batches of ExportRows. */
@@ -121,8 +125,9 @@ async function readFile(task: ReadTask): Promise<void> {
     for (let i = 0; i < parsed.units.length; i += BATCH) {
       const tuples = parsed.units.slice(i, i + BATCH).map((unit): UnitTuple => {
         const words = countWords(unit.source) + countWords(unit.sourcePlural ?? '');
-        const { key, context, source, sourcePlural, forms, untranslated, fuzzy, stale, previous } = unit;
-        return [key, context, source, sourcePlural, words, forms, untranslated ?? null, fuzzy, stale, previous ?? null];
+        const { key, context, source, sourcePlural, forms, untranslated, fuzzy, stale } = unit;
+        const notes = [unit.previous ?? null, unit.description ?? null, unit.lengthLimit ?? null] as const;
+        return [key, context, source, sourcePlural, words, forms, untranslated ?? null, fuzzy, stale, ...notes];
       });
       post({ batch: JSON.stringify(tuples) });
     }
@@ -141,7 +146,7 @@ async function writeFile(task: WriteTask): Promise<Uint8Array> {
   const entries: ExportEntry[] = [];
   for (const batch of batches) {
     for (const row of JSON.parse(batch) as ExportRow[]) {
-      const [key, context, source, sourcePlural, forms, fuzzy, stale, previous] = row;
+      const [key, context, source, sourcePlural, forms, fuzzy, stale, previous, description, lengthLimit] = row;
       const translation = forms == null ? null : (JSON.parse(forms) as string[]);
       entries.push({
         key,
@@ -152,6 +157,8 @@ async function writeFile(task: WriteTask): Promise<Uint8Array> {
         fuzzy: fuzzy === 1,
         stale: stale === 1,
         previous,
+        description,
+        lengthLimit,
       });
     }
   }
@@ -172,18 +179,24 @@ async function* unitBatches(messages: MessageQueue<ReadMessage>): AsyncGenerator
     // Other requests are served between batches, even when the next one is already here.
     await new Promise((resolve) => setImmediate(resolve));
     const tuples = JSON.parse(message.batch) as UnitTuple[];
-    yield tuples.map(([key, context, source, sourcePlural, words, forms, untranslated, fuzzy, stale, previous]) => ({
-      key,
-      context,
-      source,
-      sourcePlural,
-      words,
-      forms,
-      untranslated: untranslated ?? undefined,
-      fuzzy,
-      stale,
-      previous,
-    }));
+    yield tuples.map((tuple) => {
+      const [key, context, source, sourcePlural, words, forms, untranslated, fuzzy, stale] = tuple;
+      const [previous, description, lengthLimit] = tuple.slice(9) as (string | null)[];
+      return {
+        key,
+        context,
+        source,
+        sourcePlural,
+        words,
+        forms,
+        untranslated: untranslated ?? undefined,
+        fuzzy,
+        stale,
+        previous,
+        description,
+        lengthLimit,
+      };
+    });
   }
 }
 

@@ -5,22 +5,22 @@
 // its name in the project: a screenshot sent again under the same name replaces the image and the
 // tags. Tags are kept as sent; a key need not be uploaded yet (screenshots often come before the
 // strings).
-import { writeTransaction, type Database, type Executor } from '../db/index.js';
-import { HttpError } from '../http/errors.js';
-import { PoolBusyError, type FilePool } from './file-worker.js';
-import { pageMeta } from './paging.js';
-import type { DecodedScreenshot } from './screenshot-reader.js';
+import { writeTransaction, type Database, type Executor } from '../../db/index.js';
+import { HttpError } from '../../http/errors.js';
+import { PoolBusyError, type FilePool } from '../jobs/file-worker.js';
+import { pageMeta } from '../common/paging.js';
+import type { DecodedScreenshot } from '../jobs/screenshot-reader.js';
+import type { Project } from '../store/rows.js';
 import {
   countScreenshots,
   pageOfScreenshots,
   saveScreenshot,
   screenshotImage,
   tagsOf,
-  type Project,
   type ScreenshotRow,
   type ScreenshotTag,
-} from './store.js';
-import { timeFields } from './time.js';
+} from '../store/screenshots.js';
+import { timeFields } from '../common/time.js';
 
 /** The body of an upload as the route's parsers keep it: the bytes, read in a thread. */
 export interface RawScreenshotsBody {

@@ -12,10 +12,10 @@
 // thread (file-worker.ts), then applied on this thread in the order the jobs were claimed, so
 // the last upload of a file wins as before. The other jobs wait in the table, not in memory.
 import type { FastifyBaseLogger } from 'fastify';
-import { databaseOutage } from '../db/errors.js';
-import { writeTransaction, type Database } from '../db/index.js';
-import { retryWhileUnavailable } from '../db/retry.js';
-import type { QuotesConfig } from './config.js';
+import { databaseOutage } from '../../db/errors.js';
+import { writeTransaction, type Database } from '../../db/index.js';
+import { retryWhileUnavailable } from '../../db/retry.js';
+import type { QuotesConfig } from '../config.js';
 import type { FilePool, ReadFile } from './file-worker.js';
 import { applyImport, failureMessage, ImportLeaseLost } from './importer.js';
 import {
@@ -28,7 +28,7 @@ import {
   type ClaimedImport,
   type HeldImport,
   type Upload,
-} from './store.js';
+} from '../store/imports.js';
 
 const MAX_ATTEMPTS = 3;
 const INTERRUPTED =
