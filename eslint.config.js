@@ -69,12 +69,40 @@ export default tseslint.config(
       '@stylistic/max-len': ['error', { code: 120, ignoreUrls: true, ignoreRegExpLiterals: true }],
     },
   },
-  {
-    // The proxy node's domains depend one way (forward → billing → keys → wallet → src/cashu, with
-    // lightning, admin and nostr on top, common/ under them all, service.ts above everything), so
-    // that each can be read and changed knowing only what is under it: a lower folder importing a
-    // higher one, types included, or any import circle fails the lint (issue 28).
-    files: ['src/proxy/**/*.ts'],
+  // The proxy node's domains depend one way (forward → billing → keys → wallet → src/cashu, with
+  // lightning, admin and nostr on top, common/ under them all, service.ts above everything), so
+  // that each can be read and changed knowing only what is under it: a lower folder importing a
+  // higher one, types included, or any import circle fails the lint (issue 28).
+  layered('src/proxy', ['service.ts', 'wallet-routes.ts'], {
+    common: ['wallet', 'keys', 'billing', 'forward', 'lightning', 'admin', 'nostr'],
+    wallet: ['keys', 'billing', 'forward', 'lightning', 'admin', 'nostr'],
+    keys: ['billing', 'forward', 'lightning', 'admin', 'nostr'],
+    billing: ['forward', 'lightning', 'admin', 'nostr'],
+    forward: ['lightning', 'admin', 'nostr'],
+    lightning: ['forward', 'admin', 'nostr'],
+    admin: ['nostr'],
+    nostr: ['forward', 'lightning', 'admin'],
+  }),
+  // The quotation API the same way: routes → files → jobs → projects and quotation → store, with
+  // formats/ and common/ under them all.
+  layered('src/quotes', ['service.ts'], {
+    files: ['routes'],
+    jobs: ['routes', 'files'],
+    projects: ['routes', 'files', 'jobs', 'quotation'],
+    quotation: ['routes', 'files', 'jobs', 'projects'],
+    store: ['routes', 'files', 'jobs', 'projects', 'quotation'],
+    formats: ['routes', 'files', 'jobs', 'projects', 'quotation', 'store'],
+    common: ['routes', 'files', 'jobs', 'projects', 'quotation', 'store', 'formats'],
+  }),
+);
+
+/**
+ * Lint settings for a service whose folders are layered: `above` names, per folder, the folders
+ * (and the `top` files) it may not import; any import circle inside `root` fails too.
+ */
+function layered(root, top, above) {
+  return {
+    files: [`${root}/**/*.ts`],
     plugins: { 'import-x': importX, quartet: { rules: { 'import-circles': importCircles } } },
     settings: {
       // .ts files are modules to follow (without this no-cycle skips them), parsed as TypeScript.
@@ -87,31 +115,20 @@ export default tseslint.config(
     },
     rules: {
       // src/services.ts loads each service with import() when SERVICES names it: a lazy load, not a
-      // circle in the order modules are evaluated, so circles through a dynamic import are left out.
+      // dependency a service's module has on its own start.
       'import-x/no-cycle': ['error', { ignoreExternal: true, allowUnsafeDynamicCyclicDependency: true }],
       // no-cycle leaves type-only imports out; this one counts them (eslint/import-circles.js).
-      'quartet/import-circles': ['error', { root: 'src/proxy' }],
-      'import-x/no-restricted-paths': ['error', { zones: proxyLayers() }],
+      'quartet/import-circles': ['error', { root }],
+      'import-x/no-restricted-paths': [
+        'error',
+        {
+          zones: Object.entries(above).map(([folder, higher]) => ({
+            target: `./${root}/${folder}`,
+            from: [...higher.map((name) => `./${root}/${name}`), ...top.map((file) => `./${root}/${file}`)],
+            message: `${root}/${folder} may not import ${higher.join(', ')} or the top files: imports point one way.`,
+          })),
+        },
+      ],
     },
-  },
-);
-
-/** A zone per folder: what it may not import (folders above or beside it; service.ts, wallet-routes.ts). */
-function proxyLayers() {
-  const top = ['./src/proxy/service.ts', './src/proxy/wallet-routes.ts'];
-  const above = {
-    common: ['wallet', 'keys', 'billing', 'forward', 'lightning', 'admin', 'nostr'],
-    wallet: ['keys', 'billing', 'forward', 'lightning', 'admin', 'nostr'],
-    keys: ['billing', 'forward', 'lightning', 'admin', 'nostr'],
-    billing: ['forward', 'lightning', 'admin', 'nostr'],
-    forward: ['lightning', 'admin', 'nostr'],
-    lightning: ['forward', 'admin', 'nostr'],
-    admin: ['nostr'],
-    nostr: ['forward', 'lightning', 'admin'],
   };
-  return Object.entries(above).map(([folder, higher]) => ({
-    target: `./src/proxy/${folder}`,
-    from: [...higher.map((name) => `./src/proxy/${name}`), ...top],
-    message: `src/proxy/${folder} may not import ${higher.join(', ')} or the top files: dependencies point one way.`,
-  }));
 }
