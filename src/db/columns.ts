@@ -8,8 +8,11 @@ export interface Columns {
   dialect: Dialect;
   bigint: ColumnDataType;
   bytes: ColumnDataType;
-  /** Adds an auto-incrementing integer primary key. */
-  autoId<T extends string>(table: CreateTableBuilder<T, any>, name?: string): CreateTableBuilder<T, any>;
+  /** Adds an auto-incrementing integer primary key (`id` unless named). */
+  autoId<T extends string, C extends string>(
+    table: CreateTableBuilder<T, C>,
+    name?: string,
+  ): CreateTableBuilder<T, string>;
 }
 
 export function columnsFor(dialect: Dialect): Columns {

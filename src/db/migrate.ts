@@ -8,10 +8,16 @@ import type { DatabaseConfig } from '../config.js';
 import { openDatabase, type Database } from './index.js';
 import { platformMigrations } from './platform-migrations.js';
 
+/**
+ * The schema a migration runs against: any, as Kysely advises for migrations, since each one meets the
+ * tables as they were when it was written (not DB), and the next ones change them under it.
+ */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- a migration's schema changes under it
+export type AnySchema = any;
+
 export interface Migration {
   name: string;
-  // Kysely<any>, as Kysely advises for migrations: each one meets the schema as it was then, not DB.
-  up(db: Kysely<any>, columns: Columns): Promise<void>;
+  up(db: Kysely<AnySchema>, columns: Columns): Promise<void>;
 }
 
 /**
@@ -28,7 +34,7 @@ export async function migrate(database: Database, serviceMigrations: readonly Mi
     names.add(migration.name);
   }
   const columns = columnsFor(database.dialect);
-  const pending = async (db: Kysely<any>) => {
+  const pending = async (db: Kysely<AnySchema>) => {
     await db.schema
       .createTable('quartet_migrations')
       .ifNotExists()
@@ -40,7 +46,7 @@ export async function migrate(database: Database, serviceMigrations: readonly Mi
     );
     return allMigrations.sort((a, b) => a.name.localeCompare(b.name)).filter((m) => !done.has(m.name));
   };
-  const apply = async (db: Kysely<any>) => {
+  const apply = async (db: Kysely<AnySchema>) => {
     const applied: string[] = [];
     for (const migration of await pending(db)) {
       await migration.up(db, columns);
@@ -73,7 +79,7 @@ export async function migrate(database: Database, serviceMigrations: readonly Mi
 const MIGRATION_LOCK_WAIT_MS = 120_000;
 
 /** Takes SQLite's write lock, waiting longer than busy_timeout for another process's migrations. */
-async function beginImmediate(conn: Kysely<any>): Promise<void> {
+async function beginImmediate(conn: Kysely<AnySchema>): Promise<void> {
   const deadline = Date.now() + MIGRATION_LOCK_WAIT_MS;
   for (;;) {
     try {

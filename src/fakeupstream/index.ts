@@ -4,6 +4,7 @@
 // errors, connection reset mid-stream, stream without usage). Development tool: no model behind it.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { field, isRecord } from '../json-fields.js';
 
 export interface FakeUpstreamFaults {
   /** Wait this long before answering any request. */
@@ -227,18 +228,18 @@ export async function startFakeUpstream(options: FakeUpstreamOptions = {}): Prom
         },
       });
     }
-    if (!body || typeof body !== 'object' || typeof (body as { model?: unknown }).model !== 'string') {
+    if (!isRecord(body) || typeof body.model !== 'string') {
       return sendJson(res, 400, {
         error: { message: 'you must provide a model parameter', type: 'invalid_request_error', code: null },
       });
     }
     const id = `fake-${++counter}`;
-    return route(body as Record<string, any>, res, id);
+    return route(body, res, id);
   }
 
   const MODEL_ROUTES: Record<
     string,
-    (body: Record<string, any>, res: ServerResponse, id: string) => Promise<void> | void
+    (body: Record<string, unknown>, res: ServerResponse, id: string) => Promise<void> | void
   > = {
     '/v1/chat/completions': (body, res, id) => {
       const promptTokens = chatPromptTokens(body.messages);
@@ -398,10 +399,10 @@ export async function startFakeUpstream(options: FakeUpstreamOptions = {}): Prom
   async function streamEvents(
     res: ServerResponse,
     events: Record<string, unknown>[],
-    body: Record<string, any>,
+    body: Record<string, unknown>,
     usageChunk: Record<string, unknown>,
   ) {
-    const includeUsage = body.stream_options?.include_usage === true;
+    const includeUsage = field(body.stream_options, 'include_usage') === true;
     // Like OpenAI: with include_usage every other chunk says `usage: null`.
     const all: Record<string, unknown>[] = includeUsage
       ? events.map((event) => ({ ...event, usage: null }))

@@ -186,7 +186,8 @@ const CONTEXT_LOC: Record<string, string> = { body: 'body', querystring: 'query'
 export interface AjvError {
   keyword: string;
   instancePath: string;
-  params: Record<string, any>;
+  /** The keyword's details (missingProperty, limit…): Ajv's, read by name and checked before use. */
+  params: Record<string, unknown>;
   message?: string;
 }
 
@@ -213,11 +214,11 @@ export function fieldErrorsFromValidation(errors: AjvError[], context: string | 
     let field: FieldError;
     switch (error.keyword) {
       case 'required':
-        field = { loc: [where, ...path, error.params.missingProperty], msg: 'Field required', type: 'missing' };
+        field = { loc: [where, ...path, String(error.params.missingProperty)], msg: 'Field required', type: 'missing' };
         break;
       case 'additionalProperties':
         field = {
-          loc: [where, ...path, error.params.additionalProperty],
+          loc: [where, ...path, String(error.params.additionalProperty)],
           msg: 'Unknown field',
           type: 'extra_forbidden',
         };
@@ -230,7 +231,8 @@ export function fieldErrorsFromValidation(errors: AjvError[], context: string | 
         };
         break;
       case 'enum': {
-        const allowed = (error.params.allowedValues ?? []).map((v: unknown) => JSON.stringify(v));
+        const values = error.params.allowedValues;
+        const allowed = (Array.isArray(values) ? values : []).map((v: unknown) => JSON.stringify(v));
         field = { loc: [where, ...path], msg: `Input should be one of ${allowed.join(', ')}`, type: 'enum' };
         break;
       }

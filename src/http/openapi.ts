@@ -1,9 +1,10 @@
 // OpenAPI 3.1 documents generated from the same route schemas that validate requests.
 // Each service's plugin gets a collector (an onRoute hook in its own scope), so every service
 // describes exactly its own routes.
-import type { FastifyInstance, RouteOptions } from 'fastify';
+import type { FastifyInstance, FastifySchema, RouteOptions } from 'fastify';
+import { field, isRecord } from '../json-fields.js';
 
-type JsonSchema = Record<string, any>;
+type JsonObject = Record<string, unknown>;
 
 export interface OpenApiInfo {
   title: string;
@@ -18,7 +19,7 @@ export interface OpenApiExtras {
 }
 
 export class OpenApiCollector {
-  private operations: { method: string; url: string; schema: JsonSchema }[] = [];
+  private operations: { method: string; url: string; schema: FastifySchema }[] = [];
 
   constructor(
     readonly info: OpenApiInfo,
@@ -28,7 +29,7 @@ export class OpenApiCollector {
   /** Installs the hook in the service's scope: call first thing in the service plugin. */
   attach(app: FastifyInstance) {
     app.addHook('onRoute', (route: RouteOptions) => {
-      const schema = (route.schema ?? {}) as JsonSchema;
+      const schema: FastifySchema = route.schema ?? {};
       if (schema.hide) return;
       const methods = Array.isArray(route.method) ? route.method : [route.method];
       for (const method of methods) {
@@ -38,7 +39,7 @@ export class OpenApiCollector {
     });
   }
 
-  document(): JsonSchema {
+  document(): JsonObject {
     const paths: Record<string, Record<string, unknown>> = {};
     for (const { method, url, schema } of this.operations) {
       if (method === 'head' && this.operations.some((op) => op.url === url && op.method === 'get')) continue;
@@ -46,7 +47,7 @@ export class OpenApiCollector {
       paths[path] ??= {};
       paths[path][method] = operation(schema, url);
     }
-    const components: JsonSchema = {};
+    const components: JsonObject = {};
     if (this.extras.securitySchemes) components.securitySchemes = this.extras.securitySchemes;
     return {
       openapi: '3.1.0',
@@ -71,11 +72,15 @@ function plain<T>(schema: T): T {
   return JSON.parse(JSON.stringify(schema));
 }
 
-function parameters(schema: JsonSchema | undefined, where: 'query' | 'header' | 'path'): unknown[] {
-  if (!schema || typeof schema !== 'object' || !schema.properties) return [];
-  const required = new Set<string>(schema.required ?? []);
-  return Object.entries(schema.properties as Record<string, JsonSchema>).map(([name, property]) => {
-    const { description, ...rest } = plain(property);
+/** The parameters an object schema (params, querystring or headers) describes. */
+function parameters(schema: unknown, where: 'query' | 'header' | 'path'): unknown[] {
+  const properties = field(schema, 'properties');
+  if (!isRecord(properties)) return [];
+  const names = field(schema, 'required');
+  const required = new Set(Array.isArray(names) ? names : []);
+  return Object.entries(properties).map(([name, property]) => {
+    const copy = plain(property);
+    const { description, ...rest } = isRecord(copy) ? copy : {};
     return {
       name,
       in: where,
@@ -86,9 +91,9 @@ function parameters(schema: JsonSchema | undefined, where: 'query' | 'header' | 
   });
 }
 
-function operation(schema: JsonSchema, url: string): Record<string, unknown> {
+function operation(schema: FastifySchema, url: string): Record<string, unknown> {
   const op: Record<string, unknown> = {};
-  for (const key of ['summary', 'description', 'tags', 'operationId', 'deprecated', 'security']) {
+  for (const key of ['summary', 'description', 'tags', 'operationId', 'deprecated', 'security'] as const) {
     if (schema[key] !== undefined) op[key] = plain(schema[key]);
   }
   const params = [
@@ -103,19 +108,19 @@ function operation(schema: JsonSchema, url: string): Record<string, unknown> {
   if (schema.body) {
     const body = plain(schema.body);
     const content = schema.consumes
-      ? Object.fromEntries((schema.consumes as string[]).map((type) => [type, { schema: body }]))
+      ? Object.fromEntries(schema.consumes.map((type) => [type, { schema: body }]))
       : { 'application/json': { schema: body } };
     op.requestBody = { required: true, content };
   } else if (schema.requestBody) {
     op.requestBody = plain(schema.requestBody);
   }
   const responses: Record<string, unknown> = {};
-  for (const [status, response] of Object.entries((schema.response ?? {}) as Record<string, JsonSchema>)) {
+  for (const [status, response] of Object.entries(isRecord(schema.response) ? schema.response : {})) {
     const value = plain(response);
-    if (value && typeof value === 'object' && 'content' in value) {
+    if (isRecord(value) && 'content' in value) {
       responses[status] = { description: value.description ?? statusDescription(status), ...value };
     } else {
-      const { description, ...body } = value ?? {};
+      const { description, ...body } = isRecord(value) ? value : {};
       responses[status] = {
         description: description ?? statusDescription(status),
         ...(Object.keys(body).length ? { content: { 'application/json': { schema: body } } } : {}),

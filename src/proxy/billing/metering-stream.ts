@@ -8,7 +8,7 @@
 // across chunks waits whole in the tail, and no byte of a multi-byte character is CR or LF.
 import { nestedDeeperThan } from '../../http/json-depth.js';
 import { ChunkShape } from './chunk-shape.js';
-import { field, fieldAt } from '../common/json-fields.js';
+import { field, fieldAt } from '../../json-fields.js';
 import { readUsage, type BilledKind, type ReportedUsage } from './metering.js';
 
 export interface SseEvent {

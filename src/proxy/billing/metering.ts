@@ -3,7 +3,7 @@
 // the reservation plan, and the usage read back from the upstream's answer.
 import { HttpError, type FieldError } from '../../http/errors.js';
 import { jsonTextDeeperThan, tooDeepError } from '../../http/json-depth.js';
-import { field, fieldAt } from '../common/json-fields.js';
+import { field, fieldAt } from '../../json-fields.js';
 import type { ForwardConfig } from '../common/forward-config.js';
 import {
   ceilTimes,

@@ -6,7 +6,7 @@ import { request } from 'undici';
 import { ConfigError } from '../../env.js';
 import { HttpError } from '../../http/errors.js';
 import type { ForwardConfig } from '../common/forward-config.js';
-import { field, fieldAt } from '../common/json-fields.js';
+import { field, fieldAt } from '../../json-fields.js';
 import defaultModels from './models.default.json' with { type: 'json' };
 
 /** A non-negative exact fraction. */
@@ -225,7 +225,7 @@ export function loadModels(file: string | null): Map<string, Model> {
 
 /** Reads a BTC/USD figure from a feed's JSON: at the URL's #fragment path, else at known places. */
 export function rateFromFeed(json: unknown, fragment: string): string | null {
-  // Own fields only (../common/json-fields.ts): a path such as "constructor" finds nothing in the feed.
+  // Own fields only (src/json-fields.ts): a path such as "constructor" finds nothing in the feed.
   const at = (path: string) => fieldAt(json, path.split('.').filter(Boolean));
   const pairs = at('result');
   const candidates = fragment

@@ -4,7 +4,7 @@
 // PROXY_MODELS_FILE, or its model list fetched with a markup), a weight and its own connection limit.
 import { readFileSync } from 'node:fs';
 import { ConfigError, type Env } from '../../env.js';
-import { field } from './json-fields.js';
+import { field } from '../../json-fields.js';
 
 export const PROVIDER_KINDS = ['openai', 'anthropic', 'openrouter'] as const;
 export type ProviderKind = (typeof PROVIDER_KINDS)[number];

@@ -8,7 +8,7 @@ import { request } from 'undici';
 import { ConfigError } from '../../env.js';
 import type { ForwardConfig } from '../common/forward-config.js';
 import { discardBody } from './forward.js';
-import { field } from '../common/json-fields.js';
+import { field } from '../../json-fields.js';
 import { type Model, parseDecimal, parseModels, type UsdPricing } from '../billing/pricing.js';
 import { type ProviderConfig, type ProviderModel, withProviderKey } from '../common/providers.js';
 

@@ -2,7 +2,8 @@
 // <string-array name><item>. Strings with translatable="false" are skipped. Android escapes
 // (\' \" \n \t \@ \?, surrounding double quotes, CDATA) are decoded to plain text.
 import { decodeXmlEntities, escapeXml, keyPath, pathKey } from './text.js';
-import { attribute, innerText, readXml } from './xml.js';
+import { field } from '../../json-fields.js';
+import { attribute, elements, innerText, readXml } from './xml.js';
 import { FormatError, type ExportRequest, type ParsedFile, type ParsedUnit } from './types.js';
 
 function androidText(raw: string): string {
@@ -23,7 +24,7 @@ export function parseAndroid(bytes: Buffer): ParsedFile {
     ['resources.string', 'resources.plurals.item', 'resources.string-array.item'],
     ['string', 'plurals', 'string-array', 'item'],
   );
-  const resources = doc?.resources;
+  const resources = field(doc, 'resources');
   if (resources === undefined) throw new FormatError('not an Android resource file (no <resources> root element)');
   const units: ParsedUnit[] = [];
   const seen = new Set<string>();
@@ -35,23 +36,23 @@ export function parseAndroid(bytes: Buffer): ParsedFile {
     units.push({ key, context: null, source: text, sourcePlural: null, forms: [text], fuzzy: false, stale: false });
   };
   if (!resources || typeof resources !== 'object') return { units, meta: {} };
-  const named = (node: any) => {
+  const named = (node: unknown) => {
     const name = attribute(node, 'name');
     if (!name) throw new FormatError('an Android resource has no name attribute');
     return name;
   };
-  for (const node of resources.string ?? []) {
+  for (const node of elements(resources, 'string')) {
     if (attribute(node, 'translatable') === 'false') continue;
     add(['string', named(node)], node);
   }
-  for (const node of resources.plurals ?? []) {
+  for (const node of elements(resources, 'plurals')) {
     const name = named(node);
-    for (const item of node.item ?? []) add(['plurals', name, attribute(item, 'quantity') ?? 'other'], item);
+    for (const item of elements(node, 'item')) add(['plurals', name, attribute(item, 'quantity') ?? 'other'], item);
   }
-  for (const node of resources['string-array'] ?? []) {
+  for (const node of elements(resources, 'string-array')) {
     if (attribute(node, 'translatable') === 'false') continue;
     const name = named(node);
-    (node.item ?? []).forEach((item: unknown, index: number) => add(['array', name, index], item));
+    elements(node, 'item').forEach((item, index) => add(['array', name, index], item));
   }
   return { units, meta: {} };
 }

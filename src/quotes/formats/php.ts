@@ -7,11 +7,34 @@
 // skipped; anything else (a call, a constant, "$name") is refused with its line, since quartet
 // cannot know its value. Other statements (`defined('BASEPATH') or exit;`) are ignored.
 import { Engine } from 'php-parser';
+import { field, isRecord } from '../../json-fields.js';
 import { MAX_DEPTH, buildTree } from './tree.js';
 import { decodeText, pathKey } from './text.js';
 import { FormatError, textUnit, type ExportRequest, type ParsedFile, type ParsedUnit } from './types.js';
 
-type Node = { kind: string; loc?: { start: { line: number } } | null } & Record<string, any>;
+/** A node of php-parser's tree: its kind, and its other fields read with child() and nodes(). */
+type Node = { kind: string; loc?: { start: { line: number } } | null; [field: string]: unknown };
+
+const isNode = (value: unknown): value is Node => isRecord(value) && typeof value.kind === 'string';
+
+/** The node in a field of `node`, null when the field holds none (an entry without key, `$a[]`). */
+function child(node: Node, name: string): Node | null {
+  const value = field(node, name);
+  return isNode(value) ? value : null;
+}
+
+/** The node a field of `node` always holds in php-parser's tree. */
+function part(node: Node, name: string): Node {
+  const value = child(node, name);
+  if (!value) throw new FormatError(`a PHP ${node.kind}${lineOf(node)} has no ${name}`);
+  return value;
+}
+
+/** The nodes of a list php-parser's tree holds (a program's statements, an array's items…). */
+function nodes(value: unknown): Node[] {
+  if (!Array.isArray(value) || !value.every(isNode)) throw new FormatError('not valid PHP: an unexpected syntax tree');
+  return value;
+}
 
 const engine = new Engine({
   parser: { php7: true, php8: true, extractDoc: false, suppressErrors: false },
@@ -26,14 +49,14 @@ function literal(node: Node): string | null {
     case 'string':
     case 'nowdoc':
       return String(node.value);
-    case 'encapsed':
-      if (node.value.every((part: Node) => part.expression?.kind === 'string')) {
-        return node.value.map((part: Node) => String(part.expression.value)).join('');
-      }
+    case 'encapsed': {
+      const texts = nodes(node.value).map((piece) => child(piece, 'expression'));
+      if (texts.every((text) => text?.kind === 'string')) return texts.map((text) => String(text?.value)).join('');
       throw new FormatError(`a string with PHP variables${lineOf(node)} has no fixed text`);
+    }
     case 'bin':
       if (node.type === '.') {
-        const [left, right] = [literal(node.left), literal(node.right)];
+        const [left, right] = [literal(part(node, 'left')), literal(part(node, 'right'))];
         if (left !== null && right !== null) return left + right;
       }
       break;
@@ -43,7 +66,8 @@ function literal(node: Node): string | null {
       return null;
     case 'cast':
     case 'unary':
-      if (node.what?.kind === 'number') return null;
+      // A cast holds its operand in `expr`, not `what`: `(int) 1` is refused.
+      if (child(node, 'what')?.kind === 'number') return null;
   }
   throw new FormatError(`a PHP ${node.kind}${lineOf(node)} is not a literal string`);
 }
@@ -75,17 +99,18 @@ function readProgram(program: Node, formatName: string): ParsedFile {
   const walkArray = (array: Node, path: string[]) => {
     if (path.length >= MAX_DEPTH) throw new FormatError(`${formatName} arrays nested deeper than ${MAX_DEPTH} levels`);
     let next = 0; // PHP's next integer key
-    for (const item of array.items as Node[]) {
+    for (const item of nodes(array.items)) {
       if (item.kind !== 'entry' || item.unpack || item.byRef) {
         throw new FormatError(`a PHP ${item.kind}${lineOf(item)} is not an array entry`);
       }
+      const keyNode = child(item, 'key');
       let key: string;
-      if (item.key === null) key = String(next++);
+      if (keyNode === null) key = String(next++);
       else {
-        key = keyText(item.key);
+        key = keyText(keyNode);
         if (/^(?:0|-?[1-9]\d*)$/.test(key)) next = Math.max(next, Number(key) + 1);
       }
-      value(item.value, [...path, key]);
+      value(part(item, 'value'), [...path, key]);
     }
   };
   const value = (node: Node, path: string[]) => {
@@ -107,23 +132,25 @@ function readProgram(program: Node, formatName: string): ParsedFile {
       variable = node.name;
       return [];
     }
-    if (node.kind === 'offsetlookup' && node.offset) {
-      const name = keyText(node.offset);
-      const path = target(node.what);
+    const offset = child(node, 'offset');
+    if (node.kind === 'offsetlookup' && offset) {
+      const name = keyText(offset);
+      const path = target(part(node, 'what'));
       if (path.length >= MAX_DEPTH) throw new FormatError(`${formatName} keys nested deeper than ${MAX_DEPTH} levels`);
       return [...path, name];
     }
     throw new FormatError(`a PHP ${node.kind}${lineOf(node)} is not a variable of strings`);
   };
-  for (const statement of program.children as Node[]) {
-    if (statement.kind === 'return' && statement.expr?.kind === 'array') {
+  for (const statement of nodes(program.children)) {
+    const returned = child(statement, 'expr');
+    const assign = child(statement, 'expression');
+    if (statement.kind === 'return' && returned?.kind === 'array') {
       style = 'return';
-      walkArray(statement.expr, []);
-    } else if (statement.kind === 'expressionstatement' && statement.expression.kind === 'assign') {
-      const assign = statement.expression;
+      walkArray(returned, []);
+    } else if (statement.kind === 'expressionstatement' && assign?.kind === 'assign') {
       if (assign.operator !== '=') continue;
       style ??= 'assign';
-      value(assign.right, target(assign.left));
+      value(part(assign, 'right'), target(part(assign, 'left')));
     }
   }
   return { units: [...strings.values()], meta: { style, variable } };

@@ -169,7 +169,7 @@ export function writePo(request: ExportRequest, template: boolean): Buffer {
             comments: {
               ...(entry.fuzzy ? { flag: 'fuzzy' } : {}),
               ...(entry.previous ? { previous: entry.previous } : {}),
-            } as any,
+            },
           }
         : {}),
     };

@@ -3,16 +3,17 @@
 // (images, file references, serialized objects) is skipped, and so are the Windows Forms
 // designer's entries (names starting with ">>"). Export writes the resheaders that
 // ResXResourceReader requires.
-import { attribute, escapeXmlText, innerText, plainText, readXml } from './xml.js';
+import { field } from '../../json-fields.js';
+import { attribute, elements, escapeXmlText, innerText, plainText, readXml } from './xml.js';
 import { exportedText, FormatError, textUnit, type ExportRequest, type ParsedFile, type ParsedUnit } from './types.js';
 
 export function parseResx(bytes: Buffer): ParsedFile {
   const doc = readXml(bytes, 'RESX', ['root.data.value'], ['data', 'value']);
-  const root = doc?.root;
+  const root = field(doc, 'root');
   if (root === undefined) throw new FormatError('not a .resx file (no <root> element)');
   const units: ParsedUnit[] = [];
   const seen = new Set<string>();
-  for (const data of (root && typeof root === 'object' ? root.data : null) ?? []) {
+  for (const data of elements(root, 'data')) {
     const name = attribute(data, 'name');
     if (name === undefined || name === '') throw new FormatError('a .resx <data> element has no name attribute');
     const type = attribute(data, 'type');
@@ -22,7 +23,7 @@ export function parseResx(bytes: Buffer): ParsedFile {
     if (name.startsWith('>>')) continue;
     if (seen.has(name)) throw new FormatError(`duplicate .resx resource "${name.slice(0, 60)}"`);
     seen.add(name);
-    const values: unknown[] = data.value ?? [];
+    const values = elements(data, 'value');
     if (values.length > 1) throw new FormatError(`the .resx resource "${name.slice(0, 60)}" has more than one <value>`);
     units.push(textUnit(name, plainText(innerText(values[0]), `the <value> of "${name.slice(0, 60)}"`)));
   }

@@ -22,10 +22,10 @@ import {
   type ParseOptions,
   type ParsedUnit,
 } from './types.js';
+import { field as own, isRecord } from '../../json-fields.js';
 
-type Dict = Record<string, any>;
-const isDict = (value: unknown): value is Dict => value !== null && typeof value === 'object' && !Array.isArray(value);
-const own = (dict: Dict, name: string): unknown => (Object.hasOwn(dict, name) ? dict[name] : undefined);
+type Dict = Record<string, unknown>;
+const isDict = (value: unknown): value is Dict => isRecord(value) && !Array.isArray(value);
 
 /** What an export needs beyond the strings. */
 interface StringMeta {
@@ -37,18 +37,18 @@ interface StringMeta {
 /** A stringUnit's text and state. */
 function stringUnit(node: unknown, where: string): { value: string; state: string } {
   const unit = isDict(node) ? own(node, 'stringUnit') : undefined;
-  if (!isDict(unit) || typeof own(unit, 'value') !== 'string') {
-    throw new FormatError(`${where} has no stringUnit with a value`);
-  }
-  return { value: unit.value, state: typeof own(unit, 'state') === 'string' ? unit.state : 'translated' };
+  const [value, state] = isDict(unit) ? [own(unit, 'value'), own(unit, 'state')] : [];
+  if (typeof value !== 'string') throw new FormatError(`${where} has no stringUnit with a value`);
+  return { value, state: typeof state === 'string' ? state : 'translated' };
 }
 
 export function parseXcstrings(bytes: Buffer, options: ParseOptions): ParsedFile {
   const catalog = readJsonText(bytes, 'IOS_XCSTRINGS');
-  if (!isDict(catalog) || typeof own(catalog, 'sourceLanguage') !== 'string' || !isDict(own(catalog, 'strings'))) {
+  const sourceLanguage = own(catalog, 'sourceLanguage');
+  const catalogStrings = own(catalog, 'strings');
+  if (!isDict(catalog) || typeof sourceLanguage !== 'string' || !isDict(catalogStrings)) {
     throw new FormatError('not a string catalog: it needs "sourceLanguage" and "strings"');
   }
-  const sourceLanguage: string = catalog.sourceLanguage;
   const inSource = sameLanguage(sourceLanguage, options.locale);
   const units: ParsedUnit[] = [];
   const strings: Record<string, StringMeta> = Object.create(null);
@@ -56,7 +56,8 @@ export function parseXcstrings(bytes: Buffer, options: ParseOptions): ParsedFile
 
   /** One string from a localization (or a variation of one): plain, or a plural. */
   const read = (node: unknown, path: string[], where: string) => {
-    const plural = isDict(node) && isDict(node.variations) ? own(node.variations, 'plural') : undefined;
+    const variations = own(node, 'variations');
+    const plural = isDict(node) && isDict(variations) ? own(variations, 'plural') : undefined;
     if (!isDict(plural)) {
       const { value, state } = stringUnit(node, where);
       const untranslated = state === 'new' && !inSource;
@@ -84,16 +85,18 @@ export function parseXcstrings(bytes: Buffer, options: ParseOptions): ParsedFile
     units.push({ key: pathKey(path), context: null, ...text, fuzzy, stale });
   };
 
-  for (const [key, entry] of Object.entries(catalog.strings as Dict)) {
+  for (const [key, entry] of Object.entries(catalogStrings)) {
     if (!isDict(entry)) throw new FormatError(`the string "${key.slice(0, 60)}" is not an object`);
     // Xcode keeps an empty key ("") for a text it could not extract: nothing to translate.
     if (key === '' || own(entry, 'shouldTranslate') === false || own(entry, 'extractionState') === 'stale') continue;
     const where = `"${key.slice(0, 60)}"`;
-    const localizations = isDict(own(entry, 'localizations')) ? (entry.localizations as Dict) : {};
+    const localizationsField = own(entry, 'localizations');
+    const localizations = isDict(localizationsField) ? localizationsField : {};
     for (const code of Object.keys(localizations)) languages.add(code);
     const meta: StringMeta = {};
-    if (typeof own(entry, 'comment') === 'string') meta.comment = entry.comment;
-    if (typeof own(entry, 'extractionState') === 'string') meta.extractionState = entry.extractionState;
+    const [comment, extractionState] = [own(entry, 'comment'), own(entry, 'extractionState')];
+    if (typeof comment === 'string') meta.comment = comment;
+    if (typeof extractionState === 'string') meta.extractionState = extractionState;
     strings[key] = meta;
     const code = pickLocale(Object.keys(localizations), options.locale);
     const localization = code === undefined ? undefined : localizations[code];
@@ -111,7 +114,8 @@ export function parseXcstrings(bytes: Buffer, options: ParseOptions): ParsedFile
       });
       continue;
     }
-    const device = isDict(localization.variations) ? own(localization.variations, 'device') : undefined;
+    const variations = own(localization, 'variations');
+    const device = isDict(variations) ? own(variations, 'device') : undefined;
     if (isDict(device)) {
       for (const [name, variation] of Object.entries(device)) {
         read(variation, [key, 'device', name], `${where} → ${name}`);
@@ -126,7 +130,7 @@ export function parseXcstrings(bytes: Buffer, options: ParseOptions): ParsedFile
         if (!isDict(substitution)) {
           throw new FormatError(`${where} → substitution ${name.slice(0, 60)} is not an object`);
         }
-        const { argNum, formatSpecifier } = substitution;
+        const [argNum, formatSpecifier] = [own(substitution, 'argNum'), own(substitution, 'formatSpecifier')];
         meta.substitutions[name] = {
           ...(typeof argNum === 'number' ? { argNum } : {}),
           ...(typeof formatSpecifier === 'string' ? { formatSpecifier } : {}),
@@ -135,20 +139,31 @@ export function parseXcstrings(bytes: Buffer, options: ParseOptions): ParsedFile
       }
     }
   }
-  const version = typeof own(catalog, 'version') === 'string' ? catalog.version : '1.0';
+  const catalogVersion = own(catalog, 'version');
+  const version = typeof catalogVersion === 'string' ? catalogVersion : '1.0';
   return { units, meta: { sourceLanguage, version, languages: [...languages], strings } };
 }
 
+type Unit = { stringUnit: { state: string; value: string } };
+/** A localization (or variation) object as written: a stringUnit, or plural variations of them. */
+type Localized = Unit | { variations: { plural: Record<string, Unit> } };
+/** A localization of a string as written: itself, or its device variations, and its substitutions. */
+type Localization = Partial<Unit> & {
+  variations?: { plural?: Record<string, Unit>; device?: Record<string, Localized> };
+  substitutions?: Record<string, Localized & { argNum?: number; formatSpecifier?: string }>;
+};
+type CatalogString = { comment?: string; extractionState?: string; localizations: Record<string, Localization> };
+
 /** A localization (or variation) object: a stringUnit, or plural variations of them. */
-function localized(request: ExportRequest, entry: ExportEntry, state: string): Dict | null {
-  const unit = (value: string) => ({ stringUnit: { state, value } });
+function localized(request: ExportRequest, entry: ExportEntry, state: string): Localized | null {
+  const unit = (value: string): Unit => ({ stringUnit: { state, value } });
   if (!isPlural(request, entry)) {
     const value = exportedText(request, entry);
     return value === null ? null : unit(value);
   }
   const forms = namedForms(request, entry);
   if (!forms.length) return null;
-  const plural: Dict = Object.create(null);
+  const plural: Record<string, Unit> = Object.create(null);
   for (const [category, text] of forms) plural[category] = unit(text);
   return { variations: { plural } };
 }
@@ -163,28 +178,30 @@ export function writeXcstrings(request: ExportRequest): Buffer {
   const named = (locale: string) => pickLocale(languages, locale) ?? new Intl.Locale(locale).minimize().toString();
   const sourceLanguage = typeof meta.sourceLanguage === 'string' ? meta.sourceLanguage : named(request.sourceLocale);
   const target = request.isBase ? null : named(request.locale);
-  const known: Record<string, StringMeta> = isDict(meta.strings) ? meta.strings : {};
-  const strings: Dict = Object.create(null);
+  // What parseXcstrings kept of each string, stored with the file.
+  const known = isDict(meta.strings) ? (meta.strings as Record<string, StringMeta>) : {};
+  const strings: Record<string, CatalogString> = Object.create(null);
   for (const entry of request.entries) {
     const [key, kind, name] = keyPath(entry.key).map(String);
     const extra: StringMeta = Object.hasOwn(known, key) ? known[key] : {};
-    const string: Dict = (strings[key] ??= {
+    const string = (strings[key] ??= {
       ...(extra.comment === undefined ? {} : { comment: extra.comment }),
       ...(extra.extractionState === undefined ? {} : { extractionState: extra.extractionState }),
       localizations: Object.create(null),
     });
-    const put = (language: string, value: Dict | null) => {
+    const put = (language: string, value: Localized | null) => {
       if (!value) return;
-      const localization: Dict = (string.localizations[language] ??= {});
+      const localization = (string.localizations[language] ??= {});
       if (kind === 'device') {
-        localization.variations ??= {};
-        localization.variations.device ??= Object.create(null);
-        localization.variations.device[name] = value;
+        const variations = (localization.variations ??= {});
+        const devices: Record<string, Localized> = (variations.device ??= Object.create(null));
+        devices[name] = value;
       } else if (kind === 'substitutions') {
         const details =
           extra.substitutions && Object.hasOwn(extra.substitutions, name) ? extra.substitutions[name] : {};
-        localization.substitutions ??= Object.create(null);
-        localization.substitutions[name] = { ...details, ...value };
+        const substitutions: NonNullable<Localization['substitutions']> = (localization.substitutions ??=
+          Object.create(null));
+        substitutions[name] = { ...details, ...value };
       } else {
         Object.assign(localization, value);
       }

@@ -3,12 +3,13 @@
 // export and ignored by the word counter. Target states: XLIFF 1.2 `new` and 2.0 `initial`
 // are not translated; `needs-*` are not approved; translated/final/signed-off/reviewed approved.
 import { escapeXml } from './text.js';
-import { attribute, innerText, readXml } from './xml.js';
+import { field } from '../../json-fields.js';
+import { attribute, elements, innerText, readXml } from './xml.js';
 import { FormatError, type ExportRequest, type ParsedFile, type ParsedUnit } from './types.js';
 
 export function parseXliff(bytes: Buffer): ParsedFile {
   const doc = readXml(bytes, 'XLIFF', ['*.source', '*.target'], ['file', 'trans-unit', 'group', 'unit', 'segment']);
-  const root = doc?.xliff;
+  const root = field(doc, 'xliff');
   if (!root || typeof root !== 'object') throw new FormatError('not an XLIFF document (no <xliff> root element)');
   const version = attribute(root, 'version') ?? '1.2';
   const units: ParsedUnit[] = [];
@@ -29,27 +30,29 @@ export function parseXliff(bytes: Buffer): ParsedFile {
       stale: false,
     });
   };
-  const walkGroups = (container: any, visit: (node: any) => void) => {
+  const walkGroups = (container: unknown, visit: (node: unknown) => void) => {
     if (!container || typeof container !== 'object') return;
     visit(container);
-    for (const group of container.group ?? []) walkGroups(group, visit);
+    for (const group of elements(container, 'group')) walkGroups(group, visit);
   };
-  for (const file of root.file ?? []) {
+  for (const file of elements(root, 'file')) {
     if (version.startsWith('2')) {
       walkGroups(file, (node) => {
-        for (const unit of node.unit ?? []) {
-          const segments = unit.segment ?? [];
+        for (const unit of elements(node, 'unit')) {
+          const segments = elements(unit, 'segment');
           if (segments.length !== 1) {
             throw new FormatError(`XLIFF 2 unit "${attribute(unit, 'id')}" must have exactly one segment`);
           }
-          add(attribute(unit, 'id'), segments[0].source, segments[0].target, attribute(segments[0], 'state'));
+          const [segment] = segments;
+          add(attribute(unit, 'id'), field(segment, 'source'), field(segment, 'target'), attribute(segment, 'state'));
         }
       });
     } else {
-      walkGroups(file.body, (node) => {
-        for (const unit of node['trans-unit'] ?? []) {
+      walkGroups(field(file, 'body'), (node) => {
+        for (const unit of elements(node, 'trans-unit')) {
           if (attribute(unit, 'translate') === 'no') continue;
-          add(attribute(unit, 'id'), unit.source, unit.target, attribute(unit.target, 'state'));
+          const target = field(unit, 'target');
+          add(attribute(unit, 'id'), field(unit, 'source'), target, attribute(target, 'state'));
         }
       });
     }

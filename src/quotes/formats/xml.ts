@@ -4,6 +4,7 @@
 // document must be well-formed and at most MAX_XML_DEPTH elements deep, and the text of
 // translatable elements is kept raw (inline markup included) through stopNodes.
 import { XMLParser, XMLValidator } from 'fast-xml-parser';
+import { field } from '../../json-fields.js';
 import { decodeText, decodeXmlEntities, refuseDoctype } from './text.js';
 import { FormatError } from './types.js';
 
@@ -41,7 +42,11 @@ function xmlDepth(text: string): number {
   return deepest;
 }
 
-export function readXml(bytes: Buffer, formatName: string, rawTextNodes: string[], arrays: string[]): any {
+/**
+ * The document as fast-xml-parser gives it: an element is an object (attributes as `@name`, the
+ * elements named in `arrays` as lists) or its text alone; read it with field(), elements() and attribute().
+ */
+export function readXml(bytes: Buffer, formatName: string, rawTextNodes: string[], arrays: string[]): unknown {
   const text = checkXml(decodeText(bytes, { formatName, allowUtf16: false }), formatName);
   const parser = new XMLParser({
     ignoreAttributes: false,
@@ -102,8 +107,13 @@ export function escapeXmlText(text: string, attribute = false): string {
 /** Same text for XML 1.0: what escapeXmlText keeps (tests and writers that build through a library). */
 export const xmlSafe = (text: string): string => text.replace(NOT_XML, '\ufffd');
 
+/** The elements `name` in `node` (readXml's `arrays` makes them a list), none when it has no such child. */
+export function elements(node: unknown, name: string): unknown[] {
+  const value = field(node, name);
+  return Array.isArray(value) ? value : [];
+}
+
 export function attribute(node: unknown, name: string): string | undefined {
-  if (!node || typeof node !== 'object') return undefined;
-  const value = (node as any)[`@${name}`];
+  const value = field(node, `@${name}`);
   return value === undefined ? undefined : decodeXmlEntities(String(value));
 }

@@ -4,6 +4,7 @@
 // a map of plural categories (`{one: "1 file", other: "%{count} files"}`) as one plural string.
 // Aliases are limited (maxAliasCount) so a "billion laughs" document fails instead of exploding.
 import { Lexer, Parser, parseDocument } from 'yaml';
+import { isRecord } from '../../json-fields.js';
 import { findLanguage } from '../common/locales.js';
 import { stringify } from 'yaml';
 import { sameLanguage } from './locale-match.js';
@@ -37,13 +38,10 @@ function readYaml(bytes: Buffer): { value: Record<string, unknown>; rootLocale: 
   } catch (error) {
     throw new FormatError(`YAML refused: ${(error as Error).message.split('\n')[0]}`);
   }
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
-    throw new FormatError('a YAML file must hold a map of strings');
-  }
+  if (!isRecord(value) || Array.isArray(value)) throw new FormatError('a YAML file must hold a map of strings');
   const keys = Object.keys(value);
-  const rootLocale =
-    keys.length === 1 && findLanguage(keys[0]) && typeof (value as any)[keys[0]] === 'object' ? keys[0] : null;
-  return { value: value as Record<string, unknown>, rootLocale };
+  const rootLocale = keys.length === 1 && findLanguage(keys[0]) && typeof value[keys[0]] === 'object' ? keys[0] : null;
+  return { value, rootLocale };
 }
 
 export function parseYaml(bytes: Buffer): ParsedFile {
