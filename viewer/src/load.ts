@@ -51,7 +51,7 @@ export function fetchText(url: string, options: FetchOptions): Promise<string> {
   });
 }
 
-export function parseDocument(text: string, source: string): any {
+export function parseDocument(text: string, source: string): unknown {
   const trimmed = text.trimStart();
   try {
     if (trimmed.startsWith('{') || trimmed.startsWith('[')) return JSON.parse(trimmed);

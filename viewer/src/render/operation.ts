@@ -12,6 +12,9 @@ import { h, tr, uid } from './dom.js';
 import { inputFor, isFileSchema, type ParamInput } from './inputs.js';
 import { renderOutcome } from './response.js';
 import { exampleText, schemaTabs, typeLabel } from './schema.js';
+import { entries, record, strings } from '../data.js';
+import { text } from '../normalize/common.js';
+import { enumOf, resolved } from '../schemas.js';
 
 export interface RenderContext {
   model: ApiModel;
@@ -171,15 +174,15 @@ function operationBody(op: Operation, ctx: RenderContext): DocumentFragment {
   }
   if (op.requestBody && formContent && !op.parameters.some((p) => p.in === 'formData')) {
     // 3.x form bodies: one row per property, like 2.0 formData parameters.
-    const s = resolver.deref(formContent.schema ?? {}) ?? {};
-    const required = new Set<string>(Array.isArray(s.required) ? s.required : []);
-    for (const [name, prop] of Object.entries<Schema>(s.properties ?? {})) {
+    const s = resolved(formContent.schema, resolver);
+    const required = new Set(strings(s.required));
+    for (const [name, prop] of entries(s.properties)) {
       const param: Parameter = {
         name,
         in: 'formData',
         required: required.has(name),
-        description: resolver.deref(prop)?.description,
-        schema: prop,
+        description: text(resolver.object(prop)?.description),
+        schema: record(prop),
       };
       const row = paramRow(param, ctx, canSubmit);
       if (row.input) formFields.push({ name, input: row.input, param });
@@ -302,7 +305,7 @@ function operationBody(op: Operation, ctx: RenderContext): DocumentFragment {
             ? {
                 contentType:
                   formContent?.type ??
-                  (formFields.some((f) => isFileSchema(resolver.deref(f.param.schema) ?? {}))
+                  (formFields.some((f) => isFileSchema(resolved(f.param.schema, resolver)))
                     ? 'multipart/form-data'
                     : 'application/x-www-form-urlencoded'),
                 fields,
@@ -345,7 +348,7 @@ function paramRow(
   const resolver = ctx.model.resolver;
   const id = uid('qv-param');
   const input = canSubmit ? inputFor(param, resolver, ctx.options.booleanValues, id) : undefined;
-  const s = resolver.deref(param.schema) ?? {};
+  const s = resolved(param.schema, resolver);
   const shown = input
     ? input.element
     : h('span', { class: 'qv-readonly' }, s.default !== undefined ? String(s.default) : '');
@@ -370,7 +373,7 @@ function paramRow(
       'td',
       null,
       h('span', { class: 'qv-type' }, typeLabel(param.schema, resolver)),
-      Array.isArray(s.enum) ? h('div', { class: 'qv-muted' }, s.enum.map(String).join(', ')) : '',
+      enumOf(s) ? h('div', { class: 'qv-muted' }, enumOf(s)!.map(String).join(', ')) : '',
     ),
   );
   return { row, input };
