@@ -12,7 +12,7 @@ import { allOfParts, alternativesOf, enumOf, nonNullType, propertiesIn, resolved
 const MAX_DEPTH = 6;
 
 export function schemaForm(
-  schema: Schema,
+  schema: unknown,
   resolver: Resolver,
   booleanValues: [string, string],
   initial: unknown,

@@ -132,6 +132,11 @@ export interface ApiModel {
   resolver: Resolver;
 }
 
+/** The media types sent as form fields (multipart or URL-encoded) rather than as one body text. */
+export function isFormType(type: string): boolean {
+  return /^\s*(multipart\/form-data|application\/x-www-form-urlencoded)\b/i.test(type);
+}
+
 export const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'] as const;
 
 export function operationKey(method: string, path: string): string {

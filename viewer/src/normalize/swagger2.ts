@@ -2,6 +2,7 @@
 import { asRecord, entries, isRecord, record, strings, type JsonObject } from '../data.js';
 import type { Resolver } from '../refs.js';
 import type { ApiModel, MediaContent, OAuthFlow, Operation, Parameter, Response, SecurityScheme } from './model.js';
+import { isFormType } from './model.js';
 import { absolute, assembleModel, collectOperations, mergeParameters, namedSchemas, text } from './common.js';
 import { apiKeyScheme, scopesOf, securitySchemesFrom } from './security.js';
 import { hasOwn, ownValue } from '../own.js';
@@ -37,7 +38,9 @@ export function normalizeSwagger2(doc: JsonObject, resolver: Resolver): ApiModel
     const formParams: Parameter[] = [];
     for (const p of params) {
       if (p.in === 'body') {
-        const types = consumes.length ? consumes : ['application/json'];
+        // A body parameter is a body whatever `consumes` lists: its form types are for formData.
+        const bodyTypes = consumes.filter((type) => !isFormType(type));
+        const types = bodyTypes.length ? bodyTypes : ['application/json'];
         const schema = record(p.schema);
         requestBody = {
           required: !!p.required,
@@ -58,12 +61,13 @@ export function normalizeSwagger2(doc: JsonObject, resolver: Resolver): ApiModel
       }
     }
     if (formParams.length && !requestBody) {
-      const type =
-        consumes.find((c) => /multipart|urlencoded/.test(c)) ??
-        (formParams.some((p) => p.schema.type === 'file')
-          ? 'multipart/form-data'
-          : 'application/x-www-form-urlencoded');
-      requestBody = { required: false, contents: [{ type }] };
+      // formData parameters are fields, sent as each form type `consumes` lists (in its order).
+      const formTypes = consumes.filter(isFormType);
+      const fallback = formParams.some((p) => p.schema.type === 'file')
+        ? 'multipart/form-data'
+        : 'application/x-www-form-urlencoded';
+      const types = formTypes.length ? formTypes : [fallback];
+      requestBody = { required: false, contents: types.map((type) => ({ type })) };
     }
     return {
       parameters,

@@ -77,8 +77,11 @@ function discriminatorValue(d: Discriminator, schema: unknown, resolver: Resolve
 }
 
 /** Properties of an object schema, allOf parts merged. */
-function propertiesOf(s: Schema, resolver: Resolver): { properties: Record<string, Schema>; required: Set<string> } {
-  const properties = table<Schema>(); // names are the description's
+export function propertiesOf(
+  s: Schema,
+  resolver: Resolver,
+): { properties: Record<string, unknown>; required: Set<string> } {
+  const properties = table<unknown>(); // names are the description's
   const required = new Set<string>();
   const visit = (node: Schema, depth: number) => {
     const r = resolver.object(node);
@@ -116,15 +119,7 @@ function exampleStep(schema: unknown, resolver: Resolver, ancestors: Set<object>
   try {
     const discriminator = discriminatorOf(s, resolver);
     const alternatives = alternativesOf(s);
-    if (alternatives) {
-      // The first alternative, its discriminator property set to the value that selects it.
-      const first = alternatives[0];
-      const value = exampleStep(first, resolver, ancestors);
-      const selector = discriminator && discriminatorValue(discriminator, first, resolver);
-      return selector !== undefined && value && typeof value === 'object' && !Array.isArray(value)
-        ? Object.fromEntries([...Object.entries(value), [discriminator!.propertyName, selector]])
-        : value;
-    }
+    if (alternatives) return alternativeExample(s, alternatives[0], resolver, ancestors);
     const type = primaryType(s) ?? (s.allOf ? 'object' : undefined);
     if (type === 'object') {
       // Entries, then fromEntries: every name an own property (`out[name] = …` runs `__proto__`'s setter).
@@ -172,6 +167,25 @@ function exampleStep(schema: unknown, resolver: Resolver, ancestors: Set<object>
   } finally {
     ancestors.delete(s);
   }
+}
+
+/** An alternative's example, its discriminator property set to the value that selects it. */
+function alternativeExample(s: Schema, alternative: unknown, resolver: Resolver, ancestors: Set<object>): unknown {
+  const discriminator = discriminatorOf(s, resolver);
+  const value = exampleStep(alternative, resolver, ancestors);
+  const selector = discriminator && discriminatorValue(discriminator, alternative, resolver);
+  return selector !== undefined && value && typeof value === 'object' && !Array.isArray(value)
+    ? Object.fromEntries([...Object.entries(value), [discriminator!.propertyName, selector]])
+    : value;
+}
+
+/** The example of a oneOf/anyOf schema when its alternative number `choice` is picked. */
+export function exampleOfChoice(schema: unknown, choice: number, resolver: Resolver): unknown {
+  budget = EXAMPLE_BUDGET;
+  const s = resolver.object(schema);
+  const alternatives = s && alternativesOf(s);
+  if (!s || !alternatives || !(choice in alternatives)) return exampleOf(schema, resolver);
+  return alternativeExample(s, alternatives[choice], resolver, new Set([s]));
 }
 
 export function exampleText(
