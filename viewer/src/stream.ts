@@ -11,7 +11,7 @@ export const EXTERNAL_REF = /\$ref['"]?\s*:\s*['"]?(?!#)[^\s'"]/;
 
 // Root members other than these wait for the end when larger than DEFER_BYTES: `components` or
 // `definitions` can be most of a description, and the first render needs none of it.
-const FOR_FIRST_RENDER = new Set([
+export const FOR_FIRST_RENDER = new Set([
   'openapi',
   'swagger',
   'info',
@@ -25,7 +25,7 @@ const FOR_FIRST_RENDER = new Set([
   'security',
   'externalDocs',
 ]);
-const DEFER_BYTES = 64 * 1024;
+export const DEFER_BYTES = 64 * 1024;
 
 // Scanner states: where in the structure the next byte belongs.
 const BEFORE_ROOT = 0;
@@ -66,7 +66,7 @@ function closingQuote(bytes: Uint8Array, from: number): number {
 }
 
 /** Like JSON.parse does: an own, enumerable property, whatever the key (`__proto__` included). */
-function define(target: object, key: string, value: unknown) {
+export function define(target: object, key: string, value: unknown) {
   Object.defineProperty(target, key, { value, writable: true, enumerable: true, configurable: true });
 }
 

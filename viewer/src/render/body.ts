@@ -260,6 +260,7 @@ function textBody(op: Operation, ctx: RenderContext, canSubmit: boolean): TextBo
       const label = t(resolved(c.schema, resolver).oneOf ? 'One of' : 'Any of');
       extras.append(h('div', { class: 'qv-field' }, h('label', { for: select.id }, label), ' ', select));
     }
+    extras.append(editor);
     drawEditor();
   };
   const listeners: (() => void)[] = [];
