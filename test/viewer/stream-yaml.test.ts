@@ -6,6 +6,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { parse, stringify } from 'yaml';
 import { StreamingYaml } from '../../viewer/src/stream-yaml.js';
+import { edited } from './support.js';
 
 const encoder = new TextEncoder();
 
@@ -104,13 +105,7 @@ describe('the streaming YAML reader', () => {
     );
     fc.assert(
       fc.property(root, styles, cuts, edit, (doc, style, at, [where, how, char]) => {
-        const valid = stringify(doc, style);
-        const i = where % valid.length;
-        const source =
-          how === 'delete'
-            ? valid.slice(0, i) + valid.slice(i + 1)
-            : valid.slice(0, i) + char + valid.slice(how === 'replace' ? i + 1 : i);
-        agrees(source, at);
+        agrees(edited(stringify(doc, style), where, how, char), at);
       }),
       { numRuns: 800 },
     );

@@ -10,7 +10,7 @@
 import { parse } from 'yaml';
 import type { JsonObject } from './data.js';
 import { hasOwn } from './own.js';
-import { DEFER_BYTES, define, EXTERNAL_REF, FOR_FIRST_RENDER } from './stream.js';
+import { DEFER_BYTES, define, EXTERNAL_REF, FOR_FIRST_RENDER, PathsProgress } from './stream.js';
 
 const OPTIONS = { maxAliasCount: 1000 };
 
@@ -22,7 +22,7 @@ const PATHS = /^paths\s*:(?:\s+#.*|\s*)$/;
 /** Characters that cannot start a plain key at column 0 (flow, alias, anchor, tag, block scalar…). */
 const NOT_A_KEY = new Set(['%', '?', '[', ']', '{', '}', '*', '&', '!', '|', '>', '@', '`', ',', ':', '\t']);
 
-export class StreamingYaml {
+export class StreamingYaml extends PathsProgress {
   private readonly chunks: Uint8Array[] = [];
   private length = 0;
   private readonly decoder = new TextDecoder();
@@ -37,12 +37,9 @@ export class StreamingYaml {
   private item?: string[];
   private paths?: JsonObject;
   private deferred: { key: string; text: string }[] = [];
-  private added = 0;
-  private pathsDoneSeen = false;
   /** The cut gave up: the caller parses `bytes()` as a whole. */
   whole = false;
   readonly root: JsonObject = {};
-  pathsDone = false;
   externalRefs = false;
 
   push(chunk: Uint8Array) {
@@ -55,14 +52,6 @@ export class StreamingYaml {
   /** Still cutting `paths` (each piece pushed is read now). */
   scanning(): boolean {
     return !this.whole && !this.pathsDone;
-  }
-
-  /** Whether path items were added, or `paths` ended, since the last call. */
-  progressed(): boolean {
-    const progressed = this.added > 0 || this.pathsDone !== this.pathsDoneSeen;
-    this.added = 0;
-    this.pathsDoneSeen = this.pathsDone;
-    return progressed;
   }
 
   bytes(): Uint8Array {
