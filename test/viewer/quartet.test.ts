@@ -94,6 +94,12 @@ describe('/docs/ on quartet', () => {
     for (const description of listed.descriptions) {
       await page.locator('.qv-descriptions').selectOption(description.url);
       await page.locator('.qv-title', { hasText: description.title }).waitFor();
+      // The title shows with the first operations; wait for the whole description (the status
+      // message goes), whose page adds the Authorize panel above the list: a click aimed at a
+      // heading of the preview while that happens lands on another one.
+      await page.waitForFunction(() => document.querySelector<HTMLElement>('.qv-message')?.hidden === true, undefined, {
+        timeout: 60_000,
+      });
       await expect(page.locator('.qv-spec-version').textContent()).resolves.toBe('OAS 3.1.0');
       await expect(page.locator('.qv-message.qv-failure').count()).resolves.toBe(0);
       // Open every operation of the description: all of them render. A tag's operations render in
