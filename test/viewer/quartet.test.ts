@@ -97,7 +97,7 @@ describe('/docs/ on quartet', () => {
       // The title shows with the first operations; wait for the whole description (the status
       // message goes), whose page adds the Authorize panel above the list: a click aimed at a
       // heading of the preview while that happens lands on another one.
-      await page.waitForFunction(() => document.querySelector<HTMLElement>('.qv-message')?.hidden === true, undefined, {
+      await page.waitForFunction("document.querySelector('.qv-message').hidden === true", undefined, {
         timeout: 60_000,
       });
       await expect(page.locator('.qv-spec-version').textContent()).resolves.toBe('OAS 3.1.0');
