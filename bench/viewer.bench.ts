@@ -11,6 +11,7 @@ import { join, normalize, resolve } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import type { Browser, Page } from 'playwright-core';
 import { launchBrowser } from '../test/support/browser.js';
+import { stringify as stringifyYaml } from 'yaml';
 import type { BenchResult } from './harness.js';
 
 const ROOT = join(import.meta.dirname, '..');
@@ -450,9 +451,14 @@ export default async function (): Promise<BenchResult[]> {
   execFileSync(process.execPath, [join(ROOT, 'scripts', 'build-viewer.mjs')], { stdio: 'inherit' });
   const github = readFileSync(join(ROOT, 'node_modules', '@octokit', 'openapi', 'generated', 'api.github.com.json'));
   const stripe = Buffer.from(JSON.stringify(stripeLike()));
+  // The same description as YAML (block style, as YAML descriptions are written): YAML is parsed
+  // piece by piece as it arrives (viewer/src/stream-yaml.ts), so it is measured on its own.
+  // Shared objects written out each time, not as anchors and aliases (as descriptions are written).
+  const stripeYaml = Buffer.from(stringifyYaml(stripeLike(), { aliasDuplicateObjects: false }));
   const specs: Record<string, Buffer> = {
     'github.json': github,
     'stripe.json': stripe,
+    'stripe.yaml': stripeYaml,
     'petstore.json': readFileSync(join(ROOT, 'test', 'fixtures', 'viewer', 'petstore-2.0.json')),
   };
   const mounts: Record<string, string> = { '/ours/': DIST };
@@ -468,6 +474,7 @@ export default async function (): Promise<BenchResult[]> {
     js: 'text/javascript',
     css: 'text/css',
     json: 'application/json',
+    yaml: 'application/yaml',
     html: 'text/html',
   };
   const server = createServer((req, res) => {
@@ -478,7 +485,7 @@ export default async function (): Promise<BenchResult[]> {
       return res.end(PAGES[page[1] as ViewerName](url.searchParams.get('spec') ?? ''));
     }
     if (url.pathname.startsWith('/specs/') && specs[url.pathname.slice(7)]) {
-      res.writeHead(200, { 'Content-Type': 'application/json' });
+      res.writeHead(200, { 'Content-Type': types[url.pathname.split('.').pop()!] });
       return res.end(specs[url.pathname.slice(7)]);
     }
     for (const [prefix, dir] of Object.entries(mounts)) {
@@ -510,7 +517,17 @@ export default async function (): Promise<BenchResult[]> {
       spec: '/specs/stripe.json',
       op: { tag: 'account', method: 'get', path: '/v1/account_0s/{id}', id: 'Getaccount_0sId' },
     },
+    {
+      label: `Stripe-sized as YAML (${(stripeYaml.length / 1e6).toFixed(1)} MB)`,
+      spec: '/specs/stripe.yaml',
+      op: { tag: 'account', method: 'get', path: '/v1/account_0s/{id}', id: 'Getaccount_0sId' },
+    },
   ];
+  // VIEWER_BENCH_INPUTS=stripe.yaml: a subset of the inputs, by file name.
+  const onlyInputs = process.env.VIEWER_BENCH_INPUTS?.split(',');
+  if (onlyInputs) {
+    inputs.splice(0, inputs.length, ...inputs.filter((input) => onlyInputs.includes(input.spec.slice(7))));
+  }
   // VIEWER_BENCH_SMOKE=1: a small description, to check the measuring code itself quickly.
   if (process.env.VIEWER_BENCH_SMOKE === '1') {
     inputs.splice(0, inputs.length, {

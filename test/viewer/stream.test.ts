@@ -4,6 +4,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { StreamingJson } from '../../viewer/src/stream.js';
+import { edited } from './support.js';
 
 const encoder = new TextEncoder();
 
@@ -95,12 +96,7 @@ describe('the streaming JSON reader', () => {
     const edit = fc.tuple(fc.nat(), fc.constantFrom('delete', 'replace', 'insert'), fc.constantFrom(...',:{}[]"\\ x1'));
     fc.assert(
       fc.property(root, fc.nat(2), cuts, edit, (pairs, indent, at, [where, how, char]) => {
-        const valid = serialize(pairs, indent);
-        const i = where % valid.length;
-        const source =
-          how === 'delete'
-            ? valid.slice(0, i) + valid.slice(i + 1)
-            : valid.slice(0, i) + char + valid.slice(how === 'replace' ? i + 1 : i);
+        const source = edited(serialize(pairs, indent), where, how, char);
         // The bytes as served: an edit that split a surrogate pair is sent as U+FFFD.
         const bytes = encoder.encode(source);
         const expected = parsed(new TextDecoder().decode(bytes));

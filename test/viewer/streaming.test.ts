@@ -1,6 +1,7 @@
 // A JSON description is shown while it arrives (viewer/src/stream.ts, docs/viewer.md#large-descriptions):
 // the server here sends the first path items and then holds the rest back until the test lets it go.
 import { describe, expect, it } from 'vitest';
+import { parse, stringify } from 'yaml';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Page } from 'playwright-core';
 import { expandOperation, openBrowserPage, openViewer, sendText, type StaticServer } from './support.js';
@@ -59,6 +60,21 @@ const SORTED = JSON.stringify(
   Object.fromEntries(Object.entries(bigDescription(80)).sort(([a], [b]) => (a < b ? -1 : 1))),
 );
 
+/** The same description as YAML, cut after the line of `/things/20` (so 0–19 are complete). */
+const BIG_YAML = stringify(bigDescription(80));
+const CUT_YAML = BIG_YAML.indexOf('  /things/21:');
+const MALFORMED_YAML = BIG_YAML.replace('  Filler2999:', '  Filler2999: [');
+
+/** The message of the yaml library's one parse of the whole text, as the viewer reports it (load.ts). */
+function yamlError(text: string) {
+  try {
+    parse(text, { maxAliasCount: 1000 });
+    return 'no error';
+  } catch (error) {
+    return (error as Error).message;
+  }
+}
+
 let gate: { release: () => void; released: Promise<void> };
 const newGate = () => {
   let release = () => {};
@@ -68,8 +84,8 @@ const newGate = () => {
 newGate();
 
 /** Sends `text` up to `cut`, then the rest once the test releases the gate. */
-async function held(res: ServerResponse, text: string, cut: number) {
-  res.writeHead(200, { 'Content-Type': 'application/json' });
+async function held(res: ServerResponse, text: string, cut: number, type = 'application/json') {
+  res.writeHead(200, { 'Content-Type': type });
   res.write(text.slice(0, cut));
   await gate.released;
   res.end(text.slice(cut));
@@ -81,6 +97,8 @@ const routes = (req: IncomingMessage, res: ServerResponse) => {
   else if (url === '/malformed-late.json') void held(res, MALFORMED_LATE, CUT);
   else if (url === '/malformed-paths.json') void held(res, MALFORMED_PATHS, CUT);
   else if (url === '/sorted.json') sendText(res, 200, SORTED, 'application/json');
+  else if (url === '/big.yaml') void held(res, BIG_YAML, CUT_YAML, 'application/yaml');
+  else if (url === '/malformed.yaml') void held(res, MALFORMED_YAML, CUT_YAML, 'application/yaml');
   else return false;
   return true;
 };
@@ -193,5 +211,34 @@ describe('a big description arriving slowly', () => {
     const op = await expandOperation(page, 'more things', 'get', '/things/79');
     await expect(op.locator('.qv-op-body').textContent()).resolves.toContain('How many at most');
     await expect(op.locator('.qv-example').first().textContent()).resolves.toContain('"colour"');
+  });
+
+  it('shows the first operations of a YAML description before the rest has arrived, then everything', async () => {
+    expect(CUT_YAML).toBeGreaterThan(0);
+    await start(`{ url: '/big.yaml' }`);
+    const tag = page.locator('.qv-tag-toggle', { hasText: /^things$/ });
+    await tag.waitFor();
+    expect(await outcome()).toBeUndefined();
+    await tag.click();
+    // All 20 of the first part, or fewer when the browser read it in two pieces (as for JSON).
+    await expect.poll(() => page.locator('.qv-op').count(), { timeout: 60_000 }).toBeGreaterThan(0);
+    const summaries = await page.locator('.qv-op .qv-summary').allTextContents();
+    expect(summaries.length).toBeLessThanOrEqual(20);
+    expect(summaries).toEqual(summaries.map((_, i) => `Thing number ${i}`));
+    gate.release();
+    expect(await finished()).toEqual({ complete: true });
+    await expect(page.locator('.qv-tag-toggle').allTextContents()).resolves.toEqual(['things', 'more things']);
+    await expect.poll(() => page.locator('#resource_things .qv-op').count(), { timeout: 60_000 }).toBe(40);
+    const op = await expandOperation(page, 'more things', 'get', '/things/79');
+    await expect(op.locator('.qv-op-body').textContent()).resolves.toContain('How many at most');
+  });
+
+  it('reports a YAML syntax error after the first operations as the whole parse does', async () => {
+    await start(`{ url: '/malformed.yaml' }`);
+    await page.locator('.qv-tag-toggle').first().waitFor();
+    gate.release();
+    const result = await finished();
+    expect(result.failure).toBe(`Unable to read api ${site.url}/malformed.yaml: ${yamlError(MALFORMED_YAML)}`);
+    await expect(page.locator('.qv-tag-toggle').count()).resolves.toBe(0);
   });
 });

@@ -185,6 +185,13 @@ export async function expandOperation(page: Page, tag: string, method: string, p
   return op;
 }
 
+/** `text` with the character at `where` (modulo its length) deleted or replaced by `char`, or `char` inserted there. */
+export function edited(text: string, where: number, how: 'delete' | 'replace' | 'insert', char: string): string {
+  const i = where % text.length;
+  if (how === 'delete') return text.slice(0, i) + text.slice(i + 1);
+  return text.slice(0, i) + char + text.slice(how === 'replace' ? i + 1 : i);
+}
+
 export function escapeRegExp(text: string) {
   return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }

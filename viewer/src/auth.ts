@@ -55,15 +55,16 @@ export class BearerAuthorization implements Authorization {
 }
 
 /** Plain objects in the `authorizations` option: {type:'apiKey', name, value, in} and friends. */
-export function toAuthorization(value: any): Authorization | undefined {
-  if (value && typeof value.apply === 'function') return value;
+export function toAuthorization(value: unknown): Authorization | undefined {
   if (!value || typeof value !== 'object') return undefined;
-  if (value.type === 'basic') return new PasswordAuthorization(value.username, value.password);
-  if (value.type === 'bearer' || value.type === 'oauth2') {
-    return new BearerAuthorization(value.token ?? value.accessToken);
+  const given = value as Record<string, unknown>;
+  if (typeof given.apply === 'function') return value as Authorization;
+  if (given.type === 'basic') return new PasswordAuthorization(given.username as string, given.password as string);
+  if (given.type === 'bearer' || given.type === 'oauth2') {
+    return new BearerAuthorization((given.token ?? given.accessToken) as string);
   }
-  if (typeof value.name === 'string' && value.value !== undefined) {
-    return new ApiKeyAuthorization(value.name, String(value.value), value.in ?? value.type);
+  if (typeof given.name === 'string' && given.value !== undefined) {
+    return new ApiKeyAuthorization(given.name, String(given.value), (given.in ?? given.type) as string);
   }
   return undefined;
 }

@@ -3,6 +3,8 @@
 // shows goes through `t()`, and is also marked `data-sw-translate` so `translate()` of a 2.x page
 // finds it. 2.x language files work unchanged.
 
+import { hasOwn } from './own.js';
+
 export interface Translator {
   _words: Record<string, string>;
   learn(words: Record<string, string>): void;
@@ -37,15 +39,26 @@ export function createTranslator(): Translator {
   };
 }
 
+/** The page's translator: ours, 2.x's, or whatever a page put there (so each use checks it). */
+export function pageTranslator(): Partial<Translator> | undefined {
+  const value: unknown = (globalThis as { SwaggerTranslator?: unknown }).SwaggerTranslator;
+  return value && typeof value === 'object' ? value : undefined;
+}
+
 /** Installs the global translator unless a page already has one (2.x's or ours). */
 export function installTranslator(): Translator {
-  const w = window as any;
-  if (!w.SwaggerTranslator || typeof w.SwaggerTranslator.learn !== 'function') w.SwaggerTranslator = createTranslator();
-  return w.SwaggerTranslator;
+  const current = pageTranslator();
+  if (current && typeof current.learn === 'function') return current as Translator;
+  const created = createTranslator();
+  (globalThis as { SwaggerTranslator?: Translator }).SwaggerTranslator = created;
+  return created;
 }
 
 export function t(phrase: string): string {
-  const words = (globalThis as any).SwaggerTranslator?._words;
-  const hit = words && Object.prototype.hasOwnProperty.call(words, phrase) ? words[phrase] : undefined;
+  const words: unknown = pageTranslator()?._words;
+  const hit =
+    words && typeof words === 'object' && hasOwn(words, phrase)
+      ? (words as Record<string, unknown>)[phrase]
+      : undefined;
   return typeof hit === 'string' ? hit : phrase;
 }

@@ -6,11 +6,13 @@ import { t } from './i18n.js';
 import { h, uid } from './render/dom.js';
 import { exampleOf } from './render/schema.js';
 import { table } from './own.js';
+import { text } from './normalize/common.js';
+import { allOfParts, alternativesOf, enumOf, nonNullType, propertiesIn, resolved } from './schemas.js';
 
 const MAX_DEPTH = 6;
 
 export function schemaForm(
-  schema: Schema,
+  schema: unknown,
   resolver: Resolver,
   booleanValues: [string, string],
   initial: unknown,
@@ -36,12 +38,12 @@ export function schemaForm(
 }
 
 function typeOf(s: Schema): string | undefined {
-  if (Array.isArray(s.type)) return s.type.find((x: string) => x !== 'null');
-  return s.type ?? (s.properties || s.allOf ? 'object' : s.items ? 'array' : undefined);
+  if (Array.isArray(s.type)) return nonNullType(s);
+  return text(s.type) ?? (s.properties || s.allOf ? 'object' : s.items ? 'array' : undefined);
 }
 
 function build(
-  schema: Schema,
+  schema: unknown,
   value: unknown,
   set: (v: unknown) => void,
   resolver: Resolver,
@@ -50,9 +52,10 @@ function build(
   depth: number,
   ancestors: Set<object>,
 ): HTMLElement {
-  const s = resolver.deref(schema) ?? {};
+  const s = resolved(schema, resolver);
   const id = uid('qv-je');
-  const type = s.oneOf || s.anyOf ? typeOf(resolver.deref((s.oneOf ?? s.anyOf)[0]) ?? {}) : typeOf(s);
+  const alternatives = alternativesOf(s);
+  const type = alternatives ? typeOf(resolved(alternatives[0], resolver)) : typeOf(s);
   if (depth > MAX_DEPTH || ancestors.has(s)) return h('span', { class: 'qv-muted' }, `${label}: …`);
 
   if (type === 'object') {
@@ -60,9 +63,9 @@ function build(
     // Property names are the description's: tables without a prototype keep `__proto__` a plain key.
     const given = value && typeof value === 'object' && !Array.isArray(value) ? value : {};
     const obj = Object.assign(table<unknown>(), given);
-    const props = table<Schema>();
-    for (const part of [s, ...(Array.isArray(s.allOf) ? s.allOf.map((p: Schema) => resolver.deref(p)) : [])]) {
-      Object.assign(props, part?.properties ?? {});
+    const props = table<unknown>();
+    for (const part of [s, ...allOfParts(s).map((p) => resolved(p, resolver))]) {
+      Object.assign(props, propertiesIn(part));
     }
     const box = h('fieldset', { class: 'qv-je-object' }, h('legend', null, label));
     for (const [name, prop] of Object.entries(props)) {
@@ -140,8 +143,9 @@ function build(
     return box;
   }
   let control: HTMLInputElement | HTMLSelectElement;
-  if (type === 'boolean' || Array.isArray(s.enum)) {
-    const choices = type === 'boolean' ? booleans : s.enum.map((v: unknown) => String(v));
+  const values = enumOf(s) ?? [];
+  if (type === 'boolean' || enumOf(s)) {
+    const choices = type === 'boolean' ? booleans : values.map((v) => String(v));
     control = h(
       'select',
       { id },
@@ -161,7 +165,7 @@ function build(
     control.addEventListener('change', () => {
       const v = control.value;
       if (type === 'boolean') set(v === '' ? undefined : v === booleans[0]);
-      else set(v === '' ? undefined : s.enum.find((e: unknown) => String(e) === v));
+      else set(v === '' ? undefined : values.find((e) => String(e) === v));
     });
   } else {
     control = h('input', { id, type: type === 'integer' || type === 'number' ? 'number' : 'text' });

@@ -3,6 +3,7 @@ import { parse as parseYaml } from 'yaml';
 import { externalRefs, Resolver } from './refs.js';
 import { t } from './i18n.js';
 import { EXTERNAL_REF, StreamingJson } from './stream.js';
+import { StreamingYaml } from './stream-yaml.js';
 import { yieldToPage } from './tasks.js';
 
 export interface FetchOptions {
@@ -51,7 +52,7 @@ export function fetchText(url: string, options: FetchOptions): Promise<string> {
   });
 }
 
-export function parseDocument(text: string, source: string): any {
+export function parseDocument(text: string, source: string): unknown {
   const trimmed = text.trimStart();
   try {
     if (trimmed.startsWith('{') || trimmed.startsWith('[')) return JSON.parse(trimmed);
@@ -88,7 +89,8 @@ async function streamDocument(url: string, options: FetchOptions, stream: Stream
   // JSON is UTF-8; a server that names another charset gets its text decoded as XHR would.
   const charset = /;\s*charset\s*=\s*"?([^";\s]+)/i.exec(response.headers.get('Content-Type') ?? '')?.[1] ?? 'utf-8';
   const utf8 = /^utf-?8$/i.test(charset);
-  const reader = new StreamingJson(utf8, Number(response.headers.get('Content-Length')) || 0);
+  const expected = Number(response.headers.get('Content-Length')) || 0;
+  let reader: StreamingJson | StreamingYaml | undefined;
   const body = response.body?.getReader();
   // A connection lost halfway is reported as one never made.
   const read = async (): Promise<ReadableStreamReadResult<Uint8Array>> => {
@@ -101,6 +103,7 @@ async function streamDocument(url: string, options: FetchOptions, stream: Stream
   let slice = performance.now();
   for (let next = await read(); !next.done; next = await read()) {
     const chunk = next.value;
+    reader ??= readerFor(chunk, utf8, expected);
     for (let at = 0; at < chunk.length;) {
       // Chunks come in up to 2 MB: scanned in slices, the first operations show after the first.
       const end = reader.scanning() ? Math.min(at + SLICE, chunk.length) : chunk.length;
@@ -115,15 +118,29 @@ async function streamDocument(url: string, options: FetchOptions, stream: Stream
       }
     }
   }
+  reader ??= new StreamingJson(utf8, 0); // an empty body
   const doc = reader.finish();
   if (doc) return { doc, external: reader.externalRefs };
+  const bytes = reader.bytes();
   let text: string;
   try {
-    text = new TextDecoder(utf8 ? 'utf-8' : charset).decode(reader.bytes());
+    text = new TextDecoder(utf8 ? 'utf-8' : charset).decode(bytes);
   } catch {
-    text = new TextDecoder().decode(reader.bytes()); // a charset TextDecoder does not know
+    text = new TextDecoder().decode(bytes); // a charset TextDecoder does not know
   }
   return { doc: parseDocument(text, url), external: EXTERNAL_REF.test(text) };
+}
+
+/**
+ * The reader for a description whose first bytes are `chunk`: JSON when it starts with `{` (or
+ * is not UTF-8: then the bytes are only collected), YAML (stream-yaml.ts) when it starts with
+ * anything else but `[`.
+ */
+function readerFor(chunk: Uint8Array, utf8: boolean, expected: number): StreamingJson | StreamingYaml {
+  let i = chunk[0] === 0xef && chunk[1] === 0xbb && chunk[2] === 0xbf ? 3 : 0;
+  while (i < chunk.length && (chunk[i] === 0x20 || (chunk[i] >= 0x09 && chunk[i] <= 0x0d))) i++;
+  const yaml = utf8 && i < chunk.length && chunk[i] !== 0x7b && chunk[i] !== 0x5b;
+  return yaml ? new StreamingYaml() : new StreamingJson(utf8, expected);
 }
 
 /** Loads the main document and, transitively, every document referenced by it. */

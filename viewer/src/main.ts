@@ -7,13 +7,15 @@ import { installTranslator } from './i18n.js';
 import { configureOAuth, installReceiver } from './oauth.js';
 import { SwaggerUi } from './ui.js';
 import type { ViewerOptions } from './options.js';
+import { asArray, isRecord, record } from './data.js';
+import { globalsOf, isHolder } from './page.js';
 
-const w = window as any;
+const w = globalsOf(window);
 installTranslator();
 installReceiver();
 w.SwaggerUi = SwaggerUi;
 w.SwaggerUI = SwaggerUi;
-w.SwaggerClient = Object.assign(w.SwaggerClient ?? {}, {
+w.SwaggerClient = Object.assign(isHolder(w.SwaggerClient) ? w.SwaggerClient : {}, {
   ApiKeyAuthorization,
   PasswordAuthorization,
   BearerAuthorization,
@@ -58,8 +60,9 @@ async function boot() {
     config.descriptions = await listedDescriptions();
   }
   const url = params.get('url') ?? config.url ?? config.descriptions?.[0]?.url;
-  w.swaggerUi = new SwaggerUi({ ...config, url, dom_id: config.dom_id ?? 'swagger-ui-container' });
-  await w.swaggerUi.load();
+  const ui = new SwaggerUi({ ...config, url, dom_id: config.dom_id ?? 'swagger-ui-container' });
+  w.swaggerUi = ui;
+  await ui.load();
 }
 
 /** quartet lists its mounted services' descriptions at ../openapi/; other hosts simply have none. */
@@ -69,10 +72,10 @@ async function listedDescriptions() {
       headers: { Accept: 'application/json' },
     });
     if (!response.ok) return [];
-    const body = await response.json();
-    return Array.isArray(body?.descriptions)
-      ? body.descriptions.filter((d: any) => d && typeof d.url === 'string')
-      : [];
+    const body: unknown = await response.json();
+    return asArray(record(body).descriptions).filter(
+      (d): d is { name?: string; title?: string; url: string } => isRecord(d) && typeof d.url === 'string',
+    );
   } catch {
     return [];
   }

@@ -3,7 +3,9 @@
 // password and client credentials straight to the token endpoint. The state value ties an answer
 // to its request. initOAuth() settings apply whenever they arrive (2.x pages call it from onComplete).
 import type { OAuthFlow } from './normalize/model.js';
+import { isRecord } from './data.js';
 import { t } from './i18n.js';
+import { globalsOf, isHolder } from './page.js';
 
 /** What a 2.x page passes to initOAuth(). */
 export interface OAuthSettings {
@@ -118,7 +120,7 @@ export function receive(params: Record<string, string>) {
 }
 
 export function installReceiver() {
-  const w = window as any;
+  const w = globalsOf(window);
   // 2.x's o2c.html reads opener.swaggerUiAuth.tokenUrl, then calls opener.processOAuthCode(params)
   // when it is set (access code) or opener.onOAuthComplete(params); ours calls onOAuthComplete.
   // Both end in receive(), which exchanges a code itself (with the PKCE verifier).
@@ -151,7 +153,7 @@ function strings(value: unknown, fallback: string[]): string[] {
  */
 export async function openIdFlow(configUrl: string, wanted: OAuthFlow): Promise<OAuthFlow> {
   const url = new URL(configUrl, document.baseURI).href;
-  let config: any;
+  let config: unknown;
   try {
     const response = await fetch(url, { headers: { Accept: 'application/json' } });
     if (!response.ok) throw new Error(String(response.status));
@@ -159,7 +161,7 @@ export async function openIdFlow(configUrl: string, wanted: OAuthFlow): Promise<
   } catch (error) {
     throw new Error(`${t('The OpenID Connect configuration could not be read:')} ${url} (${(error as Error).message})`);
   }
-  if (!config || typeof config !== 'object') {
+  if (!isRecord(config)) {
     throw new Error(`${t('The OpenID Connect configuration could not be read:')} ${url}`);
   }
   const authorizationUrl = endpoint(config.authorization_endpoint);
@@ -230,7 +232,8 @@ export async function authorize(request: OAuthRequest): Promise<string> {
   }
   pending?.reject(new Error(t('Superseded by a new authorization.')));
   // What 2.x's o2c.html and pages read from the opener while the popup is out.
-  (window as any).swaggerUiAuth = Object.assign((window as any).swaggerUiAuth ?? {}, {
+  const w = globalsOf(window);
+  w.swaggerUiAuth = Object.assign(isHolder(w.swaggerUiAuth) ? w.swaggerUiAuth : {}, {
     OAuthSchemeKey: request.schemeName,
     tokenName: 'access_token',
     tokenUrl: flow.kind === 'authorizationCode' ? (flow.tokenUrl ?? null) : null,

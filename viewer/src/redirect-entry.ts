@@ -1,15 +1,18 @@
 // oauth2-redirect.js: the page the authorization server returns to hands the parameters of its
 // address to the viewer window that opened it, then closes.
 // fromEntries makes every name an own property, `__proto__` too; the fragment's win.
+import { globalsOf } from './page.js';
+
 const params: Record<string, string> = Object.fromEntries([
   ...new URLSearchParams(location.search.slice(1)),
   ...new URLSearchParams(location.hash.slice(1)),
 ]);
-const opener = window.opener as any;
+const opener = window.opener as Window | null;
 let delivered = false;
 try {
-  if (opener && typeof opener.onOAuthComplete === 'function') {
-    opener.onOAuthComplete(params);
+  const receive = opener ? globalsOf(opener).onOAuthComplete : undefined;
+  if (typeof receive === 'function') {
+    receive(params);
     delivered = true;
   }
 } catch {

@@ -1,3 +1,4 @@
+import { isRecord, type JsonObject } from './data.js';
 import { t } from './i18n.js';
 import { hasOwn } from './own.js';
 
@@ -13,7 +14,7 @@ export class Resolver {
   /** @param baseUrl absolute address of the main description (page address for inline specs). */
   constructor(
     readonly baseUrl: string,
-    readonly root: any,
+    readonly root: unknown,
   ) {
     this.docs.set(stripHash(baseUrl), root);
   }
@@ -27,19 +28,18 @@ export class Resolver {
   }
 
   /** Follows $ref chains; sibling keywords of a $ref (3.1) are laid over the target. */
-  deref<T = any>(node: any, base = this.baseUrl): T {
+  deref(node: unknown, base = this.baseUrl): unknown {
     let current = node;
-    for (let hops = 0; current && typeof current === 'object' && typeof current.$ref === 'string'; hops++) {
-      if (hops > 32) return { description: `${t('unresolved $ref')}: ${node.$ref}` } as T;
-      const target = this.lookup(current.$ref, base);
-      if (target === undefined) {
-        return { 'x-unresolved': current.$ref, description: `${t('unresolved $ref')}: ${current.$ref}` } as T;
-      }
-      const name = refName(current.$ref);
+    for (let hops = 0; isRecord(current) && typeof current.$ref === 'string'; hops++) {
+      const ref = current.$ref;
+      if (hops > 32) return { description: `${t('unresolved $ref')}: ${String((node as JsonObject).$ref)}` };
+      const target = this.lookup(ref, base);
+      if (target === undefined) return { 'x-unresolved': ref, description: `${t('unresolved $ref')}: ${ref}` };
+      const name = refName(ref);
       const { $ref: _ref, ...siblings } = current;
       if (Object.keys(siblings).length && target && typeof target === 'object') {
         // Spread copies every key as an own property (`merged[key] = …` would run `__proto__`'s setter).
-        const merged: any = { ...target, ...siblings };
+        const merged: JsonObject = { ...target, ...siblings };
         if (name) this.names.set(merged, name);
         current = merged;
       } else {
@@ -47,7 +47,13 @@ export class Resolver {
         current = target;
       }
     }
-    return current as T;
+    return current;
+  }
+
+  /** `deref`, when what it reaches is an object (a schema, parameter, response…); else undefined. */
+  object(node: unknown, base = this.baseUrl): JsonObject | undefined {
+    const value = this.deref(node, base);
+    return isRecord(value) ? value : undefined;
   }
 
   /** The model name a resolved schema was reached by (e.g. "Pet"), if any. */
@@ -84,12 +90,12 @@ export class Resolver {
 }
 
 export function resolvePointer(doc: unknown, pointer: string): unknown {
-  if (!pointer || pointer === '/') return pointer === '/' ? (doc as any)?.[''] : doc;
-  let current: any = doc;
+  if (!pointer) return doc;
+  let current: unknown = doc;
   for (const raw of pointer.replace(/^\//, '').split('/')) {
     const key = decodeURIComponent(raw).replace(/~1/g, '/').replace(/~0/g, '~');
     if (current === null || typeof current !== 'object' || !hasOwn(current, key)) return undefined; // not `constructor`
-    current = current[key];
+    current = (current as JsonObject)[key]; // arrays too: an index is an own property
   }
   return current;
 }

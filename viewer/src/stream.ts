@@ -11,7 +11,7 @@ export const EXTERNAL_REF = /\$ref['"]?\s*:\s*['"]?(?!#)[^\s'"]/;
 
 // Root members other than these wait for the end when larger than DEFER_BYTES: `components` or
 // `definitions` can be most of a description, and the first render needs none of it.
-const FOR_FIRST_RENDER = new Set([
+export const FOR_FIRST_RENDER = new Set([
   'openapi',
   'swagger',
   'info',
@@ -25,7 +25,7 @@ const FOR_FIRST_RENDER = new Set([
   'security',
   'externalDocs',
 ]);
-const DEFER_BYTES = 64 * 1024;
+export const DEFER_BYTES = 64 * 1024;
 
 // Scanner states: where in the structure the next byte belongs.
 const BEFORE_ROOT = 0;
@@ -66,11 +66,27 @@ function closingQuote(bytes: Uint8Array, from: number): number {
 }
 
 /** Like JSON.parse does: an own, enumerable property, whatever the key (`__proto__` included). */
-function define(target: object, key: string, value: unknown) {
+export function define(target: object, key: string, value: unknown) {
   Object.defineProperty(target, key, { value, writable: true, enumerable: true, configurable: true });
 }
 
-export class StreamingJson {
+/** What the streaming readers (JSON here, YAML in stream-yaml.ts) tell load.ts about `paths`. */
+export abstract class PathsProgress {
+  /** Path items read since `progressed()` last looked. */
+  protected added = 0;
+  private pathsDoneSeen = false;
+  pathsDone = false;
+
+  /** Whether path items were added, or `paths` ended, since the last call. */
+  progressed(): boolean {
+    const progressed = this.added > 0 || this.pathsDone !== this.pathsDoneSeen;
+    this.added = 0;
+    this.pathsDoneSeen = this.pathsDone;
+    return progressed;
+  }
+}
+
+export class StreamingJson extends PathsProgress {
   private buffer: Uint8Array;
   private length = 0;
   private pos = 0;
@@ -94,13 +110,10 @@ export class StreamingJson {
   /** Their text, decoded as it arrives (while the rest downloads rather than all at the end). */
   private restText: string[] = [];
   private readonly restDecoder = new TextDecoder();
-  private added = 0;
-  private pathsDoneSeen = false;
   /** The scan gave up: the caller parses `bytes()` as a whole. */
   whole: boolean;
   /** The description as far as it has arrived: root members parsed so far, `paths` growing. */
   readonly root: Record<string, unknown> = {};
-  pathsDone = false;
   externalRefs = false;
 
   /**
@@ -108,6 +121,7 @@ export class StreamingJson {
    * any; the server's word, so at most 32 MB is set aside before the bytes are there.
    */
   constructor(streamable = true, expected = 0) {
+    super();
     this.whole = !streamable;
     this.buffer = new Uint8Array(Math.min(Math.max(expected, 64 * 1024), 32 * 1024 * 1024));
   }
@@ -126,14 +140,6 @@ export class StreamingJson {
   /** Still reading the structure (not yet past `paths`, not given up): each byte pushed is scanned. */
   scanning(): boolean {
     return !this.whole && this.state !== REST && this.state !== AFTER_ROOT;
-  }
-
-  /** Whether path items were added, or `paths` ended, since the last call. */
-  progressed(): boolean {
-    const progressed = this.added > 0 || this.pathsDone !== this.pathsDoneSeen;
-    this.added = 0;
-    this.pathsDoneSeen = this.pathsDone;
-    return progressed;
   }
 
   bytes(): Uint8Array {

@@ -57,7 +57,9 @@ export function buildRequest(input: RequestInput, authorize: (pending: PendingRe
     else if (param.in === 'cookie') pending.cookies!.push([param.name, texts.join(',')]);
   }
   authorize(pending);
-  if (input.accept) pending.headers.Accept = input.accept;
+  // A declared Accept header parameter with a value typed is sent as typed; else the select's choice.
+  const declared = Object.keys(pending.headers).some((name) => name.toLowerCase() === 'accept');
+  if (input.accept && !declared) pending.headers.Accept = input.accept;
 
   const built: BuiltRequest = {
     method: op.method.toUpperCase(),

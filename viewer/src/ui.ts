@@ -3,7 +3,8 @@
 // keyboard navigation and the Authorize panel. A JSON description is shown while it arrives: its
 // first operations as soon as they are read (a preview), everything once the rest is in.
 import { ClientAuthorizations, toAuthorization } from './auth.js';
-import { LEARNED_EVENT, t } from './i18n.js';
+import type { JsonObject } from './data.js';
+import { LEARNED_EVENT, pageTranslator, t } from './i18n.js';
 import { LoadError, loadDocument, resolverForObject, type FetchOptions } from './load.js';
 import { markdown, warmUpMarkdown } from './markdown.js';
 import { normalize } from './normalize/index.js';
@@ -324,7 +325,7 @@ export class SwaggerUi {
       warmUpMarkdown();
       this.options.onComplete?.(this.api, this);
       // A translator that has learned nothing has nothing to replace (GitHub: 20 ms saved).
-      const translator = (window as any).SwaggerTranslator;
+      const translator = pageTranslator();
       if (!translator?._words || Object.keys(translator._words).length) translator?.translate?.();
     } catch (error) {
       if (current !== this.loads) return;
@@ -347,7 +348,7 @@ export class SwaggerUi {
    * (then one frame is let through, so they are painted before reading goes on), and again when
    * `paths` is complete. Only 2.0 and 3.x: 1.x needs its declarations.
    */
-  private async preview(root: any, baseUrl: string, current: number, pathsDone: boolean) {
+  private async preview(root: JsonObject, baseUrl: string, current: number, pathsDone: boolean) {
     await this.shellReady;
     if (current !== this.loads || (this.model && !pathsDone)) return;
     const version = (typeof root.openapi === 'string' && /^3\./.test(root.openapi)) || String(root.swagger) === '2.0';
@@ -714,9 +715,9 @@ export class SwaggerUi {
         view.operations?.forEach((op) => (op.element.hidden = false));
         continue;
       }
-      const any = view.tag.operations.some((op) => matches.has(op));
-      view.element.hidden = !any;
-      if (!any) continue;
+      const hasMatch = view.tag.operations.some((op) => matches.has(op));
+      view.element.hidden = !hasMatch;
+      if (!hasMatch) continue;
       this.toggleTag(view, ctx, true);
       for (const op of view.operations!) {
         op.element.hidden = !matches.has(op.op);

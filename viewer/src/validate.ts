@@ -9,7 +9,7 @@ export interface Finding {
   message: string;
 }
 
-export function validate(model: ApiModel, raw: any): Finding[] {
+export function validate(model: ApiModel, raw: unknown): Finding[] {
   const out: Finding[] = [];
   const error = (where: string, message: string) => out.push({ level: 'error', where, message });
   const warn = (where: string, message: string) => out.push({ level: 'warning', where, message });
@@ -47,7 +47,7 @@ export function validate(model: ApiModel, raw: any): Finding[] {
     const node = stack.pop();
     checked++;
     if (!node || typeof node !== 'object') continue;
-    const ref = (node as any).$ref;
+    const ref = (node as Record<string, unknown>).$ref;
     if (
       typeof ref === 'string' &&
       model.resolver.lookup(ref) === undefined &&

@@ -1,5 +1,6 @@
 // What the Swagger 2.0 and OpenAPI 3.x normalizers share: walking the operations, naming the schemas,
 // grouping operations by tag, and assembling the model from the parts each version reads its own way.
+import { asArray, entries, isRecord, record, type JsonObject } from '../data.js';
 import type { Resolver } from '../refs.js';
 import type { ApiModel, Operation, Schema, SecurityRequirement, SecurityScheme, Tag } from './model.js';
 import { HTTP_METHODS, operationKey } from './model.js';
@@ -16,10 +17,10 @@ export function text(value: unknown): string | undefined {
   return typeof value === 'string' ? value : value == null ? undefined : String(value);
 }
 
-export function groupByTag(operations: Operation[], declared: { name: string; description?: string }[]): Tag[] {
+export function groupByTag(operations: Operation[], declared: unknown): Tag[] {
   const tags = new Map<string, Tag>();
-  for (const tag of declared) {
-    if (tag && typeof tag.name === 'string') {
+  for (const tag of asArray(declared)) {
+    if (isRecord(tag) && typeof tag.name === 'string') {
       tags.set(tag.name, { name: tag.name, description: text(tag.description), operations: [] });
     }
   }
@@ -60,16 +61,16 @@ export function collectOperations(
   paths: unknown,
   resolver: Resolver,
   order: MethodOrder,
-  describe: (raw: any, item: any) => OperationParts,
+  describe: (raw: JsonObject, item: JsonObject) => OperationParts,
 ): Operation[] {
   const operations: Operation[] = [];
   const used = new Set<string>();
-  for (const [path, rawItem] of Object.entries(paths && typeof paths === 'object' ? paths : {})) {
-    const item = resolver.deref(rawItem);
-    if (!item || typeof item !== 'object') continue;
+  for (const [path, rawItem] of entries(paths)) {
+    const item = resolver.object(rawItem);
+    if (!item) continue;
     for (const method of methodsOf(item, order)) {
       const raw = item[method];
-      if (!raw || typeof raw !== 'object') continue;
+      if (!isRecord(raw)) continue;
       const op: UntaggedOperation = {
         method,
         path,
@@ -86,29 +87,37 @@ export function collectOperations(
 }
 
 /** The named models (definitions / components.schemas), each made known to the resolver by its name. */
-export function namedSchemas(value: unknown, resolver: Resolver): Record<string, Schema> {
-  const schemas = (value && typeof value === 'object' ? value : {}) as Record<string, Schema>;
-  for (const [name, schema] of Object.entries(schemas)) {
-    if (schema && typeof schema === 'object') resolver.nameSchema(schema, name);
+export function namedSchemas(value: unknown, resolver: Resolver): Map<string, Schema> {
+  const schemas = new Map<string, Schema>();
+  for (const [name, schema] of entries(value)) {
+    if (isRecord(schema)) {
+      resolver.nameSchema(schema, name);
+      schemas.set(name, schema);
+    }
   }
   return schemas;
 }
 
 /** Operation parameters override path-level ones with the same name and location. */
-export function mergeParameters(shared: unknown, own: unknown, resolver: Resolver): any[] {
-  const out = new Map<string, any>();
+export function mergeParameters(shared: unknown, own: unknown, resolver: Resolver): JsonObject[] {
+  const out = new Map<string, JsonObject>();
   for (const list of [shared, own]) {
-    if (!Array.isArray(list)) continue;
-    for (const raw of list) {
-      const p = resolver.deref(raw);
-      if (p && typeof p === 'object' && typeof p.name === 'string') out.set(`${p.in}:${p.name}`, p);
+    for (const raw of asArray(list)) {
+      const p = resolver.object(raw);
+      if (p && typeof p.name === 'string') out.set(`${String(p.in)}:${p.name}`, p);
     }
   }
   return [...out.values()];
 }
 
 function security(value: unknown): SecurityRequirement[] | undefined {
-  return Array.isArray(value) ? (value.filter((v) => v && typeof v === 'object') as SecurityRequirement[]) : undefined;
+  if (!Array.isArray(value)) return undefined;
+  // Scheme names are the description's: a Map-like table without a prototype per requirement.
+  return value.filter(isRecord).map((alternative) => {
+    const out: SecurityRequirement = Object.create(null);
+    for (const [name, scopes] of Object.entries(alternative)) out[name] = asArray(scopes).map(String);
+    return out;
+  });
 }
 
 /** Absolute address of a server relative to the description (or page) address. */
@@ -126,48 +135,40 @@ export interface VersionParts {
   servers: string[];
   operations: Operation[];
   securitySchemes: Record<string, SecurityScheme>;
-  schemas: Record<string, Schema>;
+  schemas: Map<string, Schema>;
   resolver: Resolver;
 }
 
-/** The fields of the description's root that 2.0 and 3.x share. */
-interface CommonRoot {
-  info?: unknown;
-  tags?: unknown;
-  security?: unknown;
-  externalDocs?: { url?: unknown; description?: unknown };
-}
-
-export function assembleModel(doc: CommonRoot, parts: VersionParts): ApiModel {
+/** The fields of the description's root that 2.0 and 3.x share: info, tags, security, externalDocs. */
+export function assembleModel(doc: JsonObject, parts: VersionParts): ApiModel {
+  const externalDocs = record(doc.externalDocs);
   return {
     specVersion: parts.specVersion,
     info: infoOf(doc.info),
     servers: parts.servers,
-    tags: groupByTag(parts.operations, Array.isArray(doc.tags) ? doc.tags : []),
+    tags: groupByTag(parts.operations, doc.tags),
     securitySchemes: parts.securitySchemes,
     security: security(doc.security),
     schemas: parts.schemas,
-    externalDocs: doc.externalDocs?.url
-      ? { url: String(doc.externalDocs.url), description: text(doc.externalDocs.description) }
+    externalDocs: externalDocs.url
+      ? { url: String(externalDocs.url), description: text(externalDocs.description) }
       : undefined,
     resolver: parts.resolver,
   };
 }
 
-function infoOf(info: any): ApiModel['info'] {
-  const value = info && typeof info === 'object' ? info : {};
+function infoOf(info: unknown): ApiModel['info'] {
+  const value = record(info);
+  const contact = value.contact;
+  const license = value.license;
   return {
     title: text(value.title) ?? '',
     version: text(value.version) ?? '',
     description: text(value.description),
     termsOfService: text(value.termsOfService),
-    contact:
-      value.contact && typeof value.contact === 'object'
-        ? { name: text(value.contact.name), url: text(value.contact.url), email: text(value.contact.email) }
-        : undefined,
-    license:
-      value.license && typeof value.license === 'object'
-        ? { name: text(value.license.name), url: text(value.license.url) }
-        : undefined,
+    contact: isRecord(contact)
+      ? { name: text(contact.name), url: text(contact.url), email: text(contact.email) }
+      : undefined,
+    license: isRecord(license) ? { name: text(license.name), url: text(license.url) } : undefined,
   };
 }

@@ -1,4 +1,5 @@
 // Picks the normalizer for a description's version; 1.x declarations are fetched first.
+import { isRecord } from '../data.js';
 import type { FetchOptions } from '../load.js';
 import { fetchText, LoadError, parseDocument } from '../load.js';
 import { Resolver } from '../refs.js';
@@ -10,7 +11,7 @@ import { normalizeSwagger2 } from './swagger2.js';
 
 export async function normalize(resolver: Resolver, options: FetchOptions): Promise<ApiModel> {
   const doc = resolver.root;
-  if (!doc || typeof doc !== 'object' || Array.isArray(doc)) {
+  if (!isRecord(doc)) {
     throw new LoadError(t('The description is not an object.'));
   }
   if (typeof doc.openapi === 'string' && /^3\./.test(doc.openapi)) return normalizeOpenApi3(doc, resolver);

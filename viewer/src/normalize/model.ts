@@ -1,9 +1,11 @@
 // The one internal model every description version (1.x, 2.0, 3.0, 3.1) is normalized into.
 // Schemas stay JSON Schema objects from the description; $refs are resolved lazily by a Resolver
 // when something is rendered, so opening a 10 MB description does not walk every schema.
+import type { JsonObject } from '../data.js';
 import type { Resolver } from '../refs.js';
 
-export type Schema = Record<string, any>;
+/** A JSON Schema object as the description wrote it: read through data.ts's narrowing functions. */
+export type Schema = JsonObject;
 
 export interface Info {
   title: string;
@@ -125,9 +127,14 @@ export interface ApiModel {
   securitySchemes: Record<string, SecurityScheme>;
   security?: SecurityRequirement[];
   /** Named models (definitions / components.schemas) for display names. */
-  schemas: Record<string, Schema>;
+  schemas: Map<string, Schema>;
   externalDocs?: { url: string; description?: string };
   resolver: Resolver;
+}
+
+/** The media types sent as form fields (multipart or URL-encoded) rather than as one body text. */
+export function isFormType(type: string): boolean {
+  return /^\s*(multipart\/form-data|application\/x-www-form-urlencoded)\b/i.test(type);
 }
 
 export const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'] as const;

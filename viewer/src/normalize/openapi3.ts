@@ -1,4 +1,5 @@
 // OpenAPI 3.0 and 3.1 → internal model.
+import { asArray, entries, isRecord, record, type JsonObject } from '../data.js';
 import type { Resolver } from '../refs.js';
 import type {
   ApiModel,
@@ -22,27 +23,28 @@ import {
   text,
   type OperationParts,
 } from './common.js';
-import { apiKeyScheme, securitySchemesFrom } from './security.js';
+import { apiKeyScheme, scopesOf, securitySchemesFrom } from './security.js';
+import { hasOwn } from '../own.js';
 
-export function normalizeOpenApi3(doc: any, resolver: Resolver): ApiModel {
+export function normalizeOpenApi3(doc: JsonObject, resolver: Resolver): ApiModel {
   const specUrl = resolver.baseUrl;
   const servers = serversOf(doc.servers, specUrl) ?? [absolute('/', specUrl)];
-  const schemas = namedSchemas(doc.components?.schemas, resolver);
+  const components = record(doc.components);
+  const schemas = namedSchemas(components.schemas, resolver);
   // Callbacks are read one level deep: a callback's own callbacks are not shown.
-  const describe = (raw: any, item: any, nested = false): OperationParts => {
+  const describe = (raw: JsonObject, item: JsonObject, nested = false): OperationParts => {
     const parameters = mergeParameters(item.parameters, raw.parameters, resolver).map((p) => parameterOf(p, resolver));
-    const body = raw.requestBody ? resolver.deref(raw.requestBody) : undefined;
+    const body = raw.requestBody ? resolver.object(raw.requestBody) : undefined;
     const responses = responsesOf(raw.responses, resolver);
     return {
       parameters,
-      requestBody:
-        body && typeof body === 'object'
-          ? {
-              required: body.required === true,
-              description: text(body.description),
-              contents: contentsOf(body.content),
-            }
-          : undefined,
+      requestBody: body
+        ? {
+            required: body.required === true,
+            description: text(body.description),
+            contents: contentsOf(body.content, resolver),
+          }
+        : undefined,
       responses,
       produces: [...new Set(responses.flatMap((r) => r.contents.map((c) => c.type)))],
       servers: serversOf(raw.servers, specUrl) ?? serversOf(item.servers, specUrl) ?? servers,
@@ -55,13 +57,11 @@ export function normalizeOpenApi3(doc: any, resolver: Resolver): ApiModel {
     specVersion: String(doc.openapi),
     servers,
     operations,
-    securitySchemes: securitySchemesOf(doc.components?.securitySchemes, resolver),
+    securitySchemes: securitySchemesOf(components.securitySchemes, resolver),
     schemas,
     resolver,
   });
-  return webhooks.length
-    ? { ...model, webhooks: groupByTag(webhooks, Array.isArray(doc.tags) ? doc.tags : []) }
-    : model;
+  return webhooks.length ? { ...model, webhooks: groupByTag(webhooks, doc.tags) } : model;
 }
 
 /**
@@ -76,13 +76,13 @@ function sentByApi(operations: Operation[], prefix: string): Operation[] {
 function callbacksOf(
   raw: unknown,
   resolver: Resolver,
-  describe: (raw: any, item: any) => OperationParts,
+  describe: (raw: JsonObject, item: JsonObject) => OperationParts,
 ): Callback[] | undefined {
-  if (!raw || typeof raw !== 'object') return undefined;
+  if (!isRecord(raw)) return undefined;
   const out: Callback[] = [];
   for (const [name, value] of Object.entries(raw)) {
-    const expressions = resolver.deref(value);
-    if (!expressions || typeof expressions !== 'object') continue;
+    const expressions = resolver.object(value);
+    if (!expressions) continue;
     // Listed once each, not once per tag: they are shown inside their operation.
     const seen = new Set<string>();
     const operations = collectOperations(expressions, resolver, 'document', describe).filter((op) => {
@@ -98,21 +98,23 @@ function callbacksOf(
 
 /** Server URLs with their variables set to the defaults, made absolute against the description. */
 function serversOf(list: unknown, specUrl: string): string[] | undefined {
-  if (!Array.isArray(list) || !list.length) return undefined;
-  const out = list
-    .filter((s) => s && typeof s.url === 'string')
-    .map((s) =>
-      absolute(
-        s.url.replace(/\{([^}]+)\}/g, (_: string, name: string) => String(s.variables?.[name]?.default ?? '')),
-        specUrl,
-      ),
+  const out: string[] = [];
+  for (const server of asArray(list)) {
+    if (!isRecord(server) || typeof server.url !== 'string') continue;
+    const variables = record(server.variables);
+    const url = server.url.replace(/\{([^}]+)\}/g, (_: string, name: string) =>
+      String(hasOwn(variables, name) ? (record(variables[name]).default ?? '') : ''),
     );
+    out.push(absolute(url, specUrl));
+  }
   return out.length ? out : undefined;
 }
 
-function parameterOf(p: any, resolver: Resolver): Parameter {
-  const schema: Schema = p.schema ?? (p.content ? (Object.values<any>(p.content)[0]?.schema ?? {}) : {});
-  const resolved = resolver.deref(schema);
+const LOCATIONS = new Set<unknown>(['path', 'query', 'header', 'cookie']);
+
+function parameterOf(p: JsonObject, resolver: Resolver): Parameter {
+  const schema = isRecord(p.schema) ? p.schema : (record(entries(p.content)[0]?.[1]).schema ?? {});
+  const resolved = resolver.object(schema);
   const style = p.style ?? (p.in === 'query' || p.in === 'cookie' ? 'form' : 'simple');
   const explode = p.explode ?? style === 'form';
   let collectionFormat: string | undefined;
@@ -129,44 +131,46 @@ function parameterOf(p: any, resolver: Resolver): Parameter {
             : 'csv';
   }
   return {
-    name: p.name,
-    in: ['path', 'query', 'header', 'cookie'].includes(p.in) ? p.in : 'query',
+    name: String(p.name),
+    in: LOCATIONS.has(p.in) ? (p.in as Parameter['in']) : 'query',
     required: p.in === 'path' || p.required === true,
     description: text(p.description),
     deprecated: p.deprecated === true,
-    schema,
+    schema: isRecord(schema) ? schema : {},
     collectionFormat,
     example: p.example ?? firstExample(p.examples, resolver),
   };
 }
 
-function firstExample(examples: any, resolver: Resolver): unknown {
-  if (!examples || typeof examples !== 'object') return undefined;
-  const first = Object.values<any>(examples)[0];
-  return first === undefined ? undefined : resolver.deref(first)?.value;
+function firstExample(examples: unknown, resolver: Resolver): unknown {
+  const first = entries(examples)[0];
+  return first === undefined ? undefined : resolver.object(first[1])?.value;
 }
 
-function contentsOf(content: any): MediaContent[] {
-  if (!content || typeof content !== 'object') return [];
-  return Object.entries<any>(content).map(([type, media]) => ({
-    type,
-    schema: media?.schema,
-    example: media?.example ?? (media?.examples ? Object.values<any>(media.examples)[0]?.value : undefined),
-  }));
+/** A media type object's schema when it is one (references stay references, resolved when shown). */
+function schemaOf(value: unknown): Schema | undefined {
+  return isRecord(value) ? value : undefined;
 }
 
-function responsesOf(responses: any, resolver: Resolver): Response[] {
+function contentsOf(content: unknown, resolver: Resolver): MediaContent[] {
+  return entries(content).map(([type, raw]) => {
+    const media = record(raw);
+    return { type, schema: schemaOf(media.schema), example: media.example ?? firstExample(media.examples, resolver) };
+  });
+}
+
+function responsesOf(responses: unknown, resolver: Resolver): Response[] {
   const out: Response[] = [];
-  for (const [code, raw] of Object.entries<any>(responses ?? {})) {
-    const r = resolver.deref(raw);
-    if (!r || typeof r !== 'object') continue;
+  for (const [code, raw] of entries(responses)) {
+    const r = resolver.object(raw);
+    if (!r) continue;
     out.push({
       code,
       description: text(r.description) ?? '',
-      contents: contentsOf(r.content),
-      headers: Object.entries<any>(r.headers ?? {}).map(([name, raw]) => {
-        const h = resolver.deref(raw);
-        return { name, description: text(h?.description), schema: h?.schema };
+      contents: contentsOf(r.content, resolver),
+      headers: entries(r.headers).map(([name, raw]) => {
+        const h = resolver.object(raw);
+        return { name, description: text(h?.description), schema: schemaOf(h?.schema) };
       }),
       links: linksOf(r.links, resolver),
     });
@@ -180,19 +184,16 @@ function written(value: unknown): string {
 }
 
 function linksOf(raw: unknown, resolver: Resolver): Link[] | undefined {
-  if (!raw || typeof raw !== 'object') return undefined;
+  if (!isRecord(raw)) return undefined;
   const out: Link[] = [];
   for (const [name, value] of Object.entries(raw)) {
-    const link = resolver.deref(value);
-    if (!link || typeof link !== 'object') continue;
+    const link = resolver.object(value);
+    if (!link) continue;
     out.push({
       name,
       operationId: text(link.operationId),
       operationRef: text(link.operationRef),
-      parameters:
-        link.parameters && typeof link.parameters === 'object'
-          ? Object.entries(link.parameters).map(([param, v]): [string, string] => [param, written(v)])
-          : [],
+      parameters: entries(link.parameters).map(([param, v]): [string, string] => [param, written(v)]),
       requestBody: link.requestBody === undefined ? undefined : written(link.requestBody),
       description: text(link.description),
     });
@@ -200,25 +201,26 @@ function linksOf(raw: unknown, resolver: Resolver): Link[] | undefined {
   return out.length ? out : undefined;
 }
 
-function securitySchemesOf(defs: any, resolver: Resolver): Record<string, SecurityScheme> {
+function securitySchemesOf(defs: unknown, resolver: Resolver): Record<string, SecurityScheme> {
   return securitySchemesFrom(defs, readScheme, (raw) => resolver.deref(raw));
 }
 
-function readScheme(d: any, base: Pick<SecurityScheme, 'name' | 'description'>): SecurityScheme {
+function readScheme(d: JsonObject, base: Pick<SecurityScheme, 'name' | 'description'>): SecurityScheme {
   const scheme = d.type === 'http' ? String(d.scheme).toLowerCase() : '';
   if (d.type === 'apiKey') return apiKeyScheme(d, base, ['query', 'cookie']);
   if (scheme === 'basic') return { ...base, type: 'basic' };
   if (scheme === 'bearer') return { ...base, type: 'bearer', bearerFormat: text(d.bearerFormat) };
   if (d.type === 'oauth2') {
     const flows: OAuthFlow[] = [];
+    const declared = record(d.flows);
     for (const kind of ['authorizationCode', 'implicit', 'password', 'clientCredentials'] as const) {
-      const f = d.flows?.[kind];
-      if (f && typeof f === 'object') {
+      const f = hasOwn(declared, kind) ? declared[kind] : undefined;
+      if (isRecord(f)) {
         flows.push({
           kind,
           authorizationUrl: text(f.authorizationUrl),
           tokenUrl: text(f.tokenUrl),
-          scopes: f.scopes ?? {},
+          scopes: scopesOf(f.scopes),
         });
       }
     }

@@ -1,19 +1,20 @@
 // Swagger 1.2 (and best-effort 1.0/1.1): a resource listing whose `apis` name API declarations
 // that are fetched one by one. Like 2.x did, we convert them to a 2.0 document and normalize that.
 
+import { isRecord } from '../data.js';
 import { table } from '../own.js';
 
+// 1.x documents are old and loosely written; this converter reads them as they come and only
+// builds a 2.0 document, which normalizeSwagger2 then reads through data.ts's narrowing.
+// The converter's input and output, read field by field below (the viewer's one `any`).
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Json = Record<string, any>;
 
 const PRIMITIVES = new Set(['integer', 'number', 'string', 'boolean', 'object']);
 
-export function isSwagger1(doc: any): boolean {
+export function isSwagger1(doc: unknown): boolean {
   return (
-    !!doc &&
-    typeof doc === 'object' &&
-    !doc.swagger &&
-    !doc.openapi &&
-    (typeof doc.swaggerVersion === 'string' || Array.isArray(doc.apis))
+    isRecord(doc) && !doc.swagger && !doc.openapi && (typeof doc.swaggerVersion === 'string' || Array.isArray(doc.apis))
   );
 }
 
@@ -36,15 +37,16 @@ export function isDeclaration(doc: Json) {
   return Array.isArray(doc.apis) && doc.apis.some((api: Json) => Array.isArray(api?.operations));
 }
 
-export function convertSwagger1(listing: Json, declarations: Json[], listingUrl: string): Json {
+export function convertSwagger1(listing: Json, declarations: unknown[], listingUrl: string): Json {
   // Model ids, paths, methods, property and scheme names are the documents': tables without a prototype.
   const definitions: Json = table();
   const paths: Json = table();
   const tags: Json[] = [];
   let basePathUrl: URL | undefined;
 
-  declarations.forEach((decl, index) => {
-    if (!decl || typeof decl !== 'object') return;
+  declarations.forEach((raw, index) => {
+    if (!isRecord(raw)) return;
+    const decl: Json = raw;
     const listed = Array.isArray(listing.apis) ? listing.apis[index] : undefined;
     const tagName =
       String(decl.resourcePath ?? listed?.path ?? `resource${index}`)
@@ -170,7 +172,7 @@ function operationOf(op: Json, tag: string, decl: Json): Json {
   }
   const security =
     op.authorizations && typeof op.authorizations === 'object'
-      ? Object.entries<any>(op.authorizations).map(([name, scopes]) => ({
+      ? Object.entries<unknown>(op.authorizations).map(([name, scopes]) => ({
           [name]: Array.isArray(scopes) ? scopes.map((s: Json) => s.scope) : [],
         }))
       : undefined;

@@ -1,18 +1,11 @@
 // Swagger 2.0 → internal model.
+import { asRecord, entries, isRecord, record, strings, type JsonObject } from '../data.js';
 import type { Resolver } from '../refs.js';
-import type {
-  ApiModel,
-  MediaContent,
-  OAuthFlow,
-  Operation,
-  Parameter,
-  Response,
-  Schema,
-  SecurityScheme,
-} from './model.js';
+import type { ApiModel, MediaContent, OAuthFlow, Operation, Parameter, Response, SecurityScheme } from './model.js';
+import { isFormType } from './model.js';
 import { absolute, assembleModel, collectOperations, mergeParameters, namedSchemas, text } from './common.js';
-import { apiKeyScheme, securitySchemesFrom } from './security.js';
-import { ownValue } from '../own.js';
+import { apiKeyScheme, scopesOf, securitySchemesFrom } from './security.js';
+import { hasOwn, ownValue } from '../own.js';
 
 const FLOWS: Record<string, OAuthFlow['kind']> = {
   implicit: 'implicit',
@@ -21,11 +14,10 @@ const FLOWS: Record<string, OAuthFlow['kind']> = {
   application: 'clientCredentials',
 };
 
-export function normalizeSwagger2(doc: any, resolver: Resolver): ApiModel {
+export function normalizeSwagger2(doc: JsonObject, resolver: Resolver): ApiModel {
   const specUrl = resolver.baseUrl;
   const origin = new URL(specUrl);
-  const schemes: string[] =
-    Array.isArray(doc.schemes) && doc.schemes.length ? doc.schemes : [origin.protocol.replace(':', '')];
+  const schemes = strings(doc.schemes).length ? strings(doc.schemes) : [origin.protocol.replace(':', '')];
   const host = typeof doc.host === 'string' ? doc.host : origin.host;
   const basePath = typeof doc.basePath === 'string' ? doc.basePath : '';
   const preferred = schemes.includes(origin.protocol.replace(':', '')) ? origin.protocol.replace(':', '') : schemes[0];
@@ -34,30 +26,33 @@ export function normalizeSwagger2(doc: any, resolver: Resolver): ApiModel {
       ? [basePath || '/']
       : [absolute(`${preferred}://${host}${basePath}`, specUrl)];
 
-  const globalProduces: string[] = Array.isArray(doc.produces) ? doc.produces : [];
-  const globalConsumes: string[] = Array.isArray(doc.consumes) ? doc.consumes : [];
+  const globalProduces = strings(doc.produces);
+  const globalConsumes = strings(doc.consumes);
   const schemas = namedSchemas(doc.definitions, resolver);
   const operations = collectOperations(doc.paths, resolver, 'alphabetical', (raw, item) => {
-    const consumes: string[] = Array.isArray(raw.consumes) ? raw.consumes : globalConsumes;
-    const produces: string[] = Array.isArray(raw.produces) ? raw.produces : globalProduces;
+    const consumes = Array.isArray(raw.consumes) ? strings(raw.consumes) : globalConsumes;
+    const produces = Array.isArray(raw.produces) ? strings(raw.produces) : globalProduces;
     const params = mergeParameters(item.parameters, raw.parameters, resolver);
     const parameters: Parameter[] = [];
     let requestBody: Operation['requestBody'];
     const formParams: Parameter[] = [];
     for (const p of params) {
       if (p.in === 'body') {
-        const types = consumes.length ? consumes : ['application/json'];
+        // A body parameter is a body whatever `consumes` lists: its form types are for formData.
+        const bodyTypes = consumes.filter((type) => !isFormType(type));
+        const types = bodyTypes.length ? bodyTypes : ['application/json'];
+        const schema = record(p.schema);
         requestBody = {
           required: !!p.required,
           description: text(p.description),
-          contents: types.map((type) => ({ type, schema: p.schema ?? {} })),
+          contents: types.map((type) => ({ type, schema })),
         };
         parameters.push({
-          name: p.name ?? 'body',
+          name: text(p.name) ?? 'body',
           in: 'body',
           required: !!p.required,
           description: text(p.description),
-          schema: p.schema ?? {},
+          schema,
         });
       } else {
         const param = parameterOf(p);
@@ -66,12 +61,13 @@ export function normalizeSwagger2(doc: any, resolver: Resolver): ApiModel {
       }
     }
     if (formParams.length && !requestBody) {
-      const type =
-        consumes.find((c) => /multipart|urlencoded/.test(c)) ??
-        (formParams.some((p) => p.schema.type === 'file')
-          ? 'multipart/form-data'
-          : 'application/x-www-form-urlencoded');
-      requestBody = { required: false, contents: [{ type }] };
+      // formData parameters are fields, sent as each form type `consumes` lists (in its order).
+      const formTypes = consumes.filter(isFormType);
+      const fallback = formParams.some((p) => p.schema.type === 'file')
+        ? 'multipart/form-data'
+        : 'application/x-www-form-urlencoded';
+      const types = formTypes.length ? formTypes : [fallback];
+      requestBody = { required: false, contents: types.map((type) => ({ type })) };
     }
     return {
       parameters,
@@ -79,8 +75,8 @@ export function normalizeSwagger2(doc: any, resolver: Resolver): ApiModel {
       responses: responsesOf(raw.responses, produces, resolver),
       produces,
       servers:
-        Array.isArray(raw.schemes) && raw.schemes.length && !raw.schemes.includes(preferred)
-          ? [absolute(`${raw.schemes[0]}://${host}${basePath}`, specUrl)]
+        strings(raw.schemes).length && !strings(raw.schemes).includes(preferred)
+          ? [absolute(`${strings(raw.schemes)[0]}://${host}${basePath}`, specUrl)]
           : servers,
     };
   });
@@ -95,48 +91,51 @@ export function normalizeSwagger2(doc: any, resolver: Resolver): ApiModel {
 }
 
 /** A 2.0 non-body parameter keeps its type keywords; they become the parameter's schema. */
-function parameterOf(p: any): Parameter {
+const LOCATIONS = new Set<unknown>(['path', 'query', 'header', 'formData']);
+
+function parameterOf(p: JsonObject): Parameter {
   const { name, in: where, required, description, collectionFormat, allowEmptyValue: _allowEmptyValue, ...schema } = p;
   return {
-    name,
-    in: where,
+    name: String(name),
+    in: LOCATIONS.has(where) ? (where as Parameter['in']) : 'query',
     required: where === 'path' || required === true,
     description: text(description),
-    schema: schema as Schema,
-    collectionFormat: collectionFormat ?? (schema.type === 'array' ? 'csv' : undefined),
+    schema,
+    collectionFormat: text(collectionFormat) ?? (schema.type === 'array' ? 'csv' : undefined),
     example: p['x-example'],
   };
 }
 
-function responsesOf(responses: any, produces: string[], resolver: Resolver): Response[] {
+function responsesOf(responses: unknown, produces: string[], resolver: Resolver): Response[] {
   const out: Response[] = [];
-  for (const [code, raw] of Object.entries<any>(responses ?? {})) {
-    const r = resolver.deref(raw);
-    if (!r || typeof r !== 'object') continue;
-    const examples = r.examples && typeof r.examples === 'object' ? r.examples : {};
+  for (const [code, raw] of entries(responses)) {
+    const r = resolver.object(raw);
+    if (!r) continue;
+    const examples = record(r.examples);
     const types = produces.length ? produces : ['application/json'];
-    const contents: MediaContent[] = r.schema
-      ? types.map((type) => ({ type, schema: r.schema, example: examples[type] }))
+    const schema = r.schema;
+    const contents: MediaContent[] = isRecord(schema)
+      ? types.map((type) => ({ type, schema, example: hasOwn(examples, type) ? examples[type] : undefined }))
       : [];
     out.push({
       code,
       description: text(r.description) ?? '',
       contents,
-      headers: Object.entries<any>(r.headers ?? {}).map(([name, h]) => ({
+      headers: entries(r.headers).map(([name, h]) => ({
         name,
-        description: text(h?.description),
-        schema: h,
+        description: text(record(h).description),
+        schema: asRecord(h),
       })),
     });
   }
   return out;
 }
 
-function securitySchemesOf(defs: any): Record<string, SecurityScheme> {
+function securitySchemesOf(defs: unknown): Record<string, SecurityScheme> {
   return securitySchemesFrom(defs, readScheme);
 }
 
-function readScheme(d: any, base: Pick<SecurityScheme, 'name' | 'description'>): SecurityScheme {
+function readScheme(d: JsonObject, base: Pick<SecurityScheme, 'name' | 'description'>): SecurityScheme {
   if (d.type === 'apiKey') return apiKeyScheme(d, base, ['query']);
   if (d.type === 'basic') return { ...base, type: 'basic' };
   if (d.type === 'oauth2') {
@@ -145,7 +144,7 @@ function readScheme(d: any, base: Pick<SecurityScheme, 'name' | 'description'>):
       kind,
       authorizationUrl: text(d.authorizationUrl),
       tokenUrl: text(d.tokenUrl),
-      scopes: d.scopes ?? {},
+      scopes: scopesOf(d.scopes),
     };
     return { ...base, type: 'oauth2', flows: [flow] };
   }

@@ -3,7 +3,7 @@
 import { t } from '../i18n.js';
 
 export type Child = Node | string | number | null | undefined | false | Child[];
-type AttrValue = string | number | boolean | null | undefined | ((event: any) => void);
+type AttrValue = string | number | boolean | null | undefined | ((event: Event) => void);
 
 const URL_ATTRS = new Set(['href', 'src', 'action', 'formaction', 'xlink:href']);
 
@@ -59,7 +59,8 @@ export function uid(prefix: string) {
 export function inChunks<T>(items: T[], each: (item: T) => void, budgetMs = 12): Promise<void> {
   return new Promise((resolve) => {
     let index = 0;
-    const idle = (globalThis as any).requestIdleCallback as ((cb: () => void) => number) | undefined;
+    // Absent in Safari: looked up, not assumed.
+    const idle = (globalThis as { requestIdleCallback?: (cb: () => void) => number }).requestIdleCallback;
     const step = () => {
       const start = performance.now();
       while (index < items.length && performance.now() - start < budgetMs) each(items[index++]);

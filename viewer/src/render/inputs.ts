@@ -6,6 +6,8 @@ import type { Resolver } from '../refs.js';
 import type { Value } from '../tryit.js';
 import { t } from '../i18n.js';
 import { h } from './dom.js';
+import { text } from '../normalize/common.js';
+import { enumOf, nonNullType, resolved } from '../schemas.js';
 
 export interface ParamInput {
   element: HTMLElement;
@@ -15,7 +17,7 @@ export interface ParamInput {
 }
 
 function typeOf(s: Schema): string | undefined {
-  return Array.isArray(s.type) ? s.type.find((x: string) => x !== 'null') : s.type;
+  return Array.isArray(s.type) ? nonNullType(s) : text(s.type);
 }
 
 export function isFileSchema(s: Schema) {
@@ -37,7 +39,7 @@ export function inputFor(
   booleanValues: [string, string],
   id: string,
 ): ParamInput {
-  const s = resolver.deref(param.schema) ?? {};
+  const s = resolved(param.schema, resolver);
   const label = `${param.name}${param.required ? ` (${t('required')})` : ''}`;
   const common = {
     id,
@@ -53,12 +55,12 @@ export function inputFor(
     return { element: input, control: input, read: () => input.files?.[0] };
   }
   if (type === 'array') {
-    const items = resolver.deref(s.items) ?? {};
-    if (Array.isArray(items.enum)) {
+    const itemValues = enumOf(resolved(s.items, resolver));
+    if (itemValues) {
       const select = h(
         'select',
         { ...common, multiple: true },
-        items.enum.map((v: unknown) => h('option', { value: String(v) }, String(v))),
+        itemValues.map((v) => h('option', { value: String(v) }, String(v))),
       );
       const defaults = Array.isArray(s.default) ? s.default.map(String) : [];
       for (const option of Array.from(select.options)) option.selected = defaults.includes(option.value);
@@ -76,8 +78,9 @@ export function inputFor(
           .filter(Boolean),
     };
   }
-  if (type === 'boolean' || Array.isArray(s.enum)) {
-    const choices: string[] = type === 'boolean' ? booleanValues : s.enum.map((v: unknown) => String(v));
+  const values = enumOf(s);
+  if (type === 'boolean' || values) {
+    const choices: string[] = type === 'boolean' ? booleanValues : (values ?? []).map((v) => String(v));
     const select = h('select', common);
     if (!param.required || type !== 'boolean') select.append(h('option', { value: '' }, ''));
     for (const choice of choices) select.append(h('option', { value: choice }, choice));

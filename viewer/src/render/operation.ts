@@ -5,13 +5,14 @@ import type { ClientAuthorizations } from '../auth.js';
 import type { ResolvedOptions } from '../options.js';
 import { effectiveSecurity } from '../auth.js';
 import { t } from '../i18n.js';
-import { schemaForm } from '../jsoneditor.js';
 import { markdown } from '../markdown.js';
 import { buildRequest, isEmpty, send, type Value } from '../tryit.js';
 import { h, tr, uid } from './dom.js';
-import { inputFor, isFileSchema, type ParamInput } from './inputs.js';
+import type { ParamInput } from './inputs.js';
+import { bodyEditor } from './body.js';
+import { flag, paramRow } from './params.js';
 import { renderOutcome } from './response.js';
-import { exampleText, schemaTabs, typeLabel } from './schema.js';
+import { schemaTabs, typeLabel } from './schema.js';
 
 export interface RenderContext {
   model: ApiModel;
@@ -34,8 +35,6 @@ export interface OperationView {
   /** Builds the body now (docExpansion "full" does this in idle time). */
   ensureBody(): void;
 }
-
-const FORM_TYPES = /multipart\/form-data|application\/x-www-form-urlencoded/;
 
 export function domId(op: Operation, scope = op.tag) {
   return `operation-${scope}-${op.id}`.replace(/[^A-Za-z0-9_-]/g, '_');
@@ -103,6 +102,16 @@ function securityNames(op: Operation, ctx: RenderContext): string[] {
   return security ? [...new Set(security.flatMap((alt) => Object.keys(alt)))] : [];
 }
 
+/**
+ * The Accept choices: for 3.x `*\/*` first (the default, as Swagger UI 5 sends until the reader
+ * picks a type: a 3.x response lists the types it may have, not one the server must be asked for),
+ * then the response media types; for 2.0 and 1.x `produces`, the first chosen, as 2.2.10 did.
+ */
+function acceptChoices(op: Operation, model: ApiModel): string[] {
+  if (!/^3\./.test(model.specVersion)) return op.produces;
+  return ['*/*', ...op.produces.filter((type) => type !== '*/*')];
+}
+
 function successResponse(op: Operation) {
   return (
     op.responses.find((r) => /^2/.test(r.code) && r.contents.length) ??
@@ -138,7 +147,7 @@ function operationBody(op: Operation, ctx: RenderContext): DocumentFragment {
     accept = h(
       'select',
       { id, class: 'qv-accept' },
-      op.produces.map((type) => h('option', { value: type }, type)),
+      acceptChoices(op, model).map((type) => h('option', { value: type }, type)),
     );
     out.append(
       h(
@@ -155,41 +164,15 @@ function operationBody(op: Operation, ctx: RenderContext): DocumentFragment {
   // Parameters table.
   const canSubmit = options.supportedSubmitMethods.includes(op.method) && !op.sentByApi;
   const inputs = new Map<Parameter, ParamInput>();
-  const formFields: { name: string; input: ParamInput; param: Parameter }[] = [];
-  let bodyBox: { text: HTMLTextAreaElement; type: () => string } | undefined;
   const rows: HTMLTableRowElement[] = [];
-  const bodyContents = op.requestBody?.contents ?? [];
-  const formContent = bodyContents.find((c) => FORM_TYPES.test(c.type));
   for (const param of op.parameters) {
-    if (param.in === 'body') continue; // shown once from requestBody below
+    if (param.in === 'body' || param.in === 'formData') continue; // the body editor shows them
     const row = paramRow(param, ctx, canSubmit);
-    if (row.input) {
-      if (param.in === 'formData') formFields.push({ name: param.name, input: row.input, param });
-      else inputs.set(param, row.input);
-    }
+    if (row.input) inputs.set(param, row.input);
     rows.push(row.row);
   }
-  if (op.requestBody && formContent && !op.parameters.some((p) => p.in === 'formData')) {
-    // 3.x form bodies: one row per property, like 2.0 formData parameters.
-    const s = resolver.deref(formContent.schema ?? {}) ?? {};
-    const required = new Set<string>(Array.isArray(s.required) ? s.required : []);
-    for (const [name, prop] of Object.entries<Schema>(s.properties ?? {})) {
-      const param: Parameter = {
-        name,
-        in: 'formData',
-        required: required.has(name),
-        description: resolver.deref(prop)?.description,
-        schema: prop,
-      };
-      const row = paramRow(param, ctx, canSubmit);
-      if (row.input) formFields.push({ name, input: row.input, param });
-      rows.push(row.row);
-    }
-  } else if (op.requestBody && bodyContents.length && !formContent) {
-    const row = bodyRow(op, ctx, canSubmit);
-    bodyBox = row.box;
-    rows.push(row.row);
-  }
+  const body = bodyEditor(op, ctx, canSubmit);
+  if (body) rows.push(...body.rows);
   if (rows.length) {
     out.append(
       tr('Parameters', 'h4'),
@@ -278,12 +261,7 @@ function operationBody(op: Operation, ctx: RenderContext): DocumentFragment {
         values.set(param, value);
         flag(input.control, param.required && isEmpty(value), missing);
       }
-      const fields: [string, Value][] = formFields.map(({ name, input, param }) => {
-        const value = input.read();
-        flag(input.control, param.required && isEmpty(value), missing);
-        return [name, value];
-      });
-      if (bodyBox) flag(bodyBox.text, !!op.requestBody?.required && !bodyBox.text.value.trim(), missing);
+      const requestBody = body?.read(missing);
       if (missing.length) {
         status.textContent = t('Please fill in the required fields.');
         missing[0].focus();
@@ -298,18 +276,7 @@ function operationBody(op: Operation, ctx: RenderContext): DocumentFragment {
           server,
           values,
           accept: accept?.value,
-          body: formFields.length
-            ? {
-                contentType:
-                  formContent?.type ??
-                  (formFields.some((f) => isFileSchema(resolver.deref(f.param.schema) ?? {}))
-                    ? 'multipart/form-data'
-                    : 'application/x-www-form-urlencoded'),
-                fields,
-              }
-            : bodyBox
-              ? { contentType: bodyBox.type(), text: bodyBox.text.value }
-              : undefined,
+          body: requestBody,
         },
         (pending) => ctx.auth.apply(pending, effectiveSecurity(op, model.security), ctx.schemeNames),
       );
@@ -327,129 +294,6 @@ function operationBody(op: Operation, ctx: RenderContext): DocumentFragment {
   }
   out.append(result);
   return out;
-}
-
-function flag(control: HTMLElement, invalid: boolean, missing: HTMLElement[]) {
-  control.classList.toggle('qv-invalid', invalid);
-  if (invalid) {
-    control.setAttribute('aria-invalid', 'true');
-    missing.push(control);
-  } else control.removeAttribute('aria-invalid');
-}
-
-function paramRow(
-  param: Parameter,
-  ctx: RenderContext,
-  canSubmit: boolean,
-): { row: HTMLTableRowElement; input?: ParamInput } {
-  const resolver = ctx.model.resolver;
-  const id = uid('qv-param');
-  const input = canSubmit ? inputFor(param, resolver, ctx.options.booleanValues, id) : undefined;
-  const s = resolver.deref(param.schema) ?? {};
-  const shown = input
-    ? input.element
-    : h('span', { class: 'qv-readonly' }, s.default !== undefined ? String(s.default) : '');
-  const row = h(
-    'tr',
-    { class: param.required ? 'qv-required' : undefined },
-    h(
-      'td',
-      { class: 'qv-param-name' },
-      input ? h('label', { for: id }, param.name) : param.name,
-      param.required ? h('span', { class: 'qv-sr' }, ` (${t('required')})`) : '',
-    ),
-    h('td', null, shown),
-    h(
-      'td',
-      { class: 'qv-markdown' },
-      markdown(param.description, true),
-      param.deprecated ? [' ', tr('(deprecated)', 'span', { class: 'qv-warning' })] : '',
-    ),
-    h('td', null, param.in),
-    h(
-      'td',
-      null,
-      h('span', { class: 'qv-type' }, typeLabel(param.schema, resolver)),
-      Array.isArray(s.enum) ? h('div', { class: 'qv-muted' }, s.enum.map(String).join(', ')) : '',
-    ),
-  );
-  return { row, input };
-}
-
-function bodyRow(op: Operation, ctx: RenderContext, canSubmit: boolean) {
-  const resolver = ctx.model.resolver;
-  const body = op.requestBody!;
-  const id = uid('qv-body');
-  const text = h('textarea', {
-    id,
-    class: 'qv-body-input',
-    rows: '8',
-    'aria-label': `${t('body')}${body.required ? ` (${t('required')})` : ''}`,
-    'aria-required': body.required ? 'true' : undefined,
-    readonly: !canSubmit,
-  });
-  const typeId = uid('qv-ctype');
-  const typeSelect = h(
-    'select',
-    { id: typeId, class: 'qv-content-type' },
-    body.contents.map((c) => h('option', { value: c.type }, c.type)),
-  );
-  const current = () => body.contents.find((c) => c.type === typeSelect.value) ?? body.contents[0];
-  const fill = (value: string) => {
-    if (!text.value.trim()) text.value = value;
-  };
-  const typeCell = h('td', null);
-  const drawTabs = () => {
-    const c = current();
-    typeCell.textContent = '';
-    typeCell.append(
-      schemaTabs(
-        c.schema,
-        resolver,
-        ctx.options.defaultModelRendering,
-        c.type,
-        c.example,
-        canSubmit ? fill : undefined,
-      ),
-    );
-  };
-  typeSelect.addEventListener('change', drawTabs);
-  drawTabs();
-  const valueCell = h('td', null);
-  if (canSubmit && ctx.options.jsonEditor && /json/.test(current().type) && current().schema) {
-    const initial = current().example;
-    valueCell.append(
-      schemaForm(current().schema!, resolver, ctx.options.booleanValues, initial, (value) => {
-        text.value = value === undefined ? '' : JSON.stringify(value, null, 2);
-      }),
-    );
-    text.value = exampleText(current().schema, resolver, current().type, initial);
-  }
-  valueCell.append(
-    text,
-    h(
-      'div',
-      { class: 'qv-field' },
-      h('label', { for: typeId, 'data-sw-translate': true }, t('Parameter content type:')),
-      ' ',
-      typeSelect,
-    ),
-  );
-  const row = h(
-    'tr',
-    { class: body.required ? 'qv-required' : undefined },
-    h(
-      'td',
-      { class: 'qv-param-name' },
-      h('label', { for: id }, 'body'),
-      body.required ? h('span', { class: 'qv-sr' }, ` (${t('required')})`) : '',
-    ),
-    valueCell,
-    h('td', { class: 'qv-markdown' }, markdown(body.description, true)),
-    h('td', null, 'body'),
-    typeCell,
-  );
-  return { row, box: { text, type: () => typeSelect.value } };
 }
 
 /** Where a link leads: the operation named by operationId, or by an operationRef into this description's paths. */

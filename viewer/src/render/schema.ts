@@ -8,36 +8,40 @@ import { markdown } from '../markdown.js';
 import { t } from '../i18n.js';
 import { h, tr, uid } from './dom.js';
 import { ownValue, table } from '../own.js';
+import { entries, isRecord, strings } from '../data.js';
+import { text } from '../normalize/common.js';
+import { allOfParts, alternativesOf, declaredTypes, enumOf } from '../schemas.js';
 
 const MAX_DEPTH = 10;
 
 function primaryType(s: Schema): string | undefined {
-  if (Array.isArray(s.type)) return s.type.find((x: string) => x !== 'null') ?? s.type[0];
-  if (s.type) return s.type;
+  const types = declaredTypes(s);
+  if (types.length) return types.find((x) => x !== 'null') ?? types[0];
   if (s.properties || s.additionalProperties) return 'object';
   if (s.items) return 'array';
   return undefined;
 }
 
-export function typeLabel(schema: Schema | undefined, resolver: Resolver): string {
+export function typeLabel(schema: unknown, resolver: Resolver): string {
   if (!schema) return '';
-  const s = resolver.deref(schema);
-  if (!s || typeof s !== 'object') return '';
+  const s = resolver.object(schema);
+  if (!s) return '';
   const name = resolver.nameOf(s);
   if (name) return name;
   const type = primaryType(s);
   if (type === 'array') return `array[${typeLabel(s.items, resolver) || 'any'}]`;
-  if (s.oneOf || s.anyOf) return ((s.oneOf ?? s.anyOf) as Schema[]).map((x) => typeLabel(x, resolver)).join(' | ');
+  const alternatives = alternativesOf(s);
+  if (alternatives) return alternatives.map((x) => typeLabel(x, resolver)).join(' | ');
   if (s.allOf) {
     return (
-      (s.allOf as Schema[])
+      allOfParts(s)
         .map((x) => typeLabel(x, resolver))
         .filter(Boolean)
         .join(' & ') || 'object'
     );
   }
-  const nullable = s.nullable === true || (Array.isArray(s.type) && s.type.includes('null'));
-  return `${type ?? 'any'}${s.format ? ` (${s.format})` : ''}${nullable ? ' | null' : ''}`;
+  const nullable = s.nullable === true || declaredTypes(s).includes('null');
+  return `${type ?? 'any'}${s.format ? ` (${String(s.format)})` : ''}${nullable ? ' | null' : ''}`;
 }
 
 interface Discriminator {
@@ -48,11 +52,11 @@ interface Discriminator {
 
 /** The discriminator of a schema or of one of its allOf parts (3.x {propertyName, mapping}, 2.0 a name). */
 function discriminatorOf(s: Schema, resolver: Resolver): Discriminator | undefined {
-  for (const candidate of [s, ...(Array.isArray(s.allOf) ? s.allOf : [])]) {
-    const d = resolver.deref(candidate)?.discriminator;
+  for (const candidate of [s, ...allOfParts(s)]) {
+    const d = resolver.object(candidate)?.discriminator;
     if (typeof d === 'string') return { propertyName: d, mapping: [] };
-    if (d && typeof d === 'object' && typeof d.propertyName === 'string') {
-      const mapping = d.mapping && typeof d.mapping === 'object' ? Object.entries(d.mapping) : [];
+    if (isRecord(d) && typeof d.propertyName === 'string') {
+      const mapping = entries(d.mapping);
       return {
         propertyName: d.propertyName,
         mapping: mapping.filter((e): e is [string, string] => typeof e[1] === 'string'),
@@ -63,25 +67,28 @@ function discriminatorOf(s: Schema, resolver: Resolver): Discriminator | undefin
 }
 
 /** The discriminator value that selects `schema`: its mapping entry, else its name (the specification's default). */
-function discriminatorValue(d: Discriminator, schema: Schema, resolver: Resolver): string | undefined {
-  const target = resolver.deref(schema);
+function discriminatorValue(d: Discriminator, schema: unknown, resolver: Resolver): string | undefined {
+  const target = resolver.object(schema);
   for (const [value, ref] of d.mapping) {
     const $ref = /[#/]/.test(ref) ? ref : `#/components/schemas/${ref}`;
-    if (resolver.deref({ $ref }) === target) return value;
+    if (resolver.object({ $ref }) === target) return value;
   }
   return resolver.nameOf(target);
 }
 
 /** Properties of an object schema, allOf parts merged. */
-function propertiesOf(s: Schema, resolver: Resolver): { properties: Record<string, Schema>; required: Set<string> } {
-  const properties = table<Schema>(); // names are the description's
+export function propertiesOf(
+  s: Schema,
+  resolver: Resolver,
+): { properties: Record<string, unknown>; required: Set<string> } {
+  const properties = table<unknown>(); // names are the description's
   const required = new Set<string>();
   const visit = (node: Schema, depth: number) => {
-    const r = resolver.deref(node);
+    const r = resolver.object(node);
     if (!r || typeof r !== 'object' || depth > MAX_DEPTH) return;
     for (const part of Array.isArray(r.allOf) ? r.allOf : []) visit(part, depth + 1);
     if (r.properties && typeof r.properties === 'object') Object.assign(properties, r.properties);
-    if (Array.isArray(r.required)) for (const name of r.required) required.add(name);
+    for (const name of strings(r.required)) required.add(name);
   };
   visit(s, 0);
   return { properties, required };
@@ -93,40 +100,33 @@ const EXAMPLE_DEPTH = 6;
 const EXAMPLE_BUDGET = 1500;
 let budget = EXAMPLE_BUDGET;
 
-export function exampleOf(schema: Schema | undefined, resolver: Resolver, ancestors?: Set<object>): unknown {
+export function exampleOf(schema: unknown, resolver: Resolver, ancestors?: Set<object>): unknown {
   if (!ancestors) budget = EXAMPLE_BUDGET;
   return exampleStep(schema, resolver, ancestors ?? new Set());
 }
 
-function exampleStep(schema: Schema | undefined, resolver: Resolver, ancestors: Set<object>): unknown {
+function exampleStep(schema: unknown, resolver: Resolver, ancestors: Set<object>): unknown {
   if (!schema || --budget < 0) return undefined;
-  const s = resolver.deref(schema);
-  if (!s || typeof s !== 'object') return undefined;
+  const s = resolver.object(schema);
+  if (!s) return undefined;
   if (s.example !== undefined) return s.example;
   if (Array.isArray(s.examples) && s.examples.length) return s.examples[0];
   if (s.const !== undefined) return s.const;
   if (s.default !== undefined) return s.default;
-  if (Array.isArray(s.enum) && s.enum.length) return s.enum[0];
+  if (enumOf(s)?.length) return enumOf(s)![0];
   if (ancestors.has(s) || ancestors.size > EXAMPLE_DEPTH) return undefined;
   ancestors.add(s);
   try {
     const discriminator = discriminatorOf(s, resolver);
-    if (s.oneOf || s.anyOf) {
-      // The first alternative, its discriminator property set to the value that selects it.
-      const first = (s.oneOf ?? s.anyOf)[0];
-      const value = exampleStep(first, resolver, ancestors);
-      const selector = discriminator && discriminatorValue(discriminator, first, resolver);
-      return selector !== undefined && value && typeof value === 'object' && !Array.isArray(value)
-        ? Object.fromEntries([...Object.entries(value), [discriminator!.propertyName, selector]])
-        : value;
-    }
+    const alternatives = alternativesOf(s);
+    if (alternatives) return alternativeExample(s, alternatives[0], resolver, ancestors);
     const type = primaryType(s) ?? (s.allOf ? 'object' : undefined);
     if (type === 'object') {
       // Entries, then fromEntries: every name an own property (`out[name] = …` runs `__proto__`'s setter).
       const out: [string, unknown][] = [];
       const { properties } = propertiesOf(s, resolver);
       for (const [name, prop] of Object.entries(properties)) {
-        const resolved = resolver.deref(prop);
+        const resolved = resolver.object(prop);
         if (resolved?.readOnly && resolved?.writeOnly) continue;
         const value = exampleStep(prop, resolver, ancestors);
         if (value !== undefined) out.push([name, value]);
@@ -169,8 +169,27 @@ function exampleStep(schema: Schema | undefined, resolver: Resolver, ancestors: 
   }
 }
 
+/** An alternative's example, its discriminator property set to the value that selects it. */
+function alternativeExample(s: Schema, alternative: unknown, resolver: Resolver, ancestors: Set<object>): unknown {
+  const discriminator = discriminatorOf(s, resolver);
+  const value = exampleStep(alternative, resolver, ancestors);
+  const selector = discriminator && discriminatorValue(discriminator, alternative, resolver);
+  return selector !== undefined && value && typeof value === 'object' && !Array.isArray(value)
+    ? Object.fromEntries([...Object.entries(value), [discriminator!.propertyName, selector]])
+    : value;
+}
+
+/** The example of a oneOf/anyOf schema when its alternative number `choice` is picked. */
+export function exampleOfChoice(schema: unknown, choice: number, resolver: Resolver): unknown {
+  budget = EXAMPLE_BUDGET;
+  const s = resolver.object(schema);
+  const alternatives = s && alternativesOf(s);
+  if (!s || !alternatives || !(choice in alternatives)) return exampleOf(schema, resolver);
+  return alternativeExample(s, alternatives[choice], resolver, new Set([s]));
+}
+
 export function exampleText(
-  schema: Schema | undefined,
+  schema: unknown,
   resolver: Resolver,
   mediaType = 'application/json',
   explicit?: unknown,
@@ -178,7 +197,7 @@ export function exampleText(
   const value = explicit !== undefined ? explicit : exampleOf(schema, resolver);
   if (value === undefined) return '';
   if (typeof value === 'string' && !/json/.test(mediaType)) return value;
-  if (/xml/.test(mediaType)) return toXml(value, resolver.nameOf(resolver.deref(schema)) ?? 'root');
+  if (/xml/.test(mediaType)) return toXml(value, resolver.nameOf(resolver.object(schema)) ?? 'root');
   return JSON.stringify(value, null, 2);
 }
 
@@ -202,9 +221,9 @@ function toXml(value: unknown, name: string, indent = ''): string {
 }
 
 /** The "Model" view: a property tree, nested models expanded on demand. */
-export function modelTree(schema: Schema | undefined, resolver: Resolver, ancestors: object[] = []): HTMLElement {
-  const s = schema ? resolver.deref(schema) : undefined;
-  if (!s || typeof s !== 'object') return h('span', { class: 'qv-type' }, 'any');
+export function modelTree(schema: unknown, resolver: Resolver, ancestors: object[] = []): HTMLElement {
+  const s = schema ? resolver.object(schema) : undefined;
+  if (!s) return h('span', { class: 'qv-type' }, 'any');
   const name = resolver.nameOf(s);
   const type = primaryType(s) ?? (s.allOf ? 'object' : undefined);
   const wrap = h('div', { class: 'qv-model' });
@@ -217,16 +236,18 @@ export function modelTree(schema: Schema | undefined, resolver: Resolver, ancest
     return wrap;
   }
   const inner = [...ancestors, s];
-  if (s.description) wrap.append(h('div', { class: 'qv-model-desc' }, markdown(s.description, true)));
+  const description = text(s.description);
+  if (description) wrap.append(h('div', { class: 'qv-model-desc' }, markdown(description, true)));
   const discriminator = discriminatorOf(s, resolver);
-  if (s.oneOf || s.anyOf) {
+  const alternatives = alternativesOf(s);
+  if (alternatives) {
     wrap.append(tr(s.oneOf ? 'One of' : 'Any of', 'div', { class: 'qv-muted' }));
     if (discriminator) wrap.append(discriminatorNote(discriminator));
     wrap.append(
       h(
         'ul',
         { class: 'qv-alternatives' },
-        ((s.oneOf ?? s.anyOf) as Schema[]).map((alt) => {
+        alternatives.map((alt) => {
           const selector = discriminator && discriminatorValue(discriminator, alt, resolver);
           return h(
             'li',
@@ -259,7 +280,7 @@ export function modelTree(schema: Schema | undefined, resolver: Resolver, ancest
   const { properties, required } = propertiesOf(s, resolver);
   const list = h('ul', { class: 'qv-props' });
   for (const [prop, propSchema] of Object.entries(properties)) {
-    const p = resolver.deref(propSchema) ?? {};
+    const p = resolver.object(propSchema) ?? {};
     list.append(
       h(
         'li',
@@ -271,7 +292,7 @@ export function modelTree(schema: Schema | undefined, resolver: Resolver, ancest
         p.readOnly ? [', ', tr('read only', 'span', { class: 'qv-muted' })] : '',
         prop === discriminator?.propertyName ? [', ', tr('Discriminator', 'span', { class: 'qv-muted' })] : '',
         ')',
-        p.description ? [': ', h('span', { class: 'qv-prop-desc' }, markdown(p.description, true))] : '',
+        p.description ? [': ', h('span', { class: 'qv-prop-desc' }, markdown(text(p.description), true))] : '',
         constraints(p),
         isComplex(p) ? nested(propSchema, resolver, inner) : '',
       ),
@@ -318,7 +339,8 @@ function isComplex(s: Schema): boolean {
 
 function constraints(s: Schema): HTMLElement | string {
   const parts: string[] = [];
-  if (Array.isArray(s.enum)) parts.push(`${t('Enum')}: ${s.enum.map((v: unknown) => JSON.stringify(v)).join(', ')}`);
+  const values = enumOf(s);
+  if (values) parts.push(`${t('Enum')}: ${values.map((v) => JSON.stringify(v)).join(', ')}`);
   for (const key of ['minimum', 'maximum', 'minLength', 'maxLength', 'pattern', 'minItems', 'maxItems'] as const) {
     if (s[key] !== undefined) parts.push(`${key}: ${String(s[key])}`);
   }
@@ -327,9 +349,9 @@ function constraints(s: Schema): HTMLElement | string {
 }
 
 /** A nested model behind a disclosure; its tree is built when first opened. */
-function nested(schema: Schema | undefined, resolver: Resolver, ancestors: object[]): HTMLElement {
-  const s = schema ? resolver.deref(schema) : undefined;
-  if (!s || typeof s !== 'object' || !isComplex(s)) {
+function nested(schema: unknown, resolver: Resolver, ancestors: object[]): HTMLElement {
+  const s = schema ? resolver.object(schema) : undefined;
+  if (!s || !isComplex(s)) {
     return h('span', { class: 'qv-type' }, typeLabel(schema, resolver) || 'any');
   }
   if (ancestors.includes(s)) return modelTree(schema, resolver, ancestors);
@@ -348,7 +370,7 @@ function nested(schema: Schema | undefined, resolver: Resolver, ancestors: objec
  * Tabs "Model" / "Model Schema". Clicking the example calls `onPick` (fills an empty body box).
  */
 export function schemaTabs(
-  schema: Schema | undefined,
+  schema: unknown,
   resolver: Resolver,
   initial: 'model' | 'schema',
   mediaType: string,
