@@ -10,7 +10,7 @@ import { inputFee, msatToUnit, unitToMsat, type BlindSignature, type WireProof }
 import { writeTransaction, type Database } from '../../db/index.js';
 import { HttpError } from '../../http/errors.js';
 import { lightningMintError, unblind } from './lightning.js';
-import { meltProofs, meltQuoteState, requestMeltQuote, type MeltQuote } from './lightning-mint.js';
+import { meltProofs, meltQuoteState, requestMeltQuote, type MeltQuote } from '../wallet/lightning-mint.js';
 import { parseLightningAddress, type Lnurl } from './lnurl.js';
 import {
   MintRejectedError,

@@ -12,7 +12,7 @@ import { invoiceAmountMsat, invoicePaymentHash, type BlindSignature } from '../.
 import { writeTransaction, type Database } from '../../db/index.js';
 import { HttpError } from '../../http/errors.js';
 import { keyHash, keyPrefix } from '../keys/accounts.js';
-import { requestMintQuote, mintQuoteState, mintProofs, type MintQuote } from './lightning-mint.js';
+import { requestMintQuote, mintQuoteState, mintProofs, type MintQuote } from '../wallet/lightning-mint.js';
 import {
   MintProtocolError,
   MintRejectedError,

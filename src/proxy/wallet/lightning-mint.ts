@@ -2,7 +2,7 @@
 // quotes and melting (bolt11, NUT-23), with NUT-08 change. Every answer is checked before use;
 // failures are MintClient's classified errors (./mint-client.ts).
 import type { BlindedMessage, BlindSignature, MeltQuoteState, MintQuoteState, WireProof } from '../../cashu/index.js';
-import { field, MintProtocolError, type MintClient } from '../wallet/mint-client.js';
+import { field, MintProtocolError, type MintClient } from './mint-client.js';
 
 export interface MintQuote {
   quote: string;
