@@ -28,6 +28,8 @@ export interface FaultSettings {
   refuseMelts?: number;
   /** POST /v1/melt/bolt11 is performed (the invoice paid), then the connection is destroyed without an answer. */
   loseMeltResponses?: boolean;
+  /** POST /v1/mint/bolt11 is performed (the quote issued), then the connection is destroyed without an answer. */
+  loseMintResponses?: boolean;
 }
 
 export interface FaultChange extends FaultSettings {
@@ -84,6 +86,7 @@ export class Faults {
       noRestore: false,
       refuseMelts: 0,
       loseMeltResponses: false,
+      loseMintResponses: false,
     });
   }
 

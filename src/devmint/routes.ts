@@ -89,9 +89,14 @@ export function registerNutRoutes(server: FastifyInstance, core: MintCore, fault
   app.get('/v1/mint/quote/bolt11/:id', { schema: { params: IdParams } }, async (request) =>
     mintQuotes.view(mintQuotes.get(request.params.id)),
   );
-  app.post('/v1/mint/bolt11', { schema: { body: MintBody } }, async (request) => ({
-    signatures: mintQuotes.mint(request.body.quote, request.body.outputs),
-  }));
+  app.post('/v1/mint/bolt11', { schema: { body: MintBody } }, async (request, reply) => {
+    const signatures = mintQuotes.mint(request.body.quote, request.body.outputs);
+    if (faults.current.loseMintResponses) {
+      changed();
+      return hangUp(reply);
+    }
+    return { signatures };
+  });
 
   app.post('/v1/melt/quote/bolt11', { schema: { body: MeltQuoteBody } }, async (request) =>
     meltView(melts.create(request.body)),

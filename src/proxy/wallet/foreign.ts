@@ -48,8 +48,8 @@ export interface ForeignJournal {
   inputFee: number;
   /** What a refused melt showed the mint wants beyond its quote, in sat (the retries' margin). */
   extraFee: number;
-  /** Quotes made so far (the first one included). */
-  attempts: number;
+  /** Melts refused as short of inputs so far (each one quoted again for less). */
+  refusedMelts: number;
   /** The primary mint's quote: `minted` sat, paid by `bolt11`. */
   mintQuote: string;
   bolt11: string;
@@ -61,7 +61,7 @@ export interface ForeignJournal {
   keysetId: string;
 }
 
-/** Most quote-and-melt rounds of one swap (Routstr's node: 3). */
+/** Most melts of one swap, and most quotes of one estimate (Routstr's node: 3 rounds). */
 export const MAX_FOREIGN_ATTEMPTS = 3;
 
 /** What the wallet journals for a foreign token (the operation row's own columns). */
@@ -93,7 +93,7 @@ export class ForeignSwaps {
       amount: parsed.amount,
       inputFee: parsed.fee,
       extraFee: 0,
-      attempts: 0,
+      refusedMelts: 0,
     });
     return {
       mintUrl: this.primaryMint,
@@ -112,7 +112,7 @@ export class ForeignSwaps {
   ): Promise<ForeignJournal> {
     const foreign = this.journal.client(base.foreignMint);
     let reserve = 0;
-    for (let attempts = base.attempts + 1; ; attempts++) {
+    for (let round = 1; ; round++) {
       const minted = base.amount - base.inputFee - reserve - base.extraFee;
       if (minted <= 0) {
         throw tokenError(
@@ -141,7 +141,7 @@ export class ForeignSwaps {
         throw foreignFailure(error, base.foreignMint);
       }
       const needed = meltQuote.amount + meltQuote.feeReserve + base.inputFee + base.extraFee;
-      if (needed > base.amount && attempts < base.attempts + MAX_FOREIGN_ATTEMPTS) {
+      if (needed > base.amount && round < MAX_FOREIGN_ATTEMPTS) {
         reserve = Math.max(reserve + 1, meltQuote.feeReserve + meltQuote.amount - minted);
         continue;
       }
@@ -155,7 +155,6 @@ export class ForeignSwaps {
       const outputs = OutputData.createRandomData(minted, { id: keyset.id, keys: keyset.keys });
       return {
         ...base,
-        attempts,
         mintQuote: mintQuote.quote,
         bolt11: mintQuote.request,
         minted,
@@ -221,9 +220,9 @@ export class ForeignSwaps {
           throw mintFailure(error, journal.foreignMint);
         }
         const shortfall = error instanceof MintRejectedError ? meltShortfall(error) : null;
-        if (shortfall !== null && journal.attempts < MAX_FOREIGN_ATTEMPTS) {
+        if (shortfall !== null && journal.refusedMelts + 1 < MAX_FOREIGN_ATTEMPTS) {
           this.log.warn(
-            { opId: op.id, mint: journal.foreignMint, shortfall, attempt: journal.attempts },
+            { opId: op.id, mint: journal.foreignMint, shortfall, refused: journal.refusedMelts + 1 },
             'foreign melt refused as short of inputs: quoting again for less',
           );
           ({ op, journal } = await this.requote(op, journal, shortfall));
@@ -266,7 +265,11 @@ export class ForeignSwaps {
   private async requote(op: MintOp, journal: ForeignJournal, shortfall: number) {
     let next: ForeignJournal;
     try {
-      next = await this.quote({ ...journal, extraFee: journal.extraFee + shortfall });
+      next = await this.quote({
+        ...journal,
+        extraFee: journal.extraFee + shortfall,
+        refusedMelts: journal.refusedMelts + 1,
+      });
     } catch (error) {
       await this.journal.fail(op, `quoting the foreign swap again failed: ${messageOf(error)}`, {
         releaseInputs: true,
