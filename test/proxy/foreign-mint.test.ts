@@ -279,6 +279,7 @@ describe.each(databaseKinds)('crash points of a foreign swap, finished by the re
       maxMsat: 1e9,
     });
     const plan = await swaps.plan(parsed);
+    const account = await accountId(server, key);
     const now = Date.now();
     await server.db.kysely.transaction().execute(async (trx) => {
       const op = await insertMintOp(trx, {
@@ -289,7 +290,7 @@ describe.each(databaseKinds)('crash points of a foreign swap, finished by the re
         unit: 'sat',
         token_hash: sha256Hex(token),
         request: plan.request,
-        credit_account_id: await accountId(server, key),
+        credit_account_id: account,
         credit_key_hash: null,
         credit_key_prefix: null,
         credit_msat: plan.creditMsat,
@@ -322,7 +323,8 @@ describe.each(databaseKinds)('crash points of a foreign swap, finished by the re
       await waitFor('the recovery', async () => (await info(server.url, key)).body.balance === 10_000 + creditMsat);
       const ops = await foreignOps(server);
       expect(ops.at(-1)).toMatchObject({ state: 'done', credit_msat: creditMsat });
-      expect(await holdings(server, trusted.url)).toBe(held + 62);
+      // The bearer token of the account (10 sat) and the swap's 62 sat.
+      expect(await holdings(server, trusted.url)).toBe(held + 10 + 62);
       // The token's own request after the restart: the same credit, not a second one.
       const again = await topup(server.url, key, token);
       expect(again.status).toBe(400);
