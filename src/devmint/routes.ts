@@ -109,7 +109,8 @@ export function registerNutRoutes(server: FastifyInstance, core: MintCore, fault
       const quote = melts.get(request.body.quote);
       const provided = request.body.inputs.reduce((sum, p) => sum + p.amount, 0);
       const needed = quote.amount + quote.fee_reserve + 1;
-      const detail = `not enough inputs provided for melt. Provided: ${provided}, needed: ${Math.max(needed, provided + 1)}`;
+      const wanted = Math.max(needed, provided + 1);
+      const detail = `not enough inputs provided for melt. Provided: ${provided}, needed: ${wanted}`;
       return reply.code(400).send({ detail, code: 11000 });
     }
     const answer = meltView(await melts.melt(request.body.quote, request.body.inputs, request.body.outputs ?? []));

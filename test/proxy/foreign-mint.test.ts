@@ -75,7 +75,7 @@ describe.each(databaseKinds)('tokens of an untrusted mint on %s', (kind) => {
     await foreign?.close();
   });
 
-  it('a top-up with a foreign token is swapped into the primary mint: credited less than its face, fees said', async () => {
+  it('a foreign top-up is swapped into the primary mint: credited less than its face, fees said', async () => {
     const key = await openAccount(base, await trusted.mintToken(10));
     const held = await holdings(server, trusted.url);
     const token = await foreign.mintToken(64);
@@ -146,7 +146,7 @@ describe.each(databaseKinds)('tokens of an untrusted mint on %s', (kind) => {
     expect(await receiveAtMint(foreign.url, token)).toBe(1023);
   });
 
-  it('the foreign mint goes down while the melt is on its way: 503; the recovery melts again, credited once', async () => {
+  it('the foreign mint down while the melt is on its way: 503; the recovery melts again, credited once', async () => {
     const key = await openAccount(base, await trusted.mintToken(10));
     const token = await foreign.mintToken(64);
     const before = (await foreignOps(server)).length;
@@ -315,8 +315,13 @@ describe.each(databaseKinds)('crash points of a foreign swap, finished by the re
     return { key, token, creditMsat: plan.creditMsat };
   }
 
+  const points = {
+    quoted: 'after the quotes, before the melt',
+    'melt-sent': 'after the melt paid, before minting',
+    minted: 'after minting, before crediting',
+  } as const;
   for (const point of ['quoted', 'melt-sent', 'minted'] as const) {
-    it(`crashed ${point === 'quoted' ? 'after the quotes, before the melt' : point === 'melt-sent' ? 'after the melt paid, before minting' : 'after minting, before crediting'}: credited exactly once`, async () => {
+    it(`crashed ${points[point]}: credited exactly once`, async () => {
       const held = await holdings(server, trusted.url);
       const { key, token, creditMsat } = await crashAt(point);
       expect(creditMsat).toBe(62_000);

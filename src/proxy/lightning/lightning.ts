@@ -7,7 +7,7 @@
 // "paid" and "credited" is finished by the recovery (NUT-09 restore of the journaled outputs when
 // the mint already issued). Payments out are ./lightning-pay.ts. See docs/proxy-wallet.md#lightning.
 import { randomBytes } from 'node:crypto';
-import { Amount, OutputData, type Proof, type SerializedOutputData } from '@cashu/cashu-ts';
+import { OutputData, type SerializedOutputData } from '@cashu/cashu-ts';
 import { invoiceAmountMsat, invoicePaymentHash, type BlindSignature } from '../../cashu/index.js';
 import { writeTransaction, type Database } from '../../db/index.js';
 import { HttpError } from '../../http/errors.js';

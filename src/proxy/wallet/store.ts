@@ -283,7 +283,7 @@ export async function markMaybeSwapped(db: Executor, id: number): Promise<void> 
     .execute();
 }
 
-/** A foreign swap's new quotes and outputs after a refused melt (../wallet/foreign.ts); false when settled meanwhile. */
+/** A foreign swap's new quotes and outputs after a refused melt (./foreign.ts); false when settled meanwhile. */
 export async function rejournalOp(
   db: Executor,
   id: number,
