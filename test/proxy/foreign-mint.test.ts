@@ -250,6 +250,33 @@ describe.each(databaseKinds)('which untrusted mints are taken, on %s', (kind) =>
   });
 });
 
+describe.each(databaseKinds)('a pending foreign swap sent again on %s', (kind) => {
+  it('is finished at the primary mint alone, the foreign mint down: 200 with the one credit', async () => {
+    const { trusted, foreign } = await startMints();
+    // No recovery pass after the start: only the token sent again finishes the swap.
+    const server = await foreignNode(kind, trusted, {
+      PROXY_FOREIGN_MINTS: foreign.url,
+      PROXY_RECOVERY_INTERVAL_MS: '3600000',
+    });
+    try {
+      const key = await openAccount(server.url, await trusted.mintToken(10));
+      const token = await foreign.mintToken(64);
+      await trusted.faults.set({ loseMintResponses: true, noRestore: true });
+      const first = await topup(server.url, key, token);
+      expect(first.status).toBe(503);
+      await trusted.faults.clear();
+      await foreign.faults.set({ down: true });
+      const again = await topup(server.url, key, token);
+      expect(again.status).toBe(200);
+      expect(again.body).toMatchObject({ msats: 62_000, foreign_mint: foreign.url, balance: 72_000 });
+    } finally {
+      await server.close();
+      await trusted.close();
+      await foreign.close();
+    }
+  });
+});
+
 describe.each(databaseKinds)('crash points of a foreign swap, finished by the recovery, on %s', (kind) => {
   let trusted: DevMint;
   let foreign: DevMint;

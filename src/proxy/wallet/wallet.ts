@@ -174,7 +174,12 @@ export class NodeWallet {
     const parsed = await this.readToken(token);
     // The token would now cost a swap at the mint: the caller's last word (a rate limit) first.
     await options.admit?.();
-    // A token of an untrusted mint is quoted for a swap into the primary mint (./foreign.ts).
+    // A token of an untrusted mint is quoted for a swap into the primary mint (./foreign.ts): not
+    // when it is journaled already (sent again to finish it), which needs no quotes, nor its mint.
+    if (parsed.foreign) {
+      const settled = await this.settleWithHolder(parsed);
+      if (settled) return settled;
+    }
     const plan = parsed.foreign ? await this.foreign.plan(parsed) : await this.swapPlan(parsed);
     const now = Date.now();
     for (let attempt = 0; attempt < 3; attempt++) {
@@ -197,27 +202,34 @@ export class NodeWallet {
       );
       if (op) return this.redeemResult(await this.drive(op, true));
       // Some proof is already in another redemption: settle against that one.
-      const holder = await opHoldingProofs(this.db.kysely, parsed.ys);
-      if (!holder) continue; // it failed and let go meanwhile: try again
-      if (holder.state === 'done' || holder.state === 'failed') {
-        throw tokenError('cashu_token_already_spent', 'This token has already been redeemed (it is spent)');
-      }
-      if (holder.token_hash !== parsed.tokenHash) {
-        throw new HttpError(409, 'Some proofs of this token are being redeemed in another token right now', {
-          code: 'redemption_in_progress',
-        });
-      }
-      const claimed = await this.journal.claim(holder.id);
-      if (!claimed) {
-        throw new HttpError(409, 'This token is being redeemed by another request; try again in a moment', {
-          code: 'redemption_in_progress',
-        });
-      }
-      return this.redeemResult(await this.drive(claimed, false));
+      const settled = await this.settleWithHolder(parsed);
+      if (settled) return settled;
+      // it failed and let go meanwhile: try again
     }
     throw new HttpError(409, 'This token is being redeemed by another request; try again in a moment', {
       code: 'redemption_in_progress',
     });
+  }
+
+  /** The redemption already holding some of the token's proofs, finished if it is this token's; null: none. */
+  private async settleWithHolder(parsed: ParsedToken): Promise<RedeemResult | null> {
+    const holder = await opHoldingProofs(this.db.kysely, parsed.ys);
+    if (!holder) return null;
+    if (holder.state === 'done' || holder.state === 'failed') {
+      throw tokenError('cashu_token_already_spent', 'This token has already been redeemed (it is spent)');
+    }
+    if (holder.token_hash !== parsed.tokenHash) {
+      throw new HttpError(409, 'Some proofs of this token are being redeemed in another token right now', {
+        code: 'redemption_in_progress',
+      });
+    }
+    const claimed = await this.journal.claim(holder.id);
+    if (!claimed) {
+      throw new HttpError(409, 'This token is being redeemed by another request; try again in a moment', {
+        code: 'redemption_in_progress',
+      });
+    }
+    return this.redeemResult(await this.drive(claimed, false));
   }
 
   /** The swap of a trusted mint's token at its mint: outputs worth its value minus the input fee. */
