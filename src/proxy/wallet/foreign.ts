@@ -225,7 +225,10 @@ export class ForeignSwaps {
             { opId: op.id, mint: journal.foreignMint, shortfall, refused: journal.refusedMelts + 1 },
             'foreign melt refused as short of inputs: quoting again for less',
           );
-          ({ op, journal } = await this.requote(op, journal, shortfall));
+          const next = await this.requote(op, journal, shortfall);
+          // Another driver (this one's lease ran out) journaled it anew: it is that one's now.
+          if (!next) return this.journal.settledOp(op.id);
+          ({ op, journal } = next);
           continue;
         }
         if (error instanceof MintRejectedError && error.status < 500) return this.afterRefusal(op, journal, error);
@@ -283,7 +286,8 @@ export class ForeignSwaps {
       lease_until: now + this.journal.leaseMs,
       updated_at: now,
     };
-    if (!(await rejournalOp(this.db.kysely, op.id, values))) await this.journal.settledOp(op.id);
+    // Only in place of the journal this driver read: a second driver (a lease run out) must not lose one.
+    if (!(await rejournalOp(this.db.kysely, op.id, op.request!, values))) return null;
     return { op: { ...op, ...values }, journal: next };
   }
 

@@ -283,10 +283,14 @@ export async function markMaybeSwapped(db: Executor, id: number): Promise<void> 
     .execute();
 }
 
-/** A foreign swap's new quotes and outputs after a refused melt (./foreign.ts); false when settled meanwhile. */
+/**
+ * A foreign swap's new quotes and outputs after a refused melt (./foreign.ts), in place of the
+ * journal `was`; false when the operation was settled or journaled anew by someone else meanwhile.
+ */
 export async function rejournalOp(
   db: Executor,
   id: number,
+  was: string,
   values: { request: string; credit_msat: number; lease_until: number; updated_at: number },
 ): Promise<boolean> {
   const updated = await db
@@ -294,6 +298,7 @@ export async function rejournalOp(
     .set(values)
     .where('id', '=', id)
     .where('state', '=', 'pending')
+    .where('request', '=', was)
     .executeTakeFirst();
   return Number(updated.numUpdatedRows) === 1;
 }
