@@ -21,6 +21,15 @@ export interface FaultSettings {
   lie?: boolean;
   /** No NUT-09: POST /v1/restore answers 404 as if the route did not exist, and /v1/info says so. */
   noRestore?: boolean;
+  /**
+   * The next this-many POST /v1/melt/bolt11 answer 400 code 11000 "not enough inputs provided for
+   * melt" (as nutshell words a fee shortfall) without doing anything; each refusal counts one down.
+   */
+  refuseMelts?: number;
+  /** POST /v1/melt/bolt11 is performed (the invoice paid), then the connection is destroyed without an answer. */
+  loseMeltResponses?: boolean;
+  /** POST /v1/mint/bolt11 is performed (the quote issued), then the connection is destroyed without an answer. */
+  loseMintResponses?: boolean;
 }
 
 export interface FaultChange extends FaultSettings {
@@ -75,6 +84,9 @@ export class Faults {
       loseSwapResponses: false,
       lie: false,
       noRestore: false,
+      refuseMelts: 0,
+      loseMeltResponses: false,
+      loseMintResponses: false,
     });
   }
 
@@ -98,6 +110,13 @@ export class Faults {
   /** Called by the swap route while holdSwaps is on. */
   holdSwap(): Promise<SwapRelease> {
     return new Promise((resolve) => this.held.push(resolve));
+  }
+
+  /** Called by the melt route: true when this melt is to be refused (one of refuseMelts, used up). */
+  takeMeltRefusal(): boolean {
+    if (!this.settings.refuseMelts) return false;
+    this.settings = { ...this.settings, refuseMelts: this.settings.refuseMelts - 1 };
+    return true;
   }
 
   nextLie(): string {

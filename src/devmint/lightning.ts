@@ -1,6 +1,8 @@
 // A fake Lightning node. Invoices are bolt11-looking strings (`lnbcrt<amount>1…`, amount in the
 // human-readable part as BOLT-11 encodes it) that no real node can pay; they settle when told
 // to. Outgoing payments succeed instantly unless the next ones were scripted to fail or hang.
+// The fake nodes of one process form a network: paying an invoice of another dev mint in the
+// same process settles it there (its mint quote turns PAID), so two dev mints pay each other.
 import { createHash, randomBytes } from 'node:crypto';
 import { BOLT11_MULTIPLIERS as MULTIPLIERS } from '../cashu/bolt11.js';
 
@@ -25,6 +27,9 @@ export interface HeldPayment {
 
 type Script = { kind: 'fail'; detail: string } | { kind: 'hold'; release: Promise<'paid' | 'failed'> };
 
+/** Every open fake node's invoices in this process, by request: the in-process "Lightning network". */
+const network = new Map<string, FakeLightning>();
+
 export class FakeLightning {
   private readonly invoices = new Map<string, Invoice>();
   private readonly scripts: Script[] = [];
@@ -46,6 +51,7 @@ export class FakeLightning {
     const request = `lnbcrt${hrpAmount(amountMsat)}1${timestamp}${hashField}${toBech32(randomBytes(68))}`;
     const invoice = { request, amountMsat, paymentHash, preimage, paid: false };
     this.invoices.set(request, invoice);
+    network.set(request, this);
     return invoice;
   }
 
@@ -88,6 +94,14 @@ export class FakeLightning {
     if (script?.kind === 'hold' && (await script.release) === 'failed') {
       return { paid: false, detail: 'payment failed (dev mint: held payment settled as failed)' };
     }
+    // An invoice of another dev mint of this process: paid there, once.
+    const payee = network.get(request);
+    if (payee && payee !== this) {
+      const invoice = payee.invoice(request)!;
+      if (invoice.paid) return { paid: false, detail: 'invoice already paid' };
+      invoice.paid = true;
+      return { paid: true, preimage: invoice.preimage, feeMsat: 0 };
+    }
     // Our own invoices carry their preimage; for foreign ones any 32 bytes will do.
     return {
       paid: true,
@@ -101,13 +115,17 @@ export class FakeLightning {
   }
 
   load(invoices: Invoice[]) {
-    for (const invoice of invoices) this.invoices.set(invoice.request, invoice);
+    for (const invoice of invoices) {
+      this.invoices.set(invoice.request, invoice);
+      network.set(invoice.request, this);
+    }
   }
 
   /** Fails every held payment, so that closing the mint does not wait for them. */
   close() {
     for (const resolve of this.held) resolve('failed');
     this.held.clear();
+    for (const request of this.invoices.keys()) if (network.get(request) === this) network.delete(request);
   }
 }
 

@@ -89,9 +89,14 @@ export function registerNutRoutes(server: FastifyInstance, core: MintCore, fault
   app.get('/v1/mint/quote/bolt11/:id', { schema: { params: IdParams } }, async (request) =>
     mintQuotes.view(mintQuotes.get(request.params.id)),
   );
-  app.post('/v1/mint/bolt11', { schema: { body: MintBody } }, async (request) => ({
-    signatures: mintQuotes.mint(request.body.quote, request.body.outputs),
-  }));
+  app.post('/v1/mint/bolt11', { schema: { body: MintBody } }, async (request, reply) => {
+    const signatures = mintQuotes.mint(request.body.quote, request.body.outputs);
+    if (faults.current.loseMintResponses) {
+      changed();
+      return hangUp(reply);
+    }
+    return { signatures };
+  });
 
   app.post('/v1/melt/quote/bolt11', { schema: { body: MeltQuoteBody } }, async (request) =>
     meltView(melts.create(request.body)),
@@ -99,9 +104,22 @@ export function registerNutRoutes(server: FastifyInstance, core: MintCore, fault
   app.get('/v1/melt/quote/bolt11/:id', { schema: { params: IdParams } }, async (request) =>
     meltView(melts.get(request.params.id)),
   );
-  app.post('/v1/melt/bolt11', { schema: { body: MeltBody } }, async (request) =>
-    meltView(await melts.melt(request.body.quote, request.body.inputs, request.body.outputs ?? [])),
-  );
+  app.post('/v1/melt/bolt11', { schema: { body: MeltBody } }, async (request, reply) => {
+    if (faults.takeMeltRefusal()) {
+      const quote = melts.get(request.body.quote);
+      const provided = request.body.inputs.reduce((sum, p) => sum + p.amount, 0);
+      const needed = quote.amount + quote.fee_reserve + 1;
+      const wanted = Math.max(needed, provided + 1);
+      const detail = `not enough inputs provided for melt. Provided: ${provided}, needed: ${wanted}`;
+      return reply.code(400).send({ detail, code: 11000 });
+    }
+    const answer = meltView(await melts.melt(request.body.quote, request.body.inputs, request.body.outputs ?? []));
+    if (faults.current.loseMeltResponses) {
+      changed();
+      return hangUp(reply);
+    }
+    return answer;
+  });
 
   app.post(
     '/v1/restore',

@@ -63,6 +63,9 @@ export const FaultsBody = Type.Object({
   loseSwapResponses: Type.Optional(Type.Boolean()),
   lie: Type.Optional(Type.Boolean()),
   noRestore: Type.Optional(Type.Boolean()),
+  refuseMelts: Type.Optional(Type.Integer({ minimum: 0 })),
+  loseMeltResponses: Type.Optional(Type.Boolean()),
+  loseMintResponses: Type.Optional(Type.Boolean()),
   forMs: Type.Optional(Type.Integer({ minimum: 1 })),
 });
 export const ReleaseBody = Type.Object({ drop: Type.Optional(Type.Boolean()) });

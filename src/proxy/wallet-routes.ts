@@ -91,7 +91,9 @@ export async function registerWalletRoutes(scope: FastifyInstance, deps: WalletR
             'Redeems the token by a swap at its mint (NUT-03), so it cannot be spent again, and credits its value ' +
             "minus the mint's input fee. The same token credits once, however often and however concurrently it is " +
             'sent. If the mint is unreachable the token is untouched (503). Token redemptions are limited per client ' +
-            "address (429 with Retry-After). Routstr's `cashu_token`, in the query string or a JSON body " +
+            'address (429 with Retry-After). A token of a mint this node does not trust is swapped into its primary ' +
+            'mint when PROXY_FOREIGN_MINTS allows it (`foreign_mint`, `swap_fee_msat`), else refused (400 ' +
+            "`cashu_foreign_mint_swap_failed`). Routstr's `cashu_token`, in the query string or a JSON body " +
             '`{"cashu_token": …}`, is taken in place of a missing `ecash_token`.',
           querystring: TopupQuery,
           body: TopupBody,
@@ -111,7 +113,9 @@ export async function registerWalletRoutes(scope: FastifyInstance, deps: WalletR
           throw tokenError('cashu_token_already_spent', 'This token has already been redeemed (it is spent)');
         }
         const after = await accountById(db.kysely, account.id);
-        return { msats: result.amountMsat, fee_msats: result.feeMsat, balance: after!.balanceMsat };
+        const foreign =
+          result.foreignMint === null ? {} : { foreign_mint: result.foreignMint, swap_fee_msat: result.swapFeeMsat! };
+        return { msats: result.amountMsat, fee_msats: result.feeMsat, balance: after!.balanceMsat, ...foreign };
       },
     );
 

@@ -1,5 +1,5 @@
 // Configuration of this service, read from the environment (see .env.example).
-import { ConfigError, type Env, httpUrl, int, str, urlList } from '../../env.js';
+import { ConfigError, type Env, httpUrl, int, list, str, urlList } from '../../env.js';
 import { loadForwardConfig, type ForwardConfig } from './forward-config.js';
 import { loadNostrConfig, type NostrConfig } from './nostr-config.js';
 import { loadLightningConfig, type LightningConfig } from './lightning-config.js';
@@ -25,6 +25,13 @@ export interface ProxyConfig {
    * start per minute; each costs a swap at the mint. 0: no limit.
    */
   redeemLimitPerMinute: number;
+  /**
+   * Tokens of mints not in PROXY_MINTS that are swapped into the primary mint (a melt paying its
+   * mint quote): 'any' mint, none, or the listed (normalized) ones. See docs/proxy-wallet.md.
+   */
+  foreignMints: 'any' | 'none' | string[];
+  /** Largest face value of one foreign-mint token. */
+  foreignMaxMsat: number;
   // --- forwarding, pricing, billing, admin page (docs/proxy-billing.md, forward-config.ts) ---
   forward: ForwardConfig;
   // --- the announcement on Nostr (docs/proxy-nostr.md, nostr-config.ts) ---
@@ -46,8 +53,20 @@ export function loadProxyConfig(env: Env): ProxyConfig {
     recoveryIntervalMs: int(env, 'PROXY_RECOVERY_INTERVAL_MS', 30_000, 100, 86_400_000),
     maxTopupMsat: int(env, 'PROXY_MAX_TOPUP_MSAT', 1_000_000_000_000, 1000, Number.MAX_SAFE_INTEGER),
     redeemLimitPerMinute: int(env, 'PROXY_REDEEM_LIMIT_PER_MINUTE', 60, 0, 1_000_000),
+    foreignMints: foreignMints(env),
+    foreignMaxMsat: int(env, 'PROXY_FOREIGN_MAX_SAT', 100_000, 1, 2 ** 31 - 1) * 1000,
     forward: loadForwardConfig(env),
     nostr: loadNostrConfig(env),
     lightning: loadLightningConfig(env),
   };
+}
+
+/** PROXY_FOREIGN_MINTS: `none` (default), `any`, or a comma-separated list of mint URLs. */
+function foreignMints(env: Env): 'any' | 'none' | string[] {
+  const values = list(env, 'PROXY_FOREIGN_MINTS', ['none']);
+  if (values.length === 1 && (values[0] === 'any' || values[0] === 'none')) return values[0];
+  if (values.some((value) => value === 'any' || value === 'none')) {
+    throw new ConfigError('PROXY_FOREIGN_MINTS', '`any` and `none` stand alone, not in a list of mints');
+  }
+  return [...new Set(urlList(env, 'PROXY_FOREIGN_MINTS', []))];
 }

@@ -110,8 +110,19 @@ export const WalletInfo = Type.Object({
 
 export const TopupResult = Type.Object({
   msats: Msat("Credited: the token's value minus the mint's input fee"),
-  fee_msats: Msat("The mint's input fee paid to redeem the token"),
+  fee_msats: Msat(
+    "The mint's input fee paid to redeem the token; for a token of an untrusted mint, everything the swap into " +
+      'the primary mint cost (input fee and melt fees)',
+  ),
   balance: Msat('The new balance'),
+  foreign_mint: Type.Optional(
+    Type.String({
+      description: 'Only for a token of a mint this node does not trust: that mint (PROXY_FOREIGN_MINTS)',
+    }),
+  ),
+  swap_fee_msat: Type.Optional(
+    Msat("Only for a foreign token: the part of fee_msats the melt cost beyond the foreign mint's input fee"),
+  ),
 });
 
 export const RefundResult = Type.Object({

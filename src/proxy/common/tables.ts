@@ -22,7 +22,8 @@ export interface ProxyAccountsTable {
 }
 
 /** mint and melt: Lightning in and out (./lightning.ts); the swap journal drives redeem and issue only. */
-export type MintOpKind = 'redeem' | 'issue' | 'mint' | 'melt';
+/** foreign: a token of an untrusted mint, melted to pay a mint quote of the primary mint (../wallet/foreign.ts). */
+export type MintOpKind = 'redeem' | 'issue' | 'mint' | 'melt' | 'foreign';
 export type MintOpState = 'preparing' | 'pending' | 'done' | 'failed';
 
 export interface ProxyMintOpsTable {

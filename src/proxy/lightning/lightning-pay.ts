@@ -9,8 +9,8 @@ import { OutputData, type Proof, type SerializedOutputData } from '@cashu/cashu-
 import { inputFee, msatToUnit, unitToMsat, type BlindSignature, type WireProof } from '../../cashu/index.js';
 import { writeTransaction, type Database } from '../../db/index.js';
 import { HttpError } from '../../http/errors.js';
-import { lightningMintError, unblind } from './lightning.js';
-import { meltProofs, meltQuoteState, requestMeltQuote, type MeltQuote } from './lightning-mint.js';
+import { lightningMintError } from './lightning.js';
+import { meltProofs, meltQuoteState, requestMeltQuote, unblind, type MeltQuote } from '../wallet/lightning-mint.js';
 import { parseLightningAddress, type Lnurl } from './lnurl.js';
 import {
   MintRejectedError,

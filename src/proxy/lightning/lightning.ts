@@ -7,12 +7,12 @@
 // "paid" and "credited" is finished by the recovery (NUT-09 restore of the journaled outputs when
 // the mint already issued). Payments out are ./lightning-pay.ts. See docs/proxy-wallet.md#lightning.
 import { randomBytes } from 'node:crypto';
-import { Amount, OutputData, type Proof, type SerializedOutputData } from '@cashu/cashu-ts';
+import { OutputData, type SerializedOutputData } from '@cashu/cashu-ts';
 import { invoiceAmountMsat, invoicePaymentHash, type BlindSignature } from '../../cashu/index.js';
 import { writeTransaction, type Database } from '../../db/index.js';
 import { HttpError } from '../../http/errors.js';
 import { keyHash, keyPrefix } from '../keys/accounts.js';
-import { requestMintQuote, mintQuoteState, mintProofs, type MintQuote } from './lightning-mint.js';
+import { requestMintQuote, mintQuoteState, mintProofs, unblind, type MintQuote } from '../wallet/lightning-mint.js';
 import {
   MintProtocolError,
   MintRejectedError,
@@ -100,27 +100,6 @@ export function lightningMintError(error: unknown, mintUrl: string, what: string
     });
   }
   throw error;
-}
-
-/** Unblinds the mint's signatures on our outputs, each checked against its output (and its DLEQ). */
-export function unblind(
-  outputs: OutputData[],
-  signatures: BlindSignature[],
-  keyset: KeysetWithKeys,
-  mintUrl: string,
-  { blank = false } = {},
-): Proof[] {
-  return signatures.map((sig, i) => {
-    const output = outputs[i];
-    // Blank outputs (NUT-08 change) get their amounts from the mint.
-    if (sig.id !== keyset.id || (!blank && sig.amount !== Number(output.blindedMessage.amount.toString()))) {
-      throw new MintProtocolError(mintUrl, 'a signature does not match its output');
-    }
-    return output.toProof(
-      { id: sig.id, amount: Amount.from(sig.amount), C_: sig.C_, ...(sig.dleq ? { dleq: sig.dleq } : {}) },
-      { id: keyset.id, keys: keyset.keys },
-    );
-  });
 }
 
 export interface LightningOptions {

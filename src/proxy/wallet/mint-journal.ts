@@ -212,9 +212,9 @@ export class MintJournal {
   }
 
   /** The inputs were spent, not by this operation: it ends failed (final). */
-  private async spentElsewhere(op: MintOp): Promise<never> {
+  async spentElsewhere(op: MintOp): Promise<never> {
     await this.fail(op, 'inputs spent elsewhere', { releaseInputs: false, inputsSpent: true });
-    if (op.kind === 'redeem') throw tokenError('cashu_token_already_spent', 'This token has already been spent');
+    if (op.kind !== 'issue') throw tokenError('cashu_token_already_spent', 'This token has already been spent');
     const message = `The node's proofs at ${op.mint_url} were spent elsewhere; nothing was taken from your balance`;
     throw new HttpError(502, message, { code: 'mint_error', type: 'mint_error' });
   }
@@ -270,7 +270,8 @@ export class MintJournal {
     return this.settledOp(op.id);
   }
 
-  private async applyCredit(trx: Executor, op: MintOp, now: number) {
+  /** Credits a redemption's target (in the transaction that marks it done). */
+  async applyCredit(trx: Executor, op: MintOp, now: number) {
     const from = { mintUrl: op.mint_url, unit: op.unit };
     if (op.credit_account_id !== null) {
       await creditAccount(trx, op.credit_account_id, op.credit_msat, from, this.primaryMint, now);
@@ -288,11 +289,11 @@ export class MintJournal {
   }
 
   /** Reads an operation someone settled; done is returned, failed is thrown. */
-  private async settledOp(id: number): Promise<MintOp> {
+  async settledOp(id: number): Promise<MintOp> {
     const op = await mintOpById(this.db.kysely, id);
     if (op.state === 'done') return op;
     if (op.state === 'failed') {
-      throw op.kind === 'redeem'
+      throw op.kind !== 'issue'
         ? tokenError('cashu_token_already_spent', 'This token could not be redeemed: ' + (op.error ?? 'failed'))
         : new HttpError(502, `The token could not be issued: ${op.error ?? 'failed'}`, {
             code: 'mint_error',
@@ -324,19 +325,19 @@ export class MintJournal {
     return (await claimOp(this.db.kysely, id, now + this.leaseMs, now)) ?? null;
   }
 
-  /** Records, before a swap is sent again, that it may be performed (see drive). */
-  private async setMaybeSwapped(op: MintOp): Promise<MintOp> {
+  /** Records, before a swap (or a foreign melt) is sent, that it may be performed (see drive). */
+  async setMaybeSwapped(op: MintOp): Promise<MintOp> {
     await markMaybeSwapped(this.db.kysely, op.id);
     return { ...op, maybe_swapped: 1 };
   }
 
   /** Leaves the operation pending for a later attempt; returns the caller's 503. */
-  private async stillPending(op: MintOp, error: unknown): Promise<HttpError> {
+  async stillPending(op: MintOp, error: unknown): Promise<HttpError> {
     const now = Date.now();
     this.log.warn({ opId: op.id, mint: op.mint_url, err: messageOf(error) }, 'mint operation left pending');
     // maybe_swapped: a refusal just noted in memory (see drive) is written down with the rest.
     await leaveOpPending(this.db.kysely, op.id, messageOf(error).slice(0, 500), op.maybe_swapped, now);
-    return op.kind === 'redeem'
+    return op.kind !== 'issue'
       ? new HttpError(
           503,
           `The mint ${op.mint_url} did not confirm the redemption. Nothing is lost: send the same request ` +
@@ -358,7 +359,7 @@ export class MintJournal {
     const now = Date.now();
     await writeTransaction(this.db, async (trx) => {
       if (!(await markOpFailed(trx, op.id, reason.slice(0, 500), now))) return; // settled by someone else
-      if (op.kind === 'redeem') {
+      if (op.kind !== 'issue') {
         if (how.releaseInputs) await releaseOpInputs(trx, op.id);
         return;
       }

@@ -229,7 +229,7 @@ export async function unfinishedOps(
   db: Executor,
   now: number,
   limit: number,
-  kinds: MintOpKind[] = ['redeem', 'issue'],
+  kinds: MintOpKind[] = ['redeem', 'issue', 'foreign'],
 ): Promise<MintOpRow[]> {
   return db
     .selectFrom('proxy_mint_ops')
@@ -281,6 +281,26 @@ export async function markMaybeSwapped(db: Executor, id: number): Promise<void> 
     .where('id', '=', id)
     .where('state', '=', 'pending')
     .execute();
+}
+
+/**
+ * A foreign swap's new quotes and outputs after a refused melt (./foreign.ts), in place of the
+ * journal `was`; false when the operation was settled or journaled anew by someone else meanwhile.
+ */
+export async function rejournalOp(
+  db: Executor,
+  id: number,
+  was: string,
+  values: { request: string; credit_msat: number; lease_until: number; updated_at: number },
+): Promise<boolean> {
+  const updated = await db
+    .updateTable('proxy_mint_ops')
+    .set(values)
+    .where('id', '=', id)
+    .where('state', '=', 'pending')
+    .where('request', '=', was)
+    .executeTakeFirst();
+  return Number(updated.numUpdatedRows) === 1;
 }
 
 /** Lets go of a pending operation (lease 0: the recovery may take it at once) with what went wrong. */

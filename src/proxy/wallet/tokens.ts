@@ -39,6 +39,14 @@ export interface ParsedToken {
   fee: number;
   /** sha256 hex of the token string. */
   tokenHash: string;
+  /** The mint is not one of PROXY_MINTS: the token is swapped into the primary mint (./foreign.ts). */
+  foreign: boolean;
+}
+
+/** Which untrusted mints' tokens are swapped in (PROXY_FOREIGN_MINTS), and the face value one may have. */
+export interface ForeignPolicy {
+  mints: 'any' | 'none' | string[];
+  maxMsat: number;
 }
 
 /**
@@ -115,6 +123,7 @@ export async function parseToken(
   trusted: string[],
   clientFor: (mintUrl: string) => MintClient,
   maxMsat: number,
+  foreignPolicy: ForeignPolicy = { mints: 'none', maxMsat: 0 },
 ): Promise<ParsedToken> {
   const text = raw.trim();
   if (text.length > MAX_TOKEN_LENGTH || !TOKEN_SHAPE.test(text)) {
@@ -133,7 +142,10 @@ export async function parseToken(
   } catch {
     throw tokenError('invalid_cashu_token', 'Malformed Cashu token: it names no valid mint URL');
   }
-  if (!trusted.includes(mintUrl)) {
+  const foreign = !trusted.includes(mintUrl);
+  const swapsIn =
+    foreignPolicy.mints === 'any' || (Array.isArray(foreignPolicy.mints) && foreignPolicy.mints.includes(mintUrl));
+  if (foreign && !swapsIn) {
     throw tokenError(
       'cashu_foreign_mint_swap_failed',
       `Tokens of the mint ${mintUrl.slice(0, 200)} are not accepted here; ` +
@@ -141,12 +153,16 @@ export async function parseToken(
     );
   }
   const unit = typeof meta.unit === 'string' ? meta.unit : 'sat';
-  if (!isUnit(unit)) {
+  if (!isUnit(unit) || (foreign && unit !== 'sat')) {
+    // A foreign token is melted to pay a bolt11 invoice of sats.
+    const units = foreign ? ['sat'] : UNITS;
     throw tokenError(
       'unsupported_unit',
-      `Tokens in unit "${unit.slice(0, 20)}" are not accepted; use ${UNITS.join(' or ')}`,
+      `Tokens${foreign ? ' of an untrusted mint' : ''} in unit "${unit.slice(0, 20)}" are not accepted; ` +
+        `use ${units.join(' or ')}`,
     );
   }
+  if (foreign) maxMsat = Math.min(maxMsat, foreignPolicy.maxMsat);
   const client = clientFor(mintUrl);
   let keysets: KeysetInfo[];
   try {
@@ -196,7 +212,12 @@ export async function parseToken(
     secrets.add(proof.secret);
     amount += value;
     if (!Number.isSafeInteger(amount) || unitToMsat(amount, unit) > maxMsat) {
-      throw tokenError('amount_too_large', `The token is worth more than one top-up may credit (${maxMsat} msat)`);
+      throw tokenError(
+        'amount_too_large',
+        foreign
+          ? `A token of an untrusted mint may be worth at most ${maxMsat / 1000} sat here (PROXY_FOREIGN_MAX_SAT)`
+          : `The token is worth more than one top-up may credit (${maxMsat} msat)`,
+      );
     }
     proofs.push({
       id: keyset.id,
@@ -223,6 +244,7 @@ export async function parseToken(
       keysets,
     ),
     tokenHash: sha256Hex(text),
+    foreign,
   };
 }
 

@@ -9,6 +9,7 @@ import { inputFee, msatToUnit, unitToMsat } from '../../cashu/index.js';
 import { writeTransaction, type Database } from '../../db/index.js';
 import { HttpError } from '../../http/errors.js';
 import type { ProxyConfig } from '../common/config.js';
+import { ForeignSwaps, parseForeign } from './foreign.js';
 import { MintClient, normalizeMintUrl, type KeysetWithKeys } from './mint-client.js';
 import {
   CHANGE_POLL_MS,
@@ -43,7 +44,7 @@ import {
   type ProofRow,
 } from './store.js';
 import type { ProxyMintOpsTable } from '../common/tables.js';
-import { mintFailure, parseToken, tokenError } from './tokens.js';
+import { mintFailure, parseToken, tokenError, type ForeignPolicy, type ParsedToken } from './tokens.js';
 
 type ToAccount = { accountId: number };
 type ToNewAccount = { newAccount: { keyHash: string; keyPrefix: string } };
@@ -67,6 +68,10 @@ export interface RedeemResult {
   opId: number;
   /** The account that received the credit (null: the node's own). */
   creditedAccountId: number | null;
+  /** A token of an untrusted mint, swapped into `mintUrl` (the primary mint): its mint; else null. */
+  foreignMint: string | null;
+  /** Of feeMsat, what the swap's melt cost beyond the foreign mint's input fee (null: no swap). */
+  swapFeeMsat: number | null;
 }
 
 export interface RefundResult {
@@ -108,6 +113,8 @@ const noopLogger: WalletLogger = { info() {}, warn() {}, error() {} };
 export class NodeWallet {
   readonly mints: string[];
   private journal: MintJournal;
+  private foreign: ForeignSwaps;
+  private foreignPolicy: ForeignPolicy;
 
   constructor(
     private db: Database,
@@ -116,6 +123,12 @@ export class NodeWallet {
   ) {
     this.mints = config.mints.map(normalizeMintUrl);
     this.journal = new MintJournal(db, config.mintTimeoutMs, this.primaryMint, log);
+    this.foreign = new ForeignSwaps(db, this.journal, this.primaryMint, log);
+    const foreignMints = config.foreignMints;
+    this.foreignPolicy = {
+      mints: Array.isArray(foreignMints) ? foreignMints.map(normalizeMintUrl) : foreignMints,
+      maxMsat: config.foreignMaxMsat,
+    };
   }
 
   /** The mint where refunds of mixed balances go. */
@@ -138,7 +151,7 @@ export class NodeWallet {
   }
 
   drive(op: MintOp, fresh: boolean): Promise<MintOp> {
-    return this.journal.drive(op, fresh);
+    return op.kind === 'foreign' ? this.foreign.drive(op, fresh) : this.journal.drive(op, fresh);
   }
 
   abandonPreparing(op: MintOp): Promise<never> {
@@ -159,13 +172,72 @@ export class NodeWallet {
     options: { credit?: CreditTarget; purpose?: string; admit?: () => Promise<void> } = {},
   ): Promise<RedeemResult> {
     const parsed = await this.readToken(token);
-    const remaining = parsed.amount - parsed.fee;
     // The token would now cost a swap at the mint: the caller's last word (a rate limit) first.
     await options.admit?.();
-    const client = this.client(parsed.mintUrl);
+    // A token of an untrusted mint is quoted for a swap into the primary mint (./foreign.ts): not
+    // when it is journaled already (sent again to finish it), which needs no quotes, nor its mint.
+    if (parsed.foreign) {
+      const settled = await this.settleWithHolder(parsed);
+      if (settled) return settled;
+    }
+    const plan = parsed.foreign ? await this.foreign.plan(parsed) : await this.swapPlan(parsed);
+    const now = Date.now();
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const op = await this.journalRedeem(
+        {
+          kind: parsed.foreign ? 'foreign' : 'redeem',
+          purpose: options.purpose ?? 'payment',
+          state: 'pending',
+          mint_url: plan.mintUrl,
+          unit: plan.unit,
+          token_hash: parsed.tokenHash,
+          request: plan.request,
+          ...creditColumns(options.credit),
+          credit_msat: plan.creditMsat,
+          lease_until: now + this.journal.leaseMs,
+          created_at: now,
+          updated_at: now,
+        },
+        parsed.ys,
+      );
+      if (op) return this.redeemResult(await this.drive(op, true));
+      // Some proof is already in another redemption: settle against that one.
+      const settled = await this.settleWithHolder(parsed);
+      if (settled) return settled;
+      // it failed and let go meanwhile: try again
+    }
+    throw new HttpError(409, 'This token is being redeemed by another request; try again in a moment', {
+      code: 'redemption_in_progress',
+    });
+  }
+
+  /** The redemption already holding some of the token's proofs, finished if it is this token's; null: none. */
+  private async settleWithHolder(parsed: ParsedToken): Promise<RedeemResult | null> {
+    const holder = await opHoldingProofs(this.db.kysely, parsed.ys);
+    if (!holder) return null;
+    if (holder.state === 'done' || holder.state === 'failed') {
+      throw tokenError('cashu_token_already_spent', 'This token has already been redeemed (it is spent)');
+    }
+    if (holder.token_hash !== parsed.tokenHash) {
+      throw new HttpError(409, 'Some proofs of this token are being redeemed in another token right now', {
+        code: 'redemption_in_progress',
+      });
+    }
+    const claimed = await this.journal.claim(holder.id);
+    if (!claimed) {
+      throw new HttpError(409, 'This token is being redeemed by another request; try again in a moment', {
+        code: 'redemption_in_progress',
+      });
+    }
+    return this.redeemResult(await this.drive(claimed, false));
+  }
+
+  /** The swap of a trusted mint's token at its mint: outputs worth its value minus the input fee. */
+  private async swapPlan(parsed: ParsedToken) {
+    const remaining = parsed.amount - parsed.fee;
     let keyset: KeysetWithKeys;
     try {
-      keyset = await client.activeKeyset(parsed.unit);
+      keyset = await this.client(parsed.mintUrl).activeKeyset(parsed.unit);
     } catch (error) {
       throw mintFailure(error, parsed.mintUrl);
     }
@@ -176,53 +248,23 @@ export class NodeWallet {
       outputs: outputs.map((o) => OutputData.serialize(o)),
       keysetId: keyset.id,
     };
-    const now = Date.now();
-    for (let attempt = 0; attempt < 3; attempt++) {
-      const op = await this.journalRedeem(
-        {
-          kind: 'redeem',
-          purpose: options.purpose ?? 'payment',
-          state: 'pending',
-          mint_url: parsed.mintUrl,
-          unit: parsed.unit,
-          token_hash: parsed.tokenHash,
-          request: JSON.stringify(journal),
-          ...creditColumns(options.credit),
-          credit_msat: unitToMsat(remaining, parsed.unit),
-          lease_until: now + this.journal.leaseMs,
-          created_at: now,
-          updated_at: now,
-        },
-        parsed.ys,
-      );
-      if (op) return this.redeemResult(await this.journal.drive(op, true));
-      // Some proof is already in another redemption: settle against that one.
-      const holder = await opHoldingProofs(this.db.kysely, parsed.ys);
-      if (!holder) continue; // it failed and let go meanwhile: try again
-      if (holder.state === 'done' || holder.state === 'failed') {
-        throw tokenError('cashu_token_already_spent', 'This token has already been redeemed (it is spent)');
-      }
-      if (holder.token_hash !== parsed.tokenHash) {
-        throw new HttpError(409, 'Some proofs of this token are being redeemed in another token right now', {
-          code: 'redemption_in_progress',
-        });
-      }
-      const claimed = await this.journal.claim(holder.id);
-      if (!claimed) {
-        throw new HttpError(409, 'This token is being redeemed by another request; try again in a moment', {
-          code: 'redemption_in_progress',
-        });
-      }
-      return this.redeemResult(await this.journal.drive(claimed, false));
-    }
-    throw new HttpError(409, 'This token is being redeemed by another request; try again in a moment', {
-      code: 'redemption_in_progress',
-    });
+    return {
+      mintUrl: parsed.mintUrl,
+      unit: parsed.unit,
+      request: JSON.stringify(journal),
+      creditMsat: unitToMsat(remaining, parsed.unit),
+    };
   }
 
   /** Decodes and checks a token (throws its HttpError), as redeem does before any swap. */
   private async readToken(token: string) {
-    const parsed = await parseToken(token, this.mints, (url) => this.client(url), this.config.maxTopupMsat);
+    const parsed = await parseToken(
+      token,
+      this.mints,
+      (url) => this.client(url),
+      this.config.maxTopupMsat,
+      this.foreignPolicy,
+    );
     if (parsed.amount - parsed.fee <= 0) {
       throw tokenError(
         'cashu_token_swap_fees_exceed_amount',
@@ -265,13 +307,17 @@ export class NodeWallet {
     if (creditedAccountId === null && op.credit_key_hash) {
       creditedAccountId = (await accountByKeyHash(this.db.kysely, op.credit_key_hash))?.id ?? null;
     }
+    const feeMsat = unitToMsat(inputSum, op.unit) - op.credit_msat;
+    const foreign = op.kind === 'foreign' ? parseForeign(op) : null;
     return {
       amountMsat: op.credit_msat,
-      feeMsat: unitToMsat(inputSum, op.unit) - op.credit_msat,
+      feeMsat,
       mintUrl: op.mint_url,
       unit: op.unit,
       opId: op.id,
       creditedAccountId,
+      foreignMint: foreign?.foreignMint ?? null,
+      swapFeeMsat: foreign ? feeMsat - foreign.inputFee * 1000 : null,
     };
   }
 

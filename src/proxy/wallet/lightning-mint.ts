@@ -1,8 +1,9 @@
 // The node's client of a mint's Lightning side: NUT-04 mint quotes and minting, NUT-05 melt
 // quotes and melting (bolt11, NUT-23), with NUT-08 change. Every answer is checked before use;
 // failures are MintClient's classified errors (./mint-client.ts).
+import { Amount, type OutputData, type Proof } from '@cashu/cashu-ts';
 import type { BlindedMessage, BlindSignature, MeltQuoteState, MintQuoteState, WireProof } from '../../cashu/index.js';
-import { field, MintProtocolError, type MintClient } from '../wallet/mint-client.js';
+import { field, MintProtocolError, type KeysetWithKeys, type MintClient } from './mint-client.js';
 
 export interface MintQuote {
   quote: string;
@@ -119,4 +120,25 @@ function readMeltQuote(client: MintClient, body: unknown): MeltQuote {
     preimage: preimage as string | null,
     change: client.signatures(change, change.length),
   };
+}
+
+/** Unblinds the mint's signatures on our outputs, each checked against its output (and its DLEQ). */
+export function unblind(
+  outputs: OutputData[],
+  signatures: BlindSignature[],
+  keyset: KeysetWithKeys,
+  mintUrl: string,
+  { blank = false } = {},
+): Proof[] {
+  return signatures.map((sig, i) => {
+    const output = outputs[i];
+    // Blank outputs (NUT-08 change) get their amounts from the mint.
+    if (sig.id !== keyset.id || (!blank && sig.amount !== Number(output.blindedMessage.amount.toString()))) {
+      throw new MintProtocolError(mintUrl, 'a signature does not match its output');
+    }
+    return output.toProof(
+      { id: sig.id, amount: Amount.from(sig.amount), C_: sig.C_, ...(sig.dleq ? { dleq: sig.dleq } : {}) },
+      { id: keyset.id, keys: keyset.keys },
+    );
+  });
 }
