@@ -119,6 +119,23 @@ describe.each(databaseKinds)('X-Cashu payments on %s', (kind) => {
     expect(none.json).toMatchObject({ detail: 'Refund not found', error: { code: 'refund_not_found' } });
   });
 
+  it("answers a spent token as a credential as Routstr's SDK drops a key: 401 invalid_api_key", async () => {
+    const spent = await mint.mintToken(8);
+    await receiveAtMint(mint.url, spent); // spent by its owner elsewhere
+    const asBearer = await fetch(`${node.url}/v1/wallet/info`, { headers: { authorization: `Bearer ${spent}` } });
+    const asXCashu = await postJson(`${node.url}/v1/chat/completions`, chatBody(), { 'x-cashu': spent });
+    for (const [status, body] of [
+      [asBearer.status, await asBearer.json()],
+      [asXCashu.status, asXCashu.json],
+    ]) {
+      // What BalanceManager.getTokenBalance checks, word for word.
+      expect(status).toBe(401);
+      expect(body.detail.error.code).toBe('invalid_api_key');
+      expect(body.detail.error.message).toContain('proofs already spent');
+      expect(body.error).toEqual(body.detail.error);
+    }
+  });
+
   it('pays a write on an unpriced path, the change in X-Cashu', async () => {
     const token = await mint.mintToken(10);
     const answer = await fetch(`${node.url}/debug/echo`, {
