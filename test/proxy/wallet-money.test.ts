@@ -203,7 +203,8 @@ describe.each(databaseKinds)('refunds at a mint that charges input fees on %s', 
       [answers[1], 98_000],
     ] as const) {
       expect(answer.body).toMatchObject({ msats, balance: 0, repeated: false });
-      expect(answer.body.fee_msats).toBeGreaterThan(0);
+      // The node's proofs sum to each balance (32 + 16, 64 + 32 + 2): handed over without a swap.
+      expect(answer.body.fee_msats).toBe(0);
       expect(tokenSats(answer.body.token) * 1000).toBe(msats - answer.body.fee_msats);
       expect(await receiveAtMint(mint.url, answer.body.token)).toBeGreaterThan(0);
     }
@@ -314,6 +315,65 @@ describe.each(databaseKinds)('an upstream that lies about usage, paid with real 
     // A sat token carries whole sats; the msats below one sat stay in the balance.
     const left = 50_000 - charged;
     expect(back.body).toMatchObject({ msats: left - (left % 1000), balance: left % 1000 });
+    await expectMoneyBalanced(node.server.db);
+  });
+});
+
+describe.each(databaseKinds)('refunds at a 100 ppk mint (issue 30) on %s', (kind) => {
+  let mint: DevMint;
+  let node: Node;
+  beforeAll(async () => {
+    mint = await startDevMint({ unit: 'sat', inputFeePpk: 100, port: 0 });
+    node = await startNode(kind, { env: { PROXY_MINTS: mint.url, PROXY_MINT_TIMEOUT_MS: '2000' } });
+  });
+  afterAll(async () => {
+    await node?.close();
+    await mint?.close();
+  });
+  const unspentProofs = async () => {
+    const rows = await node.server.db.kysely
+      .selectFrom('proxy_proofs')
+      .select(['amount'])
+      .where('state', '=', 'unspent')
+      .execute();
+    return rows.map((r) => Number(r.amount));
+  };
+
+  it('hands over proofs that already sum to the balance: no swap, no fee on the node side', async () => {
+    // 117 = 64 + 32 + 16 + 4 + 1: five inputs, 1 sat of fee; 116 credited, held as 64 + 32 + 16 + 4.
+    const key = await openAccount(node.url, await mint.mintToken(117));
+    expect((await info(node.url, key)).body.balance).toBe(116_000);
+    const answer = await refund(node.url, key);
+    expect(answer.status, answer.text).toBe(200);
+    expect(answer.body).toMatchObject({ msats: 116_000, fee_msats: 0, balance: 0 });
+    expect(tokenSats(answer.body.token)).toBe(116);
+    // The recipient's own swap of its four proofs costs it 1 sat (before: 114 in the token, 113 redeemed).
+    expect(await receiveAtMint(mint.url, answer.body.token)).toBe(115);
+    expect(await unspentProofs()).toEqual([]);
+    await expectMoneyBalanced(node.server.db);
+  });
+
+  it('a swap costs the node at most 1 sat, says so, and merges small proofs into its change', async () => {
+    const key = await openAccount(node.url, await mint.mintToken(117)); // held as 64 + 32 + 16 + 4
+    // Eight other users leave a proof of 2 sat each (3 = 2 + 1: two inputs, 1 sat of fee).
+    for (let i = 0; i < 8; i++) await openAccount(node.url, await mint.mintToken(3));
+    // A request: the balance (115 whole sats and some msat) is no longer a sum of held proofs.
+    const chat = await postJson(`${node.url}/v1/chat/completions`, chatBody(), bearer(key));
+    expect(chat.status, chat.text).toBe(200);
+    expect(Number(chat.headers.get('x-cashu-cost-msat'))).toBeLessThan(1000);
+    const before = await unspentProofs();
+    expect(before).toHaveLength(12);
+    const answer = await refund(node.url, key);
+    expect(answer.status, answer.text).toBe(200);
+    expect(answer.body.msats).toBe(115_000);
+    // 64 + 32 + 16 + 4 in, 1 sat of fee (ceil(4 × 100 / 1000)), said in the answer.
+    expect(answer.body.fee_msats).toBe(1000);
+    expect(tokenSats(answer.body.token) * 1000).toBe(answer.body.msats - answer.body.fee_msats);
+    expect(await receiveAtMint(mint.url, answer.body.token)).toBeGreaterThan(0);
+    // Six of the 2-sat proofs rode along for free (ten inputs still cost 1 sat): the change,
+    // 116 + 12 − 115 = 13 = 8 + 4 + 1, holds them merged. Twelve proofs became five.
+    const after = await unspentProofs();
+    expect(after.sort((a, b) => b - a)).toEqual([8, 4, 2, 2, 1]);
     await expectMoneyBalanced(node.server.db);
   });
 });

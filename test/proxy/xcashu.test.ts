@@ -1,5 +1,6 @@
 // Per-request payment (NUT-24 style): a Cashu token in X-Cashu pays one request; the change
-// comes back as a token in the X-Cashu response header (for a stream, by refund with the same X-Cashu).
+// comes back as a token in the X-Cashu response header (a stream is answered whole for it, unless
+// X-Cashu-Stream: live asks for it live: then its change comes by refund with the same X-Cashu).
 import { getTokenMetadata } from '@cashu/cashu-ts';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';

@@ -101,7 +101,10 @@ export const TopupResult = Type.Object({
 
 export const RefundResult = Type.Object({
   msats: Msat('Taken from the balance for this token'),
-  fee_msats: Msat("The mint's input fee on the swap that made the token, taken from it: it is worth msats - fee_msats"),
+  fee_msats: Msat(
+    "The mint's input fee on the swap that made the token, taken from it: it is worth msats - fee_msats (0 when " +
+      "the node's proofs summing to it were handed over without a swap)",
+  ),
   token: Type.String({ description: "A Cashu token (cashuB…) of the account's mint and unit" }),
   mint: Type.String(),
   unit: Type.String(),
