@@ -376,4 +376,21 @@ describe.each(databaseKinds)('refunds at a 100 ppk mint (issue 30) on %s', (kind
     expect(after.sort((a, b) => b - a)).toEqual([8, 4, 2, 2, 1]);
     await expectMoneyBalanced(node.server.db);
   });
+
+  it("streams an X-Cashu answer with its change in the header, the node's proofs handed over", async () => {
+    // 18 = 16 + 2: 1 sat of fee to redeem; 17 sat for the request, its change in the header.
+    const token = await mint.mintToken(18);
+    const response = await fetch(`${node.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-cashu': token },
+      body: JSON.stringify(chatBody({ stream: true })),
+    });
+    expect(response.status).toBe(200);
+    expect(await response.text()).toContain('data: [DONE]');
+    const charged = Number(response.headers.get('x-cashu-cost-msat'));
+    const change = response.headers.get('x-cashu')!;
+    expect(tokenSats(change) * 1000 + charged + 1000).toBe(18_000);
+    expect(await receiveAtMint(mint.url, change)).toBe(tokenSats(change) - 1);
+    await expectMoneyBalanced(node.server.db);
+  });
 });
