@@ -94,8 +94,9 @@ export const service: ServiceDefinition = {
     registerKeyExpiry(app, { db, authenticator });
 
     registerNodeInfoRoutes(app, { config, wallet, pricing });
-    await registerWalletRoutes(app, { db, wallet, authenticator, redemptionLimit, lightning });
-    await registerKeyRoutes(app, { db, authenticator, childKeys: new ChildKeys(db, authenticator) });
+    const childKeys = new ChildKeys(db, authenticator);
+    await registerWalletRoutes(app, { db, wallet, authenticator, redemptionLimit, lightning, childKeys });
+    await registerKeyRoutes(app, { db, authenticator, childKeys });
     await registerLightningRoutes(app, {
       db,
       lightning,

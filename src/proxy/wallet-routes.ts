@@ -7,6 +7,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Database } from '../db/index.js';
 import { HttpError } from '../http/errors.js';
 import { apiKeyForToken, apiKeyOf, findAccountByKey, parseAuthorization, type Authenticator } from './keys/accounts.js';
+import type { ChildKeys } from './keys/child-keys.js';
 import type { Lightning } from './lightning/lightning-service.js';
 import type { RedemptionLimit } from './keys/redeem-limit.js';
 import {
@@ -37,25 +38,30 @@ export interface WalletRoutesDeps {
   authenticator: Authenticator;
   redemptionLimit: RedemptionLimit;
   lightning: Lightning;
+  childKeys: ChildKeys;
 }
 
 export async function registerWalletRoutes(scope: FastifyInstance, deps: WalletRoutesDeps) {
   const app = scope.withTypeProvider<TypeBoxTypeProvider>();
-  const { db, wallet, authenticator, redemptionLimit, lightning } = deps;
+  const { db, wallet, authenticator, redemptionLimit, lightning, childKeys } = deps;
 
   const infoSchema = {
     summary: 'Account information',
     description:
       'The account the `Authorization` header names: its API key, balance, reserved amount, available amount, total ' +
-      'spent and total requests (all integer millisatoshis except the request count), and its creation time. A ' +
-      'Cashu token sent as the bearer is redeemed once and becomes the account.',
+      'spent and total requests (all integer millisatoshis except the request count), and its creation time; ' +
+      "`child_keys` as Routstr's node lists them, when it has any. A Cashu token sent as the bearer is redeemed " +
+      'once and becomes the account.',
     headers: AuthorizationHeader,
     response: { 200: WalletInfo, ...walletErrors([400, 401, 409, 422, 429, 503]) },
   };
   const info = async (authorization: string) => {
     const account = await authenticator.account(authorization);
     // account() accepted the header, so it parses.
-    return walletInfo(apiKeyOf(parseAuthorization(authorization)!), account);
+    return {
+      ...walletInfo(apiKeyOf(parseAuthorization(authorization)!), account),
+      child_keys: await childKeys.forInfo(account),
+    };
   };
   for (const prefix of balancePrefixes) registerBalanceRoutes(prefix);
   app.get('/v1/wallet', { schema: { ...infoSchema, hide: true } }, (request) => info(request.headers.authorization));

@@ -72,6 +72,47 @@ describe.each(databaseKinds)('child keys on %s', (kind) => {
     expect((await request(`${node.url}/v1/balance/child-key`, 'GET', { headers: auth(child) })).status).toBe(400);
   });
 
+  it("lists child keys in GET /v1/balance/info as Routstr's node does, as far as their hashes allow", async () => {
+    const parent = await node.account(100_000);
+    const infoOf = async (path: string) => {
+      const answer = await request(`${node.url}${path}`, 'GET', { headers: auth(parent) });
+      expect(answer.status, answer.text).toBe(200);
+      return answer.json;
+    };
+    // None yet: the field is left out, as Routstr's node leaves it.
+    expect((await infoOf('/v1/balance/info')).child_keys).toBeUndefined();
+    const validity = Math.floor(Date.now() / 1000) + 3600;
+    const created = await createChildren(parent, {
+      count: 3,
+      balance_limit: 20_000,
+      balance_limit_reset: 'weekly',
+      validity_date: validity,
+    });
+    const [first, second, revoked] = created.api_keys as string[];
+    expect((await chat(node, first)).status).toBe(200);
+    const gone = created.child_keys[2].id;
+    expect(
+      (await request(`${node.url}/v1/balance/child-key/${gone}`, 'DELETE', { headers: auth(parent) })).status,
+    ).toBe(200);
+    for (const path of ['/v1/balance/info', '/v1/wallet/info', '/v1/wallet/']) {
+      const listed = (await infoOf(path)).child_keys;
+      // Routstr's fields (api_key a preview: only the hash is kept), oldest first, the revoked one left out.
+      expect(listed.map((k: any) => k.api_key)).toEqual([`${first.slice(0, 12)}...`, `${second.slice(0, 12)}...`]);
+      expect(listed[0]).toMatchObject({
+        total_requests: 1,
+        total_spent: expect.any(Number),
+        balance_limit: 20_000,
+        balance_limit_reset: 'weekly',
+        validity_date: validity,
+        revoked: false,
+      });
+      expect(listed[0].total_spent).toBeGreaterThan(0);
+      expect(listed[1]).toMatchObject({ total_requests: 0, total_spent: 0 });
+      expect(JSON.stringify(listed)).not.toContain(first);
+      expect(JSON.stringify(listed)).not.toContain(revoked.slice(0, 12));
+    }
+  });
+
   it('stops a child key at its limit, also under concurrent requests, counting every charge exactly', async () => {
     const parent = await node.account(10_000_000);
     const limit = 300;

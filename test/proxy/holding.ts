@@ -127,15 +127,22 @@ function held(req: IncomingMessage, res: ServerResponse, body: any, closed: Prom
 }
 
 /**
- * A chat completion, paid by an API key or an X-Cashu token, on a connection of its own, which
+ * A chat completion, paid by an API key or an X-Cashu token (`live`: a stream passed on live), on a
+ * connection of its own, which
  * `leave()` closes as a caller who gives up does (fetch's abort may keep the connection and read
  * on); `done()` reads the answer whole and resolves with it, or with the error of a connection
  * that was closed.
  */
-export function sendChat(node: Node, credential: string | { xCashu: string }, extra: Record<string, unknown> = {}) {
+export function sendChat(
+  node: Node,
+  credential: string | { xCashu: string; live?: boolean },
+  extra: Record<string, unknown> = {},
+) {
   const payload = Buffer.from(JSON.stringify(chatBody(extra)));
   const paying =
-    typeof credential === 'string' ? { authorization: `Bearer ${credential}` } : { 'x-cashu': credential.xCashu };
+    typeof credential === 'string'
+      ? { authorization: `Bearer ${credential}` }
+      : { 'x-cashu': credential.xCashu, ...(credential.live ? { 'x-cashu-stream': 'live' } : {}) };
   const request = httpRequest(`${node.url}/v1/chat/completions`, {
     method: 'POST',
     headers: { ...paying, 'content-type': 'application/json', 'content-length': payload.length },

@@ -203,7 +203,8 @@ describe.each(databaseKinds)('refunds at a mint that charges input fees on %s', 
       [answers[1], 98_000],
     ] as const) {
       expect(answer.body).toMatchObject({ msats, balance: 0, repeated: false });
-      expect(answer.body.fee_msats).toBeGreaterThan(0);
+      // The node's proofs sum to each balance (32 + 16, 64 + 32 + 2): handed over without a swap.
+      expect(answer.body.fee_msats).toBe(0);
       expect(tokenSats(answer.body.token) * 1000).toBe(msats - answer.body.fee_msats);
       expect(await receiveAtMint(mint.url, answer.body.token)).toBeGreaterThan(0);
     }
@@ -226,16 +227,19 @@ describe.each(databaseKinds)('a mint without NUT-09 restore on %s', (kind) => {
   afterEach(() => mint.faults.clear());
   afterAll(() => stopWalletNode({ mint, server }));
 
-  it('a token spent elsewhere: 400 token_already_spent at once, as bearer and as top-up, never retried', async () => {
+  it('a token spent elsewhere: refused at once (401 as bearer, 400 as top-up), never retried', async () => {
     const key = await openAccount(base, await mint.mintToken(3));
     const [asBearer, asTopup] = [await mint.mintToken(9), await mint.mintToken(6)];
     await mint.faults.set({ noRestore: true });
     for (const t of [asBearer, asTopup]) await receiveAtMint(mint.url, t); // spent by someone else
     for (let i = 0; i < 2; i++) {
-      for (const answer of [await info(base, asBearer), await topup(base, key, asTopup)]) {
-        expect(answer.status, answer.text).toBe(400);
-        expect(answer.body.error).toMatchObject({ code: 'cashu_token_already_spent', type: 'token_already_spent' });
-      }
+      const asCredential = await info(base, asBearer);
+      expect(asCredential.status, asCredential.text).toBe(401);
+      expect(asCredential.body.detail.error.code).toBe('invalid_api_key');
+      expect(asCredential.body.detail.error.message).toContain('proofs already spent');
+      const asPayment = await topup(base, key, asTopup);
+      expect(asPayment.status, asPayment.text).toBe(400);
+      expect(asPayment.body.error).toMatchObject({ code: 'cashu_token_already_spent', type: 'token_already_spent' });
     }
     expect(await unfinishedOps(server)).toBe(0);
     expect((await info(base, key)).body.balance).toBe(3_000);
@@ -311,6 +315,82 @@ describe.each(databaseKinds)('an upstream that lies about usage, paid with real 
     // A sat token carries whole sats; the msats below one sat stay in the balance.
     const left = 50_000 - charged;
     expect(back.body).toMatchObject({ msats: left - (left % 1000), balance: left % 1000 });
+    await expectMoneyBalanced(node.server.db);
+  });
+});
+
+describe.each(databaseKinds)('refunds at a 100 ppk mint (issue 30) on %s', (kind) => {
+  let mint: DevMint;
+  let node: Node;
+  beforeAll(async () => {
+    mint = await startDevMint({ unit: 'sat', inputFeePpk: 100, port: 0 });
+    node = await startNode(kind, { env: { PROXY_MINTS: mint.url, PROXY_MINT_TIMEOUT_MS: '2000' } });
+  });
+  afterAll(async () => {
+    await node?.close();
+    await mint?.close();
+  });
+  const unspentProofs = async () => {
+    const rows = await node.server.db.kysely
+      .selectFrom('proxy_proofs')
+      .select(['amount'])
+      .where('state', '=', 'unspent')
+      .execute();
+    return rows.map((r) => Number(r.amount));
+  };
+
+  it('hands over proofs that already sum to the balance: no swap, no fee on the node side', async () => {
+    // 117 = 64 + 32 + 16 + 4 + 1: five inputs, 1 sat of fee; 116 credited, held as 64 + 32 + 16 + 4.
+    const key = await openAccount(node.url, await mint.mintToken(117));
+    expect((await info(node.url, key)).body.balance).toBe(116_000);
+    const answer = await refund(node.url, key);
+    expect(answer.status, answer.text).toBe(200);
+    expect(answer.body).toMatchObject({ msats: 116_000, fee_msats: 0, balance: 0 });
+    expect(tokenSats(answer.body.token)).toBe(116);
+    // The recipient's own swap of its four proofs costs it 1 sat (before: 114 in the token, 113 redeemed).
+    expect(await receiveAtMint(mint.url, answer.body.token)).toBe(115);
+    expect(await unspentProofs()).toEqual([]);
+    await expectMoneyBalanced(node.server.db);
+  });
+
+  it('a swap costs the node at most 1 sat, says so, and merges small proofs into its change', async () => {
+    const key = await openAccount(node.url, await mint.mintToken(117)); // held as 64 + 32 + 16 + 4
+    // Eight other users leave a proof of 2 sat each (3 = 2 + 1: two inputs, 1 sat of fee).
+    for (let i = 0; i < 8; i++) await openAccount(node.url, await mint.mintToken(3));
+    // A request: the balance (115 whole sats and some msat) is no longer a sum of held proofs.
+    const chat = await postJson(`${node.url}/v1/chat/completions`, chatBody(), bearer(key));
+    expect(chat.status, chat.text).toBe(200);
+    expect(Number(chat.headers.get('x-cashu-cost-msat'))).toBeLessThan(1000);
+    const before = await unspentProofs();
+    expect(before).toHaveLength(12);
+    const answer = await refund(node.url, key);
+    expect(answer.status, answer.text).toBe(200);
+    expect(answer.body.msats).toBe(115_000);
+    // 64 + 32 + 16 + 4 in, 1 sat of fee (ceil(4 × 100 / 1000)), said in the answer.
+    expect(answer.body.fee_msats).toBe(1000);
+    expect(tokenSats(answer.body.token) * 1000).toBe(answer.body.msats - answer.body.fee_msats);
+    expect(await receiveAtMint(mint.url, answer.body.token)).toBeGreaterThan(0);
+    // Six of the 2-sat proofs rode along for free (ten inputs still cost 1 sat): the change,
+    // 116 + 12 − 115 = 13 = 8 + 4 + 1, holds them merged. Twelve proofs became five.
+    const after = await unspentProofs();
+    expect(after.sort((a, b) => b - a)).toEqual([8, 4, 2, 2, 1]);
+    await expectMoneyBalanced(node.server.db);
+  });
+
+  it("streams an X-Cashu answer with its change in the header, the node's proofs handed over", async () => {
+    // 18 = 16 + 2: 1 sat of fee to redeem; 17 sat for the request, its change in the header.
+    const token = await mint.mintToken(18);
+    const response = await fetch(`${node.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-cashu': token },
+      body: JSON.stringify(chatBody({ stream: true })),
+    });
+    expect(response.status).toBe(200);
+    expect(await response.text()).toContain('data: [DONE]');
+    const charged = Number(response.headers.get('x-cashu-cost-msat'));
+    const change = response.headers.get('x-cashu')!;
+    expect(tokenSats(change) * 1000 + charged + 1000).toBe(18_000);
+    expect(await receiveAtMint(mint.url, change)).toBe(tokenSats(change) - 1);
     await expectMoneyBalanced(node.server.db);
   });
 });

@@ -1,5 +1,6 @@
 // Per-request payment (NUT-24 style): a Cashu token in X-Cashu pays one request; the change
-// comes back as a token in the X-Cashu response header (for a stream, by refund with the same X-Cashu).
+// comes back as a token in the X-Cashu response header (a stream is answered whole for it, unless
+// X-Cashu-Stream: live asks for it live: then its change comes by refund with the same X-Cashu).
 import { getTokenMetadata } from '@cashu/cashu-ts';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -64,11 +65,55 @@ describe.each(databaseKinds)('X-Cashu payments on %s', (kind) => {
     expect(tokenSats(response.headers.get('x-cashu')!) * 1000 + charged).toBe(50_000);
   });
 
-  it("keeps a stream's change for a refund by the same X-Cashu, as Routstr's clients fetch it", async () => {
-    const token = await mint.mintToken(64);
+  it("answers a stream whole with its change in X-Cashu, where Routstr's SDK reads it, to the msat", async () => {
+    const token = await mint.mintToken(18);
     const response = await fetch(`${node.url}/v1/chat/completions`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', 'x-cashu': token },
+      body: JSON.stringify(chatBody({ stream: true, max_tokens: 5000 })),
+    });
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toContain('text/event-stream');
+    // In the headers, as a JSON answer has them: the change and the cost.
+    const change = response.headers.get('x-cashu')!;
+    expect(change).toMatch(/^cashu[AB]/);
+    const charged = Number(response.headers.get('x-cashu-cost-msat'));
+    expect(response.headers.get('x-routstr-cost-msats')).toBe(String(charged));
+    expect(charged).toBeGreaterThan(0);
+    expect(tokenSats(change) * 1000 + charged).toBe(18_000);
+    const text = await response.text();
+    expect(Number(response.headers.get('content-length'))).toBe(Buffer.byteLength(text));
+    const events = text.split('\n\n').filter((e) => e.trim());
+    expect(events.at(-1)).toBe('data: [DONE]');
+    const content = events.slice(0, -2).map((e) => JSON.parse(e.slice(6)).choices[0]?.delta?.content ?? '');
+    expect(content.join('').length).toBeGreaterThan(0);
+    const usageChunk = JSON.parse(events.at(-2)!.slice(6));
+    expect(usageChunk.cost).toMatchObject({ total_msat: charged, change_msat: 18_000 - charged });
+    expect(usageChunk.cost.change).toBeUndefined(); // the token is in the header only
+    expect(await receiveAtMint(mint.url, change)).toBe(tokenSats(change));
+    // Nothing waits for a refund: the token's account is empty, a refund repeats the change.
+    const after = await postJson(`${node.url}/v1/balance/refund`, undefined, { 'x-cashu': token });
+    expect(after.json).toMatchObject({ token: change, repeated: true, balance: 0 });
+  });
+
+  it('gives the whole payment back in X-Cashu when the upstream breaks the stream it reads', async () => {
+    node.upstream.faults.resetAfterChunks = 2;
+    const token = await mint.mintToken(30);
+    const response = await fetch(`${node.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-cashu': token },
+      body: JSON.stringify(chatBody({ stream: true, max_tokens: 500 })),
+    });
+    // Nothing was delivered: nothing charged, an error answer with the whole payment as change.
+    expect(response.status).toBe(502);
+    expect(tokenSats(response.headers.get('x-cashu')!)).toBe(30);
+  });
+
+  it('with X-Cashu-Stream: live, streams live and keeps the change for a refund by the same X-Cashu', async () => {
+    const token = await mint.mintToken(64);
+    const response = await fetch(`${node.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-cashu': token, 'x-cashu-stream': 'live' },
       body: JSON.stringify(chatBody({ stream: true, max_tokens: 5000 })),
     });
     // Headers leave before the cost is known: no change in them (a client that got some there would
@@ -117,6 +162,23 @@ describe.each(databaseKinds)('X-Cashu payments on %s', (kind) => {
     const none = await postJson(`${node.url}/v1/balance/refund`, undefined, { 'x-cashu': unused });
     expect(none.status).toBe(404);
     expect(none.json).toMatchObject({ detail: 'Refund not found', error: { code: 'refund_not_found' } });
+  });
+
+  it("answers a spent token as a credential as Routstr's SDK drops a key: 401 invalid_api_key", async () => {
+    const spent = await mint.mintToken(8);
+    await receiveAtMint(mint.url, spent); // spent by its owner elsewhere
+    const asBearer = await fetch(`${node.url}/v1/wallet/info`, { headers: { authorization: `Bearer ${spent}` } });
+    const asXCashu = await postJson(`${node.url}/v1/chat/completions`, chatBody(), { 'x-cashu': spent });
+    for (const [status, body] of [
+      [asBearer.status, await asBearer.json()],
+      [asXCashu.status, asXCashu.json],
+    ]) {
+      // What BalanceManager.getTokenBalance checks, word for word.
+      expect(status).toBe(401);
+      expect(body.detail.error.code).toBe('invalid_api_key');
+      expect(body.detail.error.message).toContain('proofs already spent');
+      expect(body.error).toEqual(body.detail.error);
+    }
   });
 
   it('pays a write on an unpriced path, the change in X-Cashu', async () => {
@@ -201,6 +263,32 @@ describe.each(databaseKinds)('X-Cashu payments on %s', (kind) => {
   });
 });
 
+describe.each(databaseKinds)('an X-Cashu stream whose caller leaves on %s', (kind) => {
+  it('is not billed, and the whole payment stays refundable by the same X-Cashu', async () => {
+    const mint = await startDevMint({ unit: 'sat', inputFeePpk: 0, port: 0 });
+    const upstream = await startHoldingUpstream();
+    const node = await startNode(kind, { env: { PROXY_MINTS: mint.url, PROXY_UPSTREAM_URL: upstream.url } });
+    try {
+      const token = await mint.mintToken(40);
+      const chat = sendChat(node, { xCashu: token }, { stream: true });
+      const [held] = await upstream.received(1);
+      held.startStream();
+      chat.leave(); // while the node reads the stream to its end, before a byte was answered
+      expect(await held.closed).toBe(true);
+      const refund = await waitFor('the change to be refundable', async () => {
+        const answer = await postJson(`${node.url}/v1/balance/refund`, undefined, { 'x-cashu': token });
+        return answer.status === 200 ? answer : null;
+      });
+      expect(tokenSats(refund.json.token)).toBe(40);
+      expect(refund.headers.get('x-cashu')).toBe(refund.json.token);
+    } finally {
+      await node.close();
+      await upstream.close();
+      await mint.close();
+    }
+  });
+});
+
 describe('a refund by X-Cashu while the request it pays still runs', () => {
   it('answers 425 with Retry-After, then the change once the stream is settled', async () => {
     const mint = await startDevMint({ unit: 'sat', inputFeePpk: 0, port: 0 });
@@ -208,7 +296,7 @@ describe('a refund by X-Cashu while the request it pays still runs', () => {
     const node = await startNode('sqlite', { env: { PROXY_MINTS: mint.url, PROXY_UPSTREAM_URL: upstream.url } });
     try {
       const token = await mint.mintToken(64);
-      const chat = sendChat(node, { xCashu: token }, { stream: true });
+      const chat = sendChat(node, { xCashu: token, live: true }, { stream: true });
       const [held] = await upstream.received(1);
       held.startStream();
       await chat.firstByte();

@@ -93,21 +93,6 @@ export const RoutstrModels = Type.Object({
   ),
 });
 
-export const WalletInfo = Type.Object({
-  api_key: Type.String({
-    description: 'The key naming this account: the one sent, or the `sk-…` key a Cashu bearer token names',
-  }),
-  balance: Msat('Everything the account owns, including the reserved part'),
-  reserved: Msat('Held by requests in flight; not refundable until they settle'),
-  available: Msat('balance - reserved: what requests and refunds can use'),
-  total_spent: Msat('Spent on requests since the account was created'),
-  total_requests: Type.Integer({ description: 'Billed requests since the account was created' }),
-  created_at: Type.Integer({ description: 'Creation time, Unix seconds (UTC)' }),
-  last_used_at: Type.Union([Type.Integer(), Type.Null()], { description: 'Last use, Unix seconds (UTC)' }),
-  mint: Type.String({ description: 'The mint refunds are paid at' }),
-  unit: Type.String({ description: 'The unit of refund tokens (sat or msat)' }),
-});
-
 export const TopupResult = Type.Object({
   msats: Msat("Credited: the token's value minus the mint's input fee"),
   fee_msats: Msat(
@@ -127,7 +112,10 @@ export const TopupResult = Type.Object({
 
 export const RefundResult = Type.Object({
   msats: Msat('Taken from the balance for this token'),
-  fee_msats: Msat("The mint's input fee on the swap that made the token, taken from it: it is worth msats - fee_msats"),
+  fee_msats: Msat(
+    "The mint's input fee on the swap that made the token, taken from it: it is worth msats - fee_msats (0 when " +
+      "the node's proofs summing to it were handed over without a swap)",
+  ),
   token: Type.String({ description: "A Cashu token (cashuB…) of the account's mint and unit" }),
   mint: Type.String(),
   unit: Type.String(),
@@ -317,6 +305,37 @@ export const ChildKeyEntry = Type.Object({
   revoked_at: Nullable(UnixSeconds('When its parent revoked it')),
   created_at: UnixSeconds('Created'),
   last_used_at: Nullable(UnixSeconds('Last reservation or charge')),
+});
+
+/** A child key in the balance info (Routstr's `child_keys`), where only its preview can be shown. */
+export const InfoChildKey = Type.Composite([
+  Type.Object({
+    api_key: Type.String({
+      description: 'A preview of the key (its first 12 characters and "..."): the node keeps only its hash',
+    }),
+  }),
+  ChildKeyEntry,
+]);
+
+export const WalletInfo = Type.Object({
+  api_key: Type.String({
+    description: 'The key naming this account: the one sent, or the `sk-…` key a Cashu bearer token names',
+  }),
+  balance: Msat('Everything the account owns, including the reserved part'),
+  reserved: Msat('Held by requests in flight; not refundable until they settle'),
+  available: Msat('balance - reserved: what requests and refunds can use'),
+  total_spent: Msat('Spent on requests since the account was created'),
+  total_requests: Type.Integer({ description: 'Billed requests since the account was created' }),
+  created_at: Type.Integer({ description: 'Creation time, Unix seconds (UTC)' }),
+  last_used_at: Type.Union([Type.Integer(), Type.Null()], { description: 'Last use, Unix seconds (UTC)' }),
+  mint: Type.String({ description: 'The mint refunds are paid at' }),
+  unit: Type.String({ description: 'The unit of refund tokens (sat or msat)' }),
+  child_keys: Type.Optional(
+    Type.Array(InfoChildKey, {
+      description:
+        "The account's child keys that are not revoked, oldest first; absent when it has none (as Routstr's node)",
+    }),
+  ),
 });
 
 export const ChildKeyCreated = Type.Object({

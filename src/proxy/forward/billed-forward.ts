@@ -6,6 +6,7 @@ import { type BilledExchange, changeHeaderFor, errorWithChange, setCostHeaders }
 import type { ForwardDeps } from './forward-deps.js';
 import { sendBilledJson } from './billed-json.js';
 import { sendBilledStream } from './billed-stream.js';
+import { sendWholeStream, wantsLiveStream } from './billed-sse-whole.js';
 import {
   type CallerConnection,
   callerResponseHeaders,
@@ -123,6 +124,10 @@ async function serveReserved(
   }
   const type = String(response.headers['content-type'] ?? '');
   if (type.includes('text/event-stream')) {
+    // An X-Cashu payer gets its change in the header, after the whole stream, unless it asks for it live.
+    if (billed.payer.payment === 'x-cashu' && !wantsLiveStream(request)) {
+      return sendWholeStream(billed, response.statusCode, response.headers, response.body);
+    }
     return sendBilledStream(billed, response.statusCode, response.headers, response.body);
   }
   return sendBilledJson(billed, response.statusCode, response.headers, response.body);

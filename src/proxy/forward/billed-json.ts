@@ -13,19 +13,8 @@ export async function sendBilledJson(
   headers: Record<string, string | string[] | undefined>,
   body: Readable,
 ) {
-  const { deps, reply, reservation } = billed;
-  let raw: Buffer;
-  try {
-    raw = await readBody(body, deps.config.maxResponseBytes);
-  } catch (error) {
-    await deps.billing.release(reservation, `reading the upstream answer failed: ${(error as Error).message}`, status);
-    throw await errorWithChange(billed, unreadableAnswer(error));
-  }
-  if (billed.caller.cancelled) {
-    // Gone while the answer was read: it is never delivered, so it is not billed.
-    await deps.billing.release(reservation, 'the caller left before the answer began', status);
-    throw upstreamFailure(billed.caller.signal.reason);
-  }
+  const { reply } = billed;
+  const raw = await readWholeAnswer(billed, status, body);
   let json: unknown;
   try {
     json = JSON.parse(raw.toString('utf8'));
@@ -49,6 +38,28 @@ export async function sendBilledJson(
     .headers(callerResponseHeaders(headers, { dropLength: true }))
     .header('content-length', String(out.length))
     .send(out);
+}
+
+/**
+ * The upstream's whole answer (at most PROXY_MAX_RESPONSE_BYTES), read before anything is sent: a
+ * failed read, or a caller gone meanwhile, releases the reservation (nothing was delivered) and
+ * throws the error answer, an X-Cashu payment's change with it.
+ */
+export async function readWholeAnswer(billed: BilledExchange, status: number, body: Readable): Promise<Buffer> {
+  const { deps, reservation } = billed;
+  let raw: Buffer;
+  try {
+    raw = await readBody(body, deps.config.maxResponseBytes);
+  } catch (error) {
+    await deps.billing.release(reservation, `reading the upstream answer failed: ${(error as Error).message}`, status);
+    throw await errorWithChange(billed, unreadableAnswer(error));
+  }
+  if (billed.caller.cancelled) {
+    // Gone while the answer was read: it is never delivered, so it is not billed.
+    await deps.billing.release(reservation, 'the caller left before the answer began', status);
+    throw upstreamFailure(billed.caller.signal.reason);
+  }
+  return raw;
 }
 
 /** 502 for an upstream answer too large to meter; otherwise as for any upstream failure. */

@@ -1,8 +1,9 @@
 // A billed SSE answer, passed on event by event (docs/proxy-billing.md). Billed from the usage
 // event (the node's cost fields are added to it, before `[DONE]`); nothing is sent after
-// `[DONE]`. An X-Cashu payment's change is not in the headers, which leave before the cost is
-// known (the stream is never buffered): it waits with the token's account for POST
-// /v1/balance/refund with the same X-Cashu (docs/proxy-billing.md explains why not half of it).
+// `[DONE]`. An X-Cashu payment streams live only when asked (`X-Cashu-Stream: live`; by default
+// billed-sse-whole.ts answers it whole): its change is not in the headers, which leave before the
+// cost is known: it waits with the token's account for POST /v1/balance/refund with the same
+// X-Cashu (docs/proxy-billing.md explains why not half of it).
 // If the caller leaves after its first event, the upstream is still read to its usage (before it:
 // the upstream request is aborted, nothing is charged); if the upstream ends without usage, what
 // was delivered is billed by estimate (nothing delivered: nothing charged).

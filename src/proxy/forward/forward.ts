@@ -33,6 +33,7 @@ const HOP_BY_HOP = new Set([
 const CALLER_ONLY = new Set([
   'authorization',
   'x-cashu',
+  'x-cashu-stream',
   'refund-lnurl',
   'key-expiry-time',
   'cookie',

@@ -6,7 +6,7 @@ import { HttpError } from '../../http/errors.js';
 import type { Database } from '../../db/index.js';
 import { type Account, accountById, accountByKeyHash, type Executor } from '../wallet/store.js';
 import { childKeyByHash, type ChildKeyRow } from './store.js';
-import { looksLikeToken, sha256Hex, tokenError } from '../wallet/tokens.js';
+import { looksLikeToken, sha256Hex } from '../wallet/tokens.js';
 import type { NodeWallet } from '../wallet/wallet.js';
 
 export type { Account } from '../wallet/store.js';
@@ -83,6 +83,20 @@ export function keyRefused(refusal: 'expired' | 'revoked'): HttpError {
   return new HttpError(
     401,
     refusal === 'expired' ? 'API key has expired (its expiry time has passed)' : 'API key has been revoked',
+    { code: 'invalid_api_key' },
+  );
+}
+
+/**
+ * 401 for a spent token used as a credential (bearer or X-Cashu), in Routstr's words: its SDK drops a
+ * key only on `invalid_api_key` with "proofs already spent" (`BalanceManager.getTokenBalance`). A
+ * spent token sent to be topped up stays the 400 `cashu_token_already_spent`.
+ */
+export function spentCredential(): HttpError {
+  return new HttpError(
+    401,
+    'Invalid or expired Cashu key: proofs already spent (this token was redeemed before and opened no account ' +
+      'here; send the API key it opened, or a new token)',
     { code: 'invalid_api_key' },
   );
 }
@@ -168,13 +182,12 @@ export class Authenticator {
         // A parallel request may have opened it between our lookup and our redemption.
         const opened = await this.findByKey(apiKey);
         if (opened) return opened;
+        throw spentCredential();
       }
       throw error;
     }
     const created = await this.findByKey(apiKey);
-    if (!created) {
-      throw tokenError('cashu_token_already_spent', 'This token has already been redeemed (it is spent)');
-    }
+    if (!created) throw spentCredential();
     return created;
   }
 

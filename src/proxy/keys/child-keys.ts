@@ -13,6 +13,7 @@ import {
   type ChildKeyRow,
   childKeysOf,
   countChildKeys,
+  liveChildKeysOf,
   insertChildKeys,
   resetChildKeyPeriod,
   revokeChildKey,
@@ -110,6 +111,19 @@ export class ChildKeys {
       child_keys: rows.map((row) => childKeyView(row, now)),
       next_before: rows.length === page.limit ? rows[rows.length - 1].id : null,
     };
+  }
+
+  /**
+   * The `child_keys` of Routstr's balance info: the keys not revoked, oldest first, or undefined
+   * when there are none (Routstr's node then leaves the field out). Only key hashes are stored, so
+   * `api_key` is a preview (the first 12 characters and "..."), as Routstr's `parent_key_preview`:
+   * enough to tell keys apart, never usable as a key.
+   */
+  async forInfo(parent: Account) {
+    const now = Date.now();
+    const rows = await liveChildKeysOf(this.db.kysely, parent.id, MAX_CHILD_KEYS);
+    if (rows.length === 0) return undefined;
+    return rows.map((row) => ({ api_key: `${row.key_prefix}...`, ...childKeyView(row, now) }));
   }
 
   /** Revokes a child key for good: its next request is refused, here and in every other process. */

@@ -24,6 +24,18 @@ export async function childKeysOf(db: Executor, parentId: number, page: { before
   return query.orderBy('id', 'desc').limit(page.limit).execute();
 }
 
+/** A parent's child keys that are not revoked, oldest first (at most `limit`). */
+export async function liveChildKeysOf(db: Executor, parentId: number, limit: number) {
+  return db
+    .selectFrom('proxy_child_keys')
+    .selectAll()
+    .where('parent_account_id', '=', parentId)
+    .where('revoked_at', 'is', null)
+    .orderBy('id', 'asc')
+    .limit(limit)
+    .execute();
+}
+
 export async function countChildKeys(db: Executor, parentId: number): Promise<number> {
   const row = await db
     .selectFrom('proxy_child_keys')

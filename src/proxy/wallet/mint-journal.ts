@@ -56,6 +56,8 @@ export interface Journal {
   keysetId: string;
   /** Issue: the first sendCount outputs form the token handed out; the rest is change. */
   sendCount?: number;
+  /** Issue: the inputs themselves were the token (no swap, no outputs; wallet.ts handOver). */
+  direct?: boolean;
 }
 
 /** Someone else settled the operation first. */

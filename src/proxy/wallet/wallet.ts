@@ -3,7 +3,7 @@
 // withdrawals). Proofs are rows of proxy_proofs. Each swap is journaled before it is sent and
 // driven to its end by ./mint-journal.ts, so that a crash or a lost answer loses nothing.
 // See docs/proxy-wallet.md.
-import { OutputData } from '@cashu/cashu-ts';
+import { Amount, OutputData, getEncodedToken, type SerializedDLEQ } from '@cashu/cashu-ts';
 import type { Insertable } from 'kysely';
 import { inputFee, msatToUnit, unitToMsat } from '../../cashu/index.js';
 import { writeTransaction, type Database } from '../../db/index.js';
@@ -33,8 +33,12 @@ import {
   countUnclaimedRefunds,
   debitAvailable,
   insertMintOp,
+  type Executor,
   journalIssue,
+  markOpDone,
+  markOpInputsSpent,
   markRefundClaimed,
+  mintOpById,
   oldestUnclaimedRefund,
   opHoldingProofs,
   refundHistory,
@@ -492,6 +496,7 @@ export class NodeWallet {
         const pool = await unspentProofs(trx, op.mint_url, op.unit, MAX_INPUTS);
         // Inputs worth the amount suffice: the mint's fee comes out of the token (worth units − fee),
         // and the change (sum − units) comes back, so the node's holdings drop by exactly `units`.
+        // Largest first: the fewest inputs, so the least fee.
         const picked: ProofRow[] = [];
         let sum = 0;
         for (const proof of pool) {
@@ -503,6 +508,14 @@ export class NodeWallet {
           picked.map((p) => p.keyset_id),
           keysets,
         );
+        const exact = exactProofs(pool, units);
+        if (exact && handingOverPays(exact, fee, units, keyset.id, keysets)) {
+          // Proofs that already sum to the amount are the token: no swap, so no input fee for the node.
+          const ids = exact.map((p) => p.id);
+          if ((await reserveProofs(trx, ids, op.id)) !== exact.length) throw new Conflict();
+          return handOver(trx, op, exact);
+        }
+        if (sum >= units && fee > 0) sum += consolidate(pool, picked, fee, keysets);
         if (sum < units) {
           // Another operation's inputs may hold what this one needs until its change comes back.
           if (Date.now() < waitUntil && (await changeMayComeBack(trx, op.mint_url, op.unit, pool, MAX_INPUTS))) {
@@ -559,8 +572,112 @@ export class NodeWallet {
       await this.journal.fail(op, 'could not reserve proofs', { releaseInputs: true });
       throw new HttpError(409, 'The node is busy issuing other tokens; try again', { code: 'wallet_busy' });
     }
-    return this.journal.drive(pending, true);
+    return pending.state === 'done' ? pending : this.journal.drive(pending, true);
   }
+}
+
+type KeysetFee = { id: string; inputFeePpk: number };
+
+/**
+ * Completes an issue by handing over the node's proofs `exact` (reserved for it) as the token, in
+ * the caller's transaction: journaled (`direct`, no outputs), done, its inputs spent, at once.
+ * Nothing reaches the mint, so nothing can be lost in between: a crash before the commit leaves
+ * the proofs the node's, after it the token is stored with the operation.
+ */
+async function handOver(trx: Executor, op: MintOp, exact: ProofRow[]): Promise<MintOp> {
+  const journal: Journal = {
+    inputs: exact.map((p) => ({ id: p.keyset_id, amount: p.amount, secret: p.secret, C: p.c })),
+    ys: exact.map((p) => p.y),
+    inputRows: exact.map((p) => p.id),
+    outputs: [],
+    keysetId: exact[0].keyset_id,
+    sendCount: 0,
+    direct: true,
+  };
+  const proofs = exact.map((p) => ({
+    id: p.keyset_id,
+    amount: Amount.from(p.amount),
+    secret: p.secret,
+    C: p.c,
+    ...(p.dleq ? { dleq: JSON.parse(p.dleq) as SerializedDLEQ } : {}),
+  }));
+  const token = getEncodedToken({ mint: op.mint_url, unit: op.unit, proofs });
+  const now = Date.now();
+  const journaled = await journalIssue(trx, op.id, {
+    request: JSON.stringify(journal),
+    lease_until: now,
+    updated_at: now,
+  });
+  if (!journaled || !(await markOpDone(trx, op.id, token, now))) throw new Settled();
+  await markOpInputsSpent(trx, op.id);
+  return mintOpById(trx, op.id);
+}
+
+/** Most proofs a token handed over without a swap may hold (it travels in headers: X-Cashu change). */
+const MAX_DIRECT_PROOFS = 32;
+/** Most small proofs one swap takes along to merge into its change. */
+const MAX_CONSOLIDATED = 16;
+
+/**
+ * Proofs of the pool (largest first) that sum to exactly `units`, at most MAX_DIRECT_PROOFS of
+ * them, or null. Greedy by amount: with power-of-two amounts it finds such a set when one exists.
+ */
+function exactProofs(pool: ProofRow[], units: number): ProofRow[] | null {
+  const picked: ProofRow[] = [];
+  let left = units;
+  for (const proof of pool) {
+    if (left === 0 || picked.length === MAX_DIRECT_PROOFS) break;
+    if (proof.amount <= left) {
+      picked.push(proof);
+      left -= proof.amount;
+    }
+  }
+  return left === 0 ? picked : null;
+}
+
+/**
+ * Whether handing `exact` over beats a swap for the recipient: its own swap of them costs their
+ * input fee, against the swap's fee (`swapFee`, taken from the token) plus the fee of the fresh
+ * proofs it would then swap (one per bit of the amount, in the active keyset). At a mint without
+ * fees neither costs anything: a swap then, which gives the recipient fresh proofs.
+ */
+function handingOverPays(
+  exact: ProofRow[],
+  swapFee: number,
+  units: number,
+  activeKeyset: string,
+  keysets: readonly KeysetFee[],
+): boolean {
+  const own = inputFee(
+    exact.map((p) => p.keyset_id),
+    keysets,
+  );
+  const freshProofs = [...(units - swapFee).toString(2)].filter((bit) => bit === '1').length;
+  const fresh = inputFee(Array<string>(freshProofs).fill(activeKeyset), keysets);
+  return own > 0 && own <= swapFee + fresh;
+}
+
+/**
+ * Consolidation of the node's change, free of charge: a mint's input fee is rounded up to a whole
+ * unit per swap (NUT-02), so a swap may take the node's smallest proofs along as long as its fee
+ * does not rise; they come back merged into the change (few proofs of powers of two), so that
+ * later refunds need fewer inputs. Adds them to `picked`; returns their sum.
+ */
+function consolidate(pool: ProofRow[], picked: ProofRow[], fee: number, keysets: readonly KeysetFee[]): number {
+  const taken = new Set(picked.map((p) => p.id));
+  const ids = picked.map((p) => p.keyset_id);
+  let added = 0;
+  let count = 0;
+  for (let i = pool.length - 1; i >= 0 && count < MAX_CONSOLIDATED && picked.length < MAX_INPUTS; i--) {
+    const proof = pool[i];
+    if (taken.has(proof.id)) break; // the smallest left are the inputs themselves
+    if (inputFee([...ids, proof.keyset_id], keysets) > fee) break;
+    ids.push(proof.keyset_id);
+    picked.push(proof);
+    added += proof.amount;
+    count++;
+  }
+  return added;
 }
 
 /** Fresh blinded outputs (random secrets and blinding factors) worth `amount` of the keyset. */
@@ -579,6 +696,7 @@ function blankOutputs(amount: number, keyset: KeysetWithKeys, mintUrl: string): 
 function issueFeeMsat(op: MintOp): number | null {
   if (!op.request) return null;
   const journal = parseJournal(op);
+  if (journal.direct) return 0; // the node's proofs handed over: no swap, no fee
   const inputs = journal.inputs.reduce((sum, p) => sum + p.amount, 0);
   const outputs = journal.outputs.reduce((sum, o) => sum + Number(o.blindedMessage.amount), 0);
   return unitToMsat(inputs - outputs, op.unit);
