@@ -10,7 +10,7 @@ import { withChange } from '../wallet/change.js';
 import type { CancelSignal } from './cancel-signal.js';
 import { upstreamFailure } from './forward.js';
 import type { ReservationPlan, ReservationPlanning } from '../billing/metering.js';
-import { keyRefused } from '../keys/accounts.js';
+import { keyRefused, spentCredential } from '../keys/accounts.js';
 import { balanceLimitExceeded } from '../keys/child-keys.js';
 import { insufficientBalance, type Payer } from './payer.js';
 
@@ -93,6 +93,9 @@ export async function reserve(
     if (left()) throw upstreamFailure(wanted.signal!.reason);
     const planned = wanted.planning(0);
     if (limitMsat !== null && limitMsat < availableMsat) throw balanceLimitExceeded(planned, limitMsat);
+    // An X-Cashu token sent again after it paid here (its change went back with its answer) is a spent
+    // token as a credential: Routstr's SDK drops it on that 401, where a 402 would have it try again.
+    if (payer.payment === 'x-cashu' && availableMsat <= 0) throw spentCredential();
     throw await withChange({ deps, payer, request }, insufficientBalance(planned, availableMsat, payer.payment));
   }
   return { reservation, plan };
