@@ -407,6 +407,7 @@ export const Order = Type.Object({
         string_count: Type.Integer(),
         word_count: Type.Integer(),
         ...Time('will_complete'),
+        seconds_to_complete: Type.Integer({ minimum: 0, description: 'until will_complete_at; 0 once completed' }),
         ...Time('completed'),
       }),
     ),

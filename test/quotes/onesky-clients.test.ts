@@ -95,6 +95,10 @@ describe.each(databaseKinds)('OneSky clients on %s', (kind) => {
     expect(ordered.body.data.tasks).toEqual([expect.objectContaining({ to_language: german, language: german })]);
     const shown = await client.get(`/1/projects/${project}/orders/${ordered.body.data.id}`);
     expect(shown.body.data.tasks[0].to_language.code).toBe('de-DE');
+    // What OneSky's sample shows on each task: the seconds left until will_complete_at.
+    const task = shown.body.data.tasks[0];
+    expect(task.seconds_to_complete).toBeGreaterThan(0);
+    expect(Math.abs(task.seconds_to_complete - (task.will_complete_at_timestamp - Date.now() / 1000))).toBeLessThan(60);
   });
 
   describe('phrase collections', () => {

@@ -167,6 +167,8 @@ export function orderBody(order: OrderRow, assignments: AssignmentRow[], withTas
               string_count: order.string_count,
               word_count: order.word_count,
               ...timeFields('will_complete', done),
+              // As OneSky's sample shows it on each task (0 once completed).
+              seconds_to_complete: Math.max(0, Math.ceil((done - now) / 1000)),
               ...timeFields('completed', status === 'completed' ? done : null),
             },
           ],
