@@ -97,9 +97,8 @@ describe('/docs/ on quartet', () => {
       // The title shows with the first operations; wait for the whole description (the status
       // message goes), whose page adds the Authorize panel above the list: a click aimed at a
       // heading of the preview while that happens lands on another one.
-      await page.waitForFunction("document.querySelector('.qv-message').hidden === true", undefined, {
-        timeout: 60_000,
-      });
+      // (A locator wait: a string predicate is evaluated by eval, which the page's CSP refuses.)
+      await page.locator('.qv-message').waitFor({ state: 'hidden', timeout: 60_000 });
       await expect(page.locator('.qv-spec-version').textContent()).resolves.toBe('OAS 3.1.0');
       await expect(page.locator('.qv-message.qv-failure').count()).resolves.toBe(0);
       // Open every operation of the description: all of them render. A tag's operations render in

@@ -119,7 +119,10 @@ async function streamDocument(url: string, options: FetchOptions, stream: Stream
     }
   }
   reader ??= new StreamingJson(utf8, 0); // an empty body
-  const doc = reader.finish();
+  // YAML pieces serve the previews only: the document itself is one parse of the whole text, since
+  // a text the whole parse refuses can still read as pieces (property tests found `   ---` under
+  // `paths`, a stray quote or `#`), and the reader must show that error, not a document.
+  const doc = reader instanceof StreamingYaml ? undefined : reader.finish();
   if (doc) return { doc, external: reader.externalRefs };
   const bytes = reader.bytes();
   let text: string;

@@ -130,7 +130,11 @@ export class StreamingYaml extends PathsProgress {
       const sequenceItem = line[indent] === '-' && (line.length === indent + 1 || line[indent + 1] === ' ');
       if (sequenceItem && !this.item) throw new NotStreamable(); // `paths` is a sequence
       if (indent === this.pathIndent && !sequenceItem) {
-        if (NOT_A_KEY.has(line[indent])) throw new NotStreamable();
+        // `---` or `...` there would start or end a document in a piece parsed alone, where the whole
+        // text has a line of a key (a property test found `   ---` under `paths`).
+        if (NOT_A_KEY.has(line[indent]) || /^(?:---|\.\.\.)(?:\s|$)/.test(line.slice(indent))) {
+          throw new NotStreamable();
+        }
         this.closeItem();
         this.item = [line.slice(indent)];
         return;
