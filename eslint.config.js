@@ -75,19 +75,22 @@ export default tseslint.config(
       '@stylistic/max-len': ['error', { code: 120, ignoreUrls: true, ignoreRegExpLiterals: true }],
     },
   },
-  // The proxy node's domains depend one way (forward → billing → keys → wallet → src/cashu, with
-  // lightning, admin and nostr on top, common/ under them all, service.ts above everything), so
+  // The proxy node's domains depend one way (forward → billing → keys → wallet → settings → common,
+  // with lightning, usage, operator, admin and nostr on top, service.ts above everything), so
   // that each can be read and changed knowing only what is under it: a lower folder importing a
   // higher one, types included, or any import circle fails the lint (issue 28).
   layered('src/proxy', ['service.ts', 'wallet-routes.ts'], {
-    common: ['wallet', 'keys', 'billing', 'forward', 'lightning', 'admin', 'nostr'],
-    wallet: ['keys', 'billing', 'forward', 'lightning', 'admin', 'nostr'],
-    keys: ['billing', 'forward', 'lightning', 'admin', 'nostr'],
-    billing: ['forward', 'lightning', 'admin', 'nostr'],
-    forward: ['lightning', 'admin', 'nostr'],
-    lightning: ['forward', 'admin', 'nostr'],
+    common: ['settings', 'wallet', 'keys', 'billing', 'forward', 'lightning', 'usage', 'operator', 'admin', 'nostr'],
+    settings: ['wallet', 'keys', 'billing', 'forward', 'lightning', 'usage', 'operator', 'admin', 'nostr'],
+    wallet: ['keys', 'billing', 'forward', 'lightning', 'usage', 'operator', 'admin', 'nostr'],
+    keys: ['billing', 'forward', 'lightning', 'usage', 'operator', 'admin', 'nostr'],
+    billing: ['forward', 'lightning', 'usage', 'operator', 'admin', 'nostr'],
+    forward: ['lightning', 'usage', 'operator', 'admin', 'nostr'],
+    lightning: ['forward', 'usage', 'operator', 'admin', 'nostr'],
+    usage: ['forward', 'lightning', 'operator', 'admin', 'nostr'],
+    operator: ['admin', 'nostr'],
     admin: ['nostr'],
-    nostr: ['forward', 'lightning', 'admin'],
+    nostr: ['forward', 'lightning', 'usage', 'operator', 'admin'],
   }),
   // The quotation API the same way: routes → files → jobs → projects and quotation → store, with
   // formats/ and common/ under them all.

@@ -7,6 +7,9 @@ import { installJsonParser } from '../http/json-depth.js';
 import type { ServiceDefinition } from '../services.js';
 import { Authenticator, parseAuthorization } from './keys/accounts.js';
 import { registerAdminRoutes } from './admin/admin.js';
+import { authRoutes } from './operator/auth-routes.js';
+import { registerOperatorApi } from './operator/operator-api.js';
+import { OperatorAuth } from './operator/operator-auth.js';
 import { Billing } from './billing/billing.js';
 import { ChildKeys } from './keys/child-keys.js';
 import { ExpiryRefunds } from './lightning/expiry-refunds.js';
@@ -113,6 +116,10 @@ export const service: ServiceDefinition = {
       upstream,
       billing,
     });
-    await registerAdminRoutes(app, context, wallet, lightning);
+    // The operator's API (Routstr's /admin/api/…) and page share one way of signing in.
+    const auth = new OperatorAuth(db, config.forward.adminPassword, config.forward.adminSessionMs, context.identity);
+    const operatorDeps = { db, config, auth };
+    await registerOperatorApi(app, operatorDeps, [authRoutes(operatorDeps)]);
+    await registerAdminRoutes(app, context, wallet, lightning, auth);
   },
 };

@@ -4,7 +4,7 @@
 // are spent at their mint, and the proofs the node holds are unspent there.
 import { expect } from 'vitest';
 import type { Database } from '../../src/db/index.js';
-import { nodeTotals } from '../../src/proxy/admin/admin-data.js';
+import { nodeTotals } from '../../src/proxy/operator/earnings.js';
 import { unitToMsat } from '../../src/cashu/index.js';
 
 export interface MoneyBook {

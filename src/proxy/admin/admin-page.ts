@@ -1,7 +1,7 @@
 // The admin page's HTML: server-rendered, every value escaped, sent with headers that forbid
 // scripts, framing and foreign form targets.
 import type { FastifyReply } from 'fastify';
-import type { DashboardData } from './admin-data.js';
+import type { DashboardData } from '../operator/earnings.js';
 
 /** Who is looking at the dashboard, and the CSRF token its forms carry (null: none needed). */
 export interface DashboardViewer {

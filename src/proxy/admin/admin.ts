@@ -3,17 +3,15 @@
 // constant time, rate-limited; the session lives in the database behind an HttpOnly
 // SameSite=Strict cookie) or by the bearer token of an admin of the users and tasks API. POST
 // forms carry a CSRF token of the session (@fastify/csrf-protection) and must come from this origin.
-import { scrypt as scryptCallback, timingSafeEqual } from 'node:crypto';
-import { promisify } from 'node:util';
 import fastifyCookie from '@fastify/cookie';
 import fastifyCsrfProtection from '@fastify/csrf-protection';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
 import { bearerToken } from '../../http/auth.js';
 import { HttpError } from '../../http/errors.js';
-import { hitRateLimit } from '../../http/rate-limit.js';
 import type { ServiceContext } from '../../services.js';
-import { SCRYPT_PARAMS } from '../common/forward-config.js';
-import { createSession, dashboardData, deleteSession, findSession, withdrawEarnings } from './admin-data.js';
+import { dashboardData, withdrawEarnings } from '../operator/earnings.js';
+import type { OperatorAuth } from '../operator/operator-auth.js';
+import { PAGE_SESSION_COOKIE } from '../operator/operator-api.js';
 import {
   dashboardHtml,
   errorHtml,
@@ -27,18 +25,7 @@ import {
 import type { Lightning } from '../lightning/lightning-service.js';
 import type { NodeWallet } from '../wallet/wallet.js';
 
-const scrypt = promisify(scryptCallback) as (
-  password: string,
-  salt: Buffer,
-  keylen: number,
-  options: object,
-) => Promise<Buffer>;
-
-const COOKIE = 'quartet_admin';
-const LOGIN_LIMITS = [
-  { scope: 'ip', limit: 10, windowMs: 15 * 60_000 },
-  { scope: 'all', limit: 100, windowMs: 15 * 60_000 },
-];
+const COOKIE = PAGE_SESSION_COOKIE;
 const CSRF_ERRORS = new Set(['FST_CSRF_MISSING_SECRET', 'FST_CSRF_INVALID_TOKEN']);
 
 interface Admin {
@@ -65,8 +52,8 @@ export async function registerAdminRoutes(
   context: ServiceContext,
   wallet: NodeWallet,
   lightning: Lightning,
+  auth: OperatorAuth,
 ) {
-  const config = context.config.proxy.forward;
   const db = context.db;
 
   async function currentAdmin(request: FastifyRequest): Promise<void> {
@@ -79,8 +66,8 @@ export async function registerAdminRoutes(
       return;
     }
     const id = request.cookies[COOKIE];
-    if (!id || !config.adminPassword) return;
-    const session = await findSession(db, id);
+    if (!id) return;
+    const session = await auth.findPageSession(id);
     if (!session) return;
     request.proxyAdmin = { principal: session.principal, sessionId: id };
     request.session = { csrfSecret: session.csrf };
@@ -164,7 +151,7 @@ export async function registerAdminRoutes(
       async (request, reply) => {
         const admin = request.proxyAdmin;
         if (!admin) {
-          if (!config.adminPassword) return sendPage(reply, 'Admin', notConfiguredHtml());
+          if (!(await auth.passwordConfigured())) return sendPage(reply, 'Admin', notConfiguredHtml());
           return sendPage(reply, 'Admin login', loginHtml());
         }
         return sendPage(reply, 'Admin', await dashboard(admin, reply));
@@ -172,32 +159,22 @@ export async function registerAdminRoutes(
     );
 
     scope.post('/admin/login', { schema: { hide: true } }, async (request, reply) => {
-      if (!config.adminPassword) return sendPage(reply.code(404), 'Admin', notConfiguredHtml());
+      if (!(await auth.passwordConfigured())) return sendPage(reply.code(404), 'Admin', notConfiguredHtml());
       refuseCrossOrigin(request);
-      for (const rule of LOGIN_LIMITS) {
-        const key = rule.scope === 'ip' ? `proxy-admin-login:${request.ip}` : 'proxy-admin-login:*';
-        const hit = await hitRateLimit(db, key, rule);
-        if (!hit.allowed) {
-          reply.header('retry-after', String(Math.ceil(hit.retryAfterMs / 1000)));
-          return sendPage(
-            reply.code(429),
-            'Admin login',
-            loginHtml(`Too many login attempts; try again in ${Math.ceil(hit.retryAfterMs / 60_000)} minutes.`),
-          );
-        }
+      const wait = await auth.loginThrottled(request.ip);
+      if (wait !== null) {
+        reply.header('retry-after', String(Math.ceil(wait / 1000)));
+        return sendPage(
+          reply.code(429),
+          'Admin login',
+          loginHtml(`Too many login attempts; try again in ${Math.ceil(wait / 60_000)} minutes.`),
+        );
       }
-      const { N, r, p, keylen } = SCRYPT_PARAMS;
-      const candidate = await scrypt(formField(request, 'password'), config.adminPassword.salt, keylen, {
-        N,
-        r,
-        p,
-        maxmem: 64 * 1024 * 1024,
-      });
-      if (!timingSafeEqual(candidate, config.adminPassword.hash)) {
+      if (!(await auth.verifyPassword(formField(request, 'password')))) {
         return sendPage(reply.code(401), 'Admin login', loginHtml('Wrong password.'));
       }
-      const session = await createSession(db, 'password', config.adminSessionMs);
-      reply.setCookie(COOKIE, session.id, sessionCookie(request, Math.floor(config.adminSessionMs / 1000)));
+      const session = await auth.createPageSession('password');
+      reply.setCookie(COOKIE, session.id, sessionCookie(request, Math.floor(auth.pageSessionMs / 1000)));
       return reply.redirect('/admin/', 303);
     });
 
@@ -205,7 +182,7 @@ export async function registerAdminRoutes(
     const sessionForm = { schema: { hide: true }, preHandler: [sessionFromThisOrigin, csrfOfSession] };
     scope.post('/admin/logout', sessionForm, async (request, reply) => {
       const sessionId = request.proxyAdmin?.sessionId;
-      if (sessionId) await deleteSession(db, sessionId);
+      if (sessionId) await auth.endPageSession(sessionId);
       reply.setCookie(COOKIE, '', sessionCookie(request, 0));
       return reply.redirect('/admin/', 303);
     });

@@ -375,6 +375,41 @@ export const proxyMigrations: Migration[] = [
       await BILL_STEPS_FUNCTION.execute(db);
     },
   },
+  {
+    // The operator API (../operator/): its bearer tokens (sessions and CLI tokens, hashed), the
+    // operator's password once it can be changed at run time, and the audit log of every change.
+    name: '2160_proxy_operator',
+    async up(db, t) {
+      await t
+        .autoId(db.schema.createTable('proxy_operator_tokens'))
+        .addColumn('kind', 'text', (col) => col.notNull())
+        .addColumn('name', 'text', (col) => col.notNull())
+        .addColumn('token_hash', 'text', (col) => col.notNull().unique())
+        .addColumn('preview', 'text', (col) => col.notNull())
+        .addColumn('created_by', 'text', (col) => col.notNull())
+        .addColumn('created_at', t.bigint, (col) => col.notNull())
+        .addColumn('last_used_at', t.bigint)
+        .addColumn('expires_at', t.bigint)
+        .execute();
+      await db.schema
+        .createTable('proxy_operator_password')
+        .addColumn('id', 'integer', (col) => col.primaryKey())
+        .addColumn('salt', 'text', (col) => col.notNull())
+        .addColumn('hash', 'text', (col) => col.notNull())
+        .addColumn('updated_at', t.bigint, (col) => col.notNull())
+        .execute();
+      await t
+        .autoId(db.schema.createTable('proxy_audit_log'))
+        .addColumn('at', t.bigint, (col) => col.notNull())
+        .addColumn('actor', 'text', (col) => col.notNull())
+        .addColumn('action', 'text', (col) => col.notNull())
+        .addColumn('target', 'text', (col) => col.notNull())
+        .addColumn('before', 'text')
+        .addColumn('after', 'text')
+        .execute();
+      await db.schema.createIndex('proxy_audit_log_at').on('proxy_audit_log').column('at').execute();
+    },
+  },
 ];
 
 /** proxy_bill_steps as it is now (migrations 2140 and 2150). */

@@ -143,6 +143,53 @@ export interface ProxyTables {
   proxy_lightning_payments: ProxyLightningPaymentsTable;
   proxy_refund_addresses: { account_id: number; address: string; created_at: number };
   proxy_expiry_refunds: ProxyExpiryRefundsTable;
+  proxy_operator_tokens: ProxyOperatorTokensTable;
+  proxy_operator_password: ProxyOperatorPasswordTable;
+  proxy_audit_log: ProxyAuditLogTable;
+}
+
+/** Bearer tokens of the operator API (migration 2160, ../operator/operator-auth.ts). */
+export interface ProxyOperatorTokensTable {
+  id: Generated<number>;
+  /** `session` (from /admin/api/login, short-lived) or `cli` (named, long-lived, revocable). */
+  kind: 'session' | 'cli';
+  name: string;
+  /** sha256 hex of the token; the token itself is shown once and never stored. */
+  token_hash: string;
+  /** Routstr's `token_preview`: the token's first 8 and last 4 characters. */
+  preview: string;
+  /** Who created it (an audit actor). */
+  created_by: string;
+  created_at: number;
+  last_used_at: number | null;
+  /** Unix ms; null: never (CLI tokens without expiry). */
+  expires_at: number | null;
+}
+
+/**
+ * The operator's password once changed through PATCH /admin/api/password (one row, id 1): from
+ * then on it replaces PROXY_ADMIN_PASSWORD's, in every process.
+ */
+export interface ProxyOperatorPasswordTable {
+  id: number;
+  /** scrypt of the password and its salt, hex. */
+  salt: string;
+  hash: string;
+  updated_at: number;
+}
+
+/** Every change made through the operator API or page: who, when, what, before and after. */
+export interface ProxyAuditLogTable {
+  id: Generated<number>;
+  at: number;
+  actor: string;
+  /** e.g. `provider.update`, `settings.update`, `cli_token.create`. */
+  action: string;
+  /** What was changed (a provider's id, a key's hash…); '' for the node itself. */
+  target: string;
+  /** JSON of the state before and after, secrets redacted; null where there was none. */
+  before: string | null;
+  after: string | null;
 }
 
 /**

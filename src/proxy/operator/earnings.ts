@@ -1,17 +1,12 @@
-// What the admin page shows and does: node totals, the proofs held per mint, recent accounts,
-// requests and withdrawals, the withdrawal of the node's earnings, and the login sessions (in
-// the database, so every process agrees). Its SQL is in ./store.ts.
-import { createHash, randomBytes } from 'node:crypto';
+// The node's money as the operator sees it and moves it (the admin page and the operator API):
+// node totals, the proofs held per mint, recent accounts, requests and withdrawals, the withdrawal
+// of the node's earnings. Its SQL is in ./store.ts.
 import { writeTransaction, type Database } from '../../db/index.js';
 import { HttpError } from '../../http/errors.js';
 import { accountTotals, insertWithdrawal, lockNode, withdrawnMsat } from '../lightning/store.js';
 import {
-  adminSessionByIdHash,
   countLiveReservations,
-  deleteAdminSession,
-  deleteExpiredAdminSessions,
   finishWithdrawal,
-  insertAdminSession,
   mintHoldings as mintHoldingRows,
   recentAccounts,
   recentRequests,
@@ -132,38 +127,4 @@ export async function withdrawEarnings(
     await finishWithdrawal(db.kysely, id, { status: 'failed', error: message.slice(0, 500) }, Date.now());
     throw error instanceof HttpError ? error : new HttpError(503, `The token could not be made: ${message}`);
   }
-}
-
-// --- sessions --------------------------------------------------------------------------
-
-// The database keeps the id's digest and compares digests, never the cookie itself.
-const hashId = (id: string) => createHash('sha256').update(id).digest('hex');
-
-export async function createSession(
-  db: Database,
-  principal: string,
-  lifetimeMs: number,
-): Promise<{ id: string; csrf: string; expiresAt: number }> {
-  const id = randomBytes(32).toString('base64url');
-  const csrf = randomBytes(32).toString('base64url');
-  const now = Date.now();
-  await deleteExpiredAdminSessions(db.kysely, now);
-  await insertAdminSession(db.kysely, {
-    id_hash: hashId(id),
-    csrf_token: csrf,
-    principal,
-    created_at: now,
-    expires_at: now + lifetimeMs,
-  });
-  return { id, csrf, expiresAt: now + lifetimeMs };
-}
-
-export async function findSession(db: Database, id: string): Promise<{ principal: string; csrf: string } | null> {
-  const row = await adminSessionByIdHash(db.kysely, hashId(id));
-  if (!row || row.expires_at <= Date.now()) return null;
-  return { principal: row.principal, csrf: row.csrf_token };
-}
-
-export async function deleteSession(db: Database, id: string): Promise<void> {
-  await deleteAdminSession(db.kysely, hashId(id));
 }
