@@ -102,7 +102,7 @@ ${table(
   'No proofs held yet.',
 )}
 <h2>Withdraw node earnings</h2>
-<form method="post" action="/admin/withdraw" id="withdraw-form">${csrf}
+<form method="post" action="/admin/withdraw-ecash" id="withdraw-form">${csrf}
 <label>Mint <select name="mint">${mints.map((m) => `<option>${esc(m)}</option>`).join('')}</select></label>
 <label>Amount (sat) \
 <input name="amount_sat" type="number" min="1" max="${withdrawable}" value="${withdrawable}" required></label>

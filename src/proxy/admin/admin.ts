@@ -188,7 +188,7 @@ export async function registerAdminRoutes(
     });
 
     const adminForm = { schema: { hide: true }, preHandler: [signedIn, fromThisOrigin, csrfOfSession] };
-    scope.post('/admin/withdraw', adminForm, async (request, reply) => {
+    scope.post('/admin/withdraw-ecash', adminForm, async (request, reply) => {
       const admin = request.proxyAdmin!;
       const sats = Number(formField(request, 'amount_sat'));
       if (!Number.isSafeInteger(sats) || sats <= 0) {

@@ -5,8 +5,8 @@
 // Errors carry Routstr's `detail` (a string, as its clients show it) beside OpenAI's `error`; invalid
 // fields answer FastAPI's 422 `{detail: [{loc, msg, type}]}`.
 import fastifyCookie from '@fastify/cookie';
+import CsrfTokens from '@fastify/csrf';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Database } from '../../db/index.js';
 import { bearerToken } from '../../http/auth.js';
 import { HttpError } from '../../http/errors.js';
@@ -63,9 +63,9 @@ async function operatorOf(request: FastifyRequest, auth: OperatorAuth): Promise<
   if (!session) throw unauthorized('Unauthorized: log in first (POST /admin/api/login)');
   if (!SAFE_METHODS.has(request.method)) {
     // A cookie is ambient: a change needs the session's CSRF token and this origin.
+    // The page's token, made from the session's secret by @fastify/csrf-protection (../admin/admin.ts).
     const sent = request.headers['x-csrf-token'];
-    // Digests compared: equal lengths, and the time does not tell how much of the token was right.
-    if (typeof sent !== 'string' || !timingSafeEqual(digest(sent), digest(session.csrf))) {
+    if (typeof sent !== 'string' || !csrfTokens.verify(session.csrf, sent)) {
       throw operatorError(403, 'csrf_token_invalid', 'The X-CSRF-Token header is missing or wrong; reload the page');
     }
     if (!sameOrigin(request)) throw operatorError(403, 'cross_origin', 'Cross-origin request refused');
@@ -76,7 +76,7 @@ async function operatorOf(request: FastifyRequest, auth: OperatorAuth): Promise<
 const unauthorized = (message: string) =>
   operatorError(401, 'unauthorized', message, { 'www-authenticate': 'Bearer realm="quartet operator"' });
 
-const digest = (text: string) => createHash('sha256').update(text).digest();
+const csrfTokens = CsrfTokens();
 
 function sameOrigin(request: FastifyRequest): boolean {
   const origin = request.headers.origin;

@@ -5,7 +5,12 @@
 // while a bigint arrives as a number (src/db/index.ts).
 import { sql } from 'kysely';
 import type { Executor } from '../../db/index.js';
-import type { ProxyAdminSessionsTable, ProxyAuditLogTable, ProxyOperatorTokensTable } from '../common/tables.js';
+import type {
+  ProxyAdminSessionsTable,
+  ProxyAuditLogTable,
+  ProxyChildKeysTable,
+  ProxyOperatorTokensTable,
+} from '../common/tables.js';
 
 type NewToken = Omit<ProxyOperatorTokensTable, 'id'>;
 
@@ -190,4 +195,235 @@ export async function finishWithdrawal(
     .set({ ...outcome, updated_at: now })
     .where('id', '=', id)
     .execute();
+}
+
+/** Users' balances per mint and unit (what the node owes them), msat. */
+export async function balancesOwedByMint(db: Executor) {
+  return db
+    .selectFrom('proxy_accounts')
+    .select(['mint_url', 'unit', sql<number>`cast(coalesce(sum(balance_msat), 0) as bigint)`.as('owed')])
+    .groupBy(['mint_url', 'unit'])
+    .execute();
+}
+
+/** `like` pattern matching `text` anywhere, its wildcards taken literally. */
+const containing = (text: string) => `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+
+/**
+ * Keys as Routstr's temporary balances list them: every account and every child key, newest first.
+ * A child key owns no balance (it spends its parent's) and names its parent's key hash.
+ */
+function keyRows(db: Executor, search: string | null) {
+  let accounts = db
+    .selectFrom('proxy_accounts as a')
+    .leftJoin('proxy_refund_addresses as r', 'r.account_id', 'a.id')
+    .select([
+      'a.key_hash as hashed_key',
+      'a.balance_msat as balance',
+      'a.total_spent_msat as total_spent',
+      'a.total_requests as total_requests',
+      'r.address as refund_address',
+      'a.expires_at as expires_at',
+      sql<string | null>`null`.as('parent_key_hash'),
+      sql<number | null>`null`.as('balance_limit'),
+      sql<string | null>`null`.as('balance_limit_reset'),
+      'a.created_at as created_at',
+    ]);
+  let children = db
+    .selectFrom('proxy_child_keys as c')
+    .innerJoin('proxy_accounts as p', 'p.id', 'c.parent_account_id')
+    .select([
+      'c.key_hash as hashed_key',
+      sql<number>`0`.as('balance'),
+      'c.total_spent_msat as total_spent',
+      'c.total_requests as total_requests',
+      sql<string | null>`null`.as('refund_address'),
+      'c.expires_at as expires_at',
+      'p.key_hash as parent_key_hash',
+      'c.limit_msat as balance_limit',
+      'c.reset_period as balance_limit_reset',
+      'c.created_at as created_at',
+    ])
+    .where('c.revoked_at', 'is', null);
+  if (search !== null) {
+    const pattern = containing(search);
+    accounts = accounts.where((eb) =>
+      eb.or([
+        sql<boolean>`a.key_hash like ${pattern} escape '\\'`,
+        sql<boolean>`r.address like ${pattern} escape '\\'`,
+      ]),
+    );
+    children = children.where(sql<boolean>`c.key_hash like ${pattern} escape '\\'`);
+  }
+  return { accounts, children };
+}
+
+export async function keysPage(db: Executor, search: string | null, limit: number, offset: number) {
+  const { accounts, children } = keyRows(db, search);
+  return db
+    .selectFrom(accounts.unionAll(children).as('k'))
+    .selectAll()
+    .orderBy('created_at', 'desc')
+    .orderBy('hashed_key')
+    .limit(limit)
+    .offset(offset)
+    .execute();
+}
+
+/** Count and totals of the (searched) keys; balances are the accounts' alone (children draw on them). */
+export async function keysTotals(db: Executor, search: string | null) {
+  const { accounts, children } = keyRows(db, search);
+  return db
+    .selectFrom(accounts.unionAll(children).as('k'))
+    .select([
+      sql<number>`count(*)`.as('total'),
+      sql<number>`cast(coalesce(sum(balance), 0) as bigint)`.as('total_balance'),
+      sql<number>`cast(coalesce(sum(total_spent), 0) as bigint)`.as('total_spent'),
+      sql<number>`cast(coalesce(sum(total_requests), 0) as bigint)`.as('total_requests'),
+    ])
+    .executeTakeFirstOrThrow();
+}
+
+export async function childKeyByHash(db: Executor, keyHash: string) {
+  return db
+    .selectFrom('proxy_child_keys')
+    .select(['id', 'key_hash', 'limit_msat', 'reset_period', 'expires_at'])
+    .where('key_hash', '=', keyHash)
+    .where('revoked_at', 'is', null)
+    .executeTakeFirst();
+}
+
+export async function accountExistsByHash(db: Executor, keyHash: string): Promise<boolean> {
+  const row = await db.selectFrom('proxy_accounts').select('id').where('key_hash', '=', keyHash).executeTakeFirst();
+  return row !== undefined;
+}
+
+export async function updateChildKeyLimits(
+  db: Executor,
+  id: number,
+  change: {
+    limit_msat?: number | null;
+    reset_period?: ProxyChildKeysTable['reset_period'];
+    expires_at?: number | null;
+  },
+): Promise<void> {
+  await db.updateTable('proxy_child_keys').set(change).where('id', '=', id).execute();
+}
+
+export interface TransactionFilter {
+  type: 'in' | 'out' | null;
+  source: string | null;
+  status: string | null;
+  search: string | null;
+  limit: number;
+  offset: number;
+}
+
+/**
+ * Ecash that came in (tokens redeemed, foreign tokens swapped) and went out (refunds, change,
+ * withdrawals), from the mint journal. The journal keeps a token's hash, never the token.
+ */
+function transactionRows(db: Executor, filter: Omit<TransactionFilter, 'limit' | 'offset'>) {
+  let query = db
+    .selectFrom('proxy_mint_ops')
+    .select([
+      'id',
+      'kind',
+      'purpose',
+      'state',
+      'mint_url',
+      'unit',
+      'token_hash',
+      'credit_key_hash',
+      'credit_msat',
+      'debit_msat',
+      'debit_account_id',
+      'claimed_at',
+      'created_at',
+    ])
+    .where('kind', 'in', ['redeem', 'foreign', 'issue']);
+  if (filter.type === 'in') query = query.where('kind', 'in', ['redeem', 'foreign']);
+  if (filter.type === 'out') query = query.where('kind', '=', 'issue');
+  if (filter.source === 'admin') query = query.where('purpose', '=', 'withdraw');
+  if (filter.source === 'x-cashu') query = query.where('purpose', 'in', ['payment', 'change']);
+  if (filter.source === 'apikey') query = query.where('purpose', 'not in', ['payment', 'change', 'withdraw']);
+  if (filter.status === 'collected') query = query.where('state', '=', 'done');
+  if (filter.status === 'pending') query = query.where('state', 'in', ['preparing', 'pending']);
+  if (filter.status === 'failed') query = query.where('state', '=', 'failed');
+  if (filter.search !== null) {
+    const pattern = containing(filter.search);
+    query = query.where((eb) =>
+      eb.or([
+        sql<boolean>`cast(id as text) like ${pattern} escape '\\'`,
+        sql<boolean>`token_hash like ${pattern} escape '\\'`,
+        sql<boolean>`credit_key_hash like ${pattern} escape '\\'`,
+      ]),
+    );
+  }
+  return query;
+}
+
+export async function transactionsPage(db: Executor, filter: TransactionFilter) {
+  return transactionRows(db, filter).orderBy('id', 'desc').limit(filter.limit).offset(filter.offset).execute();
+}
+
+export async function countTransactions(db: Executor, filter: TransactionFilter): Promise<number> {
+  const row = await db
+    .selectFrom(transactionRows(db, filter).as('t'))
+    .select(sql<number>`count(*)`.as('total'))
+    .executeTakeFirstOrThrow();
+  return Number(row.total);
+}
+
+export interface InvoiceFilter {
+  status: string | null;
+  purpose: string | null;
+  search: string | null;
+  limit: number;
+  offset: number;
+}
+
+function invoiceRows(db: Executor, filter: InvoiceFilter) {
+  let query = db
+    .selectFrom('proxy_lightning_invoices as i')
+    .leftJoin('proxy_accounts as a', 'a.id', 'i.account_id')
+    .select([
+      'i.id',
+      'i.bolt11',
+      'i.amount_sats',
+      'i.payment_hash',
+      'i.status',
+      'i.purpose',
+      'i.mint_url',
+      'i.created_at',
+      'i.expires_at',
+      'i.paid_at',
+      'a.key_hash as api_key_hash',
+    ]);
+  if (filter.status !== null) query = query.where('i.status', '=', filter.status as 'pending');
+  if (filter.purpose !== null) query = query.where('i.purpose', '=', filter.purpose as 'create');
+  if (filter.search !== null) {
+    const pattern = containing(filter.search);
+    query = query.where((eb) =>
+      eb.or([
+        sql<boolean>`i.id like ${pattern} escape '\\'`,
+        sql<boolean>`i.bolt11 like ${pattern} escape '\\'`,
+        sql<boolean>`i.payment_hash like ${pattern} escape '\\'`,
+        sql<boolean>`a.key_hash like ${pattern} escape '\\'`,
+      ]),
+    );
+  }
+  return query;
+}
+
+export async function invoicesPage(db: Executor, filter: InvoiceFilter) {
+  return invoiceRows(db, filter).orderBy('i.created_at', 'desc').limit(filter.limit).offset(filter.offset).execute();
+}
+
+export async function countInvoices(db: Executor, filter: InvoiceFilter): Promise<number> {
+  const row = await db
+    .selectFrom(invoiceRows(db, filter).as('t'))
+    .select(sql<number>`count(*)`.as('total'))
+    .executeTakeFirstOrThrow();
+  return Number(row.total);
 }

@@ -339,7 +339,15 @@ export class NodeWallet {
       throw new RangeError(`issue: ${amountMsat} msat is not a positive whole number of ${unit}`);
     }
     const now = Date.now();
-    const values = this.issueOpValues(normalizeMintUrl(mintUrl), unit, options.purpose ?? 'withdraw', null, 0, now);
+    // No account pays it (the node's own money): debit_msat records the amount for the operator's list.
+    const values = this.issueOpValues(
+      normalizeMintUrl(mintUrl),
+      unit,
+      options.purpose ?? 'withdraw',
+      null,
+      amountMsat,
+      now,
+    );
     const done = await this.runIssue(await insertMintOp(this.db.kysely, values), units);
     return done.result!;
   }
