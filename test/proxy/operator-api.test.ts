@@ -249,6 +249,18 @@ describe.each(databaseKinds)('operator API on %s', (kind) => {
     const out = transactions.json.transactions.find((t: any) => t.source === 'admin');
     expect(out).toMatchObject({ amount: 1, unit: 'sat', mint_url: mint.url, token: null });
     expect(JSON.stringify(transactions.json)).not.toContain(withdrawn.json.token);
+    // Routstr's UI knows four statuses; each filter finds its own.
+    for (const t of transactions.json.transactions)
+      expect(['issued', 'collected', 'swept', 'pending']).toContain(t.status);
+    for (const status of ['issued', 'collected', 'pending', 'swept']) {
+      const filtered = await api(node, 'GET', `/admin/api/transactions?status=${status}`, token);
+      expect(
+        filtered.json.transactions.every((t: any) => t.status === status),
+        status,
+      ).toBe(true);
+    }
+    const issued = await api(node, 'GET', '/admin/api/transactions?status=issued&source=admin', token);
+    expect(issued.json.total).toBe(1);
     const onlyOut = await api(node, 'GET', '/admin/api/transactions?type=out', token);
     expect(onlyOut.json.transactions.every((t: any) => t.type === 'out')).toBe(true);
     expect(onlyOut.json.total).toBe(onlyOut.json.transactions.length);

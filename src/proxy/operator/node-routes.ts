@@ -348,7 +348,8 @@ export function nodeRoutes(deps: OperatorDeps & { wallet: NodeWallet }) {
             bolt11: row.bolt11,
             amount_sats: Number(row.amount_sats),
             description: `quartet ${row.purpose}`,
-            payment_hash: row.payment_hash,
+            // Routstr's UI shortens it: a string always.
+            payment_hash: row.payment_hash ?? '',
             status: row.status,
             api_key_hash: row.api_key_hash,
             purpose: row.purpose,
@@ -356,6 +357,9 @@ export function nodeRoutes(deps: OperatorDeps & { wallet: NodeWallet }) {
             created_at: seconds(Number(row.created_at)),
             expires_at: seconds(Number(row.expires_at)),
             paid_at: seconds(nullableNumber(row.paid_at)),
+            balance_limit: null,
+            balance_limit_reset: null,
+            validity_date: null,
           })),
           total,
         };
@@ -366,9 +370,11 @@ export function nodeRoutes(deps: OperatorDeps & { wallet: NodeWallet }) {
 
 const nullableNumber = (value: number | string | null) => (value === null ? null : Number(value));
 
-/** Routstr's statuses: an admin withdrawal is `issued` once made; a refund handed out is `collected`. */
+/**
+ * Routstr's statuses (its UI knows these four): an admin withdrawal is `issued` once made; a refund
+ * is `collected` once an answer carried it; ecash in is `collected` once redeemed.
+ */
 function transactionStatus(state: string, incoming: boolean, purpose: string, claimedAt: number | null): string {
-  if (state === 'failed') return 'failed';
   if (state !== 'done') return 'pending';
   if (incoming) return 'collected';
   if (purpose === 'withdraw') return 'issued';

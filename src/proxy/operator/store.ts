@@ -341,15 +341,32 @@ function transactionRows(db: Executor, filter: Omit<TransactionFilter, 'limit' |
       'claimed_at',
       'created_at',
     ])
-    .where('kind', 'in', ['redeem', 'foreign', 'issue']);
+    .where('kind', 'in', ['redeem', 'foreign', 'issue'])
+    // A failed operation moved no ecash (its proofs were given back or never taken).
+    .where('state', '!=', 'failed');
   if (filter.type === 'in') query = query.where('kind', 'in', ['redeem', 'foreign']);
   if (filter.type === 'out') query = query.where('kind', '=', 'issue');
   if (filter.source === 'admin') query = query.where('purpose', '=', 'withdraw');
   if (filter.source === 'x-cashu') query = query.where('purpose', 'in', ['payment', 'change']);
   if (filter.source === 'apikey') query = query.where('purpose', 'not in', ['payment', 'change', 'withdraw']);
-  if (filter.status === 'collected') query = query.where('state', '=', 'done');
-  if (filter.status === 'pending') query = query.where('state', 'in', ['preparing', 'pending']);
-  if (filter.status === 'failed') query = query.where('state', '=', 'failed');
+  // Routstr's statuses (see transactionStatus in ./node-routes.ts); nothing is ever `swept` here.
+  if (filter.status === 'collected') {
+    query = query
+      .where('state', '=', 'done')
+      .where((eb) =>
+        eb.or([eb('kind', '!=', 'issue'), eb.and([eb('purpose', '!=', 'withdraw'), eb('claimed_at', 'is not', null)])]),
+      );
+  }
+  if (filter.status === 'issued') query = query.where('state', '=', 'done').where('purpose', '=', 'withdraw');
+  if (filter.status === 'pending') {
+    query = query.where((eb) =>
+      eb.or([
+        eb('state', 'in', ['preparing', 'pending']),
+        eb.and([eb('kind', '=', 'issue'), eb('purpose', '!=', 'withdraw'), eb('claimed_at', 'is', null)]),
+      ]),
+    );
+  }
+  if (filter.status === 'swept') query = query.where(sql<boolean>`1 = 0`);
   if (filter.search !== null) {
     const pattern = containing(filter.search);
     query = query.where((eb) =>
