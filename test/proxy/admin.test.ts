@@ -123,6 +123,8 @@ describe('admin page', () => {
     expect(await shown('total-earnings')).toBe(after.earnings);
     const row = await node.server.db.kysely.selectFrom('proxy_withdrawals').selectAll().executeTakeFirstOrThrow();
     expect(row).toMatchObject({ status: 'issued', created_by: 'password', amount_msat: sats * 1000 });
+    const audited = await node.server.db.kysely.selectFrom('proxy_audit_log').selectAll().executeTakeFirstOrThrow();
+    expect(audited).toMatchObject({ actor: 'password', action: 'earnings.withdraw', target: String(row.id) });
 
     // More than the earnings is refused by the server too (not only by the form's max).
     await page.$eval('input[name=amount_sat]', (input) => input.removeAttribute('max'));
@@ -145,7 +147,7 @@ describe('admin page', () => {
     });
     expect(login.status).toBe(303);
     const cookie = login.headers.get('set-cookie')!.split(';')[0];
-    const noCsrf = await fetch(`${node.url}/admin/withdraw`, {
+    const noCsrf = await fetch(`${node.url}/admin/withdraw-ecash`, {
       method: 'POST',
       headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' },
       body: `amount_sat=1&mint=${encodeURIComponent(mint.url)}`,
@@ -153,7 +155,7 @@ describe('admin page', () => {
     expect(noCsrf.status).toBe(403);
     const page = await (await fetch(`${node.url}/admin/`, { headers: { cookie } })).text();
     const csrf = /name="csrf" value="([^"]+)"/.exec(page)![1];
-    const foreign = await fetch(`${node.url}/admin/withdraw`, {
+    const foreign = await fetch(`${node.url}/admin/withdraw-ecash`, {
       method: 'POST',
       headers: { cookie, origin: 'https://evil.example', 'content-type': 'application/x-www-form-urlencoded' },
       body: `csrf=${csrf}&amount_sat=1&mint=${encodeURIComponent(mint.url)}`,

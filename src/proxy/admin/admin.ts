@@ -12,6 +12,7 @@ import type { ServiceContext } from '../../services.js';
 import { dashboardData, withdrawEarnings } from '../operator/earnings.js';
 import type { OperatorAuth } from '../operator/operator-auth.js';
 import { PAGE_SESSION_COOKIE } from '../operator/operator-api.js';
+import { recordAudit } from '../operator/audit.js';
 import {
   dashboardHtml,
   errorHtml,
@@ -209,6 +210,12 @@ export async function registerAdminRoutes(
       const amount = formField(request, 'amount_sat');
       const sats = amount === '' ? null : Number(amount);
       const paid = await lightning.payments.withdraw(target, sats, admin.principal);
+      await recordAudit(db.kysely, {
+        actor: admin.principal,
+        action: 'earnings.withdraw_lightning',
+        target: paid.recipient,
+        after: { status: paid.status, amount_msat: paid.msats },
+      });
       const page = lightningWithdrawalHtml(paid.status, paid.recipient, paid.msats);
       return sendPage(reply, 'Admin', page + '\n' + (await dashboard(admin, reply)));
     });

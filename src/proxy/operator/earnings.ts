@@ -13,6 +13,7 @@ import {
   recentWithdrawals,
 } from './store.js';
 import type { NodeWallet } from '../wallet/wallet.js';
+import { recordAudit } from './audit.js';
 
 export interface NodeTotals {
   /** Everything users' accounts own (including reserved). */
@@ -107,7 +108,7 @@ export async function withdrawEarnings(
     if (amountMsat > available) {
       throw new HttpError(400, `The node's earnings are ${available} msat; ${amountMsat} msat cannot be withdrawn`);
     }
-    return insertWithdrawal(trx, {
+    const id = await insertWithdrawal(trx, {
       amount_msat: amountMsat,
       mint_url: mintUrl,
       status: 'pending',
@@ -117,6 +118,13 @@ export async function withdrawEarnings(
       created_at: now,
       updated_at: now,
     });
+    await recordAudit(trx, {
+      actor: by,
+      action: 'earnings.withdraw',
+      target: String(id),
+      after: { amount_msat: amountMsat, mint_url: mintUrl },
+    });
+    return id;
   });
   try {
     const token = await wallet.issue(amountMsat, mintUrl, { purpose: 'withdraw' });
