@@ -250,8 +250,9 @@ describe.each(databaseKinds)('operator API on %s', (kind) => {
     expect(out).toMatchObject({ amount: 1, unit: 'sat', mint_url: mint.url, token: null });
     expect(JSON.stringify(transactions.json)).not.toContain(withdrawn.json.token);
     // Routstr's UI knows four statuses; each filter finds its own.
-    for (const t of transactions.json.transactions)
+    for (const t of transactions.json.transactions) {
       expect(['issued', 'collected', 'swept', 'pending']).toContain(t.status);
+    }
     for (const status of ['issued', 'collected', 'pending', 'swept']) {
       const filtered = await api(node, 'GET', `/admin/api/transactions?status=${status}`, token);
       expect(
