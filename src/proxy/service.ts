@@ -8,6 +8,7 @@ import type { ServiceDefinition } from '../services.js';
 import { Authenticator, parseAuthorization } from './keys/accounts.js';
 import { registerAdminRoutes } from './admin/admin.js';
 import { authRoutes } from './operator/auth-routes.js';
+import { healthRoutes } from './operator/health-routes.js';
 import { registerOperatorApi } from './operator/operator-api.js';
 import { OperatorAuth } from './operator/operator-auth.js';
 import { Billing } from './billing/billing.js';
@@ -119,7 +120,7 @@ export const service: ServiceDefinition = {
     // The operator's API (Routstr's /admin/api/…) and page share one way of signing in.
     const auth = new OperatorAuth(db, config.forward.adminPassword, config.forward.adminSessionMs, context.identity);
     const operatorDeps = { db, config, auth };
-    await registerOperatorApi(app, operatorDeps, [authRoutes(operatorDeps)]);
+    await registerOperatorApi(app, operatorDeps, [authRoutes(operatorDeps), healthRoutes(operatorDeps, upstream)]);
     await registerAdminRoutes(app, context, wallet, lightning, auth);
   },
 };

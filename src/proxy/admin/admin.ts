@@ -23,6 +23,7 @@ import {
   type DashboardViewer,
 } from './admin-page.js';
 import type { Lightning } from '../lightning/lightning-service.js';
+import { registerAdminAssets } from './admin-assets.js';
 import type { NodeWallet } from '../wallet/wallet.js';
 
 const COOKIE = PAGE_SESSION_COOKIE;
@@ -127,15 +128,20 @@ export async function registerAdminRoutes(
     });
     scope.addHook('preHandler', currentAdmin);
 
-    async function dashboard(admin: Admin, reply: FastifyReply): Promise<string> {
+    /** The dashboard after `notice` (a withdrawal's outcome), with its script and the session's CSRF token. */
+    async function sendDashboard(request: FastifyRequest, reply: FastifyReply, notice = '') {
+      const admin = request.proxyAdmin!;
       const viewer: DashboardViewer = {
         principal: admin.principal,
         csrfToken: admin.sessionId ? reply.generateCsrf() : null,
         hasSession: admin.sessionId !== null,
       };
-      return dashboardHtml(viewer, wallet.mints, await dashboardData(db));
+      const body = dashboardHtml(viewer, wallet.mints, await dashboardData(db));
+      // The script's API calls carry the session's token itself, as the operator API compares it.
+      return sendPage(reply, 'Admin', notice + body, { csrf: request.session?.csrfSecret ?? null });
     }
 
+    registerAdminAssets(scope);
     scope.get('/admin', { schema: { hide: true } }, async (_request, reply) => reply.redirect('/admin/', 301));
 
     scope.get(
@@ -144,8 +150,9 @@ export async function registerAdminRoutes(
         schema: {
           summary: 'Administration page (HTML)',
           description:
-            'The operator page: node totals, mint balances, accounts, recent billed requests and withdrawal of ' +
-            'the node earnings. Login by PROXY_ADMIN_PASSWORD or the bearer token of an admin of the users API.',
+            'The operator page: node totals, charts of requests and revenue, provider health, mint balances, ' +
+            'accounts, logs, transactions, the audit log, providers and settings, and withdrawal of the node ' +
+            'earnings. Login by PROXY_ADMIN_PASSWORD or the bearer token of an admin of the users API.',
         },
       },
       async (request, reply) => {
@@ -154,7 +161,7 @@ export async function registerAdminRoutes(
           if (!(await auth.passwordConfigured())) return sendPage(reply, 'Admin', notConfiguredHtml());
           return sendPage(reply, 'Admin login', loginHtml());
         }
-        return sendPage(reply, 'Admin', await dashboard(admin, reply));
+        return sendDashboard(request, reply);
       },
     );
 
@@ -196,7 +203,7 @@ export async function registerAdminRoutes(
       }
       const mint = formField(request, 'mint');
       const { token } = await withdrawEarnings(db, wallet, sats * 1000, mint, admin.principal);
-      return sendPage(reply, 'Admin', withdrawalHtml(sats, mint, token) + '\n' + (await dashboard(admin, reply)));
+      return sendDashboard(request, reply, withdrawalHtml(sats, mint, token) + '\n');
     });
 
     // The earnings paid by melting at the primary mint (./lightning-pay.ts) to an invoice or an address.
@@ -209,8 +216,7 @@ export async function registerAdminRoutes(
       const amount = formField(request, 'amount_sat');
       const sats = amount === '' ? null : Number(amount);
       const paid = await lightning.payments.withdraw(target, sats, admin.principal);
-      const page = lightningWithdrawalHtml(paid.status, paid.recipient, paid.msats);
-      return sendPage(reply, 'Admin', page + '\n' + (await dashboard(admin, reply)));
+      return sendDashboard(request, reply, lightningWithdrawalHtml(paid.status, paid.recipient, paid.msats) + '\n');
     });
   });
 }
