@@ -43,10 +43,7 @@ export function registerAdminAssets(scope: FastifyInstance, dir = ASSETS_DIR) {
     if (!asset) {
       throw new HttpError(404, assets.size ? 'No such file' : 'The admin page is not built: run `npm run build:admin`');
     }
-    reply
-      .header('x-content-type-options', 'nosniff')
-      .header('etag', asset.etag)
-      .header('cache-control', 'no-cache');
+    reply.header('x-content-type-options', 'nosniff').header('etag', asset.etag).header('cache-control', 'no-cache');
     if (request.headers['if-none-match'] === asset.etag) return reply.code(304).send();
     return reply.type(asset.type).send(asset.body);
   });
