@@ -195,7 +195,8 @@ export function renderLogs(root: HTMLElement) {
             const levelName = text(field(entry, 'levelname'));
             const id = field(entry, 'request_id');
             let idCell: Node | string = '–';
-            if (typeof id === 'string' && id) {
+            // Routstr writes "no-request-id" on entries outside a request.
+            if (typeof id === 'string' && id && id !== 'no-request-id') {
               const link = h('button', { type: 'button', class: 'link', title: 'Only this request' }, id);
               link.addEventListener('click', () => {
                 requestId.value = id;

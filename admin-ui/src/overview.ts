@@ -25,7 +25,7 @@ export function renderOverview(panels: { summary?: HTMLElement; usage?: HTMLElem
   let range = RANGES[0];
   const toggle = h('div', { class: 'toggle', role: 'group', 'aria-label': 'Period of the charts' });
   const buttons = RANGES.map((r) => {
-    const button = h('button', { type: 'button', 'data-range': r.id, 'aria-pressed': r === range }, r.label);
+    const button = h('button', { type: 'button', 'data-range': r.id, 'aria-pressed': String(r === range) }, r.label);
     button.addEventListener('click', () => {
       range = r;
       for (const b of buttons) b.setAttribute('aria-pressed', String(b === button));

@@ -112,7 +112,7 @@ export function dashboardHtml(viewer: DashboardViewer, mints: string[], data: Da
     return `<section id="${id}"><h2>${esc(title)}</h2>\n${body}\n</section>`;
   };
   return `
-<p class="signed-in">Signed in as ${esc(viewer.principal)}.${logout}</p>
+<div class="signed-in">Signed in as ${esc(viewer.principal)}.${logout}</div>
 <nav id="sections">${SECTIONS.map(([id, title]) => `<a href="#${id}">${esc(title)}</a>`).join(' ')}</nav>
 ${section(
   'overview',
