@@ -170,7 +170,7 @@ const LEVELS: [string, string][] = [
 ];
 
 export function renderLogs(root: HTMLElement) {
-  const date = select('date', [['', 'Today']]);
+  const date = select('date', [['', 'Latest days']]);
   const level = select('level', LEVELS);
   const requestId = input('request_id', { placeholder: 'Request id', size: 24 });
   const search = input('search', { type: 'search', placeholder: 'Text in the message', size: 30 });

@@ -255,14 +255,11 @@ describe.each(databaseKinds)('admin dashboard on %s', (kind) => {
 /** The screenshots of docs/proxy-operator.md ("The admin page"). */
 async function saveScreenshots(page: Page) {
   mkdirSync('docs/images', { recursive: true });
-  await page.evaluate(() => window.scrollTo(0, 0));
-  await page.screenshot({ path: 'docs/images/admin-dashboard-overview.png' });
-  for (const [id, name] of [
-    ['health', 'health'],
-    ['accounts', 'accounts'],
-    ['logs', 'logs'],
-    ['providers', 'providers'],
-  ]) {
-    await page.locator(`section#${id}`).screenshot({ path: `docs/images/admin-dashboard-${name}.png` });
+  // The sticky navigation would cover the top of each section.
+  await page.evaluate(() =>
+    document.querySelector<HTMLElement>('nav#sections')!.style.setProperty('position', 'static'),
+  );
+  for (const id of ['overview', 'health', 'mints', 'accounts', 'logs', 'providers', 'settings']) {
+    await page.locator(`section#${id}`).screenshot({ path: `docs/images/admin-dashboard-${id}.png` });
   }
 }
