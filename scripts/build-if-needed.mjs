@@ -13,12 +13,14 @@ const stampFile = join(dist, '.sources-hash');
 const inputs = [
   'src',
   'viewer',
+  'admin-ui/src',
   'scripts/build-viewer.mjs',
+  'scripts/build-admin-ui.mjs',
   'tsconfig.json',
   'tsconfig.build.json',
   'package-lock.json',
 ];
-const outputs = ['cli.js', 'viewer/index.html'];
+const outputs = ['cli.js', 'viewer/index.html', 'admin-ui/admin.js'];
 
 function filesOf(path) {
   if (!statSync(path).isDirectory()) return [path];

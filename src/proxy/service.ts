@@ -8,6 +8,7 @@ import type { ServiceDefinition } from '../services.js';
 import { Authenticator, parseAuthorization } from './keys/accounts.js';
 import { registerAdminRoutes } from './admin/admin.js';
 import { authRoutes } from './operator/auth-routes.js';
+import { healthRoutes } from './operator/health-routes.js';
 import { nodeRoutes } from './operator/node-routes.js';
 import { registerOperatorApi } from './operator/operator-api.js';
 import { OperatorAuth } from './operator/operator-auth.js';
@@ -120,7 +121,11 @@ export const service: ServiceDefinition = {
     // The operator's API (Routstr's /admin/api/…) and page share one way of signing in.
     const auth = new OperatorAuth(db, config.forward.adminPassword, config.forward.adminSessionMs, context.identity);
     const operatorDeps = { db, config, auth };
-    await registerOperatorApi(app, operatorDeps, [authRoutes(operatorDeps), nodeRoutes({ ...operatorDeps, wallet })]);
+    await registerOperatorApi(app, operatorDeps, [
+      authRoutes(operatorDeps),
+      nodeRoutes({ ...operatorDeps, wallet }),
+      healthRoutes(operatorDeps, upstream),
+    ]);
     await registerAdminRoutes(app, context, wallet, lightning, auth);
   },
 };

@@ -172,7 +172,8 @@ describe('admin page', () => {
   it('escapes everything it shows', async ({ skip }) => {
     skip(!browserTests, 'no browser in the fast loop');
     const db = node.server.db.kysely;
-    await db
+    const now = Date.now();
+    const account = await db
       .insertInto('proxy_accounts')
       .values({
         key_hash: 'x'.repeat(64),
@@ -180,8 +181,25 @@ describe('admin page', () => {
         balance_msat: 0,
         mint_url: '"><img src=x onerror=alert(2)>',
         unit: 'sat',
-        created_at: Date.now(),
-        last_used_at: Date.now(),
+        created_at: now,
+        last_used_at: now,
+      })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    // Its request, listed under "Billed requests" with the key's prefix and the model's name.
+    await db
+      .insertInto('proxy_requests')
+      .values({
+        account_id: account.id,
+        path: '/v1/chat/completions',
+        model: '"><img src=x onerror=alert(3)>',
+        stream: 0,
+        payment: 'key',
+        status: 'settled',
+        reserved_msat: 0,
+        created_at: now,
+        heartbeat_at: now,
+        settled_at: now,
       })
       .execute();
     const context = await browser.newContext();
@@ -195,7 +213,8 @@ describe('admin page', () => {
     await page.fill('input[name=password]', PASSWORD);
     await page.click('#login-form button');
     await page.waitForSelector('#total-held');
-    expect(await page.textContent('body')).toContain('<script>alert(1)</script>');
+    expect(await page.textContent('#requests')).toContain('<script>alert(1)</script>');
+    expect(await page.textContent('#requests')).toContain('"><img src=x onerror=alert(3)>');
     expect(await page.locator('img').count()).toBe(0);
     expect(dialogs).toBe(0);
     await context.close();

@@ -2,6 +2,7 @@
 // scripts, framing and foreign form targets.
 import type { FastifyReply } from 'fastify';
 import type { DashboardData } from '../operator/earnings.js';
+import { ADMIN_SCRIPT, ADMIN_STYLES } from './admin-assets.js';
 
 /** Who is looking at the dashboard, and the CSRF token its forms carry (null: none needed). */
 export interface DashboardViewer {
@@ -11,26 +12,37 @@ export interface DashboardViewer {
   hasSession: boolean;
 }
 
-export function sendPage(reply: FastifyReply, title: string, body: string) {
+/** The page's policy: its own script and stylesheet only (no inline script or style), calls to this origin. */
+const PAGE_CSP = [
+  "default-src 'none'",
+  "script-src 'self'",
+  "style-src 'self'",
+  "connect-src 'self'",
+  "img-src 'self' data:",
+  "form-action 'self'",
+  "frame-ancestors 'none'",
+  "base-uri 'none'",
+].join('; ');
+
+/**
+ * Sends an admin page. `script`: the dashboard's script is loaded, and `csrf` (the session's CSRF
+ * token, null for a bearer caller) is handed to it in a meta tag for its `X-CSRF-Token` header.
+ */
+export function sendPage(reply: FastifyReply, title: string, body: string, script?: { csrf: string | null }) {
+  const head = script
+    ? `\n<meta name="csrf-token" content="${esc(script.csrf ?? '')}">\n<script src="${ADMIN_SCRIPT}" defer></script>`
+    : '';
   return reply
     .type('text/html; charset=utf-8')
     .header('cache-control', 'no-store')
-    .header(
-      'content-security-policy',
-      "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
-    )
+    .header('content-security-policy', PAGE_CSP)
     .header('x-frame-options', 'DENY')
     .header('referrer-policy', 'no-referrer')
     .header('x-content-type-options', 'nosniff').send(`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${esc(title)} · quartet proxy node</title>
-<style>
-body{font-family:system-ui,sans-serif;margin:2rem;max-width:80rem;color:#222}
-table{border-collapse:collapse;margin:.5rem 0 1.5rem}
-th,td{border:1px solid #ccc;padding:.3rem .6rem;text-align:left;vertical-align:top}
-td{font-variant-numeric:tabular-nums}.error{color:#a00}.inline{display:inline}code.token{word-break:break-all}
-form label{margin-right:1rem}
-</style></head>
+<link rel="stylesheet" href="${ADMIN_STYLES}">${head}
+</head>
 <body><h1>quartet proxy node · ${esc(title)}</h1>
 ${body}
 </body></html>`);
@@ -67,8 +79,27 @@ export function lightningWithdrawalHtml(status: string, recipient: string, msats
 A pending payment is finished by the recovery; it stays listed under "Withdrawals" below.</p>`;
 }
 
+/** The sections of the dashboard, in the order of its navigation. */
+const SECTIONS = [
+  ['overview', 'Overview'],
+  ['health', 'Provider health'],
+  ['mints', 'Mints and withdrawal'],
+  ['accounts', 'Accounts'],
+  ['logs', 'Logs'],
+  ['transactions', 'Transactions'],
+  ['requests', 'Billed requests'],
+  ['providers', 'Providers'],
+  ['settings', 'Settings'],
+  ['audit', 'Audit log'],
+] as const;
+
+/** A place the dashboard's script fills from the operator API (./admin-assets.ts serves the script). */
+const panel = (name: string) =>
+  `<div class="panel" id="${name}-panel" data-panel="${name}"><p class="muted">Loading…</p>\
+<noscript><p>This panel needs JavaScript.</p></noscript></div>`;
+
 export function dashboardHtml(viewer: DashboardViewer, mints: string[], data: DashboardData): string {
-  const { totals, holdings, accounts, requests, withdrawals } = data;
+  const { totals, holdings, requests, withdrawals } = data;
   const csrf = viewer.csrfToken ? `<input type="hidden" name="csrf" value="${esc(viewer.csrfToken)}">` : '';
   const logout = viewer.hasSession
     ? ` <form method="post" action="/admin/logout" class="inline">${csrf}<button>Log out</button></form>`
@@ -76,10 +107,16 @@ export function dashboardHtml(viewer: DashboardViewer, mints: string[], data: Da
   const total = (id: string, label: string, msat: number) =>
     `<tr><th>${esc(label)}</th><td id="${id}" data-msat="${msat}">${msatText(msat)}</td></tr>`;
   const withdrawable = Math.floor(Math.max(0, totals.earningsMsat) / 1000);
+  const section = (id: string, body: string) => {
+    const title = SECTIONS.find(([name]) => name === id)![1];
+    return `<section id="${id}"><h2>${esc(title)}</h2>\n${body}\n</section>`;
+  };
   return `
-<p>Signed in as ${esc(viewer.principal)}.${logout}</p>
-<h2>Node totals</h2>
-<table class="totals">
+<div class="signed-in">Signed in as ${esc(viewer.principal)}.${logout}</div>
+<nav id="sections">${SECTIONS.map(([id, title]) => `<a href="#${id}">${esc(title)}</a>`).join(' ')}</nav>
+${section(
+  'overview',
+  `<div class="overview"><table class="totals">
 ${total('total-held', 'Held for users (all account balances)', totals.heldMsat)}
 ${total('total-reserved', 'Reserved by requests in flight', totals.reservedMsat)}
 ${total('total-earned', 'Earned (charged for requests, all time)', totals.earnedMsat)}
@@ -89,7 +126,16 @@ ${total('total-earnings', 'Node earnings available', totals.earningsMsat)}
 <tr><th>Billed requests (settled / in flight)</th>\
 <td id="total-requests">${totals.settledRequests} / ${totals.inFlight}</td></tr>
 </table>
-<h2>Mint balances (proofs the node holds)</h2>
+${panel('summary')}</div>
+<h3>Requests and sats over time</h3>
+${panel('usage')}
+<h3>Revenue by model</h3>
+${panel('revenue')}`,
+)}
+${section('health', panel('health'))}
+${section(
+  'mints',
+  `<h3>Proofs the node holds</h3>
 ${table(
   ['Mint', 'Unit', 'Unspent', 'Being spent', 'Proofs'],
   holdings.map((h) => [
@@ -101,7 +147,9 @@ ${table(
   ]),
   'No proofs held yet.',
 )}
-<h2>Withdraw node earnings</h2>
+<h3>Balances per mint (wallet, users, operator)</h3>
+${panel('balances')}
+<h3>Withdraw node earnings</h3>
 <form method="post" action="/admin/withdraw-ecash" id="withdraw-form">${csrf}
 <label>Mint <select name="mint">${mints.map((m) => `<option>${esc(m)}</option>`).join('')}</select></label>
 <label>Amount (sat) \
@@ -115,22 +163,27 @@ ${table(
 <small>(melted at ${esc(mints[0])}; the Lightning fee reserve and the mint's input fee
 come from the earnings too, the unused reserve goes back)</small>
 </form>
-<h2>Accounts</h2>
+<h3>Withdrawals</h3>
 ${table(
-  ['Key', 'Balance', 'Reserved', 'Spent', 'Requests', 'Mint', 'Created', 'Last use'],
-  accounts.map((a) => [
-    `<code>${esc(a.key_prefix ?? '?')}…</code>`,
-    msatText(a.balance_msat),
-    msatText(a.reserved_msat),
-    msatText(a.total_spent_msat),
-    esc(a.total_requests),
-    esc(`${a.mint_url} (${a.unit})`),
-    timeText(a.created_at),
-    timeText(a.last_used_at),
+  ['#', 'Time', 'Amount', 'Mint', 'Status', 'By', 'Token'],
+  withdrawals.map((w) => [
+    esc(w.id),
+    timeText(w.created_at),
+    msatText(w.amount_msat),
+    esc(w.mint_url),
+    esc(w.status) + (w.error ? `: ${esc(w.error)}` : ''),
+    esc(w.created_by),
+    w.token ? `<details><summary>show</summary><code class="token">${esc(w.token)}</code></details>` : '–',
   ]),
-  'No accounts yet.',
+  'No withdrawals yet.',
+)}`,
 )}
-<h2>Recent billed requests</h2>
+${section('accounts', panel('accounts'))}
+${section('logs', panel('logs'))}
+${section('transactions', `${panel('transactions')}\n<h3>Lightning invoices</h3>\n${panel('invoices')}`)}
+${section(
+  'requests',
+  `<p>The latest 50.</p>
 ${table(
   ['#', 'Time', 'Key', 'Model', 'Path', 'Paid by', 'Status', 'Reserved', 'Charged', 'Tokens in/out', 'Upstream'],
   requests.map((r) => [
@@ -149,21 +202,11 @@ ${table(
     esc(r.upstream_status ?? '–'),
   ]),
   'No billed requests yet.',
+)}`,
 )}
-<h2>Withdrawals</h2>
-${table(
-  ['#', 'Time', 'Amount', 'Mint', 'Status', 'By', 'Token'],
-  withdrawals.map((w) => [
-    esc(w.id),
-    timeText(w.created_at),
-    msatText(w.amount_msat),
-    esc(w.mint_url),
-    esc(w.status) + (w.error ? `: ${esc(w.error)}` : ''),
-    esc(w.created_by),
-    w.token ? `<details><summary>show</summary><code class="token">${esc(w.token)}</code></details>` : '–',
-  ]),
-  'No withdrawals yet.',
-)}`;
+${section('providers', panel('providers'))}
+${section('settings', panel('settings'))}
+${section('audit', panel('audit'))}`;
 }
 
 function table(headers: string[], rows: string[][], empty: string): string {

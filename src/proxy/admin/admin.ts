@@ -24,6 +24,7 @@ import {
   type DashboardViewer,
 } from './admin-page.js';
 import type { Lightning } from '../lightning/lightning-service.js';
+import { registerAdminAssets } from './admin-assets.js';
 import type { NodeWallet } from '../wallet/wallet.js';
 
 const COOKIE = PAGE_SESSION_COOKIE;
@@ -128,15 +129,18 @@ export async function registerAdminRoutes(
     });
     scope.addHook('preHandler', currentAdmin);
 
-    async function dashboard(admin: Admin, reply: FastifyReply): Promise<string> {
-      const viewer: DashboardViewer = {
-        principal: admin.principal,
-        csrfToken: admin.sessionId ? reply.generateCsrf() : null,
-        hasSession: admin.sessionId !== null,
-      };
-      return dashboardHtml(viewer, wallet.mints, await dashboardData(db));
+    /** The dashboard after `notice` (a withdrawal's outcome), with its script and the session's CSRF token. */
+    async function sendDashboard(request: FastifyRequest, reply: FastifyReply, notice = '') {
+      const admin = request.proxyAdmin!;
+      // One token of the session's secret for the forms and the script's API calls alike (the operator
+      // API verifies it against the same secret); never the secret itself.
+      const csrfToken = admin.sessionId ? reply.generateCsrf() : null;
+      const viewer: DashboardViewer = { principal: admin.principal, csrfToken, hasSession: admin.sessionId !== null };
+      const body = dashboardHtml(viewer, wallet.mints, await dashboardData(db));
+      return sendPage(reply, 'Admin', notice + body, { csrf: csrfToken });
     }
 
+    registerAdminAssets(scope);
     scope.get('/admin', { schema: { hide: true } }, async (_request, reply) => reply.redirect('/admin/', 301));
 
     scope.get(
@@ -145,8 +149,9 @@ export async function registerAdminRoutes(
         schema: {
           summary: 'Administration page (HTML)',
           description:
-            'The operator page: node totals, mint balances, accounts, recent billed requests and withdrawal of ' +
-            'the node earnings. Login by PROXY_ADMIN_PASSWORD or the bearer token of an admin of the users API.',
+            'The operator page: node totals, charts of requests and revenue, provider health, mint balances, ' +
+            'accounts, logs, transactions, the audit log, providers and settings, and withdrawal of the node ' +
+            'earnings. Login by PROXY_ADMIN_PASSWORD or the bearer token of an admin of the users API.',
         },
       },
       async (request, reply) => {
@@ -155,7 +160,7 @@ export async function registerAdminRoutes(
           if (!(await auth.passwordConfigured())) return sendPage(reply, 'Admin', notConfiguredHtml());
           return sendPage(reply, 'Admin login', loginHtml());
         }
-        return sendPage(reply, 'Admin', await dashboard(admin, reply));
+        return sendDashboard(request, reply);
       },
     );
 
@@ -197,7 +202,7 @@ export async function registerAdminRoutes(
       }
       const mint = formField(request, 'mint');
       const { token } = await withdrawEarnings(db, wallet, sats * 1000, mint, admin.principal);
-      return sendPage(reply, 'Admin', withdrawalHtml(sats, mint, token) + '\n' + (await dashboard(admin, reply)));
+      return sendDashboard(request, reply, withdrawalHtml(sats, mint, token) + '\n');
     });
 
     // The earnings paid by melting at the primary mint (./lightning-pay.ts) to an invoice or an address.
@@ -216,8 +221,7 @@ export async function registerAdminRoutes(
         target: paid.recipient,
         after: { status: paid.status, amount_msat: paid.msats },
       });
-      const page = lightningWithdrawalHtml(paid.status, paid.recipient, paid.msats);
-      return sendPage(reply, 'Admin', page + '\n' + (await dashboard(admin, reply)));
+      return sendDashboard(request, reply, lightningWithdrawalHtml(paid.status, paid.recipient, paid.msats) + '\n');
     });
   });
 }

@@ -12,7 +12,7 @@ import { HttpError } from '../../http/errors.js';
 import type { MetricsRegistry } from '../../http/metrics.js';
 import type { ForwardConfig } from '../common/forward-config.js';
 import { discardBody, type ProviderRoute, Upstream, type UpstreamRequest, upstreamFailure } from './forward.js';
-import { CircuitBreaker } from './provider-breaker.js';
+import { type BreakerState, CircuitBreaker } from './provider-breaker.js';
 import type { ProviderCatalog } from './provider-models.js';
 import { type ProviderConfig, servesPath, withProviderKey } from '../common/providers.js';
 
@@ -29,6 +29,14 @@ export interface RoutedRequest extends UpstreamRequest {
 }
 
 export type ProviderResponse = Dispatcher.ResponseData & { provider: string };
+
+export interface ProviderBreakerState {
+  name: string;
+  baseUrl: string;
+  state: BreakerState;
+  /** When an open breaker lets a probe through (ms since the epoch); 0 when closed. */
+  retryAt: number;
+}
 
 interface Logger {
   warn(obj: object, msg: string): void;
@@ -75,6 +83,16 @@ export class Upstreams {
       'Providers whose circuit breaker is open (skipped while another can serve)',
       sum((p) => (p.breaker.state === 'closed' ? 0 : 1)),
     );
+  }
+
+  /** Each provider's breaker, read-only (the operator's provider health). */
+  breakerStates(): ProviderBreakerState[] {
+    return this.providers.map(({ config, breaker }) => ({
+      name: config.name,
+      baseUrl: config.baseUrl,
+      state: breaker.state,
+      retryAt: breaker.retryAt,
+    }));
   }
 
   /**

@@ -444,3 +444,44 @@ export async function countInvoices(db: Executor, filter: InvoiceFilter): Promis
     .executeTakeFirstOrThrow();
   return Number(row.total);
 }
+
+/** A billed request's time from its reservation to its end (ms); null while it is in flight. */
+const LATENCY = sql<number>`settled_at - created_at`;
+
+/**
+ * The billed requests made since `since` (ms): how many, how many ended without a billed answer
+ * (released or expired: the upstream failed, timed out or the caller left), how many got a 5xx
+ * from upstream, and the mean and longest time of those that ended.
+ */
+export async function requestHealthSince(db: Executor, since: number) {
+  return db
+    .selectFrom('proxy_requests')
+    .select([
+      sql<number>`cast(count(*) as bigint)`.as('requests'),
+      sql<number>`cast(coalesce(sum(case when status in ('released', 'expired') then 1 else 0 end), 0) as bigint)`.as(
+        'failed',
+      ),
+      sql<number>`cast(coalesce(sum(case when upstream_status >= 500 then 1 else 0 end), 0) as bigint)`.as(
+        'upstream_errors',
+      ),
+      sql<number>`cast(coalesce(sum(case when settled_at is not null then 1 else 0 end), 0) as bigint)`.as('ended'),
+      sql<number | null>`cast(avg(${LATENCY}) as bigint)`.as('mean_latency_ms'),
+      sql<number | null>`cast(max(${LATENCY}) as bigint)`.as('max_latency_ms'),
+    ])
+    .where('created_at', '>=', since)
+    .executeTakeFirstOrThrow();
+}
+
+/** The `rank`-th shortest time (0-based) of the requests since `since` that ended: a percentile's value. */
+export async function requestLatencyAtRank(db: Executor, since: number, rank: number): Promise<number | null> {
+  const row = await db
+    .selectFrom('proxy_requests')
+    .select(LATENCY.as('latency'))
+    .where('created_at', '>=', since)
+    .where('settled_at', 'is not', null)
+    .orderBy(LATENCY)
+    .limit(1)
+    .offset(rank)
+    .executeTakeFirst();
+  return row ? Number(row.latency) : null;
+}
