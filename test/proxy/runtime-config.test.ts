@@ -94,7 +94,7 @@ describe.each(databaseKinds)('run-time configuration on %s', (kind) => {
     );
   });
 
-  it('settles a request reserved before a price change at the price it reserved at; the next pays the new one', async () => {
+  it('settles a request reserved before a price change at its reserved price; the next pays the new one', async () => {
     const key = await a.account(100_000_000);
     // At 0.00001 and 0.00002 USD per token: 10 and 20 msat.
     upstream.faults.chunkDelayMs = 150;
