@@ -31,6 +31,7 @@ const commands: Record<string, () => Promise<Command>> = {
   }),
   'fake-upstream': async () => (await import('./fakeupstream/command.js')).command,
   users: async () => (await import('./users/cli.js')).command,
+  'proxy-config': async () => (await import('./proxy/operator/config-cli.js')).command,
   'dev-mint': async () => (await import('./devmint/cli.js')).devMintCommand,
 };
 

@@ -23,6 +23,17 @@ import { buildLightning } from './lightning/lightning-service.js';
 import { registerNodeInfoRoutes } from './nostr/node-info.js';
 import { startAnnouncement } from './nostr/nostr.js';
 import { loadModels, Pricing } from './billing/pricing.js';
+import { providerRoutes } from './operator/provider-routes.js';
+import { settingsRoutes } from './operator/settings-routes.js';
+import { watchConfig } from './settings/config-watch.js';
+import {
+  applySettings,
+  buildSeed,
+  loadSnapshot,
+  type RuntimeSnapshot,
+  seedIfFresh,
+  seedSettings,
+} from './settings/runtime-config.js';
 import { ProviderCatalog } from './forward/provider-models.js';
 import { startRecovery } from './wallet/recovery.js';
 import { RedemptionLimit } from './keys/redeem-limit.js';
@@ -43,24 +54,62 @@ export const service: ServiceDefinition = {
     const wallet = new NodeWallet(db, config, app.log);
     const authenticator = new Authenticator(db, wallet, config.mintTimeoutMs);
     const redemptionLimit = new RedemptionLimit(db, wallet, config.redeemLimitPerMinute);
+    // The providers, their models and the node's settings live in the database (settings/), seeded from
+    // the files and environment on a fresh database; every process polls for changes and swaps them in.
+    const envKey = config.nostr.key;
+    // What the files and environment say, as read at start (before the database's settings replace them).
+    const fileProviders = config.forward.providers;
+    const envSettings = seedSettings(config);
+    const startSeed = () => buildSeed(fileProviders, loadModels(config.forward.modelsFile), envSettings, Date.now());
+    await seedIfFresh(db, startSeed);
+    const snapshot = await loadSnapshot(db.kysely, config);
+    if (!snapshot) throw new Error('the run-time configuration was not seeded');
+    applySettings(config, snapshot.settings, envKey);
+    config.forward.providers = snapshot.providers;
     // The providers and the models they serve (forward/provider-models.ts); fetched model lists are read now
     // and again every PROXY_PROVIDERS_REFRESH_SECONDS.
-    const catalog = new ProviderCatalog(config.forward.providers, loadModels(config.forward.modelsFile));
+    let catalog = new ProviderCatalog(snapshot.providers, new Map());
     await catalog.refresh(config.forward, app.log);
     const pricing = new Pricing(config.forward, app.log, catalog.models);
     const upstream = new Upstreams(config.forward, catalog, app.log, context.metrics);
-    const refreshModels = catalog.fetches
-      ? setInterval(
-          () =>
-            catalog
-              .refresh(config.forward, app.log)
-              .then(() => pricing.replaceModels(catalog.models))
-              // Not unhandled: the next refresh tries again.
-              .catch((error) => app.log.error({ err: error }, 'refreshing the provider models failed')),
-          config.forward.providersRefreshMs,
-        ).unref()
-      : null;
-    app.addHook('onClose', async () => clearInterval(refreshModels ?? undefined));
+    const refreshLists = (of: ProviderCatalog) =>
+      of
+        .refresh(config.forward, app.log)
+        // A list read for a catalog a reload has replaced meanwhile is not used.
+        .then(() => of === catalog && pricing.replaceModels(of.models));
+    const refreshModels = setInterval(() => {
+      if (!catalog.fetches) return;
+      // Not unhandled: the next refresh tries again.
+      refreshLists(catalog).catch((error) => app.log.error({ err: error }, 'refreshing the provider models failed'));
+    }, config.forward.providersRefreshMs).unref();
+    app.addHook('onClose', async () => clearInterval(refreshModels));
+    // With WORKERS > 1 the primary announces the node (src/workers.ts), not each worker.
+    let announcement = cluster.isWorker ? null : startAnnouncement(config, app.log);
+    const reannounce = async () => {
+      await announcement?.stop();
+      if (!cluster.isWorker) announcement = startAnnouncement(config, app.log);
+    };
+    app.addHook('onClose', async () => announcement?.stop());
+    // A reload: new catalog, prices and providers swapped in one tick (a request reserved before keeps
+    // the price it reserved at: forward/billed-exchange.ts holds it), the old providers' pools closed
+    // once their requests are done.
+    const applySnapshot = async (next: RuntimeSnapshot) => {
+      const fresh = new ProviderCatalog(next.providers, new Map());
+      const complete = fresh.adoptFetched(catalog);
+      catalog = fresh;
+      config.forward.providers = next.providers;
+      pricing.replaceModels(fresh.models);
+      upstream
+        .replace(next.providers, fresh)
+        .catch((error) => app.log.warn({ err: error }, 'closing a replaced provider failed'));
+      if (applySettings(config, next.settings, envKey)) await reannounce();
+      if (!complete) {
+        refreshLists(fresh).catch((error) => app.log.error({ err: error }, 'reading the provider models failed'));
+      }
+      app.log.info({ version: next.version, providers: next.providers.length }, 'run-time configuration applied');
+    };
+    const configWatch = watchConfig(db, config, snapshot.version, applySnapshot, app.log);
+    app.addHook('onClose', async () => configWatch.stop());
     const billing = new Billing(db, config.forward, app.log, context.metrics);
     const lightning = buildLightning(db, wallet, config, app.log);
 
@@ -78,11 +127,6 @@ export const service: ServiceDefinition = {
     const expiryRefunds = new ExpiryRefunds(db, lightning.payments, config.lightning, app.log);
     app.addHook('onReady', async () => expiryRefunds.start());
     app.addHook('onClose', async () => expiryRefunds.stop());
-    // With WORKERS > 1 the primary announces the node (src/workers.ts), not each worker.
-    if (!cluster.isWorker) {
-      const announcement = startAnnouncement(config, app.log);
-      app.addHook('onClose', async () => announcement.stop());
-    }
     app.addHook('onClose', async () => {
       await billing.close();
       await upstream.close();
@@ -120,10 +164,12 @@ export const service: ServiceDefinition = {
     });
     // The operator's API (Routstr's /admin/api/…) and page share one way of signing in.
     const auth = new OperatorAuth(db, config.forward.adminPassword, config.forward.adminSessionMs, context.identity);
-    const operatorDeps = { db, config, auth };
+    const operatorDeps = { db, config, auth, runtime: { reload: configWatch.check, envKey, startSeed } };
     await registerOperatorApi(app, operatorDeps, [
       authRoutes(operatorDeps),
       nodeRoutes({ ...operatorDeps, wallet }),
+      providerRoutes(operatorDeps),
+      settingsRoutes(operatorDeps),
       healthRoutes(operatorDeps, upstream),
     ]);
     await registerAdminRoutes(app, context, wallet, lightning, auth);

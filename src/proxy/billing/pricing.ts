@@ -287,13 +287,14 @@ export interface Quote {
 }
 
 export class Pricing {
-  readonly models: Map<string, Model>;
+  /** Replaced whole (never changed in place) when the configuration is reloaded. */
+  models: Map<string, Model>;
   private rate: Rate | null = null;
   private refreshing: Promise<Rate> | null = null;
   /** After every feed failed: no new attempt before this time (feeds are not hammered in an outage). */
   private retryAt = 0;
   private lastFailure: HttpError | null = null;
-  private prices = new Map<string, { rate: Rate; price: Price }>();
+  private prices = new Map<string, { rate: Rate; model: Model; price: Price }>();
 
   constructor(
     private readonly config: ForwardConfig,
@@ -312,11 +313,11 @@ export class Pricing {
     }
   }
 
-  /** Replaces the models (a provider's list was read again); prices are computed anew. */
+  /** Replaces the models (a provider's list was read again, the configuration changed); prices are computed anew. */
   replaceModels(models: Map<string, Model>): void {
-    this.models.clear();
-    for (const [id, model] of models) this.models.set(id, model);
-    this.prices.clear();
+    // New maps, not cleared ones: a request that already read a model or its price keeps it.
+    this.models = new Map(models);
+    this.prices = new Map();
   }
 
   model(id: string): Model | undefined {
@@ -400,14 +401,17 @@ export class Pricing {
     const rate = this.rate;
     if (!rate || Date.now() - rate.at >= this.config.priceCacheMs) return null;
     const cached = this.prices.get(model.id);
-    return cached && cached.rate === rate ? { price: cached.price, btcUsd: rate.btcUsd } : null;
+    return cached && cached.rate === rate && cached.model === model
+      ? { price: cached.price, btcUsd: rate.btcUsd }
+      : null;
   }
 
   /** The model's prices in msat and the BTC/USD rate they were computed at (for costs stated in USD). */
   async quote(model: Model): Promise<Quote> {
     const rate = await this.currentRate();
     const cached = this.prices.get(model.id);
-    if (cached && cached.rate === rate) return { price: cached.price, btcUsd: rate.btcUsd };
+    // The model object too: a price computed across a reload belongs to the model it was computed for.
+    if (cached && cached.rate === rate && cached.model === model) return { price: cached.price, btcUsd: rate.btcUsd };
     const toMsat = (usd: string) => {
       const f = parseDecimal(usd)!;
       return reduce(f.num * MSAT_PER_BTC * rate.btcUsd.den, f.den * rate.btcUsd.num);
@@ -420,7 +424,7 @@ export class Pricing {
       ...(cacheRead === undefined ? {} : { cacheRead: toMsat(cacheRead) }),
       ...(cacheWrite === undefined ? {} : { cacheWrite: toMsat(cacheWrite) }),
     };
-    this.prices.set(model.id, { rate, price });
+    this.prices.set(model.id, { rate, model, price });
     return { price, btcUsd: rate.btcUsd };
   }
 

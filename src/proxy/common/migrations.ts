@@ -410,6 +410,63 @@ export const proxyMigrations: Migration[] = [
       await db.schema.createIndex('proxy_audit_log_at').on('proxy_audit_log').column('at').execute();
     },
   },
+  {
+    // Run-time configuration (docs/proxy-operator.md, "Run-time configuration"): the providers, their
+    // models and the node's settings live here, seeded from the files and environment once; every
+    // change bumps proxy_config_version in its transaction, which every process polls.
+    name: '2200_proxy_runtime_config',
+    async up(db, t) {
+      await db.schema
+        .createTable('proxy_config_version')
+        .addColumn('id', 'integer', (col) => col.primaryKey())
+        .addColumn('version', t.bigint, (col) => col.notNull())
+        .addColumn('updated_at', t.bigint, (col) => col.notNull())
+        .execute();
+      // Ids are never reused (Routstr's rule too): a deleted provider's id never names another one.
+      await t
+        .autoId(db.schema.createTable('proxy_providers'))
+        .addColumn('slug', 'text', (col) => col.notNull().unique())
+        .addColumn('provider_type', 'text', (col) => col.notNull())
+        .addColumn('base_url', 'text', (col) => col.notNull())
+        .addColumn('api_key', 'text', (col) => col.notNull())
+        .addColumn('api_version', 'text')
+        .addColumn('enabled', 'integer', (col) => col.notNull())
+        .addColumn('provider_fee', 'text', (col) => col.notNull())
+        .addColumn('provider_settings', 'text')
+        .addColumn('weight', 'integer', (col) => col.notNull())
+        .addColumn('paths', 'text')
+        .addColumn('connections', 'integer')
+        .addColumn('fetch_models', 'integer', (col) => col.notNull())
+        .addColumn('created_at', t.bigint, (col) => col.notNull())
+        .addColumn('updated_at', t.bigint, (col) => col.notNull())
+        .execute();
+      await db.schema
+        .createTable('proxy_provider_models')
+        .addColumn('provider_id', t.bigint, (col) => col.notNull())
+        .addColumn('id', 'text', (col) => col.notNull())
+        .addColumn('name', 'text', (col) => col.notNull())
+        .addColumn('description', 'text', (col) => col.notNull())
+        .addColumn('created', t.bigint, (col) => col.notNull())
+        .addColumn('context_length', t.bigint, (col) => col.notNull())
+        .addColumn('architecture', 'text', (col) => col.notNull())
+        .addColumn('pricing', 'text', (col) => col.notNull())
+        .addColumn('per_request_limits', 'text')
+        .addColumn('top_provider', 'text')
+        .addColumn('canonical_slug', 'text')
+        .addColumn('alias_ids', 'text')
+        .addColumn('enabled', 'integer', (col) => col.notNull())
+        .addColumn('forwarded_model_id', 'text')
+        .addColumn('updated_at', t.bigint, (col) => col.notNull())
+        .addPrimaryKeyConstraint('proxy_provider_models_pk', ['provider_id', 'id'])
+        .execute();
+      await db.schema
+        .createTable('proxy_node_settings')
+        .addColumn('key', 'text', (col) => col.primaryKey())
+        .addColumn('value', 'text', (col) => col.notNull())
+        .addColumn('updated_at', t.bigint, (col) => col.notNull())
+        .execute();
+    },
+  },
 ];
 
 /** proxy_bill_steps as it is now (migrations 2140 and 2150). */

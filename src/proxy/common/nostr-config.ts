@@ -74,18 +74,20 @@ function relayUrl(value: string): string {
   return url.href;
 }
 
+/** The key pair of an nsec1… key or 64 hex digits; ConfigError (naming NOSTR_NSEC, never the value) otherwise. */
+export function nostrKeyOf(text: string): NostrKey {
+  try {
+    return new NostrKey(parseSecret(text));
+  } catch (error) {
+    if (error instanceof ConfigError) throw error;
+    // A 32-byte value outside the curve's order.
+    throw new ConfigError('NOSTR_NSEC', 'not a valid secp256k1 secret key');
+  }
+}
+
 export function loadNostrConfig(env: Env): NostrConfig {
   const nsec = optionalStr(env, 'NOSTR_NSEC');
-  let key: NostrKey | null = null;
-  if (nsec !== undefined) {
-    try {
-      key = new NostrKey(parseSecret(nsec));
-    } catch (error) {
-      if (error instanceof ConfigError) throw error;
-      // A 32-byte value outside the curve's order.
-      throw new ConfigError('NOSTR_NSEC', 'not a valid secp256k1 secret key');
-    }
-  }
+  const key = nsec === undefined ? null : nostrKeyOf(nsec);
   const providerId = optionalStr(env, 'NOSTR_PROVIDER_ID') ?? key?.pubkey.slice(0, 12) ?? null;
   if (providerId !== null && providerId.length > 256) throw new ConfigError('NOSTR_PROVIDER_ID', 'longer than 256');
   const retryMinMs = int(env, 'NOSTR_RETRY_MIN_MS', 5000, 10, 3_600_000);

@@ -34,6 +34,8 @@ export interface ProviderConfig {
   fetchMarkup: string | null;
   /** Most requests in flight to this provider; null: PROXY_UPSTREAM_CONNECTIONS. */
   connections: number | null;
+  /** The prices of its listed models times this (Routstr's provider_fee, ../settings/); unset: as listed. */
+  markup?: string | null;
 }
 
 const VARIABLE = 'PROXY_PROVIDERS_FILE';
@@ -98,8 +100,11 @@ function providerModels(value: unknown, where: string): ProviderModel[] | null {
   });
 }
 
+/** The paths a provider of `kind` serves unless it lists its own. */
+export const defaultPaths = (kind: ProviderKind): string[] | null => (kind === 'anthropic' ? ANTHROPIC_PATHS : null);
+
 function paths(value: unknown, where: string, kind: ProviderKind): string[] | null {
-  if (value === undefined || value === null) return kind === 'anthropic' ? ANTHROPIC_PATHS : null;
+  if (value === undefined || value === null) return defaultPaths(kind);
   if (!Array.isArray(value) || value.some((path) => typeof path !== 'string' || !path.startsWith('/'))) {
     throw fail(where, '"paths" must be an array of path prefixes starting with "/"');
   }

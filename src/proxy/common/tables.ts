@@ -146,6 +146,59 @@ export interface ProxyTables {
   proxy_operator_tokens: ProxyOperatorTokensTable;
   proxy_operator_password: ProxyOperatorPasswordTable;
   proxy_audit_log: ProxyAuditLogTable;
+  proxy_config_version: { id: number; version: number; updated_at: number };
+  proxy_providers: ProxyProvidersTable;
+  proxy_provider_models: ProxyProviderModelsTable;
+  proxy_node_settings: { key: string; value: string; updated_at: number };
+}
+
+/** An upstream provider (migration 2200, ../settings/): Routstr's UpstreamProviderRow and quartet's fields. */
+export interface ProxyProvidersTable {
+  id: Generated<number>;
+  /** Unique; the provider's name in logs. */
+  slug: string;
+  /** Routstr's provider type (openai, anthropic, openrouter, generic, routstr). */
+  provider_type: string;
+  /** As the operator gave it; a trailing /v1 is dropped when forwarding (callers' paths carry it). */
+  base_url: string;
+  /** '' for none; never answered. */
+  api_key: string;
+  api_version: string | null;
+  enabled: number;
+  /** Multiplier of the prices of every model the provider serves, decimal text ("1.01"). */
+  provider_fee: string;
+  /** Routstr's provider_settings JSON, kept as given. */
+  provider_settings: string | null;
+  weight: number;
+  /** JSON array of path prefixes; null: by type. */
+  paths: string | null;
+  connections: number | null;
+  /** 1: also serve the priced models of its own GET /v1/models, times the fee. */
+  fetch_models: number;
+  created_at: number;
+  updated_at: number;
+}
+
+/** A model one provider serves, with its prices (Routstr's ModelRow); JSON columns as text. */
+export interface ProxyProviderModelsTable {
+  provider_id: number;
+  id: string;
+  name: string;
+  description: string;
+  created: number;
+  /** 0: unknown. */
+  context_length: number;
+  architecture: string;
+  /** USD per token ({prompt, completion, request, input_cache_read, …}), decimal text. */
+  pricing: string;
+  per_request_limits: string | null;
+  top_provider: string | null;
+  canonical_slug: string | null;
+  alias_ids: string | null;
+  enabled: number;
+  /** The id sent upstream; null: the model's own id. */
+  forwarded_model_id: string | null;
+  updated_at: number;
 }
 
 /** Bearer tokens of the operator API (migration 2160, ../operator/operator-auth.ts). */

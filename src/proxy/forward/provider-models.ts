@@ -61,7 +61,8 @@ export class ProviderCatalog {
   private priced(provider: ProviderConfig, entry: ProviderModel): Model {
     if (entry.entry) {
       const source = `PROXY_PROVIDERS_FILE (${provider.name})`;
-      return parseModels([entry.entry], source).get(entry.id)!;
+      const model = parseModels([entry.entry], source).get(entry.id)!;
+      return provider.markup ? withMarkup(model, provider.markup) : model;
     }
     const model = this.base.get(entry.id);
     if (!model) {
@@ -84,6 +85,31 @@ export class ProviderCatalog {
       this.fetched.get(provider.name)?.forEach(({ model }) => add(model));
     }
     this.union = union;
+  }
+
+  /**
+   * Takes the model lists `previous` read for the providers that read theirs the same way here (a
+   * reload of the run-time configuration need not wait for them); false when some provider here has
+   * none yet (then refresh()).
+   */
+  adoptFetched(previous: ProviderCatalog): boolean {
+    const before = new Map(previous.providers.map((p) => [p.name, p]));
+    let complete = true;
+    for (const provider of this.providers) {
+      if (provider.fetchMarkup === null) continue;
+      const old = before.get(provider.name);
+      const list = previous.fetched.get(provider.name);
+      const same =
+        old !== undefined &&
+        old.baseUrl === provider.baseUrl &&
+        old.key === provider.key &&
+        old.kind === provider.kind &&
+        old.fetchMarkup === provider.fetchMarkup;
+      if (same && list) this.fetched.set(provider.name, list);
+      else complete = false;
+    }
+    this.rebuild();
+    return complete;
   }
 
   /** Whether some provider's models are read from its model list (refreshed periodically). */
@@ -169,7 +195,7 @@ function withMarkup(model: Model, markup: string): Model {
  * `GET {base_url}/v1/models` in OpenRouter's format; entries without a usable price (OpenRouter's
  * "-1" for routers, lists without pricing such as OpenAI's) are left out, since they cannot be billed.
  */
-async function fetchModelList(provider: ProviderConfig, config: ForwardConfig): Promise<Map<string, Model>> {
+export async function fetchModelList(provider: ProviderConfig, config: ForwardConfig): Promise<Map<string, Model>> {
   const url = `${provider.baseUrl.replace(/\/+$/, '')}/v1/models`;
   const timeout = Math.min(config.upstreamTimeoutMs, LIST_TIMEOUT_MS);
   const response = await request(url, {

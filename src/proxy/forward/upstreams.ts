@@ -44,29 +44,16 @@ interface Logger {
 }
 
 export class Upstreams {
-  readonly providers: Provider[];
+  providers: Provider[];
 
   constructor(
-    config: ForwardConfig,
-    private readonly catalog: ProviderCatalog,
+    private readonly config: ForwardConfig,
+    private catalog: ProviderCatalog,
     private readonly log: Logger,
-    metrics?: MetricsRegistry,
-    now?: () => number,
+    private readonly metrics?: MetricsRegistry,
+    private readonly now?: () => number,
   ) {
-    this.providers = config.providers.map((provider) => ({
-      config: provider,
-      upstream: new Upstream(
-        {
-          ...config,
-          upstreamUrl: provider.baseUrl,
-          upstreamConnections: provider.connections ?? config.upstreamConnections,
-          // A queue needs a limit to wait behind (../common/forward-config.ts).
-          upstreamQueue: (provider.connections ?? config.upstreamConnections) > 0 ? config.upstreamQueue : 0,
-        },
-        metrics,
-      ),
-      breaker: new CircuitBreaker(config.breakerFailures, config.breakerCooldownMs, now),
-    }));
+    this.providers = config.providers.map((provider) => this.build(provider));
     const sum = (read: (p: Provider) => number) => () => this.providers.reduce((n, p) => n + read(p), 0);
     metrics?.gauge(
       'quartet_proxy_upstream_in_flight',
@@ -93,6 +80,45 @@ export class Upstreams {
       state: breaker.state,
       retryAt: breaker.retryAt,
     }));
+  }
+
+  private build(provider: ProviderConfig): Provider {
+    const { config } = this;
+    return {
+      config: provider,
+      upstream: new Upstream(
+        {
+          ...config,
+          upstreamUrl: provider.baseUrl,
+          upstreamConnections: provider.connections ?? config.upstreamConnections,
+          // A queue needs a limit to wait behind (../common/forward-config.ts).
+          upstreamQueue: (provider.connections ?? config.upstreamConnections) > 0 ? config.upstreamQueue : 0,
+        },
+        this.metrics,
+      ),
+      breaker: new CircuitBreaker(config.breakerFailures, config.breakerCooldownMs, this.now),
+    };
+  }
+
+  /**
+   * Swaps in the providers and catalog of a reloaded configuration (../settings/): one reference
+   * each, so a request sees the old set or the new one, never a mix. A provider whose name, URL and
+   * connection limit stay keeps its pool and breaker; the pools of the others close once the
+   * requests in flight on them are done (those keep the provider they were sent to).
+   */
+  async replace(providers: ProviderConfig[], catalog: ProviderCatalog): Promise<void> {
+    const kept = new Map(this.providers.map((p) => [p.config.name, p]));
+    const next = providers.map((config) => {
+      const old = kept.get(config.name);
+      if (old && old.config.baseUrl === config.baseUrl && old.config.connections === config.connections) {
+        kept.delete(config.name);
+        return { ...old, config };
+      }
+      return this.build(config);
+    });
+    this.providers = next;
+    this.catalog = catalog;
+    await Promise.all([...kept.values()].map((p) => p.upstream.close()));
   }
 
   /**
@@ -131,6 +157,8 @@ export class Upstreams {
    */
   async request(request: RoutedRequest): Promise<ProviderResponse> {
     const { route } = request;
+    // The catalog of the request's start, should a reload swap it meanwhile.
+    const catalog = this.catalog;
     let candidates = this.candidates(route);
     if (candidates.length === 0) throw noProvider(route);
     if (isStream(request.body)) candidates = candidates.slice(0, 1);
@@ -140,7 +168,7 @@ export class Upstreams {
       const name = provider.config.name;
       // A provider at its limit is passed over while another has room (it has not failed).
       if (!last && !provider.upstream.slots.hasCapacity()) continue;
-      const upstreamId = route.model === null ? null : this.catalog.upstreamId(name, route.model);
+      const upstreamId = route.model === null ? null : catalog.upstreamId(name, route.model);
       const body = upstreamId !== null && request.bodyFor ? request.bodyFor(upstreamId) : request.body;
       const headers = withProviderKey(provider.config, request.headers, route.keyInXApiKey);
       if (Buffer.isBuffer(body) && headers['content-length'] !== undefined) {
