@@ -8,6 +8,8 @@ import type { ServiceDefinition } from '../services.js';
 import { Authenticator, parseAuthorization } from './keys/accounts.js';
 import { registerAdminRoutes } from './admin/admin.js';
 import { authRoutes } from './operator/auth-routes.js';
+import { usageRoutes } from './operator/usage-routes.js';
+import { UsageAnalytics } from './usage/usage.js';
 import { registerOperatorApi } from './operator/operator-api.js';
 import { OperatorAuth } from './operator/operator-auth.js';
 import { Billing } from './billing/billing.js';
@@ -119,7 +121,11 @@ export const service: ServiceDefinition = {
     // The operator's API (Routstr's /admin/api/…) and page share one way of signing in.
     const auth = new OperatorAuth(db, config.forward.adminPassword, config.forward.adminSessionMs, context.identity);
     const operatorDeps = { db, config, auth };
-    await registerOperatorApi(app, operatorDeps, [authRoutes(operatorDeps)]);
+    // Usage analytics: a job rolls the ledger up off the request path (usage/store.ts).
+    const usage = new UsageAnalytics(db, app.log);
+    app.addHook('onReady', async () => usage.start());
+    app.addHook('onClose', async () => usage.stop());
+    await registerOperatorApi(app, operatorDeps, [authRoutes(operatorDeps), usageRoutes(usage)]);
     await registerAdminRoutes(app, context, wallet, lightning, auth);
   },
 };
