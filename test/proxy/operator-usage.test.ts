@@ -237,7 +237,7 @@ describe.each(databaseKinds)('operator usage analytics (%s)', (kind) => {
     const mix = dashboard.model_usage_mix;
     expect([...mix.top_models].sort()).toEqual([BETA_MODEL, TEST_MODEL]);
     const counted = mix.metrics.reduce(
-      (n: number, b: any) => n + Object.values(b.model_counts).reduce((a: any, c: any) => a + c, 0) + b.others,
+      (n: number, b: any) => n + (Object.values(b.model_counts) as number[]).reduce((a, c) => a + c, 0) + b.others,
       0,
     );
     expect(counted).toBe(5);
