@@ -99,32 +99,43 @@ export class LogStore {
 
   private kick(): void {
     if (this.writing || !this.lines.length) return;
-    const text = this.lines.join('');
-    const count = this.lines.length;
+    const lines = this.lines;
     this.lines = [];
     this.bytes = 0;
-    this.writing = this.append(text, count).finally(() => {
+    this.writing = this.append(lines).finally(() => {
       this.writing = null;
       if (this.bytes >= WRITE_BYTES) this.kick();
     });
   }
 
-  private async append(text: string, count: number): Promise<void> {
-    if (Date.now() < this.retryAt) {
-      this.dropped += count;
-      return;
-    }
+  /** Appends the lines, as many as fit in each part (a line larger than a part has one to itself). */
+  private async append(lines: string[]): Promise<void> {
+    let i = 0;
+    let written = 0;
     try {
-      const handle = await this.current(Buffer.byteLength(text));
-      await handle.write(text);
-      this.size += Buffer.byteLength(text);
+      while (i < lines.length) {
+        if (Date.now() < this.retryAt) break;
+        const first = Buffer.byteLength(lines[i]);
+        const handle = await this.current(first);
+        let text = lines[i];
+        let bytes = first;
+        for (i++; i < lines.length; i++) {
+          const next = Buffer.byteLength(lines[i]);
+          if (this.size + bytes + next > this.config.maxFileBytes) break;
+          text += lines[i];
+          bytes += next;
+        }
+        await handle.write(text);
+        this.size += bytes;
+        written = i;
+      }
     } catch {
       // ENOSPC, EACCES, a deleted directory: these lines are lost, the process goes on.
-      this.dropped += count;
       this.retryAt = Date.now() + RETRY_AFTER_MS;
       await this.handle?.close().catch(() => {});
       this.handle = null;
     }
+    this.dropped += lines.length - written;
   }
 
   /** The file to append to: today's, a new part once the current one is full. */

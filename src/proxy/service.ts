@@ -9,6 +9,7 @@ import { Authenticator, parseAuthorization } from './keys/accounts.js';
 import { registerAdminRoutes } from './admin/admin.js';
 import { authRoutes } from './operator/auth-routes.js';
 import { usageRoutes } from './operator/usage-routes.js';
+import { logsRoutes } from './operator/logs-routes.js';
 import { UsageAnalytics } from './usage/usage.js';
 import { registerOperatorApi } from './operator/operator-api.js';
 import { OperatorAuth } from './operator/operator-auth.js';
@@ -125,7 +126,11 @@ export const service: ServiceDefinition = {
     const usage = new UsageAnalytics(db, app.log);
     app.addHook('onReady', async () => usage.start());
     app.addHook('onClose', async () => usage.stop());
-    await registerOperatorApi(app, operatorDeps, [authRoutes(operatorDeps), usageRoutes(usage)]);
+    await registerOperatorApi(app, operatorDeps, [
+      authRoutes(operatorDeps),
+      usageRoutes(usage),
+      logsRoutes(context.logs),
+    ]);
     await registerAdminRoutes(app, context, wallet, lightning, auth);
   },
 };
