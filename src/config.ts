@@ -1,6 +1,7 @@
 // The platform's configuration. Each service reads its own variables in its own config.ts, and
 // src/services.ts puts the whole Config together: the platform imports no service.
 import { availableParallelism } from 'node:os';
+import { dirname, join } from 'node:path';
 import { ConfigError, type Env, bool, int, list, oneOf, str } from './env.js';
 
 /** The names SERVICES may list; src/services.ts maps each one to its service. */
@@ -18,6 +19,8 @@ export interface PlatformConfig {
   logLevel: string;
   /** Write each log line before going on (slower); otherwise lines are written in the background. */
   logSync: boolean;
+  /** The searchable copy of the log (src/logs/log-store.ts); null: not kept (LOG_DIR=off). */
+  logStore: { dir: string; maxFileBytes: number; maxTotalBytes: number; keepDays: number } | null;
   /** `'*'` allows every origin; otherwise the exact origins allowed. */
   corsOrigins: '*' | string[];
   bodyLimit: number;
@@ -70,17 +73,33 @@ export function loadConfig(env: Env): PlatformConfig {
   if (requestTimeoutMs > 0 && headersTimeoutMs > requestTimeoutMs) {
     throw new ConfigError('HEADERS_TIMEOUT_MS', `must not exceed REQUEST_TIMEOUT_MS (${requestTimeoutMs})`);
   }
+  const database = parseDatabaseUrl(
+    str(env, 'DATABASE_URL', 'sqlite:./data/quartet.db'),
+    int(env, 'PG_POOL_SIZE', 10, 1, 1000),
+    int(env, 'PG_QUERY_TIMEOUT_MS', 60_000, 1000, 3_600_000),
+  );
+  // The log's searchable copy lives beside the SQLite file by default (the data directory).
+  const logDir = str(
+    env,
+    'LOG_DIR',
+    database.kind === 'sqlite' && database.file !== ':memory:' ? join(dirname(database.file), 'logs') : './data/logs',
+  );
   return {
     port: int(env, 'PORT', 3000, 0, 65535),
     host: str(env, 'HOST', '0.0.0.0'),
-    database: parseDatabaseUrl(
-      str(env, 'DATABASE_URL', 'sqlite:./data/quartet.db'),
-      int(env, 'PG_POOL_SIZE', 10, 1, 1000),
-      int(env, 'PG_QUERY_TIMEOUT_MS', 60_000, 1000, 3_600_000),
-    ),
+    database,
     services: [...new Set(services)] as ServiceName[],
     logLevel: oneOf(env, 'LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], 'info'),
     logSync: bool(env, 'LOG_SYNC', false),
+    logStore:
+      logDir === 'off'
+        ? null
+        : {
+            dir: logDir,
+            maxFileBytes: int(env, 'LOG_FILE_MAX_BYTES', 64 * 1024 * 1024, 4096, 2 ** 40),
+            maxTotalBytes: int(env, 'LOG_MAX_BYTES', 1024 * 1024 * 1024, 4096, 2 ** 50),
+            keepDays: int(env, 'LOG_KEEP_DAYS', 14, 1, 3650),
+          },
     corsOrigins: cors.includes('*') ? '*' : cors,
     bodyLimit: int(env, 'BODY_LIMIT', 1024 * 1024, 1024, 1024 * 1024 * 1024),
     trustProxy: bool(env, 'TRUST_PROXY', false),

@@ -23,6 +23,7 @@ import {
 } from './http/errors.js';
 import { installJsonParser } from './http/json-depth.js';
 import { exitAfterLog, loggerOptions, logRequest, stdoutDestination } from './http/logging.js';
+import { keptDestination, LogStore } from './logs/log-store.js';
 import { MetricsRegistry, registerMetrics } from './http/metrics.js';
 import { OpenApiCollector } from './http/openapi.js';
 import { validatorCompiler } from './http/validation.js';
@@ -65,10 +66,13 @@ export async function buildServer(config: Config, options: BuildOptions = {}): P
     throw error;
   }
 
+  // The log's searchable copy (src/logs/log-store.ts), of the lines written to standard output.
+  const logStore = !options.logger && config.logStore ? new LogStore(config.logStore) : null;
+  const stdout = stdoutDestination(config.logSync);
   const app = Fastify({
     logger: (options.logger ?? {
       ...(loggerOptions(config.logLevel) as object),
-      stream: stdoutDestination(config.logSync),
+      stream: logStore ? keptDestination(stdout, logStore) : stdout,
     }) as FastifyServerOptions['logger'],
     bodyLimit: config.bodyLimit,
     trustProxy: config.trustProxy,
@@ -127,6 +131,7 @@ export async function buildServer(config: Config, options: BuildOptions = {}): P
   });
   app.addHook('onClose', async () => {
     await db.close();
+    await logStore?.close();
   });
 
   app.server.on('connect', answerConnect(ALLOW, errorStyleFor));
@@ -159,7 +164,7 @@ export async function buildServer(config: Config, options: BuildOptions = {}): P
       ? new OpenApiCollector(definition.openapi, { securitySchemes: definition.openapi.securitySchemes })
       : null;
     if (collector) documents.set(definition.name, collector);
-    const context: ServiceContext = { config, db, identity, metrics, openapi: collector, descriptions };
+    const context: ServiceContext = { config, db, identity, metrics, openapi: collector, descriptions, logs: logStore };
     await app.register(async (scope) => {
       collector?.attach(scope);
       await definition.register(scope, context);

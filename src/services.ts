@@ -11,6 +11,7 @@ import type { Env } from './env.js';
 import type { Identity } from './http/auth.js';
 import { errorStylesByPrefix, oneSkyStyle, openAiStyle, problemStyle, type ErrorStyle } from './http/errors.js';
 import type { MetricsRegistry } from './http/metrics.js';
+import type { LogStore } from './logs/log-store.js';
 import type { OpenApiCollector } from './http/openapi.js';
 import { loadProxyConfig, type ProxyConfig } from './proxy/common/config.js';
 import { proxyMigrations } from './proxy/common/migrations.js';
@@ -55,6 +56,8 @@ export interface ServiceContext {
   openapi: OpenApiCollector | null;
   /** The descriptions published by the mounted services, for the viewer's selector. */
   descriptions: { name: ServiceName; title: string; url: string }[];
+  /** The searchable copy of the log; null when not kept (LOG_DIR=off, or a logger given by a test). */
+  logs: LogStore | null;
 }
 
 export interface ServiceDefinition {

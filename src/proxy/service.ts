@@ -10,6 +10,9 @@ import { registerAdminRoutes } from './admin/admin.js';
 import { authRoutes } from './operator/auth-routes.js';
 import { healthRoutes } from './operator/health-routes.js';
 import { nodeRoutes } from './operator/node-routes.js';
+import { logsRoutes } from './operator/logs-routes.js';
+import { usageRoutes } from './operator/usage-routes.js';
+import { UsageAnalytics } from './usage/usage.js';
 import { registerOperatorApi } from './operator/operator-api.js';
 import { OperatorAuth } from './operator/operator-auth.js';
 import { Billing } from './billing/billing.js';
@@ -164,6 +167,10 @@ export const service: ServiceDefinition = {
     });
     // The operator's API (Routstr's /admin/api/…) and page share one way of signing in.
     const auth = new OperatorAuth(db, config.forward.adminPassword, config.forward.adminSessionMs, context.identity);
+    // Usage analytics: a job rolls the ledger up off the request path (usage/store.ts).
+    const usage = new UsageAnalytics(db, app.log);
+    app.addHook('onReady', async () => usage.start());
+    app.addHook('onClose', async () => usage.stop());
     const operatorDeps = { db, config, auth, runtime: { reload: configWatch.check, envKey, startSeed } };
     await registerOperatorApi(app, operatorDeps, [
       authRoutes(operatorDeps),
@@ -171,6 +178,8 @@ export const service: ServiceDefinition = {
       providerRoutes(operatorDeps),
       settingsRoutes(operatorDeps),
       healthRoutes(operatorDeps, upstream),
+      usageRoutes(usage),
+      logsRoutes(context.logs),
     ]);
     await registerAdminRoutes(app, context, wallet, lightning, auth);
   },

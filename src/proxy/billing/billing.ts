@@ -25,6 +25,8 @@ export interface Reservation {
   reservedMsat: number;
   /** The child key whose limit counts it (null: the account's own key). */
   childKeyId: number | null;
+  /** The provider that answered, set by the forwarding once it knows; its settle or release records it. */
+  provider?: string | null;
 }
 
 /**
@@ -185,6 +187,7 @@ export class Billing {
       usageSource: settlement.usageSource,
       upstreamStatus: settlement.upstreamStatus,
       childKeyId: reservation.childKeyId,
+      provider: reservation.provider ?? null,
     });
     this.live.delete(reservation.id);
     this.wake(reservation.accountId);
@@ -273,7 +276,7 @@ export class Billing {
   }
 
   private async finish(
-    { id, accountId, childKeyId }: Omit<Reservation, 'reservedMsat'>,
+    { id, accountId, childKeyId, provider }: Omit<Reservation, 'reservedMsat'>,
     status: 'released' | 'expired',
     reason: string,
     upstreamStatus: number | null,
@@ -289,6 +292,7 @@ export class Billing {
       reason,
       upstreamStatus,
       staleBefore,
+      provider: provider ?? null,
     });
     if (done) this.outcomes?.inc({ outcome: status });
     return done;

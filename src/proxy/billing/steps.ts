@@ -39,6 +39,8 @@ export type BillingStep = (
       usageSource: string;
       upstreamStatus: number;
       childKeyId: number | null;
+      /** The provider that answered (usage analytics). */
+      provider: string | null;
     }
   | {
       kind: 'finish';
@@ -48,6 +50,7 @@ export type BillingStep = (
       upstreamStatus: number | null;
       staleBefore?: number;
       childKeyId: number | null;
+      provider: string | null;
     }
 ) & {
   /** The account whose row the step changes. */

@@ -40,6 +40,7 @@ const SETTLED_COLUMNS = columnsOf('proxy_requests', {
   usage_source: 'text',
   upstream_status: 'integer',
   settled_at: 'bigint',
+  provider: 'text',
 });
 const ACCOUNT_CHANGE_COLUMNS: SetColumn<'proxy_accounts'>[] = [
   ...columnsOf('proxy_accounts', {
@@ -140,6 +141,7 @@ export async function applyBillingSteps(trx: Executor, dialect: Dialect, steps: 
       step.usageSource,
       step.upstreamStatus,
       step.now,
+      step.provider,
     ]);
     // Only rows still reserved, with the amount their reservation was made for.
     const rows = await updateRows(trx, dialect, 'proxy_requests', REQUEST_KEY, SETTLED_COLUMNS, values, {
@@ -177,6 +179,7 @@ export async function applyBillingSteps(trx: Executor, dialect: Dialect, steps: 
         error: step.reason.slice(0, 500),
         upstream_status: step.upstreamStatus,
         settled_at: step.now,
+        provider: step.provider,
       })
       .where('id', '=', step.id)
       .where('account_id', '=', step.accountId)
@@ -286,11 +289,11 @@ export async function applyBillingSteps(trx: Executor, dialect: Dialect, steps: 
 const BILL_STEP_TYPES = [
   // the accounts
   'bigint',
-  // settles: id, account, reserved, charged, cost, input, output, prompt, completion, source, upstream, now
+  // settles: id, account, reserved, charged, cost, input, output, prompt, completion, source, upstream, now, provider
   ...['bigint', 'bigint', 'bigint', 'bigint', 'bigint', 'bigint', 'bigint', 'bigint', 'bigint', 'text', 'integer'],
-  'bigint',
-  // finishes: id, account, status, error, upstream, stale before, now
-  ...['bigint', 'bigint', 'text', 'text', 'integer', 'bigint', 'bigint'],
+  ...['bigint', 'text'],
+  // finishes: id, account, status, error, upstream, stale before, now, provider
+  ...['bigint', 'bigint', 'text', 'text', 'integer', 'bigint', 'bigint', 'text'],
   // holds: account, request id, path, model, stream, payment, amount, now
   ...['bigint', 'text', 'text', 'text', 'integer', 'text', 'bigint', 'bigint'],
 ];
@@ -352,6 +355,7 @@ export async function applyBillingStepsAtOnce(db: Executor, steps: BillingStep[]
     column(settles, (s) => s.usageSource),
     column(settles, (s) => s.upstreamStatus),
     column(settles, (s) => s.now),
+    column(settles, (s) => s.provider),
     column(finishes, (f) => f.id),
     column(finishes, (f) => f.accountId),
     column(finishes, (f) => f.status),
@@ -359,6 +363,7 @@ export async function applyBillingStepsAtOnce(db: Executor, steps: BillingStep[]
     column(finishes, (f) => f.upstreamStatus),
     column(finishes, (f) => f.staleBefore ?? null),
     column(finishes, (f) => f.now),
+    column(finishes, (f) => f.provider),
     column(holds, (h) => h.step.accountId),
     column(holds, (h) => h.step.request.requestId),
     column(holds, (h) => h.step.request.path),

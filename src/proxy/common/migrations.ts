@@ -467,17 +467,121 @@ export const proxyMigrations: Migration[] = [
         .execute();
     },
   },
+  {
+    // Usage analytics (../usage/): the provider that answered a billed request, written by the same
+    // statement as its settle or release (a nullable column without a default costs no rewrite), and
+    // the rollups a periodic job fills from the ledger off the request path, so that the ledger
+    // keeps its one index and the operator's dashboard never scans it.
+    name: '2210_proxy_usage',
+    async up(db, t) {
+      await db.schema.alterTable('proxy_requests').addColumn('provider', 'text').execute();
+      // grain 'm': a minute per model and provider (account_id 0); 'h': an hour per model, provider and key.
+      const rollupKey = (table: ReturnType<typeof db.schema.createTable>) =>
+        table
+          .addColumn('grain', 'text', (col) => col.notNull())
+          .addColumn('at', t.bigint, (col) => col.notNull())
+          .addColumn('model', 'text', (col) => col.notNull())
+          .addColumn('provider', 'text', (col) => col.notNull())
+          .addColumn('account_id', t.bigint, (col) => col.notNull());
+      let rollup = rollupKey(db.schema.createTable('proxy_usage_rollup'));
+      for (const column of USAGE_COUNTERS) rollup = rollup.addColumn(column, t.bigint, (col) => col.notNull());
+      await rollup
+        .addPrimaryKeyConstraint('proxy_usage_rollup_pk', ['grain', 'at', 'model', 'provider', 'account_id'])
+        .execute();
+      await rollupKey(db.schema.createTable('proxy_usage_latency'))
+        .addColumn('bin', 'integer', (col) => col.notNull())
+        .addColumn('n', t.bigint, (col) => col.notNull())
+        .addPrimaryKeyConstraint('proxy_usage_latency_pk', ['grain', 'at', 'model', 'provider', 'account_id', 'bin'])
+        .execute();
+      // The failed requests themselves (the ledger's id), for the error details.
+      await db.schema
+        .createTable('proxy_usage_errors')
+        .addColumn('id', t.bigint, (col) => col.primaryKey())
+        .addColumn('at', t.bigint, (col) => col.notNull())
+        .addColumn('request_id', 'text')
+        .addColumn('account_id', t.bigint, (col) => col.notNull())
+        .addColumn('path', 'text', (col) => col.notNull())
+        .addColumn('model', 'text', (col) => col.notNull())
+        .addColumn('provider', 'text', (col) => col.notNull())
+        .addColumn('status', 'text', (col) => col.notNull())
+        .addColumn('error_type', 'text', (col) => col.notNull())
+        .addColumn('upstream_status', 'integer')
+        .addColumn('message', 'text', (col) => col.notNull())
+        .execute();
+      await db.schema.createIndex('proxy_usage_errors_at').on('proxy_usage_errors').column('at').execute();
+      // How far the job has read the ledger (one row), and the rows it must look at again: still
+      // reserved, or ids not visible yet (a PostgreSQL transaction commits after a later one, or rolled back).
+      await db.schema
+        .createTable('proxy_usage_state')
+        .addColumn('id', 'integer', (col) => col.primaryKey())
+        .addColumn('last_id', t.bigint, (col) => col.notNull())
+        .addColumn('pruned_at', t.bigint, (col) => col.notNull())
+        .execute();
+      await db.insertInto('proxy_usage_state').values({ id: 1, last_id: 0, pruned_at: 0 }).execute();
+      await db.schema
+        .createTable('proxy_usage_pending')
+        .addColumn('id', t.bigint, (col) => col.primaryKey())
+        .addColumn('give_up_at', t.bigint)
+        .execute();
+    },
+  },
+  {
+    // PostgreSQL only: proxy_bill_steps writes the provider of each settle and release.
+    name: '2211_proxy_billing_function_provider',
+    async up(db, t) {
+      if (t.dialect !== 'postgres') return;
+      await sql`drop function if exists proxy_bill_steps(${sql.raw(BILL_STEPS_2150_ARGUMENTS)})`.execute(db);
+      await BILL_STEPS_FUNCTION.execute(db);
+    },
+  },
 ];
 
-/** proxy_bill_steps as it is now (migrations 2140 and 2150). */
+/** The counters of a usage rollup row (migration 2210, ../usage/store.ts). */
+export const USAGE_COUNTERS = [
+  'requests',
+  'settled',
+  'failed',
+  'upstream_errors',
+  'input_tokens',
+  'output_tokens',
+  'charged_msat',
+  'cost_msat',
+  'latency_ms',
+] as const;
+
+/** The argument types of proxy_bill_steps before migration 2211 (which drops that version). */
+const BILL_STEPS_2150_ARGUMENTS = [
+  'bigint[]',
+  ...Array(9).fill('bigint[]'),
+  'text[]',
+  'integer[]',
+  'bigint[]',
+  'bigint[]',
+  'bigint[]',
+  'text[]',
+  'text[]',
+  'integer[]',
+  'bigint[]',
+  'bigint[]',
+  'bigint[]',
+  'text[]',
+  'text[]',
+  'text[]',
+  'integer[]',
+  'text[]',
+  'bigint[]',
+  'bigint[]',
+].join(', ');
+
+/** proxy_bill_steps as it is now (migrations 2140, 2150 and 2211: the provider of settles and releases). */
 const BILL_STEPS_FUNCTION = sql`
         create or replace function proxy_bill_steps(
           p_accounts bigint[],
           s_id bigint[], s_account bigint[], s_reserved bigint[], s_charged bigint[], s_cost bigint[],
           s_input bigint[], s_output bigint[], s_prompt bigint[], s_completion bigint[], s_source text[],
-          s_upstream integer[], s_now bigint[],
+          s_upstream integer[], s_now bigint[], s_provider text[],
           f_id bigint[], f_account bigint[], f_status text[], f_error text[], f_upstream integer[],
-          f_stale_before bigint[], f_now bigint[],
+          f_stale_before bigint[], f_now bigint[], f_provider text[],
           h_account bigint[], h_request text[], h_path text[], h_model text[], h_stream integer[],
           h_payment text[], h_amount bigint[], h_now bigint[],
           out settled bigint[], out finished bigint[], out held bigint[], out available bigint[], out refusal text[]
@@ -513,10 +617,11 @@ const BILL_STEPS_FUNCTION = sql`
             update proxy_requests t set status = 'settled', charged_msat = v.charged, cost_msat = v.cost,
                    input_msat = v.input, output_msat = v.output, prompt_tokens = v.prompt,
                    completion_tokens = v.completion, usage_source = v.source, upstream_status = v.upstream,
-                   settled_at = v.now
+                   settled_at = v.now, provider = v.provider
               from unnest(s_id, s_account, s_reserved, s_charged, s_cost, s_input, s_output, s_prompt,
-                          s_completion, s_source, s_upstream, s_now)
-                   as v(id, account, reserved, charged, cost, input, output, prompt, completion, source, upstream, now)
+                          s_completion, s_source, s_upstream, s_now, s_provider)
+                   as v(id, account, reserved, charged, cost, input, output, prompt, completion, source, upstream, now,
+                        provider)
              where t.id = v.id and t.account_id = v.account and t.reserved_msat = v.reserved
                and t.status = 'reserved' and v.account = any(a_id)
             returning t.id, t.account_id, t.reserved_msat, v.charged)
@@ -525,9 +630,9 @@ const BILL_STEPS_FUNCTION = sql`
             into settled, d_account, d_reserved, d_charged from done;
           with done as (
             update proxy_requests t set status = v.status, error = v.error, upstream_status = v.upstream,
-                   settled_at = v.now
-              from unnest(f_id, f_account, f_status, f_error, f_upstream, f_stale_before, f_now)
-                   as v(id, account, status, error, upstream, stale_before, now)
+                   settled_at = v.now, provider = v.provider
+              from unnest(f_id, f_account, f_status, f_error, f_upstream, f_stale_before, f_now, f_provider)
+                   as v(id, account, status, error, upstream, stale_before, now, provider)
              where t.id = v.id and t.account_id = v.account and t.status = 'reserved'
                and t.child_key_id is null and v.account = any(a_id)
                and (v.stale_before is null or t.heartbeat_at < v.stale_before)

@@ -105,6 +105,8 @@ export interface ProxyRequestsTable {
   settled_at: number | null;
   /** The child key that made the request (null: the account's own key); migration 2120. */
   child_key_id: Generated<number | null>;
+  /** The provider that answered (null: none did, or before migration 2210). */
+  provider: Generated<string | null>;
 }
 
 /** Withdrawals of the node's earnings as Cashu tokens (migration 2101, src/proxy/admin/admin-data.ts). */
@@ -146,6 +148,11 @@ export interface ProxyTables {
   proxy_operator_tokens: ProxyOperatorTokensTable;
   proxy_operator_password: ProxyOperatorPasswordTable;
   proxy_audit_log: ProxyAuditLogTable;
+  proxy_usage_rollup: ProxyUsageRollupTable;
+  proxy_usage_latency: ProxyUsageKey & { bin: number; n: number };
+  proxy_usage_errors: ProxyUsageErrorsTable;
+  proxy_usage_state: { id: number; last_id: number; pruned_at: number };
+  proxy_usage_pending: { id: number; give_up_at: number | null };
   proxy_config_version: { id: number; version: number; updated_at: number };
   proxy_providers: ProxyProvidersTable;
   proxy_provider_models: ProxyProviderModelsTable;
@@ -199,6 +206,49 @@ export interface ProxyProviderModelsTable {
   /** The id sent upstream; null: the model's own id. */
   forwarded_model_id: string | null;
   updated_at: number;
+}
+
+/** The key of a usage rollup row (migration 2210, ../usage/store.ts). */
+export interface ProxyUsageKey {
+  /** 'm': a minute per model and provider (account_id 0); 'h': an hour per model, provider and key. */
+  grain: 'm' | 'h';
+  /** The bucket's start, Unix ms. */
+  at: number;
+  model: string;
+  /** '' when no provider answered. */
+  provider: string;
+  account_id: number;
+}
+
+export interface ProxyUsageRollupTable extends ProxyUsageKey {
+  /** Finished billed requests (settled + failed). */
+  requests: number;
+  settled: number;
+  /** Released or expired: nothing charged. */
+  failed: number;
+  /** Failed with an upstream status of 500 or more, or without an answer from any upstream. */
+  upstream_errors: number;
+  input_tokens: number;
+  output_tokens: number;
+  charged_msat: number;
+  cost_msat: number;
+  /** Sum of the settled requests' latencies (settled_at - created_at). */
+  latency_ms: number;
+}
+
+/** A failed billed request (its ledger id), for the operator's error details. */
+export interface ProxyUsageErrorsTable {
+  id: number;
+  at: number;
+  request_id: string | null;
+  account_id: number;
+  path: string;
+  model: string;
+  provider: string;
+  status: string;
+  error_type: string;
+  upstream_status: number | null;
+  message: string;
 }
 
 /** Bearer tokens of the operator API (migration 2160, ../operator/operator-auth.ts). */

@@ -113,6 +113,8 @@ async function serveReserved(
     await billing.release(reservation, (error as Error).message);
     throw await errorWithChange(billed, upstreamFailure(error));
   }
+  // Its settle or release records who answered (usage analytics).
+  reservation.provider = response.provider;
   reply.header(RESERVED_HEADER, String(reservation.reservedMsat));
   if (response.statusCode < 200 || response.statusCode >= 300) {
     // The upstream refused or failed: nothing is charged, its answer is passed on.

@@ -85,6 +85,7 @@ async function serveWrite(
     await billing.release(reservation, (error as Error).message);
     throw await withChange(changeFor, upstreamFailure(error));
   }
+  reservation.provider = response.provider;
   const status = response.statusCode;
   // Charged when the upstream did the work (2xx), as billed paths are; a refusal costs nothing.
   const done = status >= 200 && status < 300;

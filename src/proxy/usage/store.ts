@@ -1,0 +1,519 @@
+// SQL of usage analytics (docs/proxy-operator.md, "Usage analytics"): a periodic job rolls the
+// ledger's finished rows up (a minute per model and provider, an hour per model, provider and key,
+// each with a latency histogram) and keeps the failed requests apart; every query of the operator
+// reads these tables, never the ledger by time (it has no index on time, and must not get one:
+// each index costs every billed request a page written at reserve and at settle).
+import { sql, type Kysely } from 'kysely';
+import { writeTransaction, type Database, type Executor } from '../../db/index.js';
+import type { DB } from '../../db/schema.js';
+import type { ProxyUsageKey } from '../common/tables.js';
+import { USAGE_COUNTERS } from '../common/migrations.js';
+
+export type Grain = ProxyUsageKey['grain'];
+export const MINUTE_MS = 60_000;
+export const HOUR_MS = 3_600_000;
+/** How long each grain is kept: minutes serve ranges up to 7 days, hours up to Routstr's 12 months. */
+const KEEP_MS: Record<Grain, number> = { m: 8 * 24 * HOUR_MS, h: 367 * 24 * HOUR_MS };
+/** Failed requests kept for the error details, at most (besides their age). */
+const MAX_ERROR_ROWS = 100_000;
+/** Ledger rows one run reads (one transaction: it holds SQLite's write lock while it runs). */
+const BATCH_ROWS = 2000;
+/** Pending rows one run looks at again. */
+const PENDING_ROWS = 1000;
+/** How long an id missing from the ledger is waited for (a late commit) before it counts as rolled back. */
+const GAP_WAIT_MS = 60_000;
+/** Missing ids remembered per run at most (a sequence gap after many rolled-back reservations). */
+const MAX_GAPS_PER_RUN = 2000;
+const PRUNE_EVERY_MS = HOUR_MS;
+/** Rows per multi-row statement (SQLite allows 32,766 parameters). */
+const ROWS_PER_INSERT = 400;
+
+// ------------------------------------------------------------------------------------------------
+// Latency histogram: bin b >= 1 holds [1.2^(b-1), 1.2^b) ms; a percentile is its bin's geometric
+// middle, within 10% of the true figure. Bin 0 holds latencies under 1 ms; the last bin everything
+// from about an hour on.
+
+const BIN_BASE = 1.2;
+const LAST_BIN = 85;
+
+export function latencyBin(ms: number): number {
+  if (!(ms >= 1)) return 0;
+  return Math.min(LAST_BIN, 1 + Math.floor(Math.log(ms) / Math.log(BIN_BASE)));
+}
+
+function binValue(bin: number): number {
+  return bin === 0 ? 0 : Math.round(BIN_BASE ** (bin - 0.5));
+}
+
+export interface Percentiles {
+  p50_ms: number | null;
+  p95_ms: number | null;
+  p99_ms: number | null;
+}
+
+/** p50, p95 and p99 of a histogram (bin → count); null without any latency. */
+export function percentilesOf(histogram: Map<number, number>): Percentiles {
+  const bins = [...histogram].filter(([, n]) => n > 0).sort((a, b) => a[0] - b[0]);
+  const total = bins.reduce((sum, [, n]) => sum + n, 0);
+  const at = (p: number) => {
+    if (total === 0) return null;
+    const rank = Math.ceil(p * total);
+    let seen = 0;
+    for (const [bin, n] of bins) {
+      seen += n;
+      if (seen >= rank) return binValue(bin);
+    }
+    return binValue(bins[bins.length - 1][0]);
+  };
+  return { p50_ms: at(0.5), p95_ms: at(0.95), p99_ms: at(0.99) };
+}
+
+// ------------------------------------------------------------------------------------------------
+// The roll-up job.
+
+type Counters = Record<(typeof USAGE_COUNTERS)[number], number>;
+interface Bucket extends ProxyUsageKey {
+  counters: Counters;
+  bins: Map<number, number>;
+}
+
+const LEDGER_COLUMNS = [
+  'id',
+  'account_id',
+  'request_id',
+  'path',
+  'model',
+  'provider',
+  'status',
+  'charged_msat',
+  'cost_msat',
+  'prompt_tokens',
+  'completion_tokens',
+  'upstream_status',
+  'error',
+  'created_at',
+  'settled_at',
+] as const;
+type LedgerRow = {
+  id: number;
+  account_id: number;
+  request_id: string | null;
+  path: string;
+  model: string;
+  provider: string | null;
+  status: string;
+  charged_msat: number;
+  cost_msat: number;
+  prompt_tokens: number | null;
+  completion_tokens: number | null;
+  upstream_status: number | null;
+  error: string | null;
+  created_at: number;
+  settled_at: number | null;
+};
+
+/** What a failed request counts as (the error details' `error_type`). */
+function errorTypeOf(row: LedgerRow): string {
+  if (row.status === 'expired') return 'expired';
+  if (row.upstream_status !== null) return `upstream_${row.upstream_status}`;
+  return row.provider === null ? 'upstream_unreachable' : 'not_delivered';
+}
+
+function isUpstreamError(row: LedgerRow): boolean {
+  return (
+    row.status === 'released' && (row.upstream_status === null ? row.provider === null : row.upstream_status >= 500)
+  );
+}
+
+/** Adds finished ledger rows to the buckets of both grains. */
+function aggregate(rows: LedgerRow[]): Map<string, Bucket> {
+  const buckets = new Map<string, Bucket>();
+  for (const row of rows) {
+    const when = row.settled_at ?? row.created_at;
+    const provider = row.provider ?? '';
+    const settled = row.status === 'settled';
+    const latency = settled && row.settled_at !== null ? Math.max(0, row.settled_at - row.created_at) : null;
+    for (const [grain, size, account] of [
+      ['m', MINUTE_MS, 0],
+      ['h', HOUR_MS, row.account_id],
+    ] as const) {
+      const at = Math.floor(when / size) * size;
+      const id = `${grain}\u0000${at}\u0000${row.model}\u0000${provider}\u0000${account}`;
+      let bucket = buckets.get(id);
+      if (!bucket) {
+        const counters = Object.fromEntries(USAGE_COUNTERS.map((name) => [name, 0])) as Counters;
+        bucket = { grain, at, model: row.model, provider, account_id: account, counters, bins: new Map() };
+        buckets.set(id, bucket);
+      }
+      const c = bucket.counters;
+      c.requests += 1;
+      if (settled) {
+        c.settled += 1;
+        c.input_tokens += row.prompt_tokens ?? 0;
+        c.output_tokens += row.completion_tokens ?? 0;
+        c.charged_msat += row.charged_msat;
+        c.cost_msat += row.cost_msat;
+      } else {
+        c.failed += 1;
+        if (isUpstreamError(row)) c.upstream_errors += 1;
+      }
+      if (latency !== null) {
+        c.latency_ms += latency;
+        const bin = latencyBin(latency);
+        bucket.bins.set(bin, (bucket.bins.get(bin) ?? 0) + 1);
+      }
+    }
+  }
+  return buckets;
+}
+
+const KEY_COLUMNS = ['grain', 'at', 'model', 'provider', 'account_id'] as const;
+
+async function addBuckets(trx: Kysely<DB>, buckets: Map<string, Bucket>): Promise<void> {
+  const all = [...buckets.values()];
+  for (let i = 0; i < all.length; i += ROWS_PER_INSERT) {
+    const chunk = all.slice(i, i + ROWS_PER_INSERT);
+    await trx
+      .insertInto('proxy_usage_rollup')
+      .values(chunk.map(({ counters, bins: _bins, ...key }) => ({ ...key, ...counters })))
+      .onConflict((oc) =>
+        oc
+          .columns([...KEY_COLUMNS])
+          .doUpdateSet((eb) =>
+            Object.fromEntries(
+              USAGE_COUNTERS.map((name) => [
+                name,
+                eb(eb.ref(`proxy_usage_rollup.${name}`), '+', eb.ref(`excluded.${name}`)),
+              ]),
+            ),
+          ),
+      )
+      .execute();
+  }
+  const latencies = all.flatMap(({ counters: _c, bins, ...key }) => [...bins].map(([bin, n]) => ({ ...key, bin, n })));
+  for (let i = 0; i < latencies.length; i += ROWS_PER_INSERT) {
+    await trx
+      .insertInto('proxy_usage_latency')
+      .values(latencies.slice(i, i + ROWS_PER_INSERT))
+      .onConflict((oc) =>
+        oc
+          .columns([...KEY_COLUMNS, 'bin'])
+          .doUpdateSet((eb) => ({ n: eb(eb.ref('proxy_usage_latency.n'), '+', eb.ref('excluded.n')) })),
+      )
+      .execute();
+  }
+}
+
+async function addErrors(trx: Kysely<DB>, rows: LedgerRow[]): Promise<void> {
+  const failed = rows
+    .filter((row) => row.status !== 'settled')
+    .map((row) => ({
+      id: row.id,
+      at: row.settled_at ?? row.created_at,
+      request_id: row.request_id,
+      account_id: row.account_id,
+      path: row.path,
+      model: row.model,
+      provider: row.provider ?? '',
+      status: row.status,
+      error_type: errorTypeOf(row),
+      upstream_status: row.upstream_status,
+      message: (row.error ?? '').slice(0, 500),
+    }));
+  for (let i = 0; i < failed.length; i += ROWS_PER_INSERT) {
+    await trx
+      .insertInto('proxy_usage_errors')
+      .values(failed.slice(i, i + ROWS_PER_INSERT))
+      .onConflict((oc) => oc.column('id').doNothing())
+      .execute();
+  }
+}
+
+async function ledgerRows(trx: Kysely<DB>, ids: number[]): Promise<LedgerRow[]> {
+  if (!ids.length) return [];
+  return (await trx
+    .selectFrom('proxy_requests')
+    .select([...LEDGER_COLUMNS])
+    .where('id', 'in', ids)
+    .execute()) as LedgerRow[];
+}
+
+/**
+ * One run of the job, in one transaction under the state row's lock (so several processes never
+ * count a row twice): the ledger rows after the last one read, in id order, and the pending ones
+ * (still reserved when last read, or ids not visible yet). Returns how many rows it counted and
+ * whether more are waiting.
+ */
+export async function rollUpOnce(db: Database, now: number): Promise<{ counted: number; more: boolean }> {
+  return writeTransaction(db, async (trx) => {
+    let state = trx.selectFrom('proxy_usage_state').selectAll().where('id', '=', 1);
+    if (db.dialect === 'postgres') state = state.forUpdate();
+    const { last_id: lastId, pruned_at: prunedAt } = await state.executeTakeFirstOrThrow();
+    const fresh = (await trx
+      .selectFrom('proxy_requests')
+      .select([...LEDGER_COLUMNS])
+      .where('id', '>', lastId)
+      .orderBy('id')
+      .limit(BATCH_ROWS)
+      .execute()) as LedgerRow[];
+    const pending = await trx.selectFrom('proxy_usage_pending').selectAll().orderBy('id').limit(PENDING_ROWS).execute();
+    const again = await ledgerRows(
+      trx,
+      pending.map((row) => row.id),
+    );
+
+    const finished = [...fresh, ...again].filter((row) => row.status !== 'reserved');
+    const reserved = new Set([...fresh, ...again].filter((row) => row.status === 'reserved').map((row) => row.id));
+    // Ids skipped in the ledger: a transaction that has not committed yet, or a rolled-back one.
+    const gaps: number[] = [];
+    let expected = lastId + 1;
+    for (const row of fresh) {
+      for (; expected < row.id && gaps.length < MAX_GAPS_PER_RUN; expected++) gaps.push(expected);
+      expected = row.id + 1;
+    }
+    const seen = new Set(again.map((row) => row.id));
+    const done = pending.filter((row) => (seen.has(row.id) ? !reserved.has(row.id) : (row.give_up_at ?? 0) <= now));
+
+    await addBuckets(trx, aggregate(finished));
+    await addErrors(trx, finished);
+    for (let i = 0; i < done.length; i += ROWS_PER_INSERT) {
+      const ids = done.slice(i, i + ROWS_PER_INSERT).map((row) => row.id);
+      await trx.deleteFrom('proxy_usage_pending').where('id', 'in', ids).execute();
+    }
+    // Found reserved: it is waited for as long as it takes (a release or the stale sweep ends it).
+    const nowReserved = pending.filter((row) => reserved.has(row.id) && row.give_up_at !== null).map((row) => row.id);
+    if (nowReserved.length) {
+      await trx.updateTable('proxy_usage_pending').set({ give_up_at: null }).where('id', 'in', nowReserved).execute();
+    }
+    const newPending = [
+      ...fresh.filter((row) => row.status === 'reserved').map((row) => ({ id: row.id, give_up_at: null })),
+      ...gaps.map((id) => ({ id, give_up_at: now + GAP_WAIT_MS })),
+    ];
+    for (let i = 0; i < newPending.length; i += ROWS_PER_INSERT) {
+      await trx
+        .insertInto('proxy_usage_pending')
+        .values(newPending.slice(i, i + ROWS_PER_INSERT))
+        .onConflict((oc) => oc.column('id').doNothing())
+        .execute();
+    }
+    const newLast = fresh.length ? fresh[fresh.length - 1].id : lastId;
+    const prune = now - prunedAt >= PRUNE_EVERY_MS;
+    await trx
+      .updateTable('proxy_usage_state')
+      .set({ last_id: newLast, ...(prune ? { pruned_at: now } : {}) })
+      .where('id', '=', 1)
+      .execute();
+    if (prune) await pruneOld(trx, now);
+    return { counted: finished.length, more: fresh.length === BATCH_ROWS || pending.length === PENDING_ROWS };
+  });
+}
+
+/** Drops what is older than each table keeps, and the oldest failed requests beyond MAX_ERROR_ROWS. */
+async function pruneOld(trx: Kysely<DB>, now: number): Promise<void> {
+  for (const grain of ['m', 'h'] as const) {
+    const before = now - KEEP_MS[grain];
+    await trx.deleteFrom('proxy_usage_rollup').where('grain', '=', grain).where('at', '<', before).execute();
+    await trx.deleteFrom('proxy_usage_latency').where('grain', '=', grain).where('at', '<', before).execute();
+  }
+  await trx
+    .deleteFrom('proxy_usage_errors')
+    .where('at', '<', now - KEEP_MS.h)
+    .execute();
+  const keepFrom = await trx
+    .selectFrom('proxy_usage_errors')
+    .select('id')
+    .orderBy('id', 'desc')
+    .offset(MAX_ERROR_ROWS)
+    .limit(1)
+    .executeTakeFirst();
+  if (keepFrom) await trx.deleteFrom('proxy_usage_errors').where('id', '<=', keepFrom.id).execute();
+}
+
+// ------------------------------------------------------------------------------------------------
+// Queries. A range is [since, now]: minute rows serve ranges up to 7 days, hour rows longer ones
+// (and every breakdown by key), from the start of the hour `since` falls in.
+
+export interface Range {
+  grain: Grain;
+  since: number;
+}
+
+const MINUTE_GRAIN_MAX_HOURS = 7 * 24;
+
+export function rangeOf(hours: number, now: number, byKey = false): Range {
+  const since = now - hours * HOUR_MS;
+  if (!byKey && hours <= MINUTE_GRAIN_MAX_HOURS) {
+    return { grain: 'm', since: Math.floor(since / MINUTE_MS) * MINUTE_MS };
+  }
+  return { grain: 'h', since: Math.floor(since / HOUR_MS) * HOUR_MS };
+}
+
+const total = (column: (typeof USAGE_COUNTERS)[number]) =>
+  sql<number>`cast(coalesce(sum(${sql.ref(column)}), 0) as bigint)`.as(column);
+const TOTALS = USAGE_COUNTERS.map(total);
+
+export type Totals = Counters;
+
+/** A bucket's start, as an expression (a safe integer of ours, never caller text). */
+const bucketOf = (bucketMs: number) => sql<number>`(at / ${sql.lit(bucketMs)}) * ${sql.lit(bucketMs)}`;
+
+/** Totals per time bucket, oldest first. */
+export async function totalsByBucket(db: Executor, range: Range, bucketMs: number) {
+  const bucket = bucketOf(bucketMs);
+  return db
+    .selectFrom('proxy_usage_rollup')
+    .select([bucket.as('bucket'), ...TOTALS])
+    .where('grain', '=', range.grain)
+    .where('at', '>=', range.since)
+    .groupBy(bucket)
+    .orderBy(bucket)
+    .execute();
+}
+
+/** Totals of the range. */
+export async function grandTotals(db: Executor, range: Range) {
+  return db
+    .selectFrom('proxy_usage_rollup')
+    .select(TOTALS)
+    .where('grain', '=', range.grain)
+    .where('at', '>=', range.since)
+    .executeTakeFirstOrThrow();
+}
+
+/** The latency histogram of the range. */
+export async function latencyTotal(db: Executor, range: Range) {
+  return db
+    .selectFrom('proxy_usage_latency')
+    .select(['bin', sql<number>`cast(sum(n) as bigint)`.as('n')])
+    .where('grain', '=', range.grain)
+    .where('at', '>=', range.since)
+    .groupBy('bin')
+    .execute();
+}
+
+/** Latency histograms per time bucket. */
+export async function latencyByBucket(db: Executor, range: Range, bucketMs: number) {
+  const bucket = bucketOf(bucketMs);
+  return db
+    .selectFrom('proxy_usage_latency')
+    .select([bucket.as('bucket'), 'bin', sql<number>`cast(sum(n) as bigint)`.as('n')])
+    .where('grain', '=', range.grain)
+    .where('at', '>=', range.since)
+    .groupBy([bucket, 'bin'])
+    .execute();
+}
+
+export type Dimension = 'model' | 'provider' | 'account_id';
+
+/** Totals per model, provider or key, largest charge first; at most `limit` rows (and how many there are). */
+export async function totalsBy(db: Executor, range: Range, by: Dimension, limit: number) {
+  const rows = await db
+    .selectFrom('proxy_usage_rollup')
+    .select([sql.ref<string | number>(by).as('value'), ...TOTALS])
+    .where('grain', '=', range.grain)
+    .where('at', '>=', range.since)
+    .groupBy(by)
+    .orderBy(sql`cast(coalesce(sum(charged_msat), 0) as bigint)`, 'desc')
+    .orderBy(sql`cast(coalesce(sum(requests), 0) as bigint)`, 'desc')
+    .orderBy(by)
+    .limit(limit)
+    .execute();
+  const count = await db
+    .selectFrom((eb) =>
+      eb
+        .selectFrom('proxy_usage_rollup')
+        .select(sql.ref(by).as('value'))
+        .where('grain', '=', range.grain)
+        .where('at', '>=', range.since)
+        .groupBy(by)
+        .as('groups'),
+    )
+    .select(sql<number>`cast(count(*) as bigint)`.as('n'))
+    .executeTakeFirstOrThrow();
+  return { rows, count: count.n };
+}
+
+/** Latency histograms of the given models, providers or keys. */
+export async function latencyBy(db: Executor, range: Range, by: Dimension, values: (string | number)[]) {
+  if (!values.length) return [];
+  return db
+    .selectFrom('proxy_usage_latency')
+    .select([sql.ref<string | number>(by).as('value'), 'bin', sql<number>`cast(sum(n) as bigint)`.as('n')])
+    .where('grain', '=', range.grain)
+    .where('at', '>=', range.since)
+    .where(sql.ref(by), 'in', values)
+    .groupBy([by, 'bin'])
+    .execute();
+}
+
+/** Totals per time bucket and model, for the given models. */
+export async function totalsByBucketAndModel(db: Executor, range: Range, bucketMs: number, models: string[]) {
+  if (!models.length) return [];
+  const bucket = bucketOf(bucketMs);
+  return db
+    .selectFrom('proxy_usage_rollup')
+    .select([
+      bucket.as('bucket'),
+      'model',
+      total('settled'),
+      total('charged_msat'),
+      total('input_tokens'),
+      total('output_tokens'),
+    ])
+    .where('grain', '=', range.grain)
+    .where('at', '>=', range.since)
+    .where('model', 'in', models)
+    .groupBy([bucket, 'model'])
+    .execute();
+}
+
+/** The models, providers or keys with any request in the range (at most `limit`). */
+export async function distinctValues(db: Executor, range: Range, by: Dimension, limit: number) {
+  const rows = await db
+    .selectFrom('proxy_usage_rollup')
+    .select(sql.ref<string | number>(by).as('value'))
+    .distinct()
+    .where('grain', '=', range.grain)
+    .where('at', '>=', range.since)
+    .orderBy('value')
+    .limit(limit)
+    .execute();
+  return rows.map((row) => row.value);
+}
+
+/** Failed requests per error type. */
+export async function errorTypes(db: Executor, since: number, limit: number) {
+  return db
+    .selectFrom('proxy_usage_errors')
+    .select(['error_type', sql<number>`cast(count(*) as bigint)`.as('n')])
+    .where('at', '>=', since)
+    .groupBy('error_type')
+    .orderBy('n', 'desc')
+    .limit(limit)
+    .execute();
+}
+
+/** The latest failed requests, newest first, and how many there are in the range. */
+export async function latestErrors(db: Executor, since: number, limit: number) {
+  const errors = await db
+    .selectFrom('proxy_usage_errors')
+    .selectAll()
+    .where('at', '>=', since)
+    .orderBy('at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(limit)
+    .execute();
+  const count = await db
+    .selectFrom('proxy_usage_errors')
+    .select(sql<number>`cast(count(*) as bigint)`.as('n'))
+    .where('at', '>=', since)
+    .executeTakeFirstOrThrow();
+  return { errors, count: count.n };
+}
+
+/** The key prefixes of accounts (their previews, as the admin page shows them). */
+export async function keyPrefixes(db: Executor, ids: number[]): Promise<Map<number, string | null>> {
+  if (!ids.length) return new Map();
+  const rows = await db.selectFrom('proxy_accounts').select(['id', 'key_prefix']).where('id', 'in', ids).execute();
+  return new Map(rows.map((row) => [row.id, row.key_prefix]));
+}
