@@ -57,7 +57,9 @@ describe.each(databaseKinds)('operator API: providers and models on %s', (kind) 
 
   it('lists the provider types it forwards to, none with balances or top-ups', async () => {
     const types = (await node.api('GET', '/admin/api/provider-types')).json as any[];
-    expect(types.map((t) => t.id)).toEqual(expect.arrayContaining(['openai', 'anthropic', 'openrouter', 'generic']));
+    expect(types.map((t) => t.id)).toEqual(
+      expect.arrayContaining(['openai', 'anthropic', 'openrouter', 'generic', 'custom', 'groq', 'x-ai']),
+    );
     for (const type of types) {
       expect(type).toMatchObject({ can_create_account: false, can_topup: false, can_show_balance: false });
       expect(typeof type.default_base_url).toBe('string');

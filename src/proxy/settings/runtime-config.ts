@@ -51,8 +51,31 @@ export const PROVIDER_TYPES: readonly {
     default_base_url: 'https://openrouter.ai/api/v1',
     platform_url: 'https://openrouter.ai/settings/keys',
   },
-  // Any OpenAI-compatible server; another Routstr (or quartet) node is one.
+  // OpenAI-compatible services of Routstr's list, at their OpenAI-compatible addresses.
+  ...(
+    [
+      ['groq', 'Groq', 'https://api.groq.com/openai/v1', 'https://console.groq.com/keys'],
+      ['fireworks', 'Fireworks', 'https://api.fireworks.ai/inference/v1', 'https://fireworks.ai/account/api-keys'],
+      ['perplexity', 'Perplexity', 'https://api.perplexity.ai', 'https://www.perplexity.ai/settings/api'],
+      ['x-ai', 'xAI', 'https://api.x.ai/v1', 'https://console.x.ai'],
+      [
+        'gemini',
+        'Gemini',
+        'https://generativelanguage.googleapis.com/v1beta/openai',
+        'https://aistudio.google.com/apikey',
+      ],
+      ['ollama', 'Ollama', 'http://localhost:11434/v1', null],
+    ] as const
+  ).map(([id, name, url, platform]) => ({
+    id,
+    name,
+    kind: 'openai' as const,
+    default_base_url: url,
+    platform_url: platform,
+  })),
+  // Any OpenAI-compatible server (Routstr's `custom` and `generic`); another Routstr (or quartet) node is one.
   { id: 'generic', name: 'Generic', kind: 'openai', default_base_url: '', platform_url: null },
+  { id: 'custom', name: 'Custom', kind: 'openai', default_base_url: '', platform_url: null },
   { id: 'routstr', name: 'Routstr', kind: 'openai', default_base_url: '', platform_url: null },
 ];
 
