@@ -167,18 +167,16 @@ export async function registerAdminRoutes(
     scope.post('/admin/login', { schema: { hide: true } }, async (request, reply) => {
       if (!(await auth.passwordConfigured())) return sendPage(reply.code(404), 'Admin', notConfiguredHtml());
       refuseCrossOrigin(request);
-      const wait = await auth.loginThrottled(request.ip);
-      if (wait !== null) {
-        reply.header('retry-after', String(Math.ceil(wait / 1000)));
+      const outcome = await auth.attemptLogin(formField(request, 'password'), request.ip);
+      if (outcome.kind === 'rate-limited') {
+        reply.header('retry-after', String(Math.ceil(outcome.retryAfterMs / 1000)));
         return sendPage(
           reply.code(429),
           'Admin login',
-          loginHtml(`Too many login attempts; try again in ${Math.ceil(wait / 60_000)} minutes.`),
+          loginHtml(`Too many login attempts; try again in ${Math.ceil(outcome.retryAfterMs / 60_000)} minutes.`),
         );
       }
-      if (!(await auth.verifyPassword(formField(request, 'password')))) {
-        return sendPage(reply.code(401), 'Admin login', loginHtml('Wrong password.'));
-      }
+      if (outcome.kind !== 'ok') return sendPage(reply.code(401), 'Admin login', loginHtml('Wrong password.'));
       const session = await auth.createPageSession('password');
       reply.setCookie(COOKIE, session.id, sessionCookie(request, Math.floor(auth.pageSessionMs / 1000)));
       return reply.redirect('/admin/', 303);

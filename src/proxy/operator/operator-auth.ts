@@ -11,7 +11,7 @@ import { createHash, randomBytes, scrypt as scryptCallback, timingSafeEqual } fr
 import { promisify } from 'node:util';
 import { writeTransaction, type Database } from '../../db/index.js';
 import type { Identity } from '../../http/auth.js';
-import { hitRateLimit } from '../../http/rate-limit.js';
+import { hitRateLimit, resetRateLimit } from '../../http/rate-limit.js';
 import { SCRYPT_PARAMS, type AdminPasswordHash } from '../common/forward-config.js';
 import { recordAudit } from './audit.js';
 import {
@@ -50,6 +50,9 @@ const LOGIN_LIMITS = [
 /** A token's last use is written at most this often (a write per request would cost every call). */
 const TOUCH_EVERY_MS = 60_000;
 
+export const loginLimitKey = (scope: 'ip' | 'all', ip: string) =>
+  scope === 'ip' ? `proxy-admin-login:${ip}` : 'proxy-admin-login:*';
+
 export const hashSecret = (secret: string) => createHash('sha256').update(secret).digest('hex');
 const newToken = () => randomBytes(32).toString('base64url');
 
@@ -58,6 +61,9 @@ export type LoginOutcome =
   | { kind: 'wrong-password' }
   | { kind: 'not-configured' }
   | { kind: 'rate-limited'; retryAfterMs: number };
+
+/** A login attempt's outcome before any token is made. */
+export type LoginAttempt = { kind: 'ok' } | Exclude<LoginOutcome, { kind: 'ok' }>;
 
 export class OperatorAuth {
   constructor(
@@ -84,22 +90,26 @@ export class OperatorAuth {
     return candidate.length === expected.hash.length && timingSafeEqual(candidate, expected.hash);
   }
 
-  /** Counts a login attempt from `ip`; the wait in ms when over a limit, else null. */
-  async loginThrottled(ip: string): Promise<number | null> {
+  /**
+   * A login attempt from `ip` (the API's and the page's): counted before the password is hashed, so
+   * that guessing is bounded in CPU too; a right password clears the address's count, so an operator's
+   * scripts that log in often are not locked out by their own successes.
+   */
+  async attemptLogin(password: string, ip: string): Promise<LoginAttempt> {
+    if (!(await this.passwordConfigured())) return { kind: 'not-configured' };
     for (const rule of LOGIN_LIMITS) {
-      const key = rule.scope === 'ip' ? `proxy-admin-login:${ip}` : 'proxy-admin-login:*';
-      const hit = await hitRateLimit(this.db, key, rule);
-      if (!hit.allowed) return hit.retryAfterMs;
+      const hit = await hitRateLimit(this.db, loginLimitKey(rule.scope, ip), rule);
+      if (!hit.allowed) return { kind: 'rate-limited', retryAfterMs: hit.retryAfterMs };
     }
-    return null;
+    if (!(await this.verifyPassword(password))) return { kind: 'wrong-password' };
+    await resetRateLimit(this.db, loginLimitKey('ip', ip));
+    return { kind: 'ok' };
   }
 
   /** POST /admin/api/login: the password for a session token. */
   async login(password: string, ip: string): Promise<LoginOutcome> {
-    if (!(await this.passwordConfigured())) return { kind: 'not-configured' };
-    const wait = await this.loginThrottled(ip);
-    if (wait !== null) return { kind: 'rate-limited', retryAfterMs: wait };
-    if (!(await this.verifyPassword(password))) return { kind: 'wrong-password' };
+    const outcome = await this.attemptLogin(password, ip);
+    if (outcome.kind !== 'ok') return outcome;
     const token = newToken();
     const now = Date.now();
     await deleteExpiredOperatorTokens(this.db.kysely, now);
