@@ -56,6 +56,13 @@ describe.each(databaseKinds)('operator API: settings on %s', (kind) => {
     });
   });
 
+  it("takes routstr-cli's `config set` body, wrapped in __root__", async () => {
+    const set = await node.api('PATCH', '/admin/api/settings', { __root__: { description: 'Set by the CLI' } });
+    expect(set.status).toBe(200);
+    expect(set.json.description).toBe('Set by the CLI');
+    expect(await info()).toMatchObject({ description: 'Set by the CLI' });
+  });
+
   it('refuses invalid values and changes to read-only keys with 422, changing nothing', async () => {
     const mints = await node.api('PATCH', '/admin/api/settings', {
       name: 'Should not stick',

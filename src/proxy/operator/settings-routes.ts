@@ -6,6 +6,7 @@ import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { ConfigError } from '../../env.js';
+import { field, isRecord } from '../../json-fields.js';
 import { type FieldError, HttpError } from '../../http/errors.js';
 import type { ProxyConfig } from '../common/config.js';
 import { nostrKeyOf } from '../common/nostr-config.js';
@@ -116,6 +117,15 @@ function changesOf(body: Record<string, unknown>, current: SettingsAnswer): Map<
   return changes;
 }
 
+/**
+ * routstr-cli's `config set` sends `{"__root__": {key: value}}` (pydantic v1's root model); Routstr's
+ * node ignores that key, so the CLI says "Set" while nothing changes. Here it is read as the body.
+ */
+function unwrapRoot(body: Record<string, unknown>): Record<string, unknown> {
+  const root = Object.keys(body).length === 1 ? field(body, '__root__') : undefined;
+  return isRecord(root) && !Array.isArray(root) ? root : body;
+}
+
 export function settingsRoutes(deps: RuntimeDeps) {
   const { config } = deps;
   return async (scope: FastifyInstance) => {
@@ -136,7 +146,7 @@ export function settingsRoutes(deps: RuntimeDeps) {
       async (request) => {
         const { actor } = operatorOfRequest(request);
         const before = settingsAnswer(config);
-        const changes = changesOf(request.body, before);
+        const changes = changesOf(unwrapRoot(request.body), before);
         if (changes.size === 0) return before;
         await change(deps, async (trx, now) => {
           for (const [key, value] of changes) await putSetting(trx, key, JSON.stringify(value), now);
