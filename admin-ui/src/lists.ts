@@ -4,7 +4,7 @@ import { get, query } from './api.js';
 import { asArray, field, num, rows, text } from './data.js';
 import { h, table } from './dom.js';
 import { count, msat, percent, sats, short, when } from './format.js';
-import { filterForm, input, load, select } from './panel.js';
+import { filterForm, input, load, loadInto, select } from './panel.js';
 
 const PAGE = 50;
 
@@ -113,7 +113,7 @@ export function renderAccounts(root: HTMLElement) {
   const results = h('div', { class: 'results' });
   let offset = 0;
   const show = () =>
-    load(results, 'The accounts', async () => {
+    loadInto(root, results, 'The accounts', async () => {
       const data = await get(
         `/admin/api/temporary-balances${query({ search: search.value.trim(), limit: PAGE, offset })}`,
       );
@@ -169,6 +169,15 @@ const LEVELS: [string, string][] = [
   ['CRITICAL', 'Critical'],
 ];
 
+/** An access line's request and answer ("POST /v1/chat/completions → 200"); null for other lines. */
+function access(entry: Record<string, unknown>): HTMLElement | null {
+  const method = field(entry, 'method');
+  const path = field(entry, 'path');
+  if (typeof method !== 'string' || typeof path !== 'string') return null;
+  const code = num(field(entry, 'status_code'));
+  return h('span', { class: 'access' }, `${method} ${path}${code === null ? '' : ` → ${code}`}`);
+}
+
 export function renderLogs(root: HTMLElement) {
   const date = select('date', [['', 'Latest days']]);
   const level = select('level', LEVELS);
@@ -176,7 +185,7 @@ export function renderLogs(root: HTMLElement) {
   const search = input('search', { type: 'search', placeholder: 'Text in the message', size: 30 });
   const results = h('div', { class: 'results' });
   const show = () =>
-    load(results, 'The logs', async () => {
+    loadInto(root, results, 'The logs', async () => {
       const data = await get(
         `/admin/api/logs${query({
           date: date.value,
@@ -208,7 +217,7 @@ export function renderLogs(root: HTMLElement) {
               when(field(entry, 'asctime')),
               h('span', { class: `badge level-${levelName.toLowerCase()}` }, levelName),
               text(field(entry, 'name')),
-              h('span', { class: 'message' }, text(field(entry, 'message'))),
+              h('span', { class: 'message' }, text(field(entry, 'message')), access(entry)),
               idCell,
             ];
           }),
@@ -255,7 +264,7 @@ export function renderTransactions(root: HTMLElement) {
   const results = h('div', { class: 'results' });
   let offset = 0;
   const show = () =>
-    load(results, 'The transactions', async () => {
+    loadInto(root, results, 'The transactions', async () => {
       const data = await get(
         `/admin/api/transactions${query({
           type: type.value,
@@ -325,7 +334,7 @@ export function renderAudit(root: HTMLElement) {
   const results = h('div', { class: 'results' });
   let offset = 0;
   const show = () =>
-    load(results, 'The audit log', async () => {
+    loadInto(root, results, 'The audit log', async () => {
       const data = await get(`/admin/api/audit-log${query({ action: action.value.trim(), limit: PAGE, offset })}`);
       const entries = rows(field(data, 'entries'));
       return [

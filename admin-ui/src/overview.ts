@@ -67,17 +67,46 @@ async function summary(range: Range): Promise<Node[]> {
   ];
 }
 
+interface Point {
+  time: Date;
+  requests: number;
+  sats: number;
+}
+
+/** Buckets the chart draws at most: a period of 30 days by hour still fits. */
+const MAX_BUCKETS = 1000;
+
+/**
+ * The period's buckets in time order, those without requests at zero: the answer lists only the
+ * buckets that have some, and a chart of those alone would join distant points (or, for one point,
+ * span years). Buckets start at multiples of the step since the epoch, as the node counts them.
+ */
+function withEmptyBuckets(measured: Point[], hours: number, stepMinutes: number): Point[] {
+  const byTime = new Map<number, Point>();
+  for (const point of measured) byTime.set(point.time.getTime(), point);
+  const step = stepMinutes * 60_000;
+  const now = Date.now();
+  const first = Math.floor((now - hours * 3_600_000) / step) * step;
+  if (step > 0 && (now - first) / step <= MAX_BUCKETS) {
+    for (let time = first; time <= now; time += step) {
+      if (!byTime.has(time)) byTime.set(time, { time: new Date(time), requests: 0, sats: 0 });
+    }
+  }
+  return [...byTime.values()].sort((a, b) => a.time.getTime() - b.time.getTime());
+}
+
 async function usage(root: HTMLElement, range: Range): Promise<Node[]> {
   const data = await get(`/admin/api/usage/metrics${query({ interval: range.interval, hours: range.hours })}`);
-  const points = rows(field(data, 'metrics'))
+  const measured = rows(field(data, 'metrics'))
     .map((m) => ({
       time: parseTime(field(m, 'timestamp')),
       requests: num(field(m, 'total_requests')) ?? 0,
       sats: (num(field(m, 'revenue_msats')) ?? 0) / 1000,
     }))
-    .filter((p): p is { time: Date; requests: number; sats: number } => p.time !== null)
-    .sort((a, b) => a.time.getTime() - b.time.getTime());
-  if (points.length === 0) return [h('p', { class: 'muted empty' }, 'No requests in this period.')];
+    .filter((p): p is Point => p.time !== null);
+  if (measured.length === 0) return [h('p', { class: 'muted empty' }, 'No requests in this period.')];
+  const stepMinutes = num(field(data, 'interval_minutes')) ?? range.interval;
+  const points = withEmptyBuckets(measured, range.hours, stepMinutes);
   // The chart measures its box: drawn into the panel, then kept when the panel is filled.
   root.replaceChildren();
   const chart = timeChart(

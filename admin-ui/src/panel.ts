@@ -4,15 +4,29 @@
 import { reason } from './api.js';
 import { fill, h, unavailable } from './dom.js';
 
-/** Fills `root` with what `render` builds; on failure, an "unavailable" notice naming `what`. */
-export async function load(root: HTMLElement, what: string, render: () => Promise<Node[]>): Promise<void> {
+/** Fills the panel `root` with what `render` builds; on failure, an "unavailable" notice naming `what`. */
+export const load = (root: HTMLElement, what: string, render: () => Promise<Node[]>) =>
+  loadInto(root, root, what, render);
+
+/**
+ * Fills `into`, a part of the panel `root` (the list below the panel's own filters, kept across
+ * loads), as `load` does. Either way the root tells the state of its latest load in data-state
+ * (loading, ready, unavailable): a reader waits on one attribute per panel.
+ */
+export async function loadInto(
+  root: HTMLElement,
+  into: HTMLElement,
+  what: string,
+  render: () => Promise<Node[]>,
+): Promise<void> {
+  root.dataset.state = 'loading';
   root.setAttribute('aria-busy', 'true');
   try {
     const nodes = await render();
-    fill(root, ...nodes);
+    fill(into, ...nodes);
     root.dataset.state = 'ready';
   } catch (error) {
-    fill(root, unavailable(what, reason(error)));
+    fill(into, unavailable(what, reason(error)));
     root.dataset.state = 'unavailable';
   } finally {
     root.removeAttribute('aria-busy');

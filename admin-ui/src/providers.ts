@@ -5,12 +5,12 @@ import { api, get, reason } from './api.js';
 import { field, num, rows, text } from './data.js';
 import { fill, h, labelled, status, table } from './dom.js';
 import { count } from './format.js';
-import { input, load } from './panel.js';
+import { input, load, loadInto } from './panel.js';
 
 type Row = Record<string, unknown>;
 
 /** A button that asks again before it acts (no dialog: the question replaces it). */
-function confirmButton(label: string, question: string, act: () => Promise<void>): HTMLElement {
+function confirmButton(label: string, question: string, act: () => Promise<unknown>): HTMLElement {
   const wrap = h('span', { class: 'confirm' });
   const start = h('button', { type: 'button', class: 'danger' }, label);
   const ask = () => {
@@ -34,16 +34,18 @@ export function renderProviders(root: HTMLElement) {
   let types: Row[] = [];
 
   const tell = (kind: 'ok' | 'error', text: string) => fill(message, status(kind, text));
-  /** Runs a change; says how it went and shows the list again. */
-  async function change(what: string, act: () => Promise<unknown>) {
+  /** Runs a change; says how it went and shows the list again. True when it was made. */
+  async function change(what: string, act: () => Promise<unknown>): Promise<boolean> {
     try {
       await act();
-      tell('ok', what);
-      fill(editor);
-      await show();
     } catch (error) {
       tell('error', `${what.replace(/\.$/, '')} failed: ${reason(error)}`);
+      return false;
     }
+    tell('ok', what);
+    fill(editor);
+    await show();
+    return true;
   }
 
   function providerForm(existing: Row | null) {
@@ -80,7 +82,8 @@ export function renderProviders(root: HTMLElement) {
     });
     const apiVersion = input('api_version', { size: 12 });
     apiVersion.value = existing && field(existing, 'api_version') ? text(field(existing, 'api_version')) : '';
-    const slug = input('slug', { size: 16, pattern: '[a-z0-9][a-z0-9-]*' });
+    // Browsers compile a pattern with the v flag, which refuses an unescaped '-' in a class.
+    const slug = input('slug', { size: 16, pattern: '[a-z0-9][a-z0-9\\-]*' });
     slug.value = existing && field(existing, 'slug') ? text(field(existing, 'slug')) : '';
     const fee = input('provider_fee', { type: 'number', step: '0.001', min: '0', size: 8 });
     fee.value = String(existing ? (num(field(existing, 'provider_fee')) ?? 1.01) : 1.01);
@@ -124,6 +127,10 @@ export function renderProviders(root: HTMLElement) {
     const id = text(field(provider, 'id'));
     const base = `/admin/api/upstream-providers/${encodeURIComponent(id)}/models`;
     const box = h('div', { class: 'models', id: `models-${id}` });
+    /** A change of the models: shown again once made. */
+    const changeModels = async (what: string, act: () => Promise<unknown>) => {
+      if (await change(what, act)) await models(provider);
+    };
     fill(editor, box);
     await load(box, `The models of provider ${id}`, async () => {
       const data = await get(base);
@@ -138,10 +145,25 @@ export function renderProviders(root: HTMLElement) {
       const forwarded = input('forwarded_model_id', { size: 24 });
       const enabled = input('enabled', { type: 'checkbox' });
       enabled.checked = true;
+      const heading = h('h4', {}, 'Add a model');
+      /** Puts a stored model in the form: saved under the same id, it replaces that model. */
+      const edit = (m: Row) => {
+        const pricing = field(m, 'pricing');
+        const value = (v: unknown) => (v === null || v === undefined ? '' : String(v));
+        modelId.value = text(field(m, 'id'));
+        name.value = value(field(m, 'name'));
+        prompt.value = value(num(field(pricing, 'prompt')));
+        completion.value = value(num(field(pricing, 'completion')));
+        context.value = value(num(field(m, 'context_length')));
+        forwarded.value = value(field(m, 'forwarded_model_id'));
+        enabled.checked = field(m, 'enabled') !== false;
+        heading.textContent = `Edit model ${modelId.value}`;
+        name.focus();
+      };
       const form = h(
         'form',
         { class: 'edit', id: `model-form-${id}` },
-        h('h4', {}, 'Add or update a model'),
+        heading,
         labelled('Model id', modelId),
         labelled('Name', name),
         labelled('Prompt price (USD per token)', prompt),
@@ -170,7 +192,7 @@ export function renderProviders(root: HTMLElement) {
           enabled: enabled.checked,
           forwarded_model_id: forwarded.value.trim() || null,
         };
-        void change(`Model ${body.id} saved.`, () => api('POST', base, body)).then(() => models(provider));
+        void changeModels(`Model ${body.id} saved.`, () => api('POST', base, body));
       });
       return [
         h('h3', {}, `Models of provider ${id} (${text(field(provider, 'base_url'))})`),
@@ -178,6 +200,8 @@ export function renderProviders(root: HTMLElement) {
           ['Model', 'Name', 'Enabled', 'Prompt', 'Completion', 'Upstream id', ''],
           list.map((m) => {
             const mid = text(field(m, 'id'));
+            const editButton = h('button', { type: 'button', 'data-edit-model': mid }, 'Edit');
+            editButton.addEventListener('click', () => edit(m));
             return [
               h('code', {}, mid),
               text(field(m, 'name')),
@@ -185,9 +209,13 @@ export function renderProviders(root: HTMLElement) {
               price(m, 'prompt'),
               price(m, 'completion'),
               text(field(m, 'forwarded_model_id')),
-              confirmButton('Delete', `Delete ${mid}?`, () =>
-                change(`Model ${mid} deleted.`, () => api('DELETE', `${base}/${encodeURIComponent(mid)}`)).then(() =>
-                  models(provider),
+              h(
+                'span',
+                { class: 'row-actions' },
+                editButton,
+                ' ',
+                confirmButton('Delete', `Delete ${mid}?`, () =>
+                  changeModels(`Model ${mid} deleted.`, () => api('DELETE', `${base}/${encodeURIComponent(mid)}`)),
                 ),
               ),
             ];
@@ -201,7 +229,7 @@ export function renderProviders(root: HTMLElement) {
   }
 
   const show = () =>
-    load(list, 'The providers', async () => {
+    loadInto(root, list, 'The providers', async () => {
       const [providers, kinds] = await Promise.all([
         get('/admin/api/upstream-providers'),
         get('/admin/api/provider-types').catch(() => []),

@@ -4,7 +4,7 @@
 import { api, get, reason } from './api.js';
 import { field, isRecord } from './data.js';
 import { fill, h, status } from './dom.js';
-import { load } from './panel.js';
+import { loadInto } from './panel.js';
 
 const REDACTED = '[REDACTED]';
 const SECRETS = new Set(['upstream_api_key', 'nsec', 'admin_password']);
@@ -60,7 +60,7 @@ export function renderSettings(root: HTMLElement) {
   const body = h('div', { class: 'results' });
   const find = h('input', { type: 'search', name: 'find', placeholder: 'Find a setting', size: 30 });
   const show = () =>
-    load(body, 'The settings', async () => {
+    loadInto(root, body, 'The settings', async () => {
       const settings = await get('/admin/api/settings');
       if (!isRecord(settings)) throw new Error('the answer is not an object');
       const names = Object.keys(settings).sort();

@@ -27,6 +27,8 @@ const PAGE_CSP = [
 /**
  * Sends an admin page. `script`: the dashboard's script is loaded, and `csrf` (the session's CSRF
  * token, null for a bearer caller) is handed to it in a meta tag for its `X-CSRF-Token` header.
+ * The empty icon (a data: URL, which img-src allows) keeps browsers from asking for /favicon.ico,
+ * a path the proxy's catch-all would forward upstream and refuse without a key.
  */
 export function sendPage(reply: FastifyReply, title: string, body: string, script?: { csrf: string | null }) {
   const head = script
@@ -41,6 +43,7 @@ export function sendPage(reply: FastifyReply, title: string, body: string, scrip
     .header('x-content-type-options', 'nosniff').send(`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${esc(title)} · quartet proxy node</title>
+<link rel="icon" href="data:,">
 <link rel="stylesheet" href="${ADMIN_STYLES}">${head}
 </head>
 <body><h1>quartet proxy node · ${esc(title)}</h1>
