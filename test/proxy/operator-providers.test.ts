@@ -201,6 +201,15 @@ describe.each(databaseKinds)('operator API: providers and models on %s', (kind) 
     expect((await node.api('GET', `/admin/api/upstream-providers/${secondId}`)).json.slug).toBe('second');
   });
 
+  it('offers the models file as presets, in the model shape with USD prices per token', async () => {
+    const presets = await node.api('GET', '/admin/api/openrouter-presets');
+    expect(presets.status).toBe(200);
+    const preset = (presets.json as any[]).find((m) => m.id === TEST_MODEL);
+    // The test file's prices: 1 and 2 USD per million tokens, 10 USD a million requests (forward-helpers.ts).
+    expect(preset.pricing).toMatchObject({ prompt: 0.000001, completion: 0.000002, request: 0.00001 });
+    expect(preset).toMatchObject({ name: expect.any(String), enabled: true });
+  });
+
   it("answers provider account routes it does not support in the API's error shape", async () => {
     const balance = await node.api('GET', `/admin/api/upstream-providers/${secondId}/balance`);
     expect(balance.status).toBe(400);
