@@ -11,8 +11,8 @@
 // core (WORKERS=auto); and, as `npm start` starts it (every service mounted, every default feature
 // on), with one hot account and with 50, and with the features an operator turns on (several
 // providers, a child key paying; issue 33). `BENCH_PROXY_ONLY=bare,billedBare,start,…` measures
-// only those targets (and starts only what they need): a quick A/B on a busy machine. Every target is a process of its own, as an operator runs it; the load
-// comes from a worker thread of this one. Two measurements:
+// only those targets (and starts only what they need): a quick A/B on a busy machine. Every target
+// is a process of its own, as an operator runs it; the load comes from a worker thread of this one. Two measurements:
 // - throughput: closed loop by autocannon, the targets alternating round by round so drift hits
 //   all alike, the median round of each counting; CPU time per request from /proc;
 // - added latency: open loop at a fixed rate that all of them carry, each percentile minus the
@@ -430,7 +430,7 @@ export default async function proxyBench(): Promise<BenchResult[]> {
       ? Math.round(Math.min(...pacedNames.map((name) => best(name).requestsPerSec)) / 2)
       : 0;
     const paced = new Map<Name, LoadResult[]>(pacedNames.map((name) => [name, []]));
-    for (let round = 0; round < ROUNDS && rate > 0; round++) {
+    for (let round = 0; round < (rate > 0 ? ROUNDS : 0); round++) {
       for (const name of pacedNames) paced.get(name)!.push(await measure(name, pacedCpu, rate));
     }
     const medianOf = (name: Name, q: 'p50Ms' | 'p99Ms') =>
@@ -596,7 +596,7 @@ export default async function proxyBench(): Promise<BenchResult[]> {
       ...(await ifMeasured(['start'], () =>
         againstBilledBare(
           'start',
-          'billed chat completions as `npm start` serves them (every service mounted, info log, metrics), SQLite, one account',
+          'billed chat completions as `npm start` serves them (every service, info log, metrics), SQLite, one account',
           'issue 33',
         ),
       )),
