@@ -11,7 +11,8 @@
 // core (WORKERS=auto); and, as `npm start` starts it (every service mounted, every default feature
 // on), with one hot account and with 50, and with the features an operator turns on (several
 // providers, a child key paying; issue 33). `BENCH_PROXY_ONLY=bare,billedBare,start,…` measures
-// only those targets (and starts only what they need): a quick A/B on a busy machine. Every target
+// only those targets (and starts only what they need): a quick A/B on a busy machine;
+// `BENCH_PROXY_NODE_OPTIONS` is the quartet nodes' NODE_OPTIONS (`--cpu-prof …`). Every target
 // is a process of its own, as an operator runs it; the load comes from a worker thread of this one. Two measurements:
 // - throughput: closed loop by autocannon, the targets alternating round by round so drift hits
 //   all alike, the median round of each counting; CPU time per request from /proc;
@@ -148,6 +149,8 @@ async function startNode(
         : { PROXY_UPSTREAM_URL: `http://127.0.0.1:${upstreamPort}` }),
       PROXY_BTC_USD: '100000',
       PROXY_MINTS: MINT,
+      // Say `--cpu-prof --cpu-prof-dir=…` to profile the nodes (written when the bench stops them).
+      ...(process.env.BENCH_PROXY_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_PROXY_NODE_OPTIONS } : {}),
     },
   });
   const pid = node.child.pid!;
