@@ -12,7 +12,7 @@
 // on), with one hot account and with 50, and with the features an operator turns on (several
 // providers, a child key paying; issue 33). `BENCH_PROXY_ONLY=bare,billedBare,start,…` measures
 // only those targets (and starts only what they need): a quick A/B on a busy machine;
-// `BENCH_PROXY_NODE_OPTIONS` is the quartet nodes' NODE_OPTIONS (`--cpu-prof …`). Every target
+// `BENCH_PROXY_NODE_ARGS` are Node's flags for the quartet nodes (`--cpu-prof …`). Every target
 // is a process of its own, as an operator runs it; the load comes from a worker thread of this one. Two measurements:
 // - throughput: closed loop by autocannon, the targets alternating round by round so drift hits
 //   all alike, the median round of each counting; CPU time per request from /proc;
@@ -149,9 +149,9 @@ async function startNode(
         : { PROXY_UPSTREAM_URL: `http://127.0.0.1:${upstreamPort}` }),
       PROXY_BTC_USD: '100000',
       PROXY_MINTS: MINT,
-      // Say `--cpu-prof --cpu-prof-dir=…` to profile the nodes (written when the bench stops them).
-      ...(process.env.BENCH_PROXY_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_PROXY_NODE_OPTIONS } : {}),
     },
+    // Say `--cpu-prof --cpu-prof-dir=…` to profile the nodes (written when the bench stops them).
+    nodeArgs: process.env.BENCH_PROXY_NODE_ARGS?.split(' ').filter(Boolean),
   });
   const pid = node.child.pid!;
   return { port, databaseUrl, process: node, pids: () => [pid, ...childPids(pid)], pgName } satisfies QuartetNode;
