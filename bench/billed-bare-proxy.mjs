@@ -11,7 +11,7 @@ import { createServer } from 'node:http';
 import { Pool } from 'undici';
 import { parseDatabaseUrl } from '../dist/config.js';
 import { openDatabase } from '../dist/db/index.js';
-import { Billing } from '../dist/proxy/billing.js';
+import { Billing } from '../dist/proxy/billing/billing.js';
 import { forward, readAll } from './anchor-proxy.mjs';
 
 const [port, upstreamPort] = process.argv.slice(2, 4).map(Number);

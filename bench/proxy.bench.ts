@@ -8,8 +8,12 @@
 // - nginx `proxy_pass` (Debian's package): the ceiling.
 // quartet runs on SQLite and on PostgreSQL (a fresh database on the local server), each with one
 // hot account, and again with one account per connection, in one process (WORKERS=1) and one per
-// core (WORKERS=auto). Every target is a process of its own, as an operator runs it; the load
-// comes from a worker thread of this one. Two measurements:
+// core (WORKERS=auto); and, as `npm start` starts it (every service mounted, every default feature
+// on), with one hot account and with 50, and with the features an operator turns on (several
+// providers, a child key paying; issue 33). `BENCH_PROXY_ONLY=bare,billedBare,start,…` measures
+// only those targets (and starts only what they need): a quick A/B on a busy machine;
+// `BENCH_PROXY_NODE_ARGS` are Node's flags for the quartet nodes (`--cpu-prof …`). Every target
+// is a process of its own, as an operator runs it; the load comes from a worker thread of this one. Two measurements:
 // - throughput: closed loop by autocannon, the targets alternating round by round so drift hits
 //   all alike, the median round of each counting; CPU time per request from /proc;
 // - added latency: open loop at a fixed rate that all of them carry, each percentile minus the
@@ -42,6 +46,8 @@ const BALANCE_MSAT = 1e15;
 const BARE_PROXY = fileURLToPath(new URL('./bare-node-proxy.mjs', import.meta.url));
 const BILLED_BARE_PROXY = fileURLToPath(new URL('./billed-bare-proxy.mjs', import.meta.url));
 const PORTKEY = fileURLToPath(new URL('../node_modules/@portkey-ai/gateway/build/start-server.js', import.meta.url));
+/** Targets measured whatever BENCH_PROXY_ONLY says: the others' ratios are to them. */
+const ANCHORS = ['upstream', 'bare', 'billedBare'];
 const PG_SERVER = process.env.BENCH_PG_SERVER ?? 'postgres://postgres@127.0.0.1:5432';
 
 function startNginx(dir: string, port: number, upstreamPort: number): ChildProcess {
@@ -95,12 +101,39 @@ interface QuartetNode {
   pgName?: string;
 }
 
-/** quartet's proxy service alone on a database of its own (not yet answering). */
-async function startNode(kind: DatabaseKind, workers: '1' | 'auto', dir: string, upstreamPort: number) {
+/**
+ * How a node is configured: `proxy`, the proxy service alone (SERVICES=proxy); `start`, as `npm start`
+ * starts it (every service mounted, defaults but for where the upstream, the mint and the price are);
+ * `operator`, the same with the features an operator turns on: several providers serving the model.
+ */
+type NodeSetup = 'proxy' | 'start' | 'operator';
+
+/** Three providers of the bench's model, all the fake upstream, drawn by weight (PROXY_PROVIDERS_FILE). */
+function providersFile(dir: string, upstreamPort: number): string {
+  const file = join(dir, 'providers.json');
+  const provider = (name: string, weight: number) => ({
+    name,
+    base_url: `http://127.0.0.1:${upstreamPort}`,
+    api_key: `sk-${name}`,
+    weight,
+    models: ['openai/gpt-4o-mini', 'openai/gpt-4o'],
+  });
+  writeFileSync(file, JSON.stringify({ providers: [provider('a', 3), provider('b', 2), provider('c', 1)] }));
+  return file;
+}
+
+/** A quartet node on a database of its own (not yet answering). */
+async function startNode(
+  kind: DatabaseKind,
+  workers: '1' | 'auto',
+  dir: string,
+  upstreamPort: number,
+  setup: NodeSetup = 'proxy',
+) {
   const port = await freePort();
   const pgName = kind === 'postgres' ? `quartet_bench_${randomBytes(4).toString('hex')}` : undefined;
   if (pgName) await adminQuery(`create database ${pgName}`);
-  const databaseUrl = pgName ? `${PG_SERVER}/${pgName}` : `sqlite:${join(dir, `bench-${workers}.db`)}`;
+  const databaseUrl = pgName ? `${PG_SERVER}/${pgName}` : `sqlite:${join(dir, `bench-${setup}-${workers}.db`)}`;
   const node = spawnQuartet(['serve'], {
     compiled: true,
     discardStdout: true,
@@ -110,11 +143,15 @@ async function startNode(kind: DatabaseKind, workers: '1' | 'auto', dir: string,
       DATABASE_URL: databaseUrl,
       WORKERS: workers,
       LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info',
-      SERVICES: 'proxy',
-      PROXY_UPSTREAM_URL: `http://127.0.0.1:${upstreamPort}`,
+      ...(setup === 'proxy' ? { SERVICES: 'proxy' } : {}),
+      ...(setup === 'operator'
+        ? { PROXY_PROVIDERS_FILE: providersFile(dir, upstreamPort) }
+        : { PROXY_UPSTREAM_URL: `http://127.0.0.1:${upstreamPort}` }),
       PROXY_BTC_USD: '100000',
       PROXY_MINTS: MINT,
     },
+    // Say `--cpu-prof --cpu-prof-dir=…` to profile the nodes (written when the bench stops them).
+    nodeArgs: process.env.BENCH_PROXY_NODE_ARGS?.split(' ').filter(Boolean),
   });
   const pid = node.child.pid!;
   return { port, databaseUrl, process: node, pids: () => [pid, ...childPids(pid)], pgName } satisfies QuartetNode;
@@ -135,6 +172,29 @@ async function fund(db: Database, keys: string[]): Promise<void> {
         last_used_at: null,
       })),
     )
+    .execute();
+}
+
+/** A child key of `parentKey`'s account, with a limit (reset daily) that the load never reaches. */
+async function addChildKey(db: Database, parentKey: string, childKey: string): Promise<void> {
+  const hash = (key: string) => createHash('sha256').update(key).digest('hex');
+  const parent = await db.kysely
+    .selectFrom('proxy_accounts')
+    .select('id')
+    .where('key_hash', '=', hash(parentKey))
+    .executeTakeFirstOrThrow();
+  await db.kysely
+    .insertInto('proxy_child_keys')
+    .values({
+      parent_account_id: parent.id,
+      key_hash: hash(childKey),
+      key_prefix: childKey.slice(0, 12),
+      limit_msat: BALANCE_MSAT / 2,
+      reset_period: 'daily',
+      period_start: Date.now(),
+      expires_at: null,
+      created_at: Date.now(),
+    })
     .execute();
 }
 
@@ -163,10 +223,18 @@ async function billing(db: Database) {
 
 export default async function proxyBench(): Promise<BenchResult[]> {
   buildCompiled(); // quartet runs as `npm start` runs it
-  if (spawnSync('nginx', ['-v']).error) throw new Error('nginx is not installed (apt-get install nginx-light)');
-  await adminQuery('select 1').catch((error: unknown) => {
-    throw new Error(`the proxy bench needs PostgreSQL at ${PG_SERVER} (BENCH_PG_SERVER): ${String(error)}`);
-  });
+  // Every target, or those BENCH_PROXY_ONLY names (the results that need others are left out).
+  const only = process.env.BENCH_PROXY_ONLY?.split(',').map((name) => name.trim());
+  const wanted = (...list: string[]) => !only || list.some((name) => only.includes(name));
+  const needsPg = wanted('postgres', 'postgresMany', 'postgresManyAuto');
+  if (wanted('nginx') && spawnSync('nginx', ['-v']).error) {
+    throw new Error('nginx is not installed (apt-get install nginx-light)');
+  }
+  if (needsPg) {
+    await adminQuery('select 1').catch((error: unknown) => {
+      throw new Error(`the proxy bench needs PostgreSQL at ${PG_SERVER} (BENCH_PG_SERVER): ${String(error)}`);
+    });
+  }
   const dir = mkdtempSync(join(tmpdir(), 'quartet-proxy-bench-'));
   const [upstreamPort, nginxPort, barePort, billedBarePort, portkeyPort] = [
     await freePort(),
@@ -180,7 +248,7 @@ export default async function proxyBench(): Promise<BenchResult[]> {
     compiled: true,
     discardStdout: true,
   });
-  const nginx = startNginx(dir, nginxPort, upstreamPort);
+  const nginx = wanted('nginx') ? startNginx(dir, nginxPort, upstreamPort) : undefined;
   const bare = spawn(process.execPath, [BARE_PROXY, String(barePort), String(upstreamPort)], { stdio: 'ignore' });
   const billedBareUrl = `sqlite:${join(dir, 'billed-bare.db')}`;
   const migrated = await spawnQuartet(['migrate'], { compiled: true, env: { DATABASE_URL: billedBareUrl } }).exited;
@@ -190,20 +258,27 @@ export default async function proxyBench(): Promise<BenchResult[]> {
     [BILLED_BARE_PROXY, String(billedBarePort), String(upstreamPort), billedBareUrl],
     { stdio: 'ignore' },
   );
-  const portkey = startPortkey(portkeyPort);
+  const portkey = wanted('portkey') ? startPortkey(portkeyPort) : undefined;
   const nodes: QuartetNode[] = [];
   const databases: Database[] = [];
   try {
     await waitForHttp(`http://127.0.0.1:${upstreamPort}/v1/models`);
-    for (const [kind, workers] of [
-      ['sqlite', '1'],
-      ['postgres', '1'],
-      ['sqlite', 'auto'],
-      ['postgres', 'auto'],
-    ] as const) {
-      nodes.push(await startNode(kind, workers, dir, upstreamPort));
+    // The nodes the wanted targets use: [database, workers, setup, the targets on it].
+    const plan = [
+      ['sqlite', '1', 'proxy', ['sqlite', 'sqliteMany']],
+      ['postgres', '1', 'proxy', ['postgres', 'postgresMany']],
+      ['sqlite', 'auto', 'proxy', ['sqliteManyAuto']],
+      ['postgres', 'auto', 'proxy', ['postgresManyAuto']],
+      ['sqlite', '1', 'start', ['start', 'startMany']],
+      ['sqlite', '1', 'operator', ['operator']],
+    ] as const;
+    const started = new Map<string, QuartetNode>();
+    for (const [kind, workers, setup, uses] of plan) {
+      if (!wanted(...uses)) continue;
+      const node = await startNode(kind, workers, dir, upstreamPort, setup);
+      nodes.push(node);
+      started.set(`${kind} ${workers} ${setup}`, node);
     }
-    const [sqlite, postgres, sqliteAuto, postgresAuto] = nodes;
     for (const node of nodes) {
       await waitForHttp(`http://127.0.0.1:${node.port}/healthz`);
       databases.push(await openDatabase(parseDatabaseUrl(node.databaseUrl)));
@@ -211,21 +286,23 @@ export default async function proxyBench(): Promise<BenchResult[]> {
     // The first worker answers while the others still compile (tsx): no measuring before they are done.
     for (const node of nodes) await settle(node.pids);
     const dbOf = (node: QuartetNode) => databases[nodes.indexOf(node)];
-    await waitForHttp(`http://127.0.0.1:${nginxPort}/v1/models`);
+    if (nginx) await waitForHttp(`http://127.0.0.1:${nginxPort}/v1/models`);
     await waitForHttp(`http://127.0.0.1:${barePort}/v1/models`);
     await waitForHttp(`http://127.0.0.1:${billedBarePort}/v1/models`);
     const billedBareDb = await openDatabase(parseDatabaseUrl(billedBareUrl));
     databases.push(billedBareDb);
-    await waitForHttp(`http://127.0.0.1:${portkeyPort}/`);
+    if (portkey) await waitForHttp(`http://127.0.0.1:${portkeyPort}/`);
 
     const newKey = () => `sk-${randomBytes(24).toString('hex')}`;
     const hotKey = newKey();
+    /** The key of a child of the operator node's hot account: what its load pays with. */
+    const childKey = newKey();
     // One account per connection; the WORKERS=1 and WORKERS=auto nodes of a database each get theirs.
     const manyKeys = new Map(nodes.map((node) => [node, Array.from({ length: CONNECTIONS }, newKey)]));
-    for (const node of nodes) {
-      await fund(dbOf(node), [...(node === sqlite || node === postgres ? [hotKey] : []), ...manyKeys.get(node)!]);
-    }
+    for (const node of nodes) await fund(dbOf(node), [hotKey, ...manyKeys.get(node)!]);
     await fund(billedBareDb, [hotKey]);
+    const operatorNode = started.get('sqlite 1 operator');
+    if (operatorNode) await addChildKey(dbOf(operatorNode), hotKey, childKey);
 
     const bearer = (key: string) => ({ authorization: `Bearer ${key}` });
     const perConnection = (node: QuartetNode) => manyKeys.get(node)!.map(bearer);
@@ -238,9 +315,13 @@ export default async function proxyBench(): Promise<BenchResult[]> {
       /** Its answers are billed in this database. */
       billedIn?: Database;
     }
-    const targets = {
+    const hot = (node: QuartetNode | undefined, key = hotKey): Target | undefined =>
+      node && { port: node.port, headers: bearer(key), pids: node.pids, billedIn: dbOf(node) };
+    const many = (node: QuartetNode | undefined): Target | undefined =>
+      node && { port: node.port, connectionHeaders: perConnection(node), pids: node.pids, billedIn: dbOf(node) };
+    const all = {
       upstream: { port: upstreamPort, pids: () => [] },
-      nginx: { port: nginxPort, pids: () => withChildren(nginx.pid!) },
+      nginx: nginx && { port: nginxPort, pids: () => withChildren(nginx.pid!) },
       bare: { port: barePort, pids: () => [bare.pid!] },
       billedBare: {
         port: billedBarePort,
@@ -248,7 +329,7 @@ export default async function proxyBench(): Promise<BenchResult[]> {
         pids: () => [billedBare.pid!],
         billedIn: billedBareDb,
       },
-      portkey: {
+      portkey: portkey && {
         port: portkeyPort,
         headers: {
           'x-portkey-provider': 'openai',
@@ -257,36 +338,25 @@ export default async function proxyBench(): Promise<BenchResult[]> {
         },
         pids: () => [portkey.pid!],
       },
-      sqlite: { port: sqlite.port, headers: bearer(hotKey), pids: sqlite.pids, billedIn: dbOf(sqlite) },
-      postgres: { port: postgres.port, headers: bearer(hotKey), pids: postgres.pids, billedIn: dbOf(postgres) },
-      sqliteMany: {
-        port: sqlite.port,
-        connectionHeaders: perConnection(sqlite),
-        pids: sqlite.pids,
-        billedIn: dbOf(sqlite),
-      },
-      sqliteManyAuto: {
-        port: sqliteAuto.port,
-        connectionHeaders: perConnection(sqliteAuto),
-        pids: sqliteAuto.pids,
-        billedIn: dbOf(sqliteAuto),
-      },
-      postgresMany: {
-        port: postgres.port,
-        connectionHeaders: perConnection(postgres),
-        pids: postgres.pids,
-        billedIn: dbOf(postgres),
-      },
-      postgresManyAuto: {
-        port: postgresAuto.port,
-        connectionHeaders: perConnection(postgresAuto),
-        pids: postgresAuto.pids,
-        billedIn: dbOf(postgresAuto),
-      },
-    } satisfies Record<string, Target>;
+      sqlite: hot(started.get('sqlite 1 proxy')),
+      postgres: hot(started.get('postgres 1 proxy')),
+      sqliteMany: many(started.get('sqlite 1 proxy')),
+      sqliteManyAuto: many(started.get('sqlite auto proxy')),
+      postgresMany: many(started.get('postgres 1 proxy')),
+      postgresManyAuto: many(started.get('postgres auto proxy')),
+      start: hot(started.get('sqlite 1 start')),
+      startMany: many(started.get('sqlite 1 start')),
+      operator: hot(operatorNode, childKey),
+    } satisfies Record<string, Target | undefined>;
+    const targets = Object.fromEntries(
+      Object.entries(all).filter(
+        ([name, target]) => target && (ANCHORS.includes(name) || !only || only.includes(name)),
+      ),
+    ) as Record<keyof typeof all, Target>;
     type Name = keyof typeof targets;
     const names = Object.keys(targets) as Name[];
-    const pacedNames: Name[] = ['upstream', 'nginx', 'bare', 'sqlite'];
+    const measured = (...list: Name[]) => list.every((name) => names.includes(name));
+    const pacedNames = (['upstream', 'nginx', 'bare', 'sqlite'] as Name[]).filter((name) => measured(name));
 
     const body = JSON.stringify({
       model: 'openai/gpt-4o-mini',
@@ -359,9 +429,11 @@ export default async function proxyBench(): Promise<BenchResult[]> {
     const errors = (name: Name) => runs.get(name)!.reduce((n, r) => n + r.errors, 0);
 
     // Added latency at a rate all of them carry: half of what the slowest managed.
-    const rate = Math.round(Math.min(...pacedNames.map((name) => best(name).requestsPerSec)) / 2);
+    const rate = measured('sqlite')
+      ? Math.round(Math.min(...pacedNames.map((name) => best(name).requestsPerSec)) / 2)
+      : 0;
     const paced = new Map<Name, LoadResult[]>(pacedNames.map((name) => [name, []]));
-    for (let round = 0; round < ROUNDS; round++) {
+    for (let round = 0; round < (rate > 0 ? ROUNDS : 0); round++) {
       for (const name of pacedNames) paced.get(name)!.push(await measure(name, pacedCpu, rate));
     }
     const medianOf = (name: Name, q: 'p50Ms' | 'p99Ms') =>
@@ -395,7 +467,7 @@ export default async function proxyBench(): Promise<BenchResult[]> {
       'CPU per request (whole process; main thread): ' +
       list.map((name) => `${name} ${perRequest(name)}; ${perRequestMain(name)} µs`).join(', ');
     const cores = availableParallelism();
-    const scaling = async (kind: DatabaseKind, one: Name, auto: Name, node: QuartetNode): Promise<BenchResult> => ({
+    const scaling = async (kind: DatabaseKind, one: Name, auto: Name, node: QuartetNode | undefined) => ({
       name: `proxy: ${CONNECTIONS} accounts, one per connection, ${LABEL[kind]}, WORKERS=auto`,
       value: rps(auto),
       unit: 'req/s',
@@ -404,12 +476,28 @@ export default async function proxyBench(): Promise<BenchResult[]> {
       ratio: round(rps(auto) / rps(one)),
       goal: `scales with the cores (${cores} here, shared with the load and the upstream)`,
       notes:
-        `${node.pids().length} processes; errors ${errors(auto)} / ${errors(one)}; ${cpuNote(auto, one)}; ` +
-        `WORKERS=auto ${await billingNote(dbOf(node))}`,
+        `${node!.pids().length} processes; errors ${errors(auto)} / ${errors(one)}; ${cpuNote(auto, one)}; ` +
+        `WORKERS=auto ${await billingNote(dbOf(node!))}`,
     });
+    // Issue 33: a billed request as `npm start` serves it, against the billed bare proxy.
+    const againstBilledBare = async (name: Name, what: string, notes: string): Promise<BenchResult> => ({
+      name: `proxy: ${what} against the bare Node proxy with quartet's billing`,
+      value: rps(name),
+      unit: 'req/s',
+      anchor: 'bench/billed-bare-proxy.mjs',
+      anchorValue: rps('billedBare'),
+      ratio: round(rps(name) / rps('billedBare')),
+      goal: '>= 0.9',
+      notes:
+        `${notes}; ${round(rps(name) / rps('bare'))}× the bare proxy; errors ${errors(name)}; ` +
+        `${cpuNote(name, 'billedBare', 'bare')}; ${await billingNote(targets[name].billedIn!)}`,
+    });
+    /** A result, when every target it reads was measured (BENCH_PROXY_ONLY). */
+    const ifMeasured = async (list: Name[], result: () => BenchResult | Promise<BenchResult>) =>
+      measured(...list) ? [await result()] : [];
 
     const results: BenchResult[] = [
-      {
+      ...(await ifMeasured(['sqlite'], async () => ({
         name: `proxy: billed chat completions, SQLite, one account (${CONNECTIONS} connections)`,
         value: rps('sqlite'),
         unit: 'req/s',
@@ -421,8 +509,8 @@ export default async function proxyBench(): Promise<BenchResult[]> {
           `autocannon, median of ${ROUNDS} alternating runs; upstream alone ${rps('upstream')} req/s; ` +
           `saturated p99 quartet ${best('sqlite').p99Ms} ms, bare ${best('bare').p99Ms} ms; ` +
           `errors ${errors('sqlite')}; ${cpuNote('sqlite', 'bare')}`,
-      },
-      {
+      }))),
+      ...(await ifMeasured([], async () => ({
         name: "proxy: the bare Node proxy with quartet's durable billing alone, SQLite, one account",
         value: rps('billedBare'),
         unit: 'req/s',
@@ -432,8 +520,8 @@ export default async function proxyBench(): Promise<BenchResult[]> {
         notes:
           'what billing every request durably leaves of the bare proxy: the most quartet could reach; ' +
           `errors ${errors('billedBare')}; ${cpuNote('billedBare', 'bare')}; ${await billingNote(billedBareDb)}`,
-      },
-      {
+      }))),
+      ...(await ifMeasured(['sqlite'], async () => ({
         name: "proxy: billed chat completions against the bare Node proxy with quartet's billing",
         value: rps('sqlite'),
         unit: 'req/s',
@@ -441,8 +529,8 @@ export default async function proxyBench(): Promise<BenchResult[]> {
         anchorValue: rps('billedBare'),
         ratio: round(rps('sqlite') / rps('billedBare')),
         notes: 'what the HTTP stack, validation, pricing, headers, logging and metrics leave of it',
-      },
-      {
+      }))),
+      ...(await ifMeasured(['sqlite', 'portkey'], async () => ({
         name: "proxy: billed chat completions against Portkey's gateway",
         value: rps('sqlite'),
         unit: 'req/s',
@@ -451,8 +539,8 @@ export default async function proxyBench(): Promise<BenchResult[]> {
         ratio: round(rps('sqlite') / rps('portkey')),
         goal: '>= 5',
         notes: `Portkey errors ${errors('portkey')}; ${cpuNote('portkey')}`,
-      },
-      {
+      }))),
+      ...(await ifMeasured(['sqlite', 'nginx'], async () => ({
         name: 'proxy: billed chat completions against nginx (the ceiling)',
         value: rps('sqlite'),
         unit: 'req/s',
@@ -460,8 +548,8 @@ export default async function proxyBench(): Promise<BenchResult[]> {
         anchorValue: rps('nginx'),
         ratio: round(rps('sqlite') / rps('nginx')),
         notes: `bare Node proxy ${round(rps('bare') / rps('nginx'))}× nginx; ${cpuNote('nginx')}`,
-      },
-      {
+      }))),
+      ...(await ifMeasured(['sqlite'], async () => ({
         name: 'proxy: CPU per billed request, SQLite (whole process)',
         value: perRequest('sqlite'),
         unit: 'µs',
@@ -473,8 +561,8 @@ export default async function proxyBench(): Promise<BenchResult[]> {
           `main threads: ${perRequestMain('sqlite')} / ${perRequestMain('bare')} µs; ` +
           `at ${rate} req/s: ${perRequest('sqlite', pacedCpu)} / ${perRequest('bare', pacedCpu)} µs; ` +
           `warm-up passes of 2 s: ${names.map((name) => `${name} ${warmPasses.get(name)}`).join(', ')}`,
-      },
-      {
+      }))),
+      ...(await ifMeasured(['sqlite', 'postgres'], async () => ({
         name: 'proxy: billed chat completions, PostgreSQL, one hot account',
         value: rps('postgres'),
         unit: 'req/s',
@@ -484,36 +572,71 @@ export default async function proxyBench(): Promise<BenchResult[]> {
         goal: '>= 0.5',
         notes:
           `errors ${errors('postgres')}; ${cpuNote('postgres')}; ` +
-          `WORKERS=1 ${await billingNote(dbOf(sqlite), dbOf(postgres))}`,
-      },
-      await scaling('sqlite', 'sqliteMany', 'sqliteManyAuto', sqliteAuto),
-      await scaling('postgres', 'postgresMany', 'postgresManyAuto', postgresAuto),
-      {
+          `WORKERS=1 ${await billingNote(targets.sqlite.billedIn!, targets.postgres.billedIn!)}`,
+      }))),
+      ...(await ifMeasured(['sqliteMany', 'sqliteManyAuto'], () =>
+        scaling('sqlite', 'sqliteMany', 'sqliteManyAuto', started.get('sqlite auto proxy')),
+      )),
+      ...(await ifMeasured(['postgresMany', 'postgresManyAuto'], () =>
+        scaling('postgres', 'postgresMany', 'postgresManyAuto', started.get('postgres auto proxy')),
+      )),
+      ...(await ifMeasured(['sqlite', 'nginx'], async () => ({
         name: 'proxy: added latency p50 (billing on, SQLite)',
         value: added('sqlite', 'p50Ms'),
         unit: 'ms',
         anchor: 'nginx added p50',
         anchorValue: added('nginx', 'p50Ms'),
         notes: latencyNote('p50Ms'),
-      },
-      {
+      }))),
+      ...(await ifMeasured(['sqlite', 'nginx'], async () => ({
         name: 'proxy: added latency p99 (billing on, SQLite)',
         value: added('sqlite', 'p99Ms'),
         unit: 'ms',
         anchor: 'nginx added p99',
         anchorValue: added('nginx', 'p99Ms'),
         notes: `${latencyNote('p99Ms')}; bare Node proxy added ${added('bare', 'p99Ms')} ms`,
-      },
+      }))),
+      ...(await ifMeasured(['start'], () =>
+        againstBilledBare(
+          'start',
+          'billed chat completions as `npm start` serves them (every service, info log, metrics), SQLite, one account',
+          'issue 33',
+        ),
+      )),
+      ...(await ifMeasured(['startMany'], () =>
+        againstBilledBare(
+          'startMany',
+          `the same, ${CONNECTIONS} accounts, one per connection`,
+          'the billed bare proxy with one account',
+        ),
+      )),
+      ...(await ifMeasured(['operator'], () =>
+        againstBilledBare(
+          'operator',
+          'the same with the features an operator turns on (three providers of the model, a child key paying)',
+          'issue 33',
+        ),
+      )),
+      ...(await ifMeasured(['start', 'portkey'], () => ({
+        name: "proxy: billed chat completions as `npm start` serves them, against Portkey's gateway",
+        value: rps('start'),
+        unit: 'req/s',
+        anchor: '@portkey-ai/gateway 1.15.2, no billing, x-portkey-custom-host',
+        anchorValue: rps('portkey'),
+        ratio: round(rps('start') / rps('portkey')),
+        goal: '>= 5',
+        notes: cpuNote('start', 'portkey'),
+      }))),
     ];
     return results;
   } finally {
     const exits = nodes.map((node) => node.process.exited);
     for (const node of nodes) node.process.child.kill('SIGTERM');
     upstream.child.kill('SIGTERM');
-    nginx.kill('SIGQUIT');
+    nginx?.kill('SIGQUIT');
     bare.kill('SIGTERM');
     billedBare.kill('SIGTERM');
-    portkey.kill('SIGTERM');
+    portkey?.kill('SIGTERM');
     await Promise.race([Promise.all([...exits, upstream.exited]), new Promise((resolve) => setTimeout(resolve, 5000))]);
     for (const db of databases) await db.close();
     rmSync(dir, { recursive: true, force: true });

@@ -39,10 +39,17 @@ export interface QuartetProcess {
 /** `discardStdout`: the log is not kept (a benchmark's access log would fill memory). */
 export function spawnQuartet(
   args: string[],
-  options: { cwd?: string; env?: Record<string, string>; discardStdout?: boolean; compiled?: boolean } = {},
+  options: {
+    cwd?: string;
+    env?: Record<string, string>;
+    discardStdout?: boolean;
+    compiled?: boolean;
+    /** Node's own flags before the CLI (say `--cpu-prof`, which NODE_OPTIONS refuses). */
+    nodeArgs?: string[];
+  } = {},
 ): QuartetProcess {
   const command = options.compiled ? cliCommand(COMPILED_CLI) : QUARTET_COMMAND;
-  const child = spawn(process.execPath, [...command, ...args], {
+  const child = spawn(process.execPath, [...(options.nodeArgs ?? []), ...command, ...args], {
     cwd: options.cwd,
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', LOG_LEVEL: 'warn', ...options.env },
     stdio: ['ignore', options.discardStdout ? 'ignore' : 'pipe', 'pipe'],

@@ -95,19 +95,22 @@ function settlementOf(
   };
 }
 
-/** Quartet's cost headers and, beside them, Routstr's (what its clients read). */
+/**
+ * Quartet's cost headers and, beside them, Routstr's (what its clients read). One header() each: an
+ * object of computed keys for headers() was made and walked on every billed answer.
+ */
 export function setCostHeaders(reply: FastifyReply, { cost, charged, chargedUsd }: Settled) {
-  reply.headers({
-    [ROUTSTR_REQUEST_ID_HEADER]: reply.request.id,
-    [COST_HEADERS.total]: String(charged),
-    [COST_HEADERS.input]: String(cost.inputMsat),
-    [COST_HEADERS.output]: String(cost.outputMsat),
-    [COST_HEADERS.request]: String(cost.requestMsat),
-    [ROUTSTR_COST_HEADERS.total]: String(charged),
-    [ROUTSTR_COST_HEADERS.input]: String(cost.inputMsat),
-    [ROUTSTR_COST_HEADERS.output]: String(cost.outputMsat),
-    [ROUTSTR_COST_HEADERS.usd]: String(chargedUsd),
-  });
+  const [total, input, output] = [String(charged), String(cost.inputMsat), String(cost.outputMsat)];
+  reply
+    .header(ROUTSTR_REQUEST_ID_HEADER, reply.request.id)
+    .header(COST_HEADERS.total, total)
+    .header(COST_HEADERS.input, input)
+    .header(COST_HEADERS.output, output)
+    .header(COST_HEADERS.request, String(cost.requestMsat))
+    .header(ROUTSTR_COST_HEADERS.total, total)
+    .header(ROUTSTR_COST_HEADERS.input, input)
+    .header(ROUTSTR_COST_HEADERS.output, output)
+    .header(ROUTSTR_COST_HEADERS.usd, String(chargedUsd));
 }
 
 /*
@@ -121,7 +124,15 @@ export async function errorWithChange(billed: BilledExchange, error: HttpError):
   return billed.caller.gone ? error : withChange(billed, error);
 }
 
-/** The change of an X-Cashu payment in its header (see above); returns the fields left for the body. */
-export async function changeHeaderFor(billed: BilledExchange): Promise<Omit<ChangeFields, 'change'>> {
-  return billed.caller.gone ? {} : setChangeHeader(billed.reply, billed);
+/** What a payment by key gets: no change (one object for all: read, never written). */
+const NO_CHANGE: Readonly<Omit<ChangeFields, 'change'>> = Object.freeze({});
+
+/**
+ * The change of an X-Cashu payment in its header (see above); returns the fields left for the body.
+ * A payment by key has none: answered without the wallet's promise chain (every billed answer asks).
+ */
+export function changeHeaderFor(
+  billed: BilledExchange,
+): Readonly<Omit<ChangeFields, 'change'>> | Promise<Omit<ChangeFields, 'change'>> {
+  return billed.caller.gone || billed.payer.payment !== 'x-cashu' ? NO_CHANGE : setChangeHeader(billed.reply, billed);
 }
