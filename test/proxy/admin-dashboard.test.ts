@@ -321,7 +321,8 @@ describe.each(databaseKinds)('admin dashboard on %s', (kind) => {
     await page.fill('#provider-form-new [name=api_key]', SECOND_KEY);
     await page.click('#provider-form-new button[type=submit]');
     await outcome(page, 'providers', 'Provider added.');
-    await expect(providerRows.count()).resolves.toBe(rowsBefore + 1);
+    // The list is read again after the outcome shows: wait for it.
+    await expect.poll(() => providerRows.count()).toBe(rowsBefore + 1);
     expect(await page.textContent('#providers-panel table.providers')).toContain(`${second.url}/v1`);
     expect(await page.textContent('#providers-panel')).not.toContain(SECOND_KEY);
     const stored = ((await node.api('GET', '/admin/api/upstream-providers')).json as any[]).find(
@@ -377,7 +378,7 @@ describe.each(databaseKinds)('admin dashboard on %s', (kind) => {
     await row.locator('.confirm button').click();
     await row.locator('.confirm button', { hasText: 'Yes, delete' }).click();
     await outcome(page, 'providers', `Provider ${id} deleted.`);
-    await expect(providerRows.count()).resolves.toBe(rowsBefore);
+    await expect.poll(() => providerRows.count()).toBe(rowsBefore);
     expect((await node.api('GET', `/admin/api/upstream-providers/${id}`)).status).toBe(404);
 
     // Every change is in the audit log, by the password session, newest first.

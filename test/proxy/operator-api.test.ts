@@ -33,6 +33,20 @@ async function api(node: Node, method: string, path: string, token: string | nul
 
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
 
+describe('operator API without a password', () => {
+  it('has no login to offer: 404, while every other route still asks for a token', async () => {
+    const node = await startNode('sqlite');
+    try {
+      const login = await api(node, 'POST', '/admin/api/login', null, { password: 'anything at all' });
+      expect(login.status).toBe(404);
+      expect(login.json.detail).toContain('PROXY_ADMIN_PASSWORD');
+      expect((await api(node, 'GET', '/admin/api/balances', null)).status).toBe(401);
+    } finally {
+      await node.close();
+    }
+  });
+});
+
 describe.each(databaseKinds)('operator API on %s', (kind) => {
   let mint: DevMint;
   let node: Node;

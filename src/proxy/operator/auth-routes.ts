@@ -32,8 +32,9 @@ export function authRoutes(deps: OperatorDeps) {
           case 'ok':
             return { ok: true, token: outcome.token, expires_in: outcome.expiresInSeconds };
           case 'not-configured':
+            // Nothing to log in to (as the page's login answers): a users API admin's token still works.
             throw operatorError(
-              503,
+              404,
               'admin_password_not_configured',
               'Admin password not configured: set PROXY_ADMIN_PASSWORD',
             );
