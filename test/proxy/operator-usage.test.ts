@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeUpstream, type FakeUpstream } from '../../src/fakeupstream/index.js';
 import { databaseKinds } from '../support/databases.js';
 import { request } from '../support/http.js';
+import { rollUpOnce } from '../../src/proxy/usage/store.js';
 import { chatBody, postJson, startNode, TEST_MODEL, type Node } from './forward-helpers.js';
 
 const PASSWORD = 'operator-password-123';
@@ -249,4 +250,57 @@ describe.each(databaseKinds)('operator usage analytics (%s)', (kind) => {
     expect(summary.total_requests).toBe(7);
     expect(summary.revenue_msats).toBe(sum(sent, 'charged'));
   });
+});
+
+describe.each(databaseKinds)('the usage job with many requests in flight (%s)', (kind) => {
+  it('stops when only reservations wait (a page of long streams is not read again and again)', async () => {
+    const node = await startNode(kind);
+    try {
+      const db = node.server.db.kysely;
+      const now = Date.now();
+      const row = (status: 'reserved' | 'settled', i: number) => ({
+        account_id: 1,
+        request_id: `bench-${i}`,
+        path: '/v1/chat/completions',
+        model: TEST_MODEL,
+        stream: 1,
+        payment: 'key' as const,
+        status,
+        reserved_msat: 1000,
+        charged_msat: status === 'settled' ? 700 : 0,
+        created_at: now,
+        heartbeat_at: now,
+        settled_at: status === 'settled' ? now + 5 : null,
+      });
+      // More reservations than one page of the job's pending rows (1,000), then one finished request.
+      const reserved = Array.from({ length: 1_050 }, (_, i) => row('reserved', i));
+      for (let i = 0; i < reserved.length; i += 200) {
+        await db
+          .insertInto('proxy_requests')
+          .values(reserved.slice(i, i + 200))
+          .execute();
+      }
+      await db.insertInto('proxy_requests').values(row('settled', 9_999)).execute();
+      // The job's first run counts the finished request and keeps the reservations pending; the
+      // next finds a full page of pending rows all still reserved: nothing new, so no run after it
+      // (the job's timer runs as many batches as it is told there is more).
+      const first = await rollUpOnce(node.server.db, Date.now());
+      expect(first.counted).toBe(1);
+      const second = await rollUpOnce(node.server.db, Date.now());
+      expect(second).toEqual({ counted: 0, more: false });
+      const counted = await db
+        .selectFrom('proxy_usage_rollup')
+        .select(({ fn }) => fn.sum<number>('settled').as('settled'))
+        .where('grain', '=', 'm')
+        .executeTakeFirstOrThrow();
+      expect(Number(counted.settled)).toBe(1);
+      const waiting = await db
+        .selectFrom('proxy_usage_pending')
+        .select(({ fn }) => fn.countAll<number>().as('n'))
+        .executeTakeFirstOrThrow();
+      expect(Number(waiting.n)).toBe(1_050);
+    } finally {
+      await node.close();
+    }
+  }, 30_000);
 });

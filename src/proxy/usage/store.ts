@@ -304,7 +304,12 @@ export async function rollUpOnce(db: Database, now: number): Promise<{ counted: 
       .where('id', '=', 1)
       .execute();
     if (prune) await pruneOld(trx, now);
-    return { counted: finished.length, more: fresh.length === BATCH_ROWS || pending.length === PENDING_ROWS };
+    // Another run now finds something new only if the ledger had more rows, or pending rows left the
+    // page read (else a page of rows still reserved, long streams, would be read again and again).
+    return {
+      counted: finished.length,
+      more: fresh.length === BATCH_ROWS || (pending.length === PENDING_ROWS && done.length > 0),
+    };
   });
 }
 
