@@ -142,7 +142,7 @@ describe.each(databaseKinds)('operator API on %s', (kind) => {
       new_password: 'short',
     });
     expect(short.status).toBe(400);
-    expect(short.json.detail).toBe('New password must be at least 8 characters');
+    expect(short.json.detail).toBe('New password must be at least 12 characters');
     const wrong = await api(node, 'PATCH', '/admin/api/password', session, {
       current_password: 'wrong password',
       new_password: 'a new passphrase',

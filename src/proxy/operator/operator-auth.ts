@@ -39,8 +39,8 @@ const scrypt = promisify(scryptCallback) as (
   options: object,
 ) => Promise<Buffer>;
 
-/** Routstr's vault.MIN_PASSWORD_LENGTH. */
-export const MIN_PASSWORD_LENGTH = 8;
+/** As PROXY_ADMIN_PASSWORD must be (../common/forward-config.ts); Routstr asks for 8. */
+export const MIN_PASSWORD_LENGTH = 12;
 /** scrypt's cost is the caller's to choose by the password's length: bounded. */
 const MAX_PASSWORD_LENGTH = 1024;
 const LOGIN_LIMITS = [
