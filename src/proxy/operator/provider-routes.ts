@@ -14,7 +14,13 @@ import { loadModels, parseDecimal } from '../billing/pricing.js';
 import { fetchModelList } from '../forward/provider-models.js';
 import { discardBody } from '../forward/forward.js';
 import { type ProviderConfig, withProviderKey } from '../common/providers.js';
-import { PROVIDER_TYPE_IDS, PROVIDER_TYPES, providerConfigOf, type Seed } from '../settings/runtime-config.js';
+import {
+  modelRow,
+  PROVIDER_TYPE_IDS,
+  PROVIDER_TYPES,
+  providerConfigOf,
+  type Seed,
+} from '../settings/runtime-config.js';
 import {
   bumpVersion,
   deleteModels,
@@ -544,30 +550,7 @@ export function providerRoutes(deps: RuntimeDeps) {
       async () => {
         const now = Date.now();
         return [...loadModels(deps.config.forward.modelsFile).values()].map((model) =>
-          modelAnswer({
-            provider_id: 0,
-            id: model.id,
-            name: model.name,
-            description: '',
-            created: Math.floor(now / 1000),
-            context_length: model.contextLength ?? 0,
-            architecture: JSON.stringify({
-              modality: 'text->text',
-              input_modalities: ['text'],
-              output_modalities: ['text'],
-            }),
-            pricing: JSON.stringify(model.usd),
-            per_request_limits: null,
-            top_provider:
-              model.maxCompletionTokens === null
-                ? null
-                : JSON.stringify({ max_completion_tokens: model.maxCompletionTokens }),
-            canonical_slug: null,
-            alias_ids: null,
-            enabled: 1,
-            forwarded_model_id: null,
-            updated_at: now,
-          }),
+          modelAnswer(modelRow(model, { forwarded: null, now })),
         );
       },
     );

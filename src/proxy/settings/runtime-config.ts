@@ -292,7 +292,8 @@ function seedFromEntry(entry: Record<string, unknown>, id: string): ModelSeed {
   };
 }
 
-function modelRow(seed: ModelSeed, { forwarded, now }: { forwarded: string | null; now: number }): ModelRow {
+/** A model's row as seeding writes it (and as the operator API's presets show the models file). */
+export function modelRow(seed: ModelSeed, { forwarded, now }: { forwarded: string | null; now: number }): ModelRow {
   const pricing: Record<string, string> = {};
   for (const [name, value] of Object.entries(seed.usd)) if (value !== undefined) pricing[name] = value;
   return {
