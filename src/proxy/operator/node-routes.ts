@@ -4,6 +4,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
+import { msatToUnit, unitToMsat } from '../../cashu/nut01.js';
 import { writeTransaction } from '../../db/index.js';
 import { HttpError } from '../../http/errors.js';
 import type { NodeWallet } from '../wallet/wallet.js';
@@ -33,9 +34,6 @@ const Search = Type.Optional(Type.String({ maxLength: 200 }));
 const Sha256Hex = Type.String({ pattern: '^[0-9a-f]{64}$' });
 /** Whole units of a mint: sats or msats, at most 21 million bitcoin. */
 const MAX_AMOUNT = 2_100_000_000_000_000;
-
-const msatToUnit = (msat: number, unit: string, round: (x: number) => number) =>
-  unit === 'msat' ? msat : round(msat / 1000);
 
 export function nodeRoutes(deps: OperatorDeps & { wallet: NodeWallet }) {
   const { db, wallet } = deps;
@@ -81,7 +79,8 @@ export function nodeRoutes(deps: OperatorDeps & { wallet: NodeWallet }) {
         }
         for (const o of owed) row(o.mint_url, o.unit).owed += Number(o.owed);
         return [...rows.values()].map((r) => {
-          const user = msatToUnit(r.owed, r.unit, Math.ceil);
+          // What users own, in whole units rounded up (Routstr's): the operator's share is never overstated.
+          const user = Math.ceil(r.owed / unitToMsat(1, r.unit));
           return {
             mint_url: r.mint_url,
             unit: r.unit,
@@ -113,7 +112,7 @@ export function nodeRoutes(deps: OperatorDeps & { wallet: NodeWallet }) {
         const { amount, unit = 'sat' } = request.body;
         if (amount <= 0) throw operatorError(400, 'invalid_amount', 'Withdrawal amount must be positive');
         const mintUrl = request.body.mint_url ?? wallet.mints[0];
-        const amountMsat = unit === 'msat' ? amount : amount * 1000;
+        const amountMsat = unitToMsat(amount, unit);
         if (unit === 'msat' && amount % 1000 !== 0) {
           throw operatorError(400, 'invalid_amount', 'This node pays out whole sats: give a multiple of 1000 msat');
         }
@@ -293,7 +292,7 @@ export function nodeRoutes(deps: OperatorDeps & { wallet: NodeWallet }) {
               // The journal keeps a token's sha256, not the token: a bearer secret has no place in a list.
               token: null,
               token_hash: op.token_hash,
-              amount: msatToUnit(msat, op.unit, Math.floor),
+              amount: msatToUnit(msat, op.unit),
               unit: op.unit,
               mint_url: op.mint_url,
               type: incoming ? 'in' : 'out',
