@@ -22,7 +22,7 @@ import {
   sendError,
 } from './http/errors.js';
 import { installJsonParser } from './http/json-depth.js';
-import { exitAfterLog, loggerOptions, logRequest, stdoutDestination } from './http/logging.js';
+import { accessLog, exitAfterLog, loggerOptions, stdoutDestination } from './http/logging.js';
 import { keptDestination, LogStore } from './logs/log-store.js';
 import { MetricsRegistry, registerMetrics } from './http/metrics.js';
 import { OpenApiCollector } from './http/openapi.js';
@@ -90,7 +90,7 @@ export async function buildServer(config: Config, options: BuildOptions = {}): P
     return503OnClosing: false,
     frameworkErrors: frameworkErrorHandler(errorStyleFor),
     clientErrorHandler: clientErrorHandler(errorStyleFor),
-    // One access-log line per request (logRequest below) instead of Fastify's two.
+    // One access-log line per request (accessLog below) instead of Fastify's two.
     logController: new LogController({ disableRequestLogging: true }),
     requestIdHeader: false,
     genReqId: (request) => {
@@ -125,6 +125,7 @@ export async function buildServer(config: Config, options: BuildOptions = {}): P
     }
     done();
   });
+  const logRequest = accessLog(app.log, !options.logger);
   app.addHook('onResponse', (request, reply, done) => {
     logRequest(request, reply);
     done();

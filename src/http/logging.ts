@@ -78,16 +78,17 @@ function decodeSafe(text: string): string {
 }
 
 /** Lines gathered into one write in the background, and the longest a line waits for others. */
-const LOG_BUFFER_BYTES = 4096;
+const LOG_BUFFER_BYTES = 64 * 1024;
 const LOG_FLUSH_MS = 100;
 
 let gatheredStdout: GatheredLines | undefined;
 
 /**
  * Standard output as the log destination. Written synchronously, every access-log line costs a
- * system call on the request's path. In the background, lines are gathered up to 4 KB (or 100 ms)
+ * system call on the request's path. In the background, lines are gathered up to 64 KB (or 100 ms)
  * and written together by the thread pool: one write per line cost 3-5% of a billed request's CPU
- * (bench/README.md, "Where a billed request's CPU goes"). They are flushed when the process exits;
+ * (bench/README.md, "Where a billed request's CPU goes"), one per 4 KB still 1.5% (each hand-over
+ * to the thread pool costs tens of µs here; "Issue 33"). They are flushed when the process exits;
  * `process.exit()` while a write is under way can lose that write, so every exit of the server and the
  * primary waits for it first (exitAfterLog, logWritten), and only a crash can lose the last lines.
  */
@@ -111,7 +112,7 @@ function surviving<T extends ReturnType<typeof pino.destination>>(destination: T
 
 /**
  * Lines kept in a list and handed to SonicBoom (which writes them, retries and flushes at exit)
- * 4 KB at a time. SonicBoom's own gathering (`minLength`) measures its growing buffer again at
+ * 64 KB at a time. SonicBoom's own gathering (`minLength`) measures its growing buffer again at
  * every line, which flattens it: 2% of a billed request's CPU (bench/README.md, "The access log").
  */
 class GatheredLines implements pino.DestinationStream {
@@ -190,9 +191,38 @@ export function loggerOptions(level: string): FastifyServerOptions['logger'] {
   };
 }
 
-/** The access log: one line per answered request, the URL without secrets, server errors as errors. */
-export function logRequest(request: FastifyRequest, reply: FastifyReply) {
-  const line = { req: request, status: reply.statusCode, ms: Math.round(reply.elapsedTime * 100) / 100 };
-  if (reply.statusCode >= 500) request.log.error(line, 'request failed');
+/**
+ * The access log: one line per answered request, the URL without secrets, server errors as errors.
+ * `ownFormat`: the logger was made from loggerOptions() (no mixin, hook or custom time), so a line
+ * of a request answered below 500 can be written straight to its destination, byte for byte what
+ * pino would write: pino's serializers and stringifiers cost 2% of a billed request's CPU
+ * (bench/README.md, "Issue 33"). Any other logger, and every error line, goes through pino.
+ */
+export function accessLog(
+  log: FastifyBaseLogger,
+  ownFormat: boolean,
+): (request: FastifyRequest, reply: FastifyReply) => void {
+  const destination = (log as unknown as Record<symbol, unknown>)[pino.symbols.streamSym] as
+    (pino.DestinationStream & Record<symbol, unknown>) | undefined;
+  const direct = ownFormat && destination !== undefined && destination[pino.symbols.needsMetadataGsym] !== true;
+  return (request, reply) => {
+    const status = reply.statusCode;
+    const ms = Math.round(reply.elapsedTime * 100) / 100;
+    if (!direct || status >= 500) return logThroughPino(request, status, ms);
+    if (!(request.log as pino.Logger).isLevelEnabled('info')) return;
+    // The child logger's bindings as pino serialized them once (",\"pid\":…,\"reqId\":…").
+    const bindings = (request.log as unknown as Record<symbol, string>)[pino.symbols.chindingsSym];
+    const address = request.ip === undefined ? '' : `,"remoteAddress":${JSON.stringify(request.ip)}`;
+    destination!.write(
+      `{"level":30,"time":${Date.now()}${bindings},"req":{"method":${JSON.stringify(request.method)},` +
+        `"url":${JSON.stringify(redactUrl(request.url))}${address}},"status":${status},"ms":${ms},` +
+        '"msg":"request completed"}\n',
+    );
+  };
+}
+
+function logThroughPino(request: FastifyRequest, status: number, ms: number) {
+  const line = { req: request, status, ms };
+  if (status >= 500) request.log.error(line, 'request failed');
   else request.log.info(line, 'request completed');
 }

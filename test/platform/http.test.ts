@@ -163,6 +163,32 @@ describe('HTTP plumbing', () => {
     expect(text).toMatch(/http_request_duration_seconds_bucket\{le="\+Inf",method="GET",route="\/healthz"\} \d+/);
   });
 
+  it('counts each answer once: by status, and in a cumulative duration histogram whose count is theirs', async () => {
+    const value = (text: string, line: string) =>
+      Number(
+        text
+          .split('\n')
+          .find((l) => l.startsWith(line + ' '))
+          ?.split(' ')[1] ?? 0,
+      );
+    const scrape = async () => (await fetch(`${server.url}/metrics`)).text();
+    const before = await scrape();
+    for (let i = 0; i < 5; i++) await fetch(`${server.url}/healthz`);
+    const after = await scrape();
+    const ok = 'http_requests_total{method="GET",route="/healthz",status="200"}';
+    expect(value(after, ok) - value(before, ok)).toBe(5);
+    const series = 'method="GET",route="/healthz"';
+    const count = value(after, `http_request_duration_seconds_count{${series}}`);
+    expect(count).toBe(value(after, ok));
+    expect(value(after, `http_request_duration_seconds_bucket{le="+Inf",${series}}`)).toBe(count);
+    const buckets = [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 30].map((le) =>
+      value(after, `http_request_duration_seconds_bucket{le="${le}",${series}}`),
+    );
+    expect(buckets).toEqual([...buckets].sort((a, b) => a - b));
+    expect(buckets[8]).toBeLessThanOrEqual(count);
+    expect(value(after, `http_request_duration_seconds_sum{${series}}`)).toBeGreaterThan(0);
+  });
+
   it('keeps credentials out of the logs', async () => {
     const secrets = ['sk-topsecretkey0000', 'cashuBsecrettoken1111', 'devhashsecret2222', 'hunter2-password-3333'];
     await fetch(`${server.url}/healthz?ecash_token=${secrets[1]}&dev_hash=${secrets[2]}&page=1`, {

@@ -2,7 +2,8 @@ import { spawn, spawnSync } from 'node:child_process';
 import { Writable } from 'node:stream';
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
-import { loggerOptions, redactSecrets } from '../../src/http/logging.js';
+import Fastify from 'fastify';
+import { accessLog, loggerOptions, redactSecrets } from '../../src/http/logging.js';
 import { HttpError } from '../../src/http/errors.js';
 import { TSX_LOADER } from '../support/process.js';
 
@@ -46,6 +47,65 @@ describe('log redaction', () => {
     for (const secret of ['pw-0001', 'cashuBsecret0002', 'cashuBchange0003']) expect(out).not.toContain(secret);
     expect(out).toContain('"name":"n"');
     expect(out).toContain('"message":"pay"');
+  });
+});
+
+describe('the access log', () => {
+  it("writes, without pino's serializers, the very line pino writes", async () => {
+    const lines: string[] = [];
+    const stream = new Writable({
+      write(chunk, _encoding, done) {
+        lines.push(String(chunk));
+        done();
+      },
+    });
+    const app = Fastify({ logger: { ...(loggerOptions('info') as object), stream }, disableRequestLogging: true });
+    const [direct, throughPino] = [accessLog(app.log, true), accessLog(app.log, false)];
+    app.addHook('onResponse', (request, reply, done) => {
+      direct(request, reply);
+      throughPino(request, reply);
+      done();
+    });
+    app.get('/*', async (request, reply) =>
+      reply.code(Number((request.query as { code?: string }).code ?? 200)).send(),
+    );
+    const urls = [
+      '/v1/models',
+      '/v1/wallet/balance?api_key=sk-secret-0001&x=1',
+      '/p/%22quoted%22/%5Cback?token=cashuBsecret0002',
+      '/caf%C3%A9/\u00e9?code=404',
+    ];
+    for (const url of urls) await app.inject({ url, headers: { 'x-request-id': 'req-"1"' } });
+    await app.close();
+    expect(lines).toHaveLength(urls.length * 2);
+    for (let i = 0; i < lines.length; i += 2) {
+      const time = /"time":\d+/;
+      expect(lines[i].replace(time, '"time":0')).toBe(lines[i + 1].replace(time, '"time":0'));
+      expect(JSON.parse(lines[i]).msg).toBe('request completed');
+    }
+    expect(lines.join('')).not.toMatch(/sk-secret-0001|cashuBsecret0002/);
+    expect(JSON.parse(lines[6]).status).toBe(404);
+  });
+
+  it('writes the line of a server error through pino, as an error', async () => {
+    const lines: string[] = [];
+    const stream = new Writable({
+      write(chunk, _encoding, done) {
+        lines.push(String(chunk));
+        done();
+      },
+    });
+    const app = Fastify({ logger: { ...(loggerOptions('info') as object), stream }, disableRequestLogging: true });
+    const log = accessLog(app.log, true);
+    app.addHook('onResponse', (request, reply, done) => {
+      log(request, reply);
+      done();
+    });
+    app.get('/', async (_request, reply) => reply.code(503).send());
+    await app.inject({ url: '/' });
+    await app.close();
+    const line = JSON.parse(lines.find((text) => text.includes('"status":503'))!);
+    expect(line).toMatchObject({ level: 50, msg: 'request failed', req: { method: 'GET', url: '/' } });
   });
 });
 
