@@ -17,7 +17,9 @@ const BUILD_IF_NEEDED = fileURLToPath(new URL('../../scripts/build-if-needed.mjs
 
 /** The arguments of `node` that run a CLI file: compiled JavaScript as `npm start` does, TypeScript through tsx. */
 export function cliCommand(cli: string): string[] {
-  return cli.endsWith('.js') ? ['--disable-proto=delete', cli] : ['--import', TSX_LOADER, cli];
+  return cli.endsWith('.js')
+    ? ['--disable-proto=delete', '--max-semi-space-size=64', cli]
+    : ['--import', TSX_LOADER, cli];
 }
 
 /** The arguments of `node` that run the CLI: `spawn(process.execPath, [...QUARTET_COMMAND, 'serve'])`. */
