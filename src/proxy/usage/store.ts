@@ -83,21 +83,21 @@ type Buckets = Map<string, Bucket>;
 
 /** The buckets a request adds to: its minute's (all keys: account 0) and its key's hour. */
 function bucketsOf(buckets: Buckets, minute: number, model: string, provider: string | null, account: number) {
-  return (
-    [
-      ['m', minute, 0],
-      ['h', Math.floor(minute / HOUR_MS) * HOUR_MS, account],
-    ] as const
-  ).map(([grain, at, account_id]) => {
-    const id = `${grain}\u0000${at}\u0000${model}\u0000${provider ?? ''}\u0000${account_id}`;
-    let bucket = buckets.get(id);
-    if (!bucket) {
-      const counters = Object.fromEntries(USAGE_COUNTERS.map((name) => [name, 0])) as Counters;
-      bucket = { grain, at, model, provider: provider ?? '', account_id, counters, bins: new Map() };
-      buckets.set(id, bucket);
-    }
-    return bucket;
-  });
+  return [
+    bucketAt(buckets, 'm', minute, model, provider ?? '', 0),
+    bucketAt(buckets, 'h', Math.floor(minute / HOUR_MS) * HOUR_MS, model, provider ?? '', account),
+  ];
+}
+
+function bucketAt(buckets: Buckets, grain: Grain, at: number, model: string, provider: string, account_id: number) {
+  const id = `${grain}\u0000${at}\u0000${model}\u0000${provider}\u0000${account_id}`;
+  let bucket = buckets.get(id);
+  if (!bucket) {
+    const counters = Object.fromEntries(USAGE_COUNTERS.map((name) => [name, 0])) as Counters;
+    bucket = { grain, at, model, provider, account_id, counters, bins: new Map() };
+    buckets.set(id, bucket);
+  }
+  return bucket;
 }
 
 /**
@@ -110,41 +110,49 @@ const MINUTE = sql<number>`(coalesce(settled_at, created_at) / ${sql.lit(MINUTE_
 const LATENCY = sql<number | null>`settled_at - created_at`;
 // Integers first: SQLite sorts the rows to group them, and most comparisons then end at the first column.
 const SETTLED_GROUP = [LATENCY, 'account_id', MINUTE, 'model', 'provider'] as const;
-/** PostgreSQL's sums of bigints are numeric: cast back to bigint (src/db/index.ts parses those). */
-const sumOf = (column: RawBuilder<unknown>) => sql<number>`cast(sum(${column}) as bigint)`;
+const SETTLED_FIELDS = ['latency', 'account_id', 'at', 'model', 'provider', 'n', 'input', 'output', 'charged', 'cost'];
+/** A group of settled rows, as SETTLED_FIELDS lists its values. */
+type SettledGroup = [number | null, number, number, string, string | null, number, number, number, number, number];
 
 /**
  * Adds the settled rows matching `where` to the buckets, summed by the database per minute, key and
- * latency (the histogram's bin is computed here, once per distinct latency).
+ * latency (the histogram's bin is computed here, once per distinct latency). The groups come as one
+ * JSON array: better-sqlite3 builds an object per result row, which cost as much as the grouping.
  */
-async function addSettled(trx: Kysely<DB>, where: RawBuilder<boolean>, buckets: Buckets): Promise<void> {
-  const groups = await trx
+async function addSettled(trx: Kysely<DB>, dialect: Dialect, where: RawBuilder<boolean>, buckets: Buckets) {
+  const grouped = trx
     .selectFrom('proxy_requests')
     .select([LATENCY.as('latency'), 'account_id', MINUTE.as('at'), 'model', 'provider'])
     .select([
-      sql<number>`cast(count(*) as bigint)`.as('n'),
-      sumOf(sql`coalesce(prompt_tokens, 0)`).as('input_tokens'),
-      sumOf(sql`coalesce(completion_tokens, 0)`).as('output_tokens'),
-      sumOf(sql.ref('charged_msat')).as('charged_msat'),
-      sumOf(sql.ref('cost_msat')).as('cost_msat'),
+      sql`count(*)`.as('n'),
+      sql`coalesce(sum(prompt_tokens), 0)`.as('input'),
+      sql`coalesce(sum(completion_tokens), 0)`.as('output'),
+      sql`sum(charged_msat)`.as('charged'),
+      sql`sum(cost_msat)`.as('cost'),
     ])
     .where(where)
     .where('status', '=', 'settled')
     .groupBy([...SETTLED_GROUP])
-    .execute();
-  for (const group of groups) {
-    const latency = group.latency === null ? null : Math.max(0, group.latency);
-    for (const { counters: c, bins } of bucketsOf(buckets, group.at, group.model, group.provider, group.account_id)) {
-      c.requests += group.n;
-      c.settled += group.n;
-      c.input_tokens += group.input_tokens;
-      c.output_tokens += group.output_tokens;
-      c.charged_msat += group.charged_msat;
-      c.cost_msat += group.cost_msat;
+    .as('g');
+  const fields = sql.join(SETTLED_FIELDS.map((name) => sql.ref(name)));
+  const list =
+    dialect === 'postgres' ? sql`json_agg(json_build_array(${fields}))` : sql`json_group_array(json_array(${fields}))`;
+  // pg parses json (null without any group); SQLite's is text.
+  const { groups } = await trx.selectFrom(grouped).select(list.as('groups')).executeTakeFirstOrThrow();
+  const rows = (typeof groups === 'string' ? JSON.parse(groups) : (groups ?? [])) as SettledGroup[];
+  for (const [latencyMs, account, minute, model, provider, n, input, output, charged, cost] of rows) {
+    const latency = latencyMs === null ? null : Math.max(0, latencyMs);
+    for (const { counters: c, bins } of bucketsOf(buckets, minute, model, provider, account)) {
+      c.requests += n;
+      c.settled += n;
+      c.input_tokens += input;
+      c.output_tokens += output;
+      c.charged_msat += charged;
+      c.cost_msat += cost;
       if (latency === null) continue;
-      c.latency_ms += latency * group.n;
+      c.latency_ms += latency * n;
       const bin = latencyBin(latency);
-      bins.set(bin, (bins.get(bin) ?? 0) + group.n);
+      bins.set(bin, (bins.get(bin) ?? 0) + n);
     }
   }
 }
@@ -228,41 +236,66 @@ async function addFailed(trx: Kysely<DB>, where: RawBuilder<boolean>, buckets: B
   }
 }
 
+type ColumnType = 'text' | 'bigint' | 'integer';
 const KEY_COLUMNS = ['grain', 'at', 'model', 'provider', 'account_id'] as const;
+const KEY_TYPES: ColumnType[] = ['text', 'bigint', 'text', 'text', 'bigint'];
+const keyOf = (b: Bucket) => [b.grain, b.at, b.model, b.provider, b.account_id];
 
-async function addBuckets(trx: Kysely<DB>, buckets: Buckets): Promise<void> {
+/**
+ * Rows to insert (their values in column order), as a select from one array parameter per column
+ * (PostgreSQL: unnest) or from one JSON parameter (SQLite): the statement's text is the same whatever
+ * their number (prepared once), where Kysely's multi-row VALUES of a batch's buckets cost more JS
+ * than SQLite took to run it.
+ */
+function rowsOf(dialect: Dialect, types: ColumnType[], rows: unknown[][]) {
+  if (dialect === 'postgres') {
+    const arrays = types.map((type, i) => sql`${rows.map((row) => row[i])}::${sql.raw(type)}[]`);
+    return sql`select * from unnest(${sql.join(arrays)})`;
+  }
+  const values = types.map((_, i) => sql`value ->> ${sql.lit(i)}`);
+  // `where true`: SQLite parses an upsert's select only with a where clause.
+  return sql`select ${sql.join(values)} from json_each(${JSON.stringify(rows)}) where true`;
+}
+
+async function addBuckets(trx: Kysely<DB>, dialect: Dialect, buckets: Buckets): Promise<void> {
   const all = [...buckets.values()];
-  for (let i = 0; i < all.length; i += ROWS_PER_INSERT) {
-    const chunk = all.slice(i, i + ROWS_PER_INSERT);
-    await trx
-      .insertInto('proxy_usage_rollup')
-      .values(chunk.map(({ counters, bins: _bins, ...key }) => ({ ...key, ...counters })))
-      .onConflict((oc) =>
-        oc
-          .columns([...KEY_COLUMNS])
-          .doUpdateSet((eb) =>
-            Object.fromEntries(
-              USAGE_COUNTERS.map((name) => [
-                name,
-                eb(eb.ref(`proxy_usage_rollup.${name}`), '+', eb.ref(`excluded.${name}`)),
-              ]),
-            ),
+  if (!all.length) return;
+  const counterTypes = USAGE_COUNTERS.map((): ColumnType => 'bigint');
+  await trx
+    .insertInto('proxy_usage_rollup')
+    .columns([...KEY_COLUMNS, ...USAGE_COUNTERS])
+    .expression(
+      rowsOf(
+        dialect,
+        [...KEY_TYPES, ...counterTypes],
+        all.map((b) => [...keyOf(b), ...USAGE_COUNTERS.map((name) => b.counters[name])]),
+      ),
+    )
+    .onConflict((oc) =>
+      oc
+        .columns([...KEY_COLUMNS])
+        .doUpdateSet((eb) =>
+          Object.fromEntries(
+            USAGE_COUNTERS.map((name) => [
+              name,
+              eb(eb.ref(`proxy_usage_rollup.${name}`), '+', eb.ref(`excluded.${name}`)),
+            ]),
           ),
-      )
-      .execute();
-  }
-  const latencies = all.flatMap(({ counters: _c, bins, ...key }) => [...bins].map(([bin, n]) => ({ ...key, bin, n })));
-  for (let i = 0; i < latencies.length; i += ROWS_PER_INSERT) {
-    await trx
-      .insertInto('proxy_usage_latency')
-      .values(latencies.slice(i, i + ROWS_PER_INSERT))
-      .onConflict((oc) =>
-        oc
-          .columns([...KEY_COLUMNS, 'bin'])
-          .doUpdateSet((eb) => ({ n: eb(eb.ref('proxy_usage_latency.n'), '+', eb.ref('excluded.n')) })),
-      )
-      .execute();
-  }
+        ),
+    )
+    .execute();
+  const latencies = all.flatMap((b) => [...b.bins].map(([bin, n]) => [...keyOf(b), bin, n]));
+  if (!latencies.length) return;
+  await trx
+    .insertInto('proxy_usage_latency')
+    .columns([...KEY_COLUMNS, 'bin', 'n'])
+    .expression(rowsOf(dialect, [...KEY_TYPES, 'integer', 'bigint'], latencies))
+    .onConflict((oc) =>
+      oc
+        .columns([...KEY_COLUMNS, 'bin'])
+        .doUpdateSet((eb) => ({ n: eb(eb.ref('proxy_usage_latency.n'), '+', eb.ref('excluded.n')) })),
+    )
+    .execute();
 }
 
 /** `id` among `ids`, one parameter whatever their number (one statement text, prepared once). */
@@ -359,10 +392,10 @@ export async function rollUpOnce(db: Database, now: number): Promise<{ counted: 
     }
     const buckets: Buckets = new Map();
     for (const part of parts) {
-      await addSettled(trx, part.where, buckets);
+      await addSettled(trx, db.dialect, part.where, buckets);
       if (part.failed) await addFailed(trx, part.where, buckets);
     }
-    await addBuckets(trx, buckets);
+    await addBuckets(trx, db.dialect, buckets);
 
     const reservedAgain = new Set(again.filter((row) => row.reserved).map((row) => row.id));
     const seen = new Set(again.map((row) => row.id));
