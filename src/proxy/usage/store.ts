@@ -16,8 +16,12 @@ export const HOUR_MS = 3_600_000;
 const KEEP_MS: Record<Grain, number> = { m: 8 * 24 * HOUR_MS, h: 367 * 24 * HOUR_MS };
 /** Failed requests kept for the error details, at most (besides their age). */
 const MAX_ERROR_ROWS = 100_000;
-/** Ledger rows one run reads (one transaction: it holds SQLite's write lock while it runs). */
-const BATCH_ROWS = 2000;
+/**
+ * Ledger rows one run reads (one transaction: it holds SQLite's write lock while it runs). A run
+ * upserts each of its buckets once, so larger runs write less per row; 4,000 take no longer than
+ * the 2,000 that were read row by row did (a few ms at one key, ~50 ms at hundreds).
+ */
+const BATCH_ROWS = 4000;
 /** Pending rows one run looks at again. */
 const PENDING_ROWS = 1000;
 /** How long an id missing from the ledger is waited for (a late commit) before it counts as rolled back. */
