@@ -112,8 +112,8 @@ function bucketAt(buckets: Buckets, grain: Grain, at: number, model: string, pro
 const MINUTE = sql<number>`(coalesce(settled_at, created_at) / ${sql.lit(MINUTE_MS)}) * ${sql.lit(MINUTE_MS)}`;
 /** Null without settled_at; below 0 when the clock went back (counted as 0, in JS). */
 const LATENCY = sql<number | null>`settled_at - created_at`;
-// Integers first: SQLite sorts the rows to group them, and most comparisons then end at the first column.
-const SETTLED_GROUP = [LATENCY, 'account_id', MINUTE, 'model', 'provider'] as const;
+// The latency last: a key's groups come one after the other, and share their buckets.
+const SETTLED_GROUP = ['account_id', MINUTE, 'model', 'provider', LATENCY] as const;
 const SETTLED_FIELDS = ['latency', 'account_id', 'at', 'model', 'provider', 'n', 'input', 'output', 'charged', 'cost'];
 /** A group of settled rows, as SETTLED_FIELDS lists its values. */
 type SettledGroup = [number | null, number, number, string, string | null, number, number, number, number, number];
@@ -144,9 +144,15 @@ async function addSettled(trx: Kysely<DB>, dialect: Dialect, where: RawBuilder<b
   // pg parses json (null without any group); SQLite's is text.
   const { groups } = await trx.selectFrom(grouped).select(list.as('groups')).executeTakeFirstOrThrow();
   const rows = (typeof groups === 'string' ? JSON.parse(groups) : (groups ?? [])) as SettledGroup[];
+  let key: unknown[] = [];
+  let keyBuckets: Bucket[] = [];
   for (const [latencyMs, account, minute, model, provider, n, input, output, charged, cost] of rows) {
+    if (account !== key[0] || minute !== key[1] || model !== key[2] || provider !== key[3]) {
+      key = [account, minute, model, provider];
+      keyBuckets = bucketsOf(buckets, minute, model, provider, account);
+    }
     const latency = latencyMs === null ? null : Math.max(0, latencyMs);
-    for (const { counters: c, bins } of bucketsOf(buckets, minute, model, provider, account)) {
+    for (const { counters: c, bins } of keyBuckets) {
       c.requests += n;
       c.settled += n;
       c.input_tokens += input;
