@@ -112,7 +112,8 @@ function bucketAt(buckets: Buckets, grain: Grain, at: number, model: string, pro
 const MINUTE = sql<number>`(coalesce(settled_at, created_at) / ${sql.lit(MINUTE_MS)}) * ${sql.lit(MINUTE_MS)}`;
 /** Null without settled_at; below 0 when the clock went back (counted as 0, in JS). */
 const LATENCY = sql<number | null>`settled_at - created_at`;
-// The latency last: a key's groups come one after the other, and share their buckets.
+// The latency last: a key's groups come one after the other and share their buckets (a speed-up
+// only: no result depends on the order).
 const SETTLED_GROUP = ['account_id', MINUTE, 'model', 'provider', LATENCY] as const;
 const SETTLED_FIELDS = ['latency', 'account_id', 'at', 'model', 'provider', 'n', 'input', 'output', 'charged', 'cost'];
 /** A group of settled rows, as SETTLED_FIELDS lists its values. */
