@@ -50,15 +50,21 @@ describe('log redaction', () => {
   });
 });
 
+/** A stream keeping each line written to it. */
+function lineStream() {
+  const lines: string[] = [];
+  const stream = new Writable({
+    write(chunk, _encoding, done) {
+      lines.push(String(chunk));
+      done();
+    },
+  });
+  return { lines, stream };
+}
+
 describe('the access log', () => {
   it("writes, without pino's serializers, the very line pino writes", async () => {
-    const lines: string[] = [];
-    const stream = new Writable({
-      write(chunk, _encoding, done) {
-        lines.push(String(chunk));
-        done();
-      },
-    });
+    const { lines, stream } = lineStream();
     const app = Fastify({ logger: { ...(loggerOptions('info') as object), stream }, disableRequestLogging: true });
     const [direct, throughPino] = [accessLog(app.log, true), accessLog(app.log, false)];
     app.addHook('onResponse', (request, reply, done) => {
@@ -88,13 +94,7 @@ describe('the access log', () => {
   });
 
   it('writes the line of a server error through pino, as an error', async () => {
-    const lines: string[] = [];
-    const stream = new Writable({
-      write(chunk, _encoding, done) {
-        lines.push(String(chunk));
-        done();
-      },
-    });
+    const { lines, stream } = lineStream();
     const app = Fastify({ logger: { ...(loggerOptions('info') as object), stream }, disableRequestLogging: true });
     const log = accessLog(app.log, true);
     app.addHook('onResponse', (request, reply, done) => {
