@@ -413,16 +413,20 @@ export async function rollUpOnce(db: Database, now: number): Promise<{ counted: 
     const done = pending.filter((row) =>
       seen.has(row.id) ? !reservedAgain.has(row.id) : (row.give_up_at ?? 0) <= now,
     );
-    for (let i = 0; i < done.length; i += ROWS_PER_INSERT) {
-      const ids = done.slice(i, i + ROWS_PER_INSERT).map((row) => row.id);
-      await trx.deleteFrom('proxy_usage_pending').where('id', 'in', ids).execute();
+    if (done.length) {
+      const ids = done.map((row) => row.id);
+      await trx.deleteFrom('proxy_usage_pending').where(idAmong(db.dialect, ids)).execute();
     }
     // Found reserved: it is waited for as long as it takes (a release or the stale sweep ends it).
     const nowReserved = pending
       .filter((row) => reservedAgain.has(row.id) && row.give_up_at !== null)
       .map((row) => row.id);
     if (nowReserved.length) {
-      await trx.updateTable('proxy_usage_pending').set({ give_up_at: null }).where('id', 'in', nowReserved).execute();
+      await trx
+        .updateTable('proxy_usage_pending')
+        .set({ give_up_at: null })
+        .where(idAmong(db.dialect, nowReserved))
+        .execute();
     }
     const newPending = [
       ...reserved.map((id) => ({ id, give_up_at: null })),
