@@ -7,7 +7,8 @@ import { accessLog, loggerOptions, redactSecrets } from '../../src/http/logging.
 import { HttpError } from '../../src/http/errors.js';
 import { TSX_LOADER } from '../support/process.js';
 
-function capture() {
+/** A stream keeping each line written to it. */
+function lineStream() {
   const lines: string[] = [];
   const stream = new Writable({
     write(chunk, _encoding, done) {
@@ -15,6 +16,11 @@ function capture() {
       done();
     },
   });
+  return { lines, stream };
+}
+
+function capture() {
+  const { lines, stream } = lineStream();
   const options = loggerOptions('info') as pino.LoggerOptions;
   return { log: pino(options, stream), text: () => lines.join('') };
 }
@@ -49,18 +55,6 @@ describe('log redaction', () => {
     expect(out).toContain('"message":"pay"');
   });
 });
-
-/** A stream keeping each line written to it. */
-function lineStream() {
-  const lines: string[] = [];
-  const stream = new Writable({
-    write(chunk, _encoding, done) {
-      lines.push(String(chunk));
-      done();
-    },
-  });
-  return { lines, stream };
-}
 
 describe('the access log', () => {
   it("writes, without pino's serializers, the very line pino writes", async () => {
