@@ -83,9 +83,8 @@ class HttpTraffic {
       [...this.series.values()].flatMap(({ method, route, byStatus }) =>
         [...byStatus].map(([status, value]) => ({ labels: { method, route, status: String(status) }, value })),
       );
-    const durations = () =>
+    const durations = (name: string) =>
       [...this.series.values()].flatMap(({ method, route, buckets, count, sum }) => {
-        const name = 'http_request_duration_seconds';
         let below = 0;
         const values = DURATION_BUCKETS.map((le, i) => ({
           labels: { le, method, route },
@@ -99,12 +98,12 @@ class HttpTraffic {
           { labels: { method, route }, value: count, metricName: `${name}_count` },
         ];
       });
-    const metric = (name: string, help: string, type: string, values: () => object[]) => ({
+    const metric = (name: string, help: string, type: string, values: (name: string) => object[]) => ({
       name,
       help,
       type,
       aggregator: 'sum' as const,
-      get: async () => ({ name, help, type, aggregator: 'sum', values: values() }),
+      get: async () => ({ name, help, type, aggregator: 'sum', values: values(name) }),
       reset: () => this.series.clear(),
     });
     return [
