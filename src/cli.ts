@@ -1,5 +1,6 @@
 // `quartet <command>`: serve (default), migrate, and the services' admin commands.
 import './noproto.js';
+import './tick-shape.js';
 import { migrateDatabase } from './db/migrate.js';
 import { ConfigError, loadEnv, type Env } from './env.js';
 import { loadFullConfig, serviceMigrations } from './services.js';

@@ -48,7 +48,8 @@ export function prepared<P extends Record<string, unknown>, R>(
         if (!(name in values)) throw new Error(`prepared query: no value for parameter "${name}"`);
         return values[name];
       });
-      return db.executeQuery<R>({ ...compiled, parameters });
+      const { query, queryId, sql } = compiled;
+      return db.executeQuery<R>({ query, queryId, sql, parameters });
     },
   };
 }

@@ -297,23 +297,18 @@ export function maximalCost(model: Model, price: Price, config: ForwardConfig): 
 
 /** The body sent upstream: the output cap the reservation covers, and usage forced on streams. */
 export function upstreamBody(metered: MeteredRequest, plan: ReservationPlan): Buffer {
+  const field = maxTokensField(metered.kind, metered.body);
+  const capped = field !== null && plan.maxTokens !== null && metered.body[field] !== plan.maxTokens;
+  const given = metered.body.stream_options;
+  const options = (given && typeof given === 'object' ? given : {}) as Record<string, unknown>;
+  const asksUsage =
+    metered.stream && (metered.kind === 'chat' || metered.kind === 'completions') && options.include_usage !== true;
+  // Most bodies go as they came: no copy made to find that out.
+  if (!capped && !asksUsage) return metered.raw;
   const body = { ...metered.body };
-  let changed = false;
-  const field = maxTokensField(metered.kind, body);
-  if (field && plan.maxTokens !== null && body[field] !== plan.maxTokens) {
-    body[field] = plan.maxTokens;
-    changed = true;
-  }
-  if (metered.stream && (metered.kind === 'chat' || metered.kind === 'completions')) {
-    const options = (
-      body.stream_options && typeof body.stream_options === 'object' ? body.stream_options : {}
-    ) as Record<string, unknown>;
-    if (options.include_usage !== true) {
-      body.stream_options = { ...options, include_usage: true };
-      changed = true;
-    }
-  }
-  return changed ? Buffer.from(JSON.stringify(body)) : metered.raw;
+  if (capped) body[field] = plan.maxTokens;
+  if (asksUsage) body.stream_options = { ...options, include_usage: true };
+  return Buffer.from(JSON.stringify(body));
 }
 
 export interface Usage {

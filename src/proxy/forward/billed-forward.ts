@@ -81,18 +81,14 @@ export async function forwardBilled(deps: ForwardDeps, call: BilledCall) {
     roundToSat: payer.payment === 'x-cashu',
   };
   return billing.hold(
-    serveReserved(billed, { ...call, route }, plan).finally(() =>
+    serveReserved(billed, call.pathAndQuery, route, plan).finally(() =>
       billing.abandon(reservation, 'the request failed before it was settled'),
     ),
   );
 }
 
 /** Forwards a request whose reservation is held, and settles or releases it whatever happens. */
-async function serveReserved(
-  billed: BilledExchange,
-  { pathAndQuery, route }: { pathAndQuery: string; route: ProviderRoute },
-  plan: ReservationPlan,
-) {
+async function serveReserved(billed: BilledExchange, pathAndQuery: string, route: ProviderRoute, plan: ReservationPlan) {
   const { deps, request, reply, metered, reservation } = billed;
   const { billing } = deps;
   const body = upstreamBody(metered, plan);

@@ -32,7 +32,10 @@ export async function sendBilledJson(
     return reply.code(status).headers(callerResponseHeaders(headers)).send(raw);
   }
   const cost = costJson(settled);
-  const out = Buffer.from(JSON.stringify({ ...json, cost: { ...cost, ...change }, ...withUsageCost(json, cost) }));
+  // The parsed answer is this request's own, so the fields are set on it: a spread copy that then
+  // redefined `usage` had V8 rebuild the copy's hidden class on every answer.
+  const answer = Object.assign(json, { cost: { ...cost, ...change } }, withUsageCost(json, cost));
+  const out = Buffer.from(JSON.stringify(answer));
   return reply
     .code(status)
     .headers(callerResponseHeaders(headers, { dropLength: true }))

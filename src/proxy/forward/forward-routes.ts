@@ -38,10 +38,10 @@ export async function registerForwardRoutes(app: FastifyInstance, deps: ForwardD
         }
         const kind = billedKind(request.method, path);
         const caller = new CallerConnection(reply.raw);
-        const call = { request, reply, caller, path, pathAndQuery: path + search };
-        if (kind) return forwardBilled(deps, { ...call, kind });
-        if (READ_METHODS.has(request.method)) return forwardFree(deps, request, reply, call.pathAndQuery, caller);
-        return forwardWrite(deps, call);
+        const pathAndQuery = path + search;
+        if (kind) return forwardBilled(deps, { request, reply, caller, path, pathAndQuery, kind });
+        if (READ_METHODS.has(request.method)) return forwardFree(deps, request, reply, pathAndQuery, caller);
+        return forwardWrite(deps, { request, reply, caller, path, pathAndQuery });
       },
     });
   });
