@@ -88,7 +88,12 @@ export async function forwardBilled(deps: ForwardDeps, call: BilledCall) {
 }
 
 /** Forwards a request whose reservation is held, and settles or releases it whatever happens. */
-async function serveReserved(billed: BilledExchange, pathAndQuery: string, route: ProviderRoute, plan: ReservationPlan) {
+async function serveReserved(
+  billed: BilledExchange,
+  pathAndQuery: string,
+  route: ProviderRoute,
+  plan: ReservationPlan,
+) {
   const { deps, request, reply, metered, reservation } = billed;
   const { billing } = deps;
   const body = upstreamBody(metered, plan);
