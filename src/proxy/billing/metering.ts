@@ -427,7 +427,9 @@ export function billedUsage(
 export function withUsageCost(json: object, cost: object): object {
   const usage = field(json, 'usage');
   if (!usage || typeof usage !== 'object' || Array.isArray(usage)) return {};
-  return { usage: { ...usage, cost } };
+  // Set on the parsed answer's own object (a spread copy of it showed in profiles of every answer).
+  (usage as Record<string, unknown>).cost = cost;
+  return { usage };
 }
 
 /**

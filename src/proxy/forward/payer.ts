@@ -6,6 +6,7 @@ import type { FastifyRequest } from 'fastify';
 import { HttpError } from '../../http/errors.js';
 import type { ForwardDeps } from './forward-deps.js';
 import type { ReservationPlanning } from '../billing/metering.js';
+import type { KeyOwner } from '../keys/accounts.js';
 import { looksLikeToken, tokenError } from '../wallet/tokens.js';
 
 export interface Payer {
@@ -35,11 +36,16 @@ export async function identifyPayer(
     // The token is redeemed once into the account it names ("sk-" + sha256 of the token), the
     // same as a token used as bearer: a repeated token finds that account and its remainder.
     await deps.redemptionLimit.countToken(request.ip, token);
-    return { ...(await deps.authenticator.accountId({ kind: 'token', token })), payment: 'x-cashu' };
+    return payerOf(await deps.authenticator.accountId({ kind: 'token', token }), 'x-cashu');
   }
   const authorization = request.headers.authorization ?? anthropicKey(request);
   if (authorization === undefined) throw paymentRequired(deps.wallet.mints, planned());
-  return { ...(await deps.authenticator.accountId(authorization)), payment: 'key' };
+  return payerOf(await deps.authenticator.accountId(authorization), 'key');
+}
+
+/** Built field by field: a spread of the owner showed in profiles, once per billed request. */
+function payerOf({ accountId, keyHash, childKeyId }: KeyOwner, payment: Payer['payment']): Payer {
+  return { accountId, keyHash, childKeyId, payment };
 }
 
 /** Anthropic's clients (Claude Code with ANTHROPIC_API_KEY) send the key as `x-api-key`. */

@@ -177,11 +177,8 @@ export class Upstreams {
       const { probe } = provider.breaker.attempt();
       let response: Dispatcher.ResponseData;
       try {
-        response = await provider.upstream.request({
-          ...request,
-          body,
-          headers,
-        });
+        const { method, pathAndQuery, signal } = request;
+        response = await provider.upstream.request({ method, pathAndQuery, headers, body, signal });
       } catch (error) {
         const mapped = upstreamFailure(error);
         if (mapped.status === 499) {
