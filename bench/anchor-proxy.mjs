@@ -1,5 +1,9 @@
 // What the Node anchors of proxy.bench.ts and streams.bench.ts share: bare-node-proxy.mjs and
 // billed-bare-proxy.mjs read bodies whole and send a request on to the upstream the same way.
+// They keep one nextTick entry alive as quartet's CLI does (src/tick-shape.ts): without it a
+// process's nextTick may turn megamorphic after a quiet GC, and an anchor's figure would depend on
+// whether its did (bench/README.md, run O).
+import '../dist/tick-shape.js';
 
 export async function readAll(stream) {
   const chunks = [];
