@@ -423,11 +423,13 @@ export function billedUsage(
   return { usage, source: 'estimate' };
 }
 
-/** The answer's `usage` with `cost` in it (Routstr's `usage.cost`); nothing when it has no usage object. */
+/**
+ * Sets `cost` in the parsed answer's own `usage` object (Routstr's `usage.cost`; a spread copy of it
+ * showed in profiles of every answer) and returns that field to write; nothing when it has no usage object.
+ */
 export function withUsageCost(json: object, cost: object): object {
   const usage = field(json, 'usage');
   if (!usage || typeof usage !== 'object' || Array.isArray(usage)) return {};
-  // Set on the parsed answer's own object (a spread copy of it showed in profiles of every answer).
   (usage as Record<string, unknown>).cost = cost;
   return { usage };
 }
