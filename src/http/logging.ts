@@ -3,6 +3,7 @@
 // (ecash_token, api_key, dev_hash, token…).
 import type { FastifyBaseLogger, FastifyReply, FastifyRequest, FastifyServerOptions } from 'fastify';
 import pino from 'pino';
+import { LineBuffer } from '../logs/line-buffer.js';
 
 const SECRET_QUERY_PARAMS = new RegExp(
   '^(ecash_token|cashu_token|token|api_key|api_secret|dev_hash|password|secret|reset_token|access_token|' +
@@ -96,7 +97,12 @@ export function stdoutDestination(sync: boolean): pino.DestinationStream {
   if (sync) return surviving(pino.destination({ dest: 1, sync }));
   // One for the process: every server built in it (tests build many) shares standard output.
   // minLength 1, not 0: SonicBoom's flush(cb) then waits for the writes under way.
-  gatheredStdout ??= new GatheredLines(surviving(pino.destination({ dest: 1, sync: false, minLength: 1 })));
+  // In buffer mode SonicBoom takes the chunks as they are (its types say strings only).
+  gatheredStdout ??= new GatheredLines(
+    surviving(
+      pino.destination({ dest: 1, sync: false, minLength: 1, contentMode: 'buffer' }),
+    ) as unknown as ByteDestination,
+  );
   return gatheredStdout;
 }
 
@@ -110,16 +116,23 @@ function surviving<T extends ReturnType<typeof pino.destination>>(destination: T
   return destination;
 }
 
+/** SonicBoom in buffer mode. */
+interface ByteDestination {
+  write(chunk: Buffer): unknown;
+  flush(cb?: (error?: Error) => void): void;
+}
+
 /**
- * Lines kept in a list and handed to SonicBoom (which writes them, retries and flushes at exit)
- * 64 KB at a time. SonicBoom's own gathering (`minLength`) measures its growing buffer again at
- * every line, which flattens it: 2% of a billed request's CPU (bench/README.md, "The access log").
+ * Lines gathered as bytes (../logs/line-buffer.ts) and handed to SonicBoom (which writes them,
+ * retries and flushes at exit) 64 KB at a time. SonicBoom's own gathering (`minLength`) measures its
+ * growing buffer again at every line, which flattens it: 2% of a billed request's CPU (bench/README.md,
+ * "The access log").
  */
 class GatheredLines implements pino.DestinationStream {
-  private lines: string[] = [];
-  private length = 0;
+  private readonly pending = new LineBuffer(LOG_BUFFER_BYTES);
+  private readonly handOnChunk = (chunk: Buffer) => this.out.write(chunk);
 
-  constructor(private readonly out: ReturnType<typeof pino.destination>) {
+  constructor(private readonly out: ByteDestination) {
     setInterval(() => this.handOn(), LOG_FLUSH_MS).unref();
     // Before pino's handlers for SonicBoom: at 'beforeExit' it flushes and closes standard output, at
     // 'exit' it writes what it holds; lines still here then would be lost.
@@ -128,9 +141,7 @@ class GatheredLines implements pino.DestinationStream {
   }
 
   write(line: string): void {
-    this.lines.push(line);
-    this.length += line.length;
-    if (this.length >= LOG_BUFFER_BYTES) this.handOn();
+    this.pending.add(line, this.handOnChunk);
   }
 
   /** `logger.flush(cb)`: everything written so far, then `cb`. */
@@ -141,11 +152,7 @@ class GatheredLines implements pino.DestinationStream {
 
   /** Hands the gathered lines to SonicBoom, which writes them in the background. */
   private handOn(): void {
-    if (this.lines.length === 0) return;
-    const text = this.lines.join('');
-    this.lines = [];
-    this.length = 0;
-    this.out.write(text);
+    if (this.pending.bytes > 0) this.handOnChunk(this.pending.take());
   }
 }
 

@@ -8,6 +8,7 @@
 import { appendFileSync } from 'node:fs';
 import { mkdir, open, readdir, stat, unlink, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
+import { LineBuffer, linesIn } from './line-buffer.js';
 
 export interface LogStoreConfig {
   dir: string;
@@ -50,8 +51,14 @@ const dateOf = (ms: number) => new Date(ms).toISOString().slice(0, 10);
 export class LogStore {
   /** Lines lost: not written (disk full, unwritable) or dropped while too many waited. */
   dropped = 0;
-  private lines: string[] = [];
-  private bytes = 0;
+  /** Lines as bytes (line-buffer.ts): chunks ready to write, and the one being filled. */
+  private chunks: Buffer[] = [];
+  private chunkBytes = 0;
+  private readonly pending = new LineBuffer(WRITE_BYTES);
+  private readonly addChunk = (chunk: Buffer) => {
+    this.chunks.push(chunk);
+    this.chunkBytes += chunk.length;
+  };
   private writing: Promise<void> | null = null;
   private handle: FileHandle | null = null;
   private date = '';
@@ -71,18 +78,17 @@ export class LogStore {
   /** A log line (with its newline), as pino writes it. */
   write(line: string): void {
     if (this.closed) return;
-    if (this.bytes + line.length > MAX_BUFFERED_BYTES) {
+    if (this.chunkBytes + this.pending.bytes + line.length > MAX_BUFFERED_BYTES) {
       this.dropped++;
       return;
     }
-    this.lines.push(line);
-    this.bytes += line.length;
-    if (this.bytes >= WRITE_BYTES) this.kick();
+    this.pending.add(line, this.addChunk);
+    if (this.chunks.length) this.kick();
   }
 
   /** Everything written so far reaches its file (or is counted as dropped). */
   async flush(): Promise<void> {
-    while (this.writing || this.lines.length) {
+    while (this.writing || this.chunks.length || this.pending.bytes) {
       this.kick();
       await this.writing;
     }
@@ -97,37 +103,41 @@ export class LogStore {
     this.handle = null;
   }
 
+  /** Takes every line gathered: the chunks, then what is being filled. */
+  private takeAll(): Buffer[] {
+    if (this.pending.bytes) this.addChunk(this.pending.take());
+    const chunks = this.chunks;
+    this.chunks = [];
+    this.chunkBytes = 0;
+    return chunks;
+  }
+
   private kick(): void {
-    if (this.writing || !this.lines.length) return;
-    const lines = this.lines;
-    this.lines = [];
-    this.bytes = 0;
-    this.writing = this.append(lines).finally(() => {
+    if (this.writing || (!this.chunks.length && !this.pending.bytes)) return;
+    const chunks = this.takeAll();
+    this.writing = this.append(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks)).finally(() => {
       this.writing = null;
-      if (this.bytes >= WRITE_BYTES) this.kick();
+      if (this.chunks.length) this.kick();
     });
   }
 
-  /** Appends the lines, as many as fit in each part (a line larger than a part has one to itself). */
-  private async append(lines: string[]): Promise<void> {
-    let i = 0;
-    let written = 0;
+  /**
+   * Appends the lines, as many whole lines as fit in each part (a line larger than a part has one
+   * to itself).
+   */
+  private async append(bytes: Buffer): Promise<void> {
+    let rest = bytes;
     try {
-      while (i < lines.length) {
+      while (rest.length) {
         if (Date.now() < this.retryAt) break;
-        const first = Buffer.byteLength(lines[i]);
-        const handle = await this.current(first);
-        let text = lines[i];
-        let bytes = first;
-        for (i++; i < lines.length; i++) {
-          const next = Buffer.byteLength(lines[i]);
-          if (this.size + bytes + next > this.config.maxFileBytes) break;
-          text += lines[i];
-          bytes += next;
-        }
-        await handle.write(text);
-        this.size += bytes;
-        written = i;
+        const firstLine = rest.indexOf(0x0a) + 1 || rest.length;
+        // Opens the next part unless the first line fits this one (or this one is empty).
+        const handle = await this.current(firstLine);
+        const room = this.config.maxFileBytes - this.size;
+        const cut = rest.length <= room ? rest.length : Math.max(firstLine, rest.lastIndexOf(0x0a, room - 1) + 1);
+        await handle.write(rest.subarray(0, cut));
+        this.size += cut;
+        rest = rest.subarray(cut);
       }
     } catch {
       // ENOSPC, EACCES, a deleted directory: these lines are lost, the process goes on.
@@ -135,7 +145,7 @@ export class LogStore {
       await this.handle?.close().catch(() => {});
       this.handle = null;
     }
-    this.dropped += lines.length - written;
+    this.dropped += linesIn(rest);
   }
 
   /** The file to append to: today's, a new part once the current one is full. */
@@ -196,13 +206,12 @@ export class LogStore {
 
   /** At exit, the lines still gathered are written at once (a crash loses them). */
   private writeSyncAtExit(): void {
-    if (!this.lines.length || !this.date) return;
+    if ((!this.chunks.length && !this.pending.bytes) || !this.date) return;
     try {
-      appendFileSync(join(this.config.dir, this.fileName()), this.lines.join(''));
+      appendFileSync(join(this.config.dir, this.fileName()), Buffer.concat(this.takeAll()));
     } catch {
       // Nothing more to do at exit.
     }
-    this.lines = [];
   }
 
   // --- search ---------------------------------------------------------------------------------

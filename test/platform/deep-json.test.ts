@@ -176,6 +176,8 @@ describe('the depth of JSON text read from its bytes', () => {
       `["\\\\\\"[[[",${nested(127)}]`,
       `{"é${'x'.repeat(300)}":{"k":[{"v":${nested(126)}}]}}`,
       JSON.stringify({ messages: [{ role: 'user', content: '}]'.repeat(200) }], n: 1 }),
+      // Long, with few brackets: answered without the byte-by-byte walk.
+      JSON.stringify({ content: 'x'.repeat(600), n: [1, [2, { deep: [[]] }]] }),
     ];
     for (const text of texts) {
       for (const max of [1, 2, 100, 128, 129]) {
