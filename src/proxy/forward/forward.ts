@@ -200,7 +200,8 @@ export class Upstream {
   async request(request: UpstreamRequest): Promise<Dispatcher.ResponseData> {
     let release: Release;
     try {
-      release = await this.slots.acquire(request.signal);
+      const place = this.slots.acquire(request.signal);
+      release = typeof place === 'function' ? place : await place;
     } catch (error) {
       throw upstreamFailure(error);
     }

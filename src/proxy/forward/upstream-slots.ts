@@ -66,9 +66,10 @@ export class UpstreamSlots {
   /**
    * A place for one request: at once when there is room, else after waiting in the queue. Throws
    * 503 (no room, queue full or waited too long) or the signal's reason (the caller left: the
-   * request gives its place in the queue up and is never sent).
+   * request gives its place in the queue up and is never sent). A place there is room for is
+   * given at once, without a promise (every forwarded request asks).
    */
-  async acquire(signal?: CancelSignal): Promise<Release> {
+  acquire(signal?: CancelSignal): Release | Promise<Release> {
     if (signal?.aborted) throw signal.reason;
     // The queue is served first: a newcomer never overtakes a waiting request.
     if (this.hasRoom() && this.waiters.size === 0) return this.take();
