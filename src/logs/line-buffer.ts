@@ -28,10 +28,14 @@ export class LineBuffer {
     else this.used += this.buffer.write(line, this.used, 'utf8');
   }
 
-  /** The bytes gathered (a chunk of their own: the buffer is not written again), and a fresh buffer. */
+  /**
+   * The bytes gathered, as a chunk of their own (they are written later, in the background): a
+   * copy when they are few (the buffer is filled again), else the buffer itself (a new one follows).
+   */
   take(): Buffer {
-    const chunk = this.buffer.subarray(0, this.used);
-    this.buffer = Buffer.allocUnsafe(this.capacity);
+    const full = this.used > this.capacity / 2;
+    const chunk = full ? this.buffer.subarray(0, this.used) : Buffer.from(this.buffer.subarray(0, this.used));
+    if (full) this.buffer = Buffer.allocUnsafe(this.capacity);
     this.used = 0;
     return chunk;
   }

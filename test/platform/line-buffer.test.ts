@@ -23,13 +23,16 @@ describe('LineBuffer', () => {
     );
   });
 
-  it('gives each chunk a buffer of its own: later lines never write over one handed on', () => {
-    const buffer = new LineBuffer(64);
-    buffer.add('first\n', () => {});
-    const first = buffer.take();
-    buffer.add('second\n', () => {});
-    expect(first.toString()).toBe('first\n');
-    expect(buffer.take().toString()).toBe('second\n');
+  it('gives each chunk memory of its own: later lines never write over one handed on', () => {
+    for (const lines of [1, 30]) {
+      // One short line is taken as a copy, thirty fill more than half the buffer and take it whole.
+      const buffer = new LineBuffer(64);
+      for (let i = 0; i < lines; i++) buffer.add('x\n', () => {});
+      const first = buffer.take();
+      for (let i = 0; i < lines; i++) buffer.add('y\n', () => {});
+      expect(first.toString()).toBe('x\n'.repeat(lines));
+      expect(buffer.take().toString()).toBe('y\n'.repeat(lines));
+    }
   });
 
   it('counts a last line without its newline', () => {
