@@ -35,6 +35,7 @@ const OPEN_BRACE = 0x7b;
 const OPEN_BRACKET = 0x5b;
 const CLOSE_BRACE = 0x7d;
 const CLOSE_BRACKET = 0x5d;
+const OPENING_BRACKETS = [OPEN_BRACE, OPEN_BRACKET] as const;
 
 /**
  * nestedDeeperThan for the text of a value JSON.parse accepted, read from its bytes: brackets
@@ -66,7 +67,7 @@ export function jsonTextDeeperThan(text: Uint8Array, max = MAX_JSON_DEPTH): bool
 /** Whether the text has at most `max` bytes `{` and `[` in all (in strings too): it cannot nest deeper. */
 function openingBracketsAtMost(text: Uint8Array, max: number): boolean {
   let count = 0;
-  for (const bracket of [OPEN_BRACE, OPEN_BRACKET]) {
+  for (const bracket of OPENING_BRACKETS) {
     for (let at = text.indexOf(bracket); at !== -1; at = text.indexOf(bracket, at + 1)) {
       if (++count > max) return false;
     }

@@ -1,8 +1,9 @@
 // Log lines gathered as bytes: each line is encoded into a buffer the moment it is written, so no
 // line's string outlives its request. Lines held as strings until the next write (up to 100 ms on
-// standard output, 250 ms in the log store) reached V8's old generation under load, and joining
-// them flattened every line once more: the info log cost 9% of a billed request's CPU
-// (bench/README.md, "Run Q").
+// standard output, 250 ms in the log store) could reach V8's old generation under load, and joining
+// them flattened every line once more. With the info log on, a billed request cost 1.09× the CPU it
+// cost without it, while the log's own frames were about 2%; what this saved could not be measured
+// on that machine (bench/README.md, "Runs Q and R").
 
 export class LineBuffer {
   private buffer: Buffer;
