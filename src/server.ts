@@ -25,6 +25,7 @@ import { installJsonParser } from './http/json-depth.js';
 import { accessLog, exitAfterLog, loggerOptions, stdoutDestination } from './http/logging.js';
 import { keptDestination, LogStore } from './logs/log-store.js';
 import { MetricsRegistry, registerMetrics } from './http/metrics.js';
+import { RequestLogger } from './http/request-logger.js';
 import { OpenApiCollector } from './http/openapi.js';
 import { validatorCompiler } from './http/validation.js';
 import {
@@ -92,6 +93,8 @@ export async function buildServer(config: Config, options: BuildOptions = {}): P
     clientErrorHandler: clientErrorHandler(errorStyleFor),
     // One access-log line per request (accessLog below) instead of Fastify's two.
     logController: new LogController({ disableRequestLogging: true }),
+    // A request's own logger is made when it logs something (request-logger.ts).
+    childLoggerFactory: options.logger ? undefined : RequestLogger.factory,
     requestIdHeader: false,
     genReqId: (request) => {
       const incoming = request.headers['x-request-id'];

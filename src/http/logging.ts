@@ -4,6 +4,7 @@
 import type { FastifyBaseLogger, FastifyReply, FastifyRequest, FastifyServerOptions } from 'fastify';
 import pino from 'pino';
 import { LineBuffer } from '../logs/line-buffer.js';
+import { RequestLogger } from './request-logger.js';
 
 const SECRET_QUERY_PARAMS = new RegExp(
   '^(ecash_token|cashu_token|token|api_key|api_secret|dev_hash|password|secret|reset_token|access_token|' +
@@ -217,8 +218,11 @@ export function accessLog(
     const ms = Math.round(reply.elapsedTime * 100) / 100;
     if (!direct || status >= 500) return logThroughPino(request, status, ms);
     if (!(request.log as pino.Logger).isLevelEnabled('info')) return;
-    // The child logger's bindings as pino serialized them once (",\"pid\":…,\"reqId\":…").
-    const bindings = (request.log as unknown as Record<symbol, string>)[pino.symbols.chindingsSym];
+    // The request logger's bindings as pino writes them (",\"pid\":…,\"reqId\":…").
+    const bindings =
+      request.log instanceof RequestLogger
+        ? request.log.chindings
+        : (request.log as unknown as Record<symbol, string>)[pino.symbols.chindingsSym];
     const address = request.ip === undefined ? '' : `,"remoteAddress":${JSON.stringify(request.ip)}`;
     destination!.write(
       `{"level":30,"time":${Date.now()}${bindings},"req":{"method":${JSON.stringify(request.method)},` +

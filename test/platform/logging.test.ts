@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import Fastify from 'fastify';
 import { accessLog, loggerOptions, redactSecrets } from '../../src/http/logging.js';
 import { HttpError } from '../../src/http/errors.js';
+import { RequestLogger } from '../../src/http/request-logger.js';
 import { TSX_LOADER } from '../support/process.js';
 
 /** A stream keeping each line written to it. */
@@ -57,9 +58,16 @@ describe('log redaction', () => {
 });
 
 describe('the access log', () => {
-  it("writes, without pino's serializers, the very line pino writes", async () => {
+  it.each([
+    ["pino's child", undefined],
+    ['the request logger made when used', RequestLogger.factory],
+  ])("writes, without pino's serializers, the very line pino writes (%s per request)", async (_name, factory) => {
     const { lines, stream } = lineStream();
-    const app = Fastify({ logger: { ...(loggerOptions('info') as object), stream }, disableRequestLogging: true });
+    const app = Fastify({
+      logger: { ...(loggerOptions('info') as object), stream },
+      disableRequestLogging: true,
+      childLoggerFactory: factory,
+    });
     const [direct, throughPino] = [accessLog(app.log, true), accessLog(app.log, false)];
     app.addHook('onResponse', (request, reply, done) => {
       direct(request, reply);
@@ -85,6 +93,33 @@ describe('the access log', () => {
     }
     expect(lines.join('')).not.toMatch(/sk-secret-0001|cashuBsecret0002/);
     expect(JSON.parse(lines[6]).status).toBe(404);
+  });
+
+  it("logs a request's own lines with its id, at the node's level or its route's", async () => {
+    const { lines, stream } = lineStream();
+    const app = Fastify({
+      logger: { ...(loggerOptions('info') as object), stream },
+      disableRequestLogging: true,
+      childLoggerFactory: RequestLogger.factory,
+      genReqId: (request) => String(request.headers['x-request-id']),
+    });
+    app.get('/', async (request) => {
+      request.log.debug('not at info');
+      request.log.warn({ token: 'cashuBsecret0003' }, 'a warning');
+      expect(request.log.level).toBe('info');
+      return {};
+    });
+    app.get('/verbose', { logLevel: 'debug' }, async (request) => {
+      request.log.debug('at debug here');
+      return {};
+    });
+    await app.inject({ url: '/', headers: { 'x-request-id': 'req-7' } });
+    await app.inject({ url: '/verbose', headers: { 'x-request-id': 'req-8' } });
+    await app.close();
+    const logged = lines.map((line) => JSON.parse(line));
+    expect(logged).toHaveLength(2);
+    expect(logged[0]).toMatchObject({ level: 40, reqId: 'req-7', msg: 'a warning', token: '[REDACTED]' });
+    expect(logged[1]).toMatchObject({ level: 20, reqId: 'req-8', msg: 'at debug here' });
   });
 
   it('writes the line of a server error through pino, as an error', async () => {

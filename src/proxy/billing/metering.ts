@@ -90,11 +90,12 @@ const IMAGE_TOKENS = 1500;
  * tokens are never shorter than a byte, and the JSON framing outweighs the per-message special
  * tokens), with each image counted as IMAGE_TOKENS instead of its URL or base64 bytes.
  */
-export function promptTokenBound(body: unknown, raw: Buffer): number {
+export function promptTokenBound(body: unknown, raw: Buffer, decoded = raw.toString('utf8')): number {
   // Most bodies have no image: their bytes as sent are the bound (an escape only lengthens the
   // text it stands for), found without serializing the body again. An escape (\u…) could spell
-  // an image's key, so such bodies are walked below.
-  if (!raw.includes('image_url') && !raw.includes('data:') && !raw.includes('\\u')) return raw.length;
+  // an image's key, so such bodies are walked below. Searched in the decoded text: a Buffer's
+  // includes() crosses into C++ and encodes its needle each time.
+  if (!decoded.includes('image_url') && !decoded.includes('data:') && !decoded.includes('\\u')) return raw.length;
   const plain = JSON.stringify(body);
   // The replacer below is slow; most bodies have nothing for it to do.
   if (!plain.includes('image_url') && !plain.includes('data:')) return Buffer.byteLength(plain, 'utf8');
@@ -126,9 +127,10 @@ function optionalCount(body: Record<string, unknown>, field: string, min: number
 
 /** Parses a billed request's body: 422 (FastAPI shape) for what the node itself needs and cannot read. */
 export function meterRequest(kind: BilledKind, raw: Buffer): MeteredRequest {
+  const text = raw.toString('utf8');
   let body: unknown;
   try {
-    body = JSON.parse(raw.toString('utf8'));
+    body = JSON.parse(text);
   } catch {
     throw invalid([{ loc: ['body'], msg: 'JSON decode error: the body must be a JSON object', type: 'json_invalid' }]);
   }
@@ -158,7 +160,7 @@ export function meterRequest(kind: BilledKind, raw: Buffer): MeteredRequest {
     kind,
     model: object.model,
     stream: object.stream === true && kind !== 'embeddings',
-    promptBound: promptTokenBound(object, raw),
+    promptBound: promptTokenBound(object, raw, text),
     raw,
     requestedMaxTokens,
     choices: Math.max(n, bestOf),
