@@ -6,7 +6,13 @@ import { databaseOutage } from '../../db/errors.js';
 import type { HttpError } from '../../http/errors.js';
 import type { Reservation, Settlement } from '../billing/billing.js';
 import { type ChangeFields, setChangeHeader, withChange } from '../wallet/change.js';
-import { type CallerConnection, COST_HEADERS, ROUTSTR_COST_HEADERS, ROUTSTR_REQUEST_ID_HEADER } from './forward.js';
+import {
+  type CallerConnection,
+  COST_HEADERS,
+  type HeaderList,
+  ROUTSTR_COST_HEADERS,
+  ROUTSTR_REQUEST_ID_HEADER,
+} from './forward.js';
 import { billedUsage, type MeteredRequest, type ReportedUsage, type Usage } from '../billing/metering.js';
 import type { Payer } from './payer.js';
 import { costOf, type Cost, type Fraction, type Model, type Price, usdOf } from '../billing/pricing.js';
@@ -95,22 +101,35 @@ function settlementOf(
   };
 }
 
-/**
- * Quartet's cost headers and, beside them, Routstr's (what its clients read). One header() each: an
- * object of computed keys for headers() was made and walked on every billed answer.
- */
-export function setCostHeaders(reply: FastifyReply, { cost, charged, chargedUsd }: Settled) {
+/** Quartet's cost headers and, beside them, Routstr's (what its clients read), as a list. */
+export function costHeaderList(requestId: string, { cost, charged, chargedUsd }: Settled): HeaderList {
   const [total, input, output] = [String(charged), String(cost.inputMsat), String(cost.outputMsat)];
-  reply
-    .header(ROUTSTR_REQUEST_ID_HEADER, reply.request.id)
-    .header(COST_HEADERS.total, total)
-    .header(COST_HEADERS.input, input)
-    .header(COST_HEADERS.output, output)
-    .header(COST_HEADERS.request, String(cost.requestMsat))
-    .header(ROUTSTR_COST_HEADERS.total, total)
-    .header(ROUTSTR_COST_HEADERS.input, input)
-    .header(ROUTSTR_COST_HEADERS.output, output)
-    .header(ROUTSTR_COST_HEADERS.usd, String(chargedUsd));
+  return [
+    ROUTSTR_REQUEST_ID_HEADER,
+    requestId,
+    COST_HEADERS.total,
+    total,
+    COST_HEADERS.input,
+    input,
+    COST_HEADERS.output,
+    output,
+    COST_HEADERS.request,
+    String(cost.requestMsat),
+    ROUTSTR_COST_HEADERS.total,
+    total,
+    ROUTSTR_COST_HEADERS.input,
+    input,
+    ROUTSTR_COST_HEADERS.output,
+    output,
+    ROUTSTR_COST_HEADERS.usd,
+    String(chargedUsd),
+  ];
+}
+
+/** The cost headers (see costHeaderList) on a reply Fastify sends. */
+export function setCostHeaders(reply: FastifyReply, settled: Settled) {
+  const list = costHeaderList(reply.request.id, settled);
+  for (let i = 0; i < list.length; i += 2) reply.header(list[i] as string, list[i + 1]);
 }
 
 /*

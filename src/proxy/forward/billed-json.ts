@@ -3,8 +3,8 @@
 import type { Readable } from 'node:stream';
 import { HttpError } from '../../http/errors.js';
 import { jsonTextDeeperThan } from '../../http/json-depth.js';
-import { type BilledExchange, changeHeaderFor, errorWithChange, setCostHeaders, settle } from './billed-exchange.js';
-import { callerResponseHeaders, readBody, upstreamFailure } from './forward.js';
+import { type BilledExchange, changeHeaderFor, costHeaderList, errorWithChange, settle } from './billed-exchange.js';
+import { callerResponseHeaderList, readBody, sendWhole, upstreamFailure } from './forward.js';
 import { costJson, estimateUsage, readUsage, withUsageCost } from '../billing/metering.js';
 
 export async function sendBilledJson(
@@ -24,23 +24,19 @@ export async function sendBilledJson(
   const reported = readUsage(json, billed.metered.kind);
   const estimate = () => estimateUsage(billed.metered.raw.length, raw.length);
   const settled = await settle(billed, reported, estimate, status);
-  setCostHeaders(reply, settled);
   const change = await changeHeaderFor(billed);
+  const costHeaders = costHeaderList(reply.request.id, settled);
   if (!json || typeof json !== 'object' || Array.isArray(json) || jsonTextDeeperThan(raw)) {
     // Not a JSON object (an upstream ignoring accept-encoding: identity, say), or too deep to
     // re-serialize safely: passed on unchanged (the cost is in the headers).
-    return reply.code(status).headers(callerResponseHeaders(headers)).send(raw);
+    return sendWhole(reply, status, [...costHeaders, ...callerResponseHeaderList(headers)], raw);
   }
   const cost = costJson(settled);
   // The parsed answer is this request's own, so the fields are set on it: a spread copy that then
   // redefined `usage` had V8 rebuild the copy's hidden class on every answer.
   const answer = Object.assign(json, { cost: { ...cost, ...change } }, withUsageCost(json, cost));
   const out = Buffer.from(JSON.stringify(answer));
-  return reply
-    .code(status)
-    .headers(callerResponseHeaders(headers, { dropLength: true }))
-    .header('content-length', String(out.length))
-    .send(out);
+  sendWhole(reply, status, [...costHeaders, ...callerResponseHeaderList(headers, { dropLength: true })], out);
 }
 
 /**
