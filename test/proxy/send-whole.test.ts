@@ -56,7 +56,8 @@ describe('a whole answer written past reply.send', () => {
     // own header), hop-by-hop headers.
     expect(response.headers['content-encoding']).toBeUndefined();
     expect(response.headers['set-cookie']).toBeUndefined();
-    expect(response.rawHeaders.filter((name) => name.toLowerCase() === 'access-control-allow-origin')).toHaveLength(1);
+    // One value: the upstream's (a second Access-Control-Allow-Origin would make browsers refuse the answer).
+    expect(response.headers['access-control-allow-origin']).toBe('*');
     expect(seen).toEqual(['onResponse 201']);
   });
 
