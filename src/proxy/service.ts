@@ -139,7 +139,10 @@ export const service: ServiceDefinition = {
     // forwarding alike), so this hook covers every route of the proxy (see keys/redeem-limit.ts). A
     // callback hook: it runs on every request, and an async one costs a promise each time.
     app.addHook('onRequest', (request, _reply, done) => {
-      const credential = parseAuthorization(request.headers.authorization ?? '');
+      const header = request.headers.authorization;
+      // A key's header (nearly every request) is told apart without parsing it: a token starts "cashu".
+      if (header === undefined || !header.includes('cashu')) return done();
+      const credential = parseAuthorization(header);
       if (credential?.kind !== 'token') return done();
       redemptionLimit.countToken(request.ip, credential.token).then(() => done(), done);
     });

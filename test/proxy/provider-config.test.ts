@@ -70,17 +70,37 @@ describe('providers file', () => {
       { name: 'o', base_url: 'http://h', api_key: 'op' },
       { name: 'a', kind: 'anthropic', base_url: 'http://h', api_key: 'an' },
     ]);
-    const caller = { 'content-type': 'application/json', authorization: 'Bearer caller', 'x-api-key': 'caller' };
-    expect(withProviderKey(openai, caller, false)).toEqual({
-      'content-type': 'application/json',
-      authorization: 'Bearer op',
-    });
-    expect(withProviderKey(openai, caller, true)).toMatchObject({ authorization: 'Bearer op', 'x-api-key': 'op' });
-    expect(withProviderKey(claude, { ...caller, 'anthropic-version': '2024-01-01' }, false)).toEqual({
-      'content-type': 'application/json',
-      'x-api-key': 'an',
-      'anthropic-version': '2024-01-01',
-    });
+    const caller = ['content-type', 'application/json', 'authorization', 'Bearer caller', 'x-api-key', 'caller'];
+    expect(withProviderKey(openai, caller, false)).toEqual([
+      'content-type',
+      'application/json',
+      'authorization',
+      'Bearer op',
+    ]);
+    expect(withProviderKey(openai, caller, true)).toEqual([
+      'content-type',
+      'application/json',
+      'authorization',
+      'Bearer op',
+      'x-api-key',
+      'op',
+    ]);
+    expect(withProviderKey(claude, [...caller, 'anthropic-version', '2024-01-01'], false)).toEqual([
+      'content-type',
+      'application/json',
+      'anthropic-version',
+      '2024-01-01',
+      'x-api-key',
+      'an',
+    ]);
+    expect(withProviderKey(claude, caller, false)).toEqual([
+      'content-type',
+      'application/json',
+      'x-api-key',
+      'an',
+      'anthropic-version',
+      '2023-06-01',
+    ]);
   });
 });
 

@@ -5,6 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { ConfigError, type Env } from '../../env.js';
 import { field } from '../../json-fields.js';
+import { headerIndex, type HeaderList } from './header-list.js';
 
 export const PROVIDER_KINDS = ['openai', 'anthropic', 'openrouter'] as const;
 export type ProviderKind = (typeof PROVIDER_KINDS)[number];
@@ -206,22 +207,23 @@ export function servesPath(provider: ProviderConfig, path: string): boolean {
  * (and needs `anthropic-version`); OpenAI-compatible ones read a Bearer token, and also `x-api-key`
  * when the caller used that header (an Anthropic-style client through a compatible upstream).
  */
-export function withProviderKey(
+export function withProviderKey<List extends HeaderList>(
   provider: ProviderConfig,
-  headers: Record<string, string | string[]>,
+  headers: List,
   callerUsedXApiKey: boolean,
-): Record<string, string | string[]> {
-  const out: Record<string, string | string[]> = Object.assign(Object.create(null), headers);
-  delete out.authorization;
-  delete out['x-api-key'];
+): List {
+  const out = [] as unknown as List;
+  for (let i = 0; i < headers.length; i += 2) {
+    if (headers[i] !== 'authorization' && headers[i] !== 'x-api-key') out.push(headers[i], headers[i + 1]);
+  }
   if (provider.kind === 'anthropic') {
-    if (provider.key) out['x-api-key'] = provider.key;
-    out['anthropic-version'] ??= '2023-06-01';
+    if (provider.key) out.push('x-api-key', provider.key);
+    if (headerIndex(out, 'anthropic-version') < 0) out.push('anthropic-version', '2023-06-01');
     return out;
   }
   if (provider.key) {
-    out.authorization = `Bearer ${provider.key}`;
-    if (callerUsedXApiKey) out['x-api-key'] = provider.key;
+    out.push('authorization', `Bearer ${provider.key}`);
+    if (callerUsedXApiKey) out.push('x-api-key', provider.key);
   }
   return out;
 }

@@ -6,13 +6,8 @@ import { databaseOutage } from '../../db/errors.js';
 import type { HttpError } from '../../http/errors.js';
 import type { Reservation, Settlement } from '../billing/billing.js';
 import { type ChangeFields, setChangeHeader, withChange } from '../wallet/change.js';
-import {
-  type CallerConnection,
-  COST_HEADERS,
-  type HeaderList,
-  ROUTSTR_COST_HEADERS,
-  ROUTSTR_REQUEST_ID_HEADER,
-} from './forward.js';
+import type { HeaderList } from '../common/header-list.js';
+import { type CallerConnection, COST_HEADERS, ROUTSTR_COST_HEADERS, ROUTSTR_REQUEST_ID_HEADER } from './forward.js';
 import { billedUsage, type MeteredRequest, type ReportedUsage, type Usage } from '../billing/metering.js';
 import type { Payer } from './payer.js';
 import { costOf, type Cost, type Fraction, type Model, type Price, usdOf } from '../billing/pricing.js';

@@ -10,6 +10,7 @@ import { Pool, errors as undiciErrors, type Dispatcher } from 'undici';
 import { HttpError } from '../../http/errors.js';
 import type { MetricsRegistry } from '../../http/metrics.js';
 import type { ForwardConfig } from '../common/forward-config.js';
+import { headerIndex, type HeaderList } from '../common/header-list.js';
 import type { CancelSignal } from './cancel-signal.js';
 import { type Release, UpstreamSlots } from './upstream-slots.js';
 
@@ -78,6 +79,8 @@ const NODE_OWNED = new Set([
 ]);
 
 const NO_TOKENS: ReadonlySet<string> = new Set();
+/** The caller's body headers, replaced when the node sends a body of its own. */
+const BODY_HEADERS = new Set(['content-length', 'content-encoding', 'accept-encoding', 'content-type']);
 
 /** The header names a Connection header lists (RFC 9110 §7.6.1): not forwarded either. */
 function connectionTokens(headers: IncomingHttpHeaders | Record<string, unknown>): ReadonlySet<string> {
@@ -93,33 +96,26 @@ function connectionTokens(headers: IncomingHttpHeaders | Record<string, unknown>
   );
 }
 
-/** The caller's headers as sent upstream; the provider's key is added per attempt (../common/providers.ts). */
-export function upstreamRequestHeaders(
-  incoming: IncomingHttpHeaders,
-  replaceBody?: { length: number },
-): Record<string, string | string[]> {
+/**
+ * The caller's headers as sent upstream (as a list, see HeaderList); the provider's key is added
+ * per attempt (../common/providers.ts).
+ */
+export function upstreamRequestHeaders(incoming: IncomingHttpHeaders, replaceBody?: { length: number }): HeaderList {
   const named = connectionTokens(incoming);
-  // Names come from the caller: a null-prototype object, never a plain one.
-  const headers: Record<string, string | string[]> = Object.create(null);
+  const list: HeaderList = [];
   for (const [name, value] of Object.entries(incoming)) {
     if (value === undefined || HOP_BY_HOP.has(name) || CALLER_ONLY.has(name) || named.has(name)) continue;
     if (name.startsWith(ROUTSTR_PREFIX)) continue;
-    if (replaceBody && (name === 'content-length' || name === 'content-encoding' || name === 'accept-encoding')) {
-      continue;
-    }
-    headers[name] = value;
+    if (replaceBody && BODY_HEADERS.has(name)) continue;
+    list.push(name, value);
   }
+  // The node reads billed answers (usage), so it asks for them uncompressed.
   if (replaceBody) {
-    headers['content-type'] = 'application/json';
-    headers['content-length'] = String(replaceBody.length);
-    // The node reads billed answers (usage), so it asks for them uncompressed.
-    headers['accept-encoding'] = 'identity';
+    list.push('content-type', 'application/json', 'content-length', String(replaceBody.length));
+    list.push('accept-encoding', 'identity');
   }
-  return headers;
+  return list;
 }
-
-/** Headers as name, value, name, value…: what Node's writeHead takes without walking an object. */
-export type HeaderList = (string | string[])[];
 
 /** The upstream's response headers as passed to the caller, as a list. */
 export function callerResponseHeaderList(
@@ -163,7 +159,7 @@ export function sendWhole(reply: FastifyReply, status: number, headers: HeaderLi
   const all: HeaderList = [];
   for (const name of Object.keys(held)) {
     const value = held[name];
-    if (value !== undefined && !namedIn(headers, name)) {
+    if (value !== undefined && headerIndex(headers, name) < 0) {
       all.push(name, typeof value === 'number' ? String(value) : value);
     }
   }
@@ -182,11 +178,6 @@ export function sendWhole(reply: FastifyReply, status: number, headers: HeaderLi
   res.end(body);
 }
 
-function namedIn(list: HeaderList, name: string): boolean {
-  for (let i = 0; i < list.length; i += 2) if (list[i] === name) return true;
-  return false;
-}
-
 /** What decides which providers may serve a request (upstreams.ts). */
 export interface ProviderRoute {
   /** The normalized path, without its query. */
@@ -201,7 +192,7 @@ export interface UpstreamRequest {
   method: string;
   /** Path and query of the caller's request (normalized), appended to the upstream URL's path. */
   pathAndQuery: string;
-  headers: Record<string, string | string[]>;
+  headers: HeaderList;
   body?: Readable | Buffer | null;
   signal?: CancelSignal;
 }
@@ -265,7 +256,8 @@ export class Upstream {
       response = await this.pool.request({
         path: this.basePath + request.pathAndQuery,
         method: request.method as Dispatcher.HttpMethod,
-        headers: request.headers,
+        // undici takes array values in a flat list (a repeated header), though its types say strings.
+        headers: request.headers as string[],
         body: request.body ?? undefined,
         signal: request.signal,
       });

@@ -199,7 +199,7 @@ export async function fetchModelList(provider: ProviderConfig, config: ForwardCo
   const url = `${provider.baseUrl.replace(/\/+$/, '')}/v1/models`;
   const timeout = Math.min(config.upstreamTimeoutMs, LIST_TIMEOUT_MS);
   const response = await request(url, {
-    headers: withProviderKey(provider, { accept: 'application/json' }, false),
+    headers: withProviderKey(provider, ['accept', 'application/json'], false),
     headersTimeout: timeout,
     bodyTimeout: timeout,
     signal: AbortSignal.timeout(timeout),

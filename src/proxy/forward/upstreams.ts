@@ -11,6 +11,7 @@ import type { Dispatcher } from 'undici';
 import { HttpError } from '../../http/errors.js';
 import type { MetricsRegistry } from '../../http/metrics.js';
 import type { ForwardConfig } from '../common/forward-config.js';
+import { headerIndex } from '../common/header-list.js';
 import { discardBody, type ProviderRoute, Upstream, type UpstreamRequest, upstreamFailure } from './forward.js';
 import { type BreakerState, CircuitBreaker } from './provider-breaker.js';
 import type { ProviderCatalog } from './provider-models.js';
@@ -171,9 +172,8 @@ export class Upstreams {
       const upstreamId = route.model === null ? null : catalog.upstreamId(name, route.model);
       const body = upstreamId !== null && request.bodyFor ? request.bodyFor(upstreamId) : request.body;
       const headers = withProviderKey(provider.config, request.headers, route.keyInXApiKey);
-      if (Buffer.isBuffer(body) && headers['content-length'] !== undefined) {
-        headers['content-length'] = String(body.length);
-      }
+      const length = headerIndex(headers, 'content-length');
+      if (Buffer.isBuffer(body) && length >= 0) headers[length + 1] = String(body.length);
       const { probe } = provider.breaker.attempt();
       let response: Dispatcher.ResponseData;
       try {

@@ -294,7 +294,7 @@ async function checkProvider(row: NewProvider): Promise<void> {
   let status: number;
   try {
     const response = await undiciRequest(url, {
-      headers: withProviderKey(provider, { accept: 'application/json' }, false),
+      headers: withProviderKey(provider, ['accept', 'application/json'], false),
       headersTimeout: CHECK_TIMEOUT_MS,
       bodyTimeout: CHECK_TIMEOUT_MS,
       signal: AbortSignal.timeout(CHECK_TIMEOUT_MS),
