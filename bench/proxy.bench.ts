@@ -44,7 +44,13 @@ const ROUNDS = 3;
 const MINT = 'http://127.0.0.1:3338';
 const BALANCE_MSAT = 1e15;
 const BARE_PROXY = fileURLToPath(new URL('./bare-node-proxy.mjs', import.meta.url));
-const BILLED_BARE_PROXY = fileURLToPath(new URL('./billed-bare-proxy.mjs', import.meta.url));
+/** The billed request of every target. */
+export const CHAT_BODY = JSON.stringify({
+  model: 'openai/gpt-4o-mini',
+  messages: [{ role: 'user', content: 'Say something short.' }],
+  max_tokens: 16,
+});
+export const BILLED_BARE_PROXY = fileURLToPath(new URL('./billed-bare-proxy.mjs', import.meta.url));
 const PORTKEY = fileURLToPath(new URL('../node_modules/@portkey-ai/gateway/build/start-server.js', import.meta.url));
 /** Targets measured whatever BENCH_PROXY_ONLY says: the others' ratios are to them. */
 const ANCHORS = ['upstream', 'bare', 'billedBare', 'billedBareMany'];
@@ -106,7 +112,7 @@ interface QuartetNode {
  * starts it (every service mounted, defaults but for where the upstream, the mint and the price are);
  * `operator`, the same with the features an operator turns on: several providers serving the model.
  */
-type NodeSetup = 'proxy' | 'start' | 'operator';
+export type NodeSetup = 'proxy' | 'start' | 'operator';
 
 /** Three providers of the bench's model, all the fake upstream, drawn by weight (PROXY_PROVIDERS_FILE). */
 function providersFile(dir: string, upstreamPort: number): string {
@@ -120,6 +126,23 @@ function providersFile(dir: string, upstreamPort: number): string {
   });
   writeFileSync(file, JSON.stringify({ providers: [provider('a', 3), provider('b', 2), provider('c', 1)] }));
   return file;
+}
+
+/** The environment of a node of `setup` (WORKERS=1; the bench's nodes set it). */
+export function nodeEnv(setup: NodeSetup, port: number, databaseUrl: string, upstreamPort: number, dir: string) {
+  return {
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    DATABASE_URL: databaseUrl,
+    WORKERS: '1',
+    LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info',
+    ...(setup === 'proxy' ? { SERVICES: 'proxy' } : {}),
+    ...(setup === 'operator'
+      ? { PROXY_PROVIDERS_FILE: providersFile(dir, upstreamPort) }
+      : { PROXY_UPSTREAM_URL: `http://127.0.0.1:${upstreamPort}` }),
+    PROXY_BTC_USD: '100000',
+    PROXY_MINTS: MINT,
+  };
 }
 
 /** A quartet node on a database of its own (not yet answering). */
@@ -137,19 +160,7 @@ async function startNode(
   const node = spawnQuartet(['serve'], {
     compiled: true,
     discardStdout: true,
-    env: {
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      DATABASE_URL: databaseUrl,
-      WORKERS: workers,
-      LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info',
-      ...(setup === 'proxy' ? { SERVICES: 'proxy' } : {}),
-      ...(setup === 'operator'
-        ? { PROXY_PROVIDERS_FILE: providersFile(dir, upstreamPort) }
-        : { PROXY_UPSTREAM_URL: `http://127.0.0.1:${upstreamPort}` }),
-      PROXY_BTC_USD: '100000',
-      PROXY_MINTS: MINT,
-    },
+    env: { ...nodeEnv(setup, port, databaseUrl, upstreamPort, dir), WORKERS: workers },
     // Say `--cpu-prof --cpu-prof-dir=…` to profile the nodes (written when the bench stops them).
     nodeArgs: process.env.BENCH_PROXY_NODE_ARGS?.split(' ').filter(Boolean),
   });
@@ -158,7 +169,7 @@ async function startNode(
 }
 
 /** Accounts as a funded wallet leaves them (through the store, not Cashu: no mint runs here). */
-async function fund(db: Database, keys: string[]): Promise<void> {
+export async function fund(db: Database, keys: string[]): Promise<void> {
   await db.kysely
     .insertInto('proxy_accounts')
     .values(
@@ -368,11 +379,7 @@ export default async function proxyBench(): Promise<BenchResult[]> {
     const measured = (...list: Name[]) => list.every((name) => names.includes(name));
     const pacedNames = (['upstream', 'nginx', 'bare', 'sqlite'] as Name[]).filter((name) => measured(name));
 
-    const body = JSON.stringify({
-      model: 'openai/gpt-4o-mini',
-      messages: [{ role: 'user', content: 'Say something short.' }],
-      max_tokens: 16,
-    });
+    const body = CHAT_BODY;
     // CPU time per request, read from /proc: a figure that contention on a shared machine distorts
     // far less than throughput and latency. Whole processes (every thread, all of nginx's and of
     // WORKERS=auto's processes) and, as the figures before issue 18 were, main threads only.
