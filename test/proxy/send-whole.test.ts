@@ -40,7 +40,15 @@ describe('a whole answer written past reply.send', () => {
       );
     });
     const response = await app.inject({ method: 'POST', url: '/' });
+    // A Refund-LNURL address is kept by an onSend hook before the answer goes: such an answer goes through reply.send.
+    const withAddress = await app.inject({ method: 'POST', url: '/', headers: { 'refund-lnurl': 'a@example.com' } });
     await app.close();
+    expect(withAddress.headers).toMatchObject({
+      'x-cost': '7',
+      'content-length': '2',
+      'access-control-allow-origin': '*',
+    });
+    expect(withAddress.body).toBe('{}');
     expect(response.statusCode).toBe(201);
     expect(response.body).toBe('{}');
     expect(response.headers).toMatchObject({
@@ -58,7 +66,7 @@ describe('a whole answer written past reply.send', () => {
     expect(response.headers['set-cookie']).toBeUndefined();
     // One value: the upstream's (a second Access-Control-Allow-Origin would make browsers refuse the answer).
     expect(response.headers['access-control-allow-origin']).toBe('*');
-    expect(seen).toEqual(['onResponse 201']);
+    expect(seen).toEqual(['onResponse 201', 'onSend', 'onResponse 201']);
   });
 
   it('keeps the list and the object of caller headers alike', () => {

@@ -150,10 +150,15 @@ export function callerResponseHeaders(
  * with the value in `headers`, as reply.headers() would leave it), then the body's own length.
  * Through the reply, each header was lower-cased, stored and walked again: the nine cost headers
  * alone were 3.5% of a billed answer's instructions (bench/README.md, "Run S"). The onResponse hooks
- * (access log, metrics) run as for any answer; onSend hooks do not (the proxy's one, keeping a
- * Refund-LNURL address, does so in onResponse for answers their route writes, as for streams).
+ * (access log, metrics) run as for any answer; onSend hooks do not, so a request with a Refund-LNURL
+ * address, which the proxy's onSend hook keeps before its answer goes (a refund asked right after
+ * the answer finds it: lightning-routes.ts), is answered through reply.send.
  */
 export function sendWhole(reply: FastifyReply, status: number, headers: HeaderList, body: Buffer): void {
+  if (reply.request.headers['refund-lnurl'] !== undefined) {
+    for (let i = 0; i < headers.length; i += 2) reply.header(headers[i] as string, headers[i + 1]);
+    return void reply.code(status).header('content-length', String(body.length)).send(body);
+  }
   reply.hijack();
   const held = reply.getHeaders();
   const all: HeaderList = [];
