@@ -193,8 +193,11 @@ export function loggerOptions(level: string): FastifyServerOptions['logger'] {
           remoteAddress: request.ip,
         };
       },
+      // A message logged as `err` (a string) stays a string: spread, it became one field per character.
       err: (error: Error) =>
-        redactSecrets({ ...pino.stdSerializers.err(error) }) as ReturnType<typeof pino.stdSerializers.err>,
+        (typeof error === 'object' && error !== null
+          ? redactSecrets({ ...pino.stdSerializers.err(error) })
+          : error) as ReturnType<typeof pino.stdSerializers.err>,
     },
   };
 }

@@ -55,6 +55,12 @@ describe('log redaction', () => {
     expect(out).toContain('"name":"n"');
     expect(out).toContain('"message":"pay"');
   });
+
+  it('writes an error given as its message as that message', () => {
+    const { log, text } = capture();
+    log.warn({ err: 'no model with a usable price in its list' }, 'reading a provider model list failed');
+    expect(JSON.parse(text()).err).toBe('no model with a usable price in its list');
+  });
 });
 
 describe('the access log', () => {
