@@ -6,7 +6,7 @@ import { databaseOutage } from '../../db/errors.js';
 import type { HttpError } from '../../http/errors.js';
 import type { Reservation, Settlement } from '../billing/billing.js';
 import { type ChangeFields, setChangeHeader, withChange } from '../wallet/change.js';
-import type { HeaderList } from '../common/header-list.js';
+import { type HeaderList, setHeaderList } from '../common/header-list.js';
 import { type CallerConnection, COST_HEADERS, ROUTSTR_COST_HEADERS, ROUTSTR_REQUEST_ID_HEADER } from './forward.js';
 import { billedUsage, type MeteredRequest, type ReportedUsage, type Usage } from '../billing/metering.js';
 import type { Payer } from './payer.js';
@@ -123,8 +123,7 @@ export function costHeaderList(requestId: string, { cost, charged, chargedUsd }:
 
 /** The cost headers (see costHeaderList) on a reply Fastify sends. */
 export function setCostHeaders(reply: FastifyReply, settled: Settled) {
-  const list = costHeaderList(reply.request.id, settled);
-  for (let i = 0; i < list.length; i += 2) reply.header(list[i] as string, list[i + 1]);
+  setHeaderList(reply, costHeaderList(reply.request.id, settled));
 }
 
 /*

@@ -10,7 +10,7 @@ import { Pool, errors as undiciErrors, type Dispatcher } from 'undici';
 import { HttpError } from '../../http/errors.js';
 import type { MetricsRegistry } from '../../http/metrics.js';
 import type { ForwardConfig } from '../common/forward-config.js';
-import { headerIndex, type HeaderList } from '../common/header-list.js';
+import { headerIndex, type HeaderList, setHeaderList } from '../common/header-list.js';
 import type { CancelSignal } from './cancel-signal.js';
 import { type Release, UpstreamSlots } from './upstream-slots.js';
 
@@ -156,7 +156,7 @@ export function callerResponseHeaders(
  */
 export function sendWhole(reply: FastifyReply, status: number, headers: HeaderList, body: Buffer): void {
   if (reply.request.headers['refund-lnurl'] !== undefined) {
-    for (let i = 0; i < headers.length; i += 2) reply.header(headers[i] as string, headers[i + 1]);
+    setHeaderList(reply, headers);
     return void reply.code(status).header('content-length', String(body.length)).send(body);
   }
   reply.hijack();
