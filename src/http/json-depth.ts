@@ -35,39 +35,39 @@ const OPEN_BRACE = 0x7b;
 const OPEN_BRACKET = 0x5b;
 const CLOSE_BRACE = 0x7d;
 const CLOSE_BRACKET = 0x5d;
-const OPENING_BRACKETS = [OPEN_BRACE, OPEN_BRACKET] as const;
 
 /**
- * nestedDeeperThan for the text of a value JSON.parse accepted, read from its bytes: brackets
+ * nestedDeeperThan for the text of a value JSON.parse accepted, read from its characters: brackets
  * outside strings. No object is visited or allocated (the walk showed in profiles of billed
- * requests, which check the body and the answer: bench/README.md).
+ * requests, which check the body and the answer: bench/README.md). The decoded text, not its
+ * bytes: a Buffer's indexOf crosses into C++ on every call, a string's does not (run T).
  */
-export function jsonTextDeeperThan(text: Uint8Array, max = MAX_JSON_DEPTH): boolean {
-  // Each level takes two bytes at least, and one opening bracket: most texts have too few of them,
-  // which indexOf (native) tells without the byte-by-byte walk below.
+export function jsonTextDeeperThan(text: string, max = MAX_JSON_DEPTH): boolean {
+  // Each level takes two characters at least, and one opening bracket: most texts have too few of
+  // them, which indexOf tells without the walk below.
   if (text.length <= 2 * max || openingBracketsAtMost(text, max)) return false;
   let depth = 0;
   let inString = false;
   for (let i = 0; i < text.length; i++) {
-    const byte = text[i];
+    const char = text.charCodeAt(i);
     if (inString) {
-      if (byte === BACKSLASH) i++;
-      else if (byte === QUOTE) inString = false;
-    } else if (byte === QUOTE) {
+      if (char === BACKSLASH) i++;
+      else if (char === QUOTE) inString = false;
+    } else if (char === QUOTE) {
       inString = true;
-    } else if (byte === OPEN_BRACE || byte === OPEN_BRACKET) {
+    } else if (char === OPEN_BRACE || char === OPEN_BRACKET) {
       if (++depth > max) return true;
-    } else if (byte === CLOSE_BRACE || byte === CLOSE_BRACKET) {
+    } else if (char === CLOSE_BRACE || char === CLOSE_BRACKET) {
       depth--;
     }
   }
   return false;
 }
 
-/** Whether the text has at most `max` bytes `{` and `[` in all (in strings too): it cannot nest deeper. */
-function openingBracketsAtMost(text: Uint8Array, max: number): boolean {
+/** Whether the text has at most `max` characters `{` and `[` in all (in strings too): it cannot nest deeper. */
+function openingBracketsAtMost(text: string, max: number): boolean {
   let count = 0;
-  for (const bracket of OPENING_BRACKETS) {
+  for (const bracket of ['{', '[']) {
     for (let at = text.indexOf(bracket); at !== -1; at = text.indexOf(bracket, at + 1)) {
       if (++count > max) return false;
     }

@@ -176,12 +176,13 @@ describe('the depth of JSON text read from its bytes', () => {
       `["\\\\\\"[[[",${nested(127)}]`,
       `{"é${'x'.repeat(300)}":{"k":[{"v":${nested(126)}}]}}`,
       JSON.stringify({ messages: [{ role: 'user', content: '}]'.repeat(200) }], n: 1 }),
+      `{"s":"😀\\"[[{${'x'.repeat(300)}","n":${nested(127)}}`,
       // Long, with few brackets: answered without the byte-by-byte walk.
       JSON.stringify({ content: 'x'.repeat(600), n: [1, [2, { deep: [[]] }]] }),
     ];
     for (const text of texts) {
       for (const max of [1, 2, 100, 128, 129]) {
-        expect(jsonTextDeeperThan(Buffer.from(text), max), `${text.slice(0, 40)}… at ${max}`).toBe(
+        expect(jsonTextDeeperThan(text, max), `${text.slice(0, 40)}… at ${max}`).toBe(
           nestedDeeperThan(JSON.parse(text), max),
         );
       }

@@ -138,7 +138,7 @@ export function meterRequest(kind: BilledKind, raw: Buffer): MeteredRequest {
     throw invalid([{ loc: ['body'], msg: 'Input should be a valid dictionary', type: 'dict_type' }]);
   }
   // Before anything walks it: the prompt bound and the re-serialized body recurse.
-  if (jsonTextDeeperThan(raw)) throw tooDeepError();
+  if (jsonTextDeeperThan(text)) throw tooDeepError();
   const object = body as Record<string, unknown>;
   if (typeof object.model !== 'string' || object.model === '') {
     throw invalid([

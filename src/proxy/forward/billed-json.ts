@@ -15,9 +15,10 @@ export async function sendBilledJson(
 ) {
   const { reply } = billed;
   const raw = await readWholeAnswer(billed, status, body);
+  const text = raw.toString('utf8');
   let json: unknown;
   try {
-    json = JSON.parse(raw.toString('utf8'));
+    json = JSON.parse(text);
   } catch {
     json = undefined;
   }
@@ -26,7 +27,7 @@ export async function sendBilledJson(
   const settled = await settle(billed, reported, estimate, status);
   const change = await changeHeaderFor(billed);
   const costHeaders = costHeaderList(reply.request.id, settled);
-  if (!json || typeof json !== 'object' || Array.isArray(json) || jsonTextDeeperThan(raw)) {
+  if (!json || typeof json !== 'object' || Array.isArray(json) || jsonTextDeeperThan(text)) {
     // Not a JSON object (an upstream ignoring accept-encoding: identity, say), or too deep to
     // re-serialize safely: passed on unchanged (the cost is in the headers).
     return sendWhole(reply, status, [...costHeaders, ...callerResponseHeaderList(headers)], raw);

@@ -78,6 +78,10 @@ const NODE_OWNED = new Set([
   'x-request-id',
 ]);
 
+/** What each direction drops, as one set (one lookup a header). */
+const NOT_SENT_UPSTREAM = new Set([...HOP_BY_HOP, ...CALLER_ONLY]);
+const NOT_PASSED_TO_CALLER = new Set([...HOP_BY_HOP, ...NODE_OWNED]);
+
 const NO_TOKENS: ReadonlySet<string> = new Set();
 /** The caller's body headers, replaced when the node sends a body of its own. */
 const BODY_HEADERS = new Set(['content-length', 'content-encoding', 'accept-encoding', 'content-type']);
@@ -103,8 +107,10 @@ function connectionTokens(headers: IncomingHttpHeaders | Record<string, unknown>
 export function upstreamRequestHeaders(incoming: IncomingHttpHeaders, replaceBody?: { length: number }): HeaderList {
   const named = connectionTokens(incoming);
   const list: HeaderList = [];
-  for (const [name, value] of Object.entries(incoming)) {
-    if (value === undefined || HOP_BY_HOP.has(name) || CALLER_ONLY.has(name) || named.has(name)) continue;
+  // Names, then each value: Object.entries makes an array a header.
+  for (const name of Object.keys(incoming)) {
+    const value = incoming[name];
+    if (value === undefined || NOT_SENT_UPSTREAM.has(name) || (named !== NO_TOKENS && named.has(name))) continue;
     if (name.startsWith(ROUTSTR_PREFIX)) continue;
     if (replaceBody && BODY_HEADERS.has(name)) continue;
     list.push(name, value);
@@ -124,8 +130,9 @@ export function callerResponseHeaderList(
 ): HeaderList {
   const named = connectionTokens(upstream);
   const list: HeaderList = [];
-  for (const [name, value] of Object.entries(upstream)) {
-    if (value === undefined || HOP_BY_HOP.has(name) || NODE_OWNED.has(name) || named.has(name)) continue;
+  for (const name of Object.keys(upstream)) {
+    const value = upstream[name];
+    if (value === undefined || NOT_PASSED_TO_CALLER.has(name) || (named !== NO_TOKENS && named.has(name))) continue;
     if (options.dropLength && (name === 'content-length' || name === 'content-encoding' || name === 'etag')) continue;
     list.push(name, value);
   }
