@@ -21,6 +21,8 @@ export type Executor = Kysely<DB> | Transaction<DB>;
 export interface Database {
   kysely: Kysely<DB>;
   dialect: Dialect;
+  /** SQLite's file (null: in memory, or PostgreSQL): what a worker thread opens to share the database. */
+  file: string | null;
   /** Throws when the database cannot answer a trivial query. */
   ping(): Promise<void>;
   close(): Promise<void>;
@@ -68,7 +70,11 @@ pg.types.setTypeParser(20, (value: string) => {
   return n;
 });
 
-export async function openDatabase(config: DatabaseConfig): Promise<Database> {
+/**
+ * `checkpoints: false` for a second connection in a worker thread (src/proxy/usage/rollup-thread.ts):
+ * the process's main connection has the checkpointer.
+ */
+export async function openDatabase(config: DatabaseConfig, options: { checkpoints?: boolean } = {}): Promise<Database> {
   if (config.kind === 'postgres') {
     const pool = new pg.Pool({
       connectionString: config.url,
@@ -90,6 +96,7 @@ export async function openDatabase(config: DatabaseConfig): Promise<Database> {
     const database: Database = {
       kysely,
       dialect: 'postgres',
+      file: null,
       ping: async () => {
         await sql`select 1`.execute(kysely);
       },
@@ -106,12 +113,13 @@ export async function openDatabase(config: DatabaseConfig): Promise<Database> {
   native.pragma(`busy_timeout = ${SQLITE_BUSY_TIMEOUT_MS}`);
   native.pragma('foreign_keys = ON');
   // Checkpoints in a worker thread (./checkpointer.ts), not on the event loop.
-  const checkpointer = file === ':memory:' ? null : startCheckpointer(file);
+  const checkpointer = file === ':memory:' || options.checkpoints === false ? null : startCheckpointer(file);
   if (checkpointer) native.pragma(`wal_autocheckpoint = ${FALLBACK_AUTOCHECKPOINT_PAGES}`);
   const kysely = new Kysely<DB>({ dialect: new SqliteDialect({ database: withStatementCache(native) }) });
   return {
     kysely,
     dialect: 'sqlite',
+    file: file === ':memory:' ? null : file,
     ping: async () => {
       if (!native.open) throw new Error('database is closed');
       await sql`select 1`.execute(kysely);

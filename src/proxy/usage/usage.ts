@@ -1,7 +1,8 @@
 // Usage analytics for the operator (docs/proxy-operator.md, "Usage analytics"), in the shapes of
 // Routstr's /admin/api/usage/… answers plus quartet's breakdowns. Everything is read from the
-// rollups of ./store.ts, which a job fills from the ledger every ROLL_UP_EVERY_MS and before each
-// answer (at most a few batches): a billed request does nothing more than it did.
+// rollups of ./store.ts, which a job fills from the ledger every ROLL_UP_EVERY_MS (in a thread of its
+// own on an SQLite file, ./rollup-thread.ts) and before each answer (at most a few batches): a billed
+// request does nothing more than it did.
 import type { Database } from '../../db/index.js';
 import {
   distinctValues,
@@ -24,6 +25,7 @@ import {
   type Range,
   type Totals,
 } from './store.js';
+import { RollUpThread } from './rollup-thread.js';
 
 const ROLL_UP_EVERY_MS = 10_000;
 /** Batches a query rolls up before answering (the job catches up with the rest). */
@@ -68,34 +70,56 @@ function bucketMsOf(intervalMinutes: number, hours: number, range: Range): numbe
 
 export class UsageAnalytics {
   private timer: NodeJS.Timeout | null = null;
+  /** Where the job runs on an SQLite file (see start()). */
+  private thread: RollUpThread | null = null;
+  /** The job's run under way, and any run under way (the job's or an answer's). */
+  private job: Promise<void> | null = null;
   private running: Promise<void> | null = null;
 
+  /** `everyMs`: how often the job runs (tests shorten it). */
   constructor(
     private readonly db: Database,
     private readonly log: Logger,
+    private readonly everyMs = ROLL_UP_EVERY_MS,
   ) {}
 
   start(): void {
+    // SQLite works in the calling thread: a file's job runs in a thread of its own. PostgreSQL's
+    // work is the server's, and an in-memory database cannot be shared with a thread.
+    const thread = this.db.dialect === 'sqlite' && this.db.file !== null ? new RollUpThread(this.db.file) : null;
+    this.thread = thread;
     this.timer = setInterval(() => {
-      this.refresh(Infinity).catch((error) => this.log.error({ err: error }, 'rolling up usage failed'));
-    }, ROLL_UP_EVERY_MS);
+      // A run still under way (a long backlog) is not queued again: the next one catches up.
+      if (this.job) return;
+      this.job = (thread ? this.inTurn(() => thread.rollUp()) : this.refresh(Infinity))
+        .catch((error) => this.log.error({ err: error }, 'rolling up usage failed'))
+        .finally(() => (this.job = null));
+    }, this.everyMs);
     this.timer.unref();
   }
 
   async stop(): Promise<void> {
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
+    await this.job;
     await this.running?.catch(() => {});
+    await this.thread?.close();
+    this.thread = null;
   }
 
-  /** Rolls the ledger up (one run at a time in this process; the state row's lock across processes). */
-  async refresh(batches = BATCHES_BEFORE_ANSWER): Promise<void> {
-    while (this.running) await this.running.catch(() => {});
-    const run = (async () => {
+  /** Rolls the ledger up here (as an answer needs it); the state row's lock keeps other runs apart. */
+  refresh(batches = BATCHES_BEFORE_ANSWER): Promise<void> {
+    return this.inTurn(async () => {
       for (let i = 0; i < batches; i++) {
         if (!(await rollUpOnce(this.db, Date.now())).more) break;
       }
-    })();
+    });
+  }
+
+  /** One run at a time in this process (the job's and the answers'). */
+  private async inTurn(work: () => Promise<void>): Promise<void> {
+    while (this.running) await this.running.catch(() => {});
+    const run = work();
     this.running = run;
     try {
       await run;

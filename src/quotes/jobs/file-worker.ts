@@ -11,6 +11,7 @@ import { FORMATS, FormatError, isFileFormat } from '../formats/index.js';
 import type { ExportEntry, ExportRequest, ParsedUnit } from '../formats/index.js';
 import { readScreenshots, type ScreenshotsRead } from './screenshot-reader.js';
 import { countWords } from './wordcount.js';
+import { workerExecArgv } from '../../worker-exec-argv.js';
 
 export interface ReadTask {
   kind: 'read';
@@ -238,8 +239,6 @@ export class PoolBusyError extends Error {}
 // Exports and screenshot uploads under way (in a thread or waiting for one) per thread; more are
 // refused, so waiting requests hold bounded memory, and the pool's queue always has room for the imports.
 const EXPORTS_PER_THREAD = 4;
-/** Node's flags a worker thread refuses in its execArgv (it shares the process's). */
-const PROCESS_WIDE_FLAGS = ['--disable-proto', '--max-semi-space-size', '--max-old-space-size'];
 
 export interface PoolOptions {
   threads: number;
@@ -254,15 +253,9 @@ export class FilePool {
   private underWayCount = 0;
 
   constructor(private options: PoolOptions) {
-    // Compiled, this module is a .js file that Node loads as it is; run from the TypeScript
-    // sources (tsx, vitest), the threads need tsx's loader too.
-    const typescript = import.meta.url.endsWith('.ts') && !process.execArgv.some((flag) => flag.includes('tsx'));
-    // A worker refuses process-wide flags such as --disable-proto and V8's heap sizes (npm start,
-    // the tests): it inherits them, and imports noproto.ts itself for the other ways of starting.
-    const execArgv = process.execArgv.filter((flag) => !PROCESS_WIDE_FLAGS.some((name) => flag.startsWith(name)));
     this.pool = new Piscina({
       filename: import.meta.url,
-      execArgv: typescript ? [...execArgv, '--import', 'tsx'] : execArgv,
+      execArgv: workerExecArgv(import.meta.url),
       minThreads: 0,
       maxThreads: options.threads,
       idleTimeout: 600_000,
