@@ -8,6 +8,7 @@ import { migrateDatabase } from '../../src/db/migrate.js';
 import { UsageAnalytics } from '../../src/proxy/usage/usage.js';
 import { serviceMigrations } from '../../src/services.js';
 import { createTestDatabase, type TestDatabase } from '../support/databases.js';
+import { serveInTempDir, waitForHttp } from '../support/process.js';
 
 const ROWS = 9000;
 
@@ -123,5 +124,20 @@ describe('the usage job on an SQLite file', () => {
     await db.kysely.deleteFrom('proxy_usage_state').execute();
     await new Promise((resolve) => setTimeout(resolve, 200));
     expect(errors.length).toBe(reported);
+  });
+
+  // A thread given V8's flags explicitly refuses to start (ERR_WORKER_INVALID_EXEC_ARGV): a node run
+  // with --perf-basic-prof ended at its start when the usage thread was given the process's flags.
+  it('starts in a node run with V8 flags of its own', async () => {
+    const served = await serveInTempDir({ SERVICES: 'proxy', DATABASE_URL: 'sqlite:./data/quartet.db' }, [
+      '--expose-gc',
+    ]);
+    try {
+      await waitForHttp(`http://127.0.0.1:${served.port}/`);
+      expect((await fetch(`http://127.0.0.1:${served.port}/v1/models`)).status).toBe(200);
+      expect(served.run.child.exitCode).toBe(null);
+    } finally {
+      served.stop();
+    }
   });
 });

@@ -100,10 +100,10 @@ export function childPids(pid: number, pattern?: string): number[] {
  * `quartet serve` on a free loopback port, in a new temporary directory that holds its data (not
  * answering yet: waitForHttp). `stop()` kills it and removes the directory.
  */
-export async function serveInTempDir(env: Record<string, string>) {
+export async function serveInTempDir(env: Record<string, string>, nodeArgs: string[] = []) {
   const cwd = mkdtempSync(join(tmpdir(), 'quartet-serve-'));
   const port = await freePort();
-  const run = spawnQuartet(['serve'], { cwd, env: { PORT: String(port), HOST: '127.0.0.1', ...env } });
+  const run = spawnQuartet(['serve'], { cwd, nodeArgs, env: { PORT: String(port), HOST: '127.0.0.1', ...env } });
   const stop = () => {
     run.child.kill('SIGKILL');
     rmSync(cwd, { recursive: true, force: true });
