@@ -128,13 +128,17 @@ export class Upstreams {
    * first (tried only when every other one failed: a node with one provider keeps trying it).
    */
   candidates(route: ProviderRoute): Provider[] {
-    const serving = this.providers.filter((p) => this.serves(p, route));
+    const serving = this.serving(route);
     // One provider (the node without PROXY_PROVIDERS_FILE): no order to draw.
     if (serving.length <= 1) return serving;
     const open = serving
       .filter((p) => p.breaker.state === 'open')
       .sort((a, b) => a.breaker.retryAt - b.breaker.retryAt);
     return [...weightedOrder(serving.filter((p) => p.breaker.state !== 'open')), ...open];
+  }
+
+  private serving(route: ProviderRoute): Provider[] {
+    return this.providers.filter((p) => this.serves(p, route));
   }
 
   private serves(provider: Provider, route: ProviderRoute): boolean {
@@ -146,9 +150,10 @@ export class Upstreams {
 
   /** 404 when no provider serves the route; 503 when every one that does is at its limit and queue. */
   checkCapacity(route: ProviderRoute): void {
-    const candidates = this.candidates(route);
-    if (candidates.length === 0) throw noProvider(route);
-    if (!candidates.some((p) => p.upstream.slots.hasCapacity())) candidates[0].upstream.checkCapacity();
+    // In no particular order: whether any has room is all that matters here.
+    const serving = this.serving(route);
+    if (serving.length === 0) throw noProvider(route);
+    if (!serving.some((p) => p.upstream.slots.hasCapacity())) serving[0].upstream.checkCapacity();
   }
 
   /**
@@ -233,16 +238,20 @@ function isStream(body: RoutedRequest['body']): body is Readable {
 }
 
 /** A weighted random order: each next provider drawn with probability proportional to its weight. */
-function weightedOrder(providers: Provider[]): Provider[] {
-  const left = [...providers];
-  const order: Provider[] = [];
+export function weightedOrder<P extends { config: { weight: number } }>(providers: P[]): P[] {
+  const left = providers.slice();
+  const order: P[] = [];
+  let total = left.reduce((sum, p) => sum + p.config.weight, 0);
   while (left.length > 1) {
-    const total = left.reduce((sum, p) => sum + p.config.weight, 0);
     let draw = randomInt(total);
-    const index = left.findIndex((p) => (draw -= p.config.weight) < 0);
-    order.push(...left.splice(index, 1));
+    let index = 0;
+    while ((draw -= left[index].config.weight) >= 0) index++;
+    const [drawn] = left.splice(index, 1);
+    order.push(drawn);
+    total -= drawn.config.weight;
   }
-  return [...order, ...left];
+  order.push(...left); // the last one, if any
+  return order;
 }
 
 function noProvider(route: ProviderRoute): HttpError {
