@@ -326,9 +326,13 @@ async function statesOf(trx: Kysely<DB>, where: RawBuilder<boolean>) {
  * One run of the job, in one transaction under the state row's lock (so several processes never
  * count a row twice): the ledger rows after the last one read, in id order, and the pending ones
  * (still reserved when last read, or ids not visible yet). Returns how many rows it counted and
- * whether more are waiting.
+ * whether more are waiting. `batchRows`: the ledger rows it reads at most (fewer: a shorter hold of the lock).
  */
-export async function rollUpOnce(db: Database, now: number): Promise<{ counted: number; more: boolean }> {
+export async function rollUpOnce(
+  db: Database,
+  now: number,
+  batchRows = BATCH_ROWS,
+): Promise<{ counted: number; more: boolean }> {
   return writeTransaction(db, async (trx) => {
     let state = trx.selectFrom('proxy_usage_state').selectAll().where('id', '=', 1);
     if (db.dialect === 'postgres') state = state.forUpdate();
@@ -343,7 +347,7 @@ export async function rollUpOnce(db: Database, now: number): Promise<{ counted: 
           .select(['id', 'status'])
           .where('id', '>', lastId)
           .orderBy('id')
-          .limit(BATCH_ROWS)
+          .limit(batchRows)
           .as('batch'),
       )
       .select([
@@ -450,7 +454,7 @@ export async function rollUpOnce(db: Database, now: number): Promise<{ counted: 
     // page read (else a page of rows still reserved, long streams, would be read again and again).
     return {
       counted,
-      more: batch.n === BATCH_ROWS || (pending.length === PENDING_ROWS && done.length > 0),
+      more: batch.n === batchRows || (pending.length === PENDING_ROWS && done.length > 0),
     };
   });
 }
