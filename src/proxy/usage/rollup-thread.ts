@@ -28,13 +28,13 @@ const PAUSE_BETWEEN_RUNS_MS = 10;
 export class RollUpThread {
   private readonly pool: Piscina<Task, void>;
 
-  /** A thread for the SQLite database `file`, started at once and kept. */
+  /** A thread for the SQLite database `file`: started by the first run (not with the node), then kept. */
   constructor(file: string) {
     this.pool = new Piscina({
       filename: import.meta.url,
       execArgv: workerExecArgv(import.meta.url),
       workerData: { file },
-      minThreads: 1,
+      minThreads: 0,
       maxThreads: 1,
       idleTimeout: Infinity,
       // Below the main thread's priority (Linux): requests are served first on a busy machine.
@@ -47,9 +47,9 @@ export class RollUpThread {
     return this.pool.run('roll-up');
   }
 
-  /** Closes the thread's connection, then the thread. */
+  /** Closes the thread's connection, then the thread (none to close if no run started one). */
   async close(): Promise<void> {
-    await this.pool.run('close').catch(() => {});
+    if (this.pool.threads.length > 0) await this.pool.run('close').catch(() => {});
     await this.pool.destroy();
   }
 }

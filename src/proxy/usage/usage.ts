@@ -72,8 +72,9 @@ export class UsageAnalytics {
   private timer: NodeJS.Timeout | null = null;
   /** Where the job runs on an SQLite file (see start()). */
   private thread: RollUpThread | null = null;
-  /** The job's run under way, and any run under way (the job's or an answer's). */
+  /** The timer's run under way (a new one is not queued behind it). */
   private job: Promise<void> | null = null;
+  /** Any run under way in this process, the timer's or an answer's (see inTurn). */
   private running: Promise<void> | null = null;
 
   /** `everyMs`: how often the job runs (tests shorten it). */
