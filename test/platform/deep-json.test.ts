@@ -1,6 +1,7 @@
 // Deeply nested input: a body of a few KB nested thousands of levels once overflowed the stack
 // (a 500). Every area refuses JSON nested deeper than 128 levels in its own error shape, before
-// anything is charged or stored, and an upstream answer nested that deep is passed on as it came.
+// anything is charged or stored. An upstream answer nested that deep gets its cost inserted into its
+// text, or, where it must be serialized again (a usage.cost of its own to replace), is passed on as it came.
 import { createServer, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -126,15 +127,19 @@ describe.each(databaseKinds)('an upstream answer nested too deep on %s', (kind) 
   let upstream: Server;
   const usage = { prompt_tokens: 7, completion_tokens: 3, total_tokens: 10 };
   const shallow = { id: 'deep', object: 'chat.completion', model: TEST_MODEL, choices: [], usage };
-  const answer = JSON.stringify(shallow).slice(0, -1) + `,"x":${nested(DEEP)}}`;
+  const deepText = (value: object) => JSON.stringify(value).slice(0, -1) + `,"x":${nested(DEEP)}}`;
+  const answer = deepText(shallow);
+  // OpenRouter's usage carries a cost of its own (USD), which the node's replaces.
+  const withUpstreamCost = deepText({ ...shallow, usage: { ...usage, cost: 0.0001 } });
   beforeAll(async () => {
     upstream = createServer((request, response) => {
       let body = '';
       request.on('data', (chunk) => (body += chunk));
       request.on('end', () => {
-        const stream = JSON.parse(body).stream === true;
+        const { stream, user } = JSON.parse(body);
+        const text = user === 'openrouter' ? withUpstreamCost : answer;
         response.writeHead(200, { 'content-type': stream ? 'text/event-stream' : 'application/json' });
-        response.end(stream ? `data: ${answer}\n\ndata: [DONE]\n\n` : answer);
+        response.end(stream ? `data: ${text}\n\ndata: [DONE]\n\n` : text);
       });
     });
     await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve));
@@ -147,21 +152,33 @@ describe.each(databaseKinds)('an upstream answer nested too deep on %s', (kind) 
     await new Promise((resolve) => upstream?.close(resolve));
   });
 
-  it('is passed on unchanged and billed from its usage, JSON and streamed', async () => {
+  it('gets its cost in its text or is passed on unchanged, billed from its usage, JSON and streamed', async () => {
     const key = await node.account(1_000_000);
     const headers = { authorization: `Bearer ${key}` };
     const chat = (body: Record<string, unknown>) =>
       fetch(`${node.url}/v1/chat/completions`, { method: 'POST', headers, body: JSON.stringify(body) });
+    const cost = testCost(usage);
+
     const json = await chat(chatBody());
     expect(json.status).toBe(200);
-    expect(await json.text()).toBe(answer);
-    expect(Number(json.headers.get('x-cashu-cost-msat'))).toBe(testCost(usage));
+    const text = await json.text();
+    const costJson = JSON.stringify(JSON.parse(text).cost);
+    expect(JSON.parse(costJson)).toMatchObject({ total_msat: cost, total_msats: cost });
+    const usageText = JSON.stringify(usage).slice(0, -1);
+    expect(text).toBe(
+      answer.replace(usageText, `${usageText},"cost":${costJson}`).slice(0, -1) + `,"cost":${costJson}}`,
+    );
+    expect(Number(json.headers.get('x-cashu-cost-msat'))).toBe(cost);
+
+    const replaced = await chat(chatBody({ user: 'openrouter' }));
+    expect(await replaced.text()).toBe(withUpstreamCost);
+    expect(Number(replaced.headers.get('x-cashu-cost-msat'))).toBe(cost);
 
     const stream = await chat(chatBody({ stream: true }));
     expect(stream.status).toBe(200);
     expect(await stream.text()).toBe(`data: ${answer}\n\ndata: [DONE]\n\n`);
-    const spent = 2 * testCost(usage);
-    expect(await node.balance(key)).toEqual({ balance: 1_000_000 - spent, reserved: 0, spent, requests: 2 });
+    const spent = 3 * cost;
+    expect(await node.balance(key)).toEqual({ balance: 1_000_000 - spent, reserved: 0, spent, requests: 3 });
   });
 });
 

@@ -6,6 +6,8 @@ import { jsonTextDeeperThan } from '../../http/json-depth.js';
 import { type BilledExchange, changeHeaderFor, costHeaderList, errorWithChange, settle } from './billed-exchange.js';
 import { callerResponseHeaderList, readBody, sendWhole, upstreamFailure } from './forward.js';
 import { costJson, estimateUsage, readUsage, withUsageCost } from '../billing/metering.js';
+import { field, isRecord } from '../../json-fields.js';
+import { withMembersAdded } from './json-members.js';
 
 export async function sendBilledJson(
   billed: BilledExchange,
@@ -27,17 +29,39 @@ export async function sendBilledJson(
   const settled = await settle(billed, reported, estimate, status);
   const change = await changeHeaderFor(billed);
   const costHeaders = costHeaderList(reply.request.id, settled);
-  if (!json || typeof json !== 'object' || Array.isArray(json) || jsonTextDeeperThan(text)) {
-    // Not a JSON object (an upstream ignoring accept-encoding: identity, say), or too deep to
-    // re-serialize safely: passed on unchanged (the cost is in the headers).
-    return sendWhole(reply, status, [...costHeaders, ...callerResponseHeaderList(headers)], raw);
-  }
+  const passed = () => sendWhole(reply, status, [...costHeaders, ...callerResponseHeaderList(headers)], raw);
+  // Not a JSON object (an upstream ignoring accept-encoding: identity, say): passed on unchanged (the
+  // cost is in the headers).
+  if (!isRecord(json) || Array.isArray(json)) return passed();
   const cost = costJson(settled);
+  const out = answerWithCost(text, json, cost, change);
+  if (!out) return passed();
+  sendWhole(reply, status, [...costHeaders, ...callerResponseHeaderList(headers, { dropLength: true })], out);
+}
+
+/**
+ * The answer with its cost as `cost` and `usage.cost`: inserted into the upstream's text, or, where the
+ * upstream sent a `cost` of its own to replace (OpenRouter's `usage.cost`, in USD) or names a member
+ * with escapes, set on the parsed answer and serialized. Null for an answer too deep to serialize
+ * safely in that case (passed on unchanged).
+ */
+function answerWithCost(
+  text: string,
+  json: Record<string, unknown>,
+  cost: ReturnType<typeof costJson>,
+  change: object,
+): string | null {
+  const usage = field(json, 'usage');
+  if (!Object.hasOwn(json, 'cost') && field(usage, 'cost') === undefined) {
+    const inUsage = JSON.stringify(cost);
+    const atTop = Object.keys(change).length ? JSON.stringify({ ...cost, ...change }) : inUsage;
+    const out = withMembersAdded(text, `"cost":${atTop}`, 'usage', `"cost":${inUsage}`);
+    if (out) return out;
+  }
+  if (jsonTextDeeperThan(text)) return null;
   // The parsed answer is this request's own, so the fields are set on it: a spread copy that then
   // redefined `usage` had V8 rebuild the copy's hidden class on every answer.
-  const answer = Object.assign(json, { cost: { ...cost, ...change } }, withUsageCost(json, cost));
-  const out = Buffer.from(JSON.stringify(answer));
-  sendWhole(reply, status, [...costHeaders, ...callerResponseHeaderList(headers, { dropLength: true })], out);
+  return JSON.stringify(Object.assign(json, { cost: { ...cost, ...change } }, withUsageCost(json, cost)));
 }
 
 /**

@@ -154,17 +154,19 @@ export function callerResponseHeaders(
 /**
  * Sends a whole answer with one writeHead, past Fastify's reply.send: the headers the reply holds
  * (the request id, CORS, the node's own), then `headers` (lower-case names; a name in both is sent
- * with the value in `headers`, as reply.headers() would leave it), then the body's own length.
+ * with the value in `headers`, as reply.headers() would leave it), then the body's own length. A
+ * text body leaves in one write with the head (Node joins them), a Buffer in a second one.
  * Through the reply, each header was lower-cased, stored and walked again: the nine cost headers
  * alone were 3.5% of a billed answer's instructions (bench/README.md, "Run S"). The onResponse hooks
  * (access log, metrics) run as for any answer; onSend hooks do not, so a request with a Refund-LNURL
  * address, which the proxy's onSend hook keeps before its answer goes (a refund asked right after
  * the answer finds it: lightning-routes.ts), is answered through reply.send.
  */
-export function sendWhole(reply: FastifyReply, status: number, headers: HeaderList, body: Buffer): void {
+export function sendWhole(reply: FastifyReply, status: number, headers: HeaderList, body: Buffer | string): void {
+  const length = String(typeof body === 'string' ? Buffer.byteLength(body) : body.length);
   if (reply.request.headers['refund-lnurl'] !== undefined) {
     setHeaderList(reply, headers);
-    return void reply.code(status).header('content-length', String(body.length)).send(body);
+    return void reply.code(status).header('content-length', length).send(body);
   }
   reply.hijack();
   const held = reply.getHeaders();
@@ -178,7 +180,7 @@ export function sendWhole(reply: FastifyReply, status: number, headers: HeaderLi
   for (let i = 0; i < headers.length; i += 2) {
     if (headers[i] !== 'content-length') all.push(headers[i], headers[i + 1]);
   }
-  all.push('content-length', String(body.length));
+  all.push('content-length', length);
   const res = reply.raw;
   try {
     res.writeHead(status, all);
