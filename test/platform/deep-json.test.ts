@@ -127,7 +127,9 @@ describe.each(databaseKinds)('an upstream answer nested too deep on %s', (kind) 
   let upstream: Server;
   const usage = { prompt_tokens: 7, completion_tokens: 3, total_tokens: 10 };
   const shallow = { id: 'deep', object: 'chat.completion', model: TEST_MODEL, choices: [], usage };
-  const deepText = (value: object) => JSON.stringify(value).slice(0, -1) + `,"x":${nested(DEEP)}}`;
+  // With an integer JSON.parse cannot hold exactly: the caller gets the upstream's digits.
+  const deepText = (value: object) =>
+    JSON.stringify(value).slice(0, -1) + `,"seed":123456789012345678901234567890,"x":${nested(DEEP)}}`;
   const answer = deepText(shallow);
   // OpenRouter's usage carries a cost of its own (USD), which the node's replaces.
   const withUpstreamCost = deepText({ ...shallow, usage: { ...usage, cost: 0.0001 } });
