@@ -29,12 +29,13 @@ export function nestedDeeperThan(value: unknown, max = MAX_JSON_DEPTH): boolean 
   return false;
 }
 
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
-const OPEN_BRACE = 0x7b;
-const OPEN_BRACKET = 0x5b;
-const CLOSE_BRACE = 0x7d;
-const CLOSE_BRACKET = 0x5d;
+/** Character codes of JSON's structure (also read by src/proxy/forward/json-members.ts). */
+export const QUOTE = 0x22;
+export const BACKSLASH = 0x5c;
+export const OPEN_BRACE = 0x7b;
+export const OPEN_BRACKET = 0x5b;
+export const CLOSE_BRACE = 0x7d;
+export const CLOSE_BRACKET = 0x5d;
 
 /**
  * nestedDeeperThan for the text of a value JSON.parse accepted, read from its characters: brackets

@@ -3,12 +3,8 @@
 // Serializing the whole parsed answer again rounded what JSON.parse cannot hold (integers past 2^53)
 // and cost more than this walk (bench/README.md, "Run U").
 
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
-const OPEN_BRACE = 0x7b;
-const OPEN_BRACKET = 0x5b;
-const CLOSE_BRACE = 0x7d;
-const CLOSE_BRACKET = 0x5d;
+import { BACKSLASH, CLOSE_BRACE, CLOSE_BRACKET, OPEN_BRACE, OPEN_BRACKET, QUOTE } from '../../http/json-depth.js';
+
 const COMMA = 0x2c;
 const COLON = 0x3a;
 /** Space, tab, line feed, carriage return: JSON's whitespace, all at or below it. */
