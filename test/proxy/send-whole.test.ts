@@ -31,6 +31,8 @@ describe('a whole answer written past reply.send', () => {
         'set-cookie': ['a=1', 'b=2'],
         'x-upstream': ['one', 'two'],
         connection: 'keep-alive',
+        date: 'Tue, 01 Jan 2019 00:00:00 GMT',
+        server: 'uvicorn',
       };
       sendWhole(
         reply,
@@ -64,6 +66,10 @@ describe('a whole answer written past reply.send', () => {
     // own header), hop-by-hop headers.
     expect(response.headers['content-encoding']).toBeUndefined();
     expect(response.headers['set-cookie']).toBeUndefined();
+    // As nginx: the node's own Date, no Server naming the provider's software.
+    expect(response.headers.date).toMatch(/ GMT$/);
+    expect(response.headers.date).not.toBe('Tue, 01 Jan 2019 00:00:00 GMT');
+    expect(response.headers.server).toBeUndefined();
     // One value: the upstream's (a second Access-Control-Allow-Origin would make browsers refuse the answer).
     expect(response.headers['access-control-allow-origin']).toBe('*');
     expect(seen).toEqual(['onResponse 201', 'onSend', 'onResponse 201']);

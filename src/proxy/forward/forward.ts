@@ -76,6 +76,9 @@ const NODE_OWNED = new Set([
   RESERVED_HEADER,
   'set-cookie',
   'x-request-id',
+  // As nginx does: the node's own Date (Node adds it), no Server naming the provider's software.
+  'date',
+  'server',
 ]);
 
 /** What each direction drops, as one set (one lookup a header). */
