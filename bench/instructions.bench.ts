@@ -85,10 +85,8 @@ export default async function instructionsBench(): Promise<BenchResult[]> {
       runs.start.push(start);
       runs.billedBare.push(billedBare);
     }
-    const mean = (
-      list: Counted[],
-      field: 'mainPerRequest' | 'mainPerRequestRaw' | 'othersPerRequest' | 'idlePerSecond',
-    ) => list.reduce((sum, item) => sum + item[field], 0) / list.length;
+    const mean = (list: Counted[], field: keyof Counted) =>
+      list.reduce((sum, item) => sum + item[field], 0) / list.length;
     const [quartet, anchor] = [mean(runs.start, 'mainPerRequest'), mean(runs.billedBare, 'mainPerRequest')];
     const rounds = (target: Target) => runs[target].map((r) => Math.round(r.mainPerRequest / 100) / 10).join(', ');
     return [

@@ -34,7 +34,8 @@ export function withMembersAdded(text: string, added: string, member: string, ad
       case QUOTE: {
         const end = stringEnd(text, i);
         if (depth === 1 && nameNext) {
-          if (hasBackslash(text, i + 1, end)) return null;
+          const backslash = text.indexOf('\\', i + 1);
+          if (backslash >= 0 && backslash < end) return null;
           isMember = end - i - 1 === member.length && text.startsWith(member, i + 1);
           // A later member of the same name replaces the earlier one.
           if (isMember) memberEnd = -1;
@@ -92,11 +93,6 @@ function stringEnd(text: string, start: number): number {
     while (text.charCodeAt(end - 1 - backslashes) === BACKSLASH) backslashes++;
     if (backslashes % 2 === 0) return end;
   }
-}
-
-function hasBackslash(text: string, start: number, end: number): boolean {
-  for (let i = start; i < end; i++) if (text.charCodeAt(i) === BACKSLASH) return true;
-  return false;
 }
 
 /** Whether the object closed at `end` has no members: `{` is the last character before it but whitespace. */
